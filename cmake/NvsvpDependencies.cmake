@@ -1,0 +1,13 @@
+# All dependencies come from Debian packages (scripts/install_deps.sh installs them).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(SYSTEMC REQUIRED IMPORTED_TARGET systemc)
+find_package(yaml-cpp REQUIRED)          # 0.7: the target is `yaml-cpp`
+find_package(nlohmann_json REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(GTest REQUIRED)
+find_package(benchmark REQUIRED)
+find_package(Threads REQUIRED)
+
+# SystemC as one imported target; its banner is silenced at run time by the binaries.
+add_library(nvsvp_systemc INTERFACE)
+target_link_libraries(nvsvp_systemc INTERFACE PkgConfig::SYSTEMC Threads::Threads)

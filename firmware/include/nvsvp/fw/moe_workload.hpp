@@ -1,0 +1,59 @@
+// What firmware knows of an MoE layer: the model shape, the wire formats and the routing the gate
+// decided. Plain data; SystemC-free.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nvsvp::fw {
+
+enum class DataType : uint8_t { fp8, bf16, fp32 };
+
+const char* to_string(DataType type);
+bool parse_data_type(const std::string& text, DataType& type);
+
+// Bytes of one hidden vector on the wire. fp8 carries one 4-byte scale per 128 values
+// (DeepSeek-V3 practice).
+uint64_t vector_bytes(DataType type, uint32_t hidden);
+
+struct MoeModel {
+  std::string name;
+  uint32_t hidden = 0;
+  uint32_t moe_hidden = 0;
+  uint32_t heads = 0;
+  uint32_t sequence_length = 0;
+  uint32_t experts = 0;
+  uint32_t top_k = 0;  // the model's default
+
+  // Multiply-adds of one token through one expert (GEMM-1 gate+up, GEMM-2 down), as FLOPs.
+  double expert_flops_per_token() const { return 6.0 * hidden * moe_hidden; }
+};
+
+// The gate's decisions: for every token, top_k distinct experts. Tokens are numbered globally,
+// token = home_gpu * tokens_per_gpu + local index; experts are placed contiguously,
+// expert e lives on GPU e / (experts / gpus).
+struct MoeRouting {
+  uint32_t gpus = 0;
+  uint32_t experts = 0;
+  uint32_t top_k = 0;
+  uint32_t tokens_per_gpu = 0;
+  std::vector<uint16_t> expert_ids;  // [token * top_k + k]
+
+  uint64_t tokens() const { return static_cast<uint64_t>(gpus) * tokens_per_gpu; }
+  uint32_t experts_per_gpu() const { return experts / gpus; }
+  uint32_t gpu_of_expert(uint32_t expert) const { return expert / experts_per_gpu(); }
+  uint32_t home_of_token(uint64_t token) const { return static_cast<uint32_t>(token / tokens_per_gpu); }
+  const uint16_t* experts_of(uint64_t token) const { return &expert_ids[token * top_k]; }
+};
+
+struct MoeLayerSpec {
+  MoeModel model;
+  uint32_t top_k = 0;
+  uint32_t tokens_per_gpu = 0;
+  DataType dispatch_dtype = DataType::fp8;
+  DataType combine_dtype = DataType::bf16;
+  MoeRouting routing;
+};
+
+}  // namespace nvsvp::fw

@@ -1,0 +1,31 @@
+#include "nvsvp/fw/moe_workload.hpp"
+
+namespace nvsvp::fw {
+
+const char* to_string(DataType type) {
+  switch (type) {
+    case DataType::fp8: return "fp8";
+    case DataType::bf16: return "bf16";
+    case DataType::fp32: return "fp32";
+  }
+  return "?";
+}
+
+bool parse_data_type(const std::string& text, DataType& type) {
+  if (text == "fp8") type = DataType::fp8;
+  else if (text == "bf16") type = DataType::bf16;
+  else if (text == "fp32") type = DataType::fp32;
+  else return false;
+  return true;
+}
+
+uint64_t vector_bytes(DataType type, uint32_t hidden) {
+  switch (type) {
+    case DataType::fp8: return hidden + 4ull * ((hidden + 127) / 128);
+    case DataType::bf16: return 2ull * hidden;
+    case DataType::fp32: return 4ull * hidden;
+  }
+  return 0;
+}
+
+}  // namespace nvsvp::fw

@@ -1,0 +1,86 @@
+// A scenario: platform preset (+ overrides), MoE workload, schemes. Loaded from YAML with every
+// key checked; bad input raises ConfigError naming file, line, key path and what was expected.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "nvsvp/fw/moe_workload.hpp"
+#include "nvsvp/model/gpu_params.hpp"
+#include "nvsvp/model/nvlink_params.hpp"
+#include "nvsvp/model/switch_params.hpp"
+
+namespace nvsvp::platform {
+
+// Bad input. what() is the full message: "FILE:LINE: KEY.PATH: expected ..., got ...".
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct PlatformSpec {
+  std::string preset;                   // name of the preset it came from
+  uint32_t gpus = 0;
+  uint32_t switch_chips = 0;
+  std::vector<uint32_t> links_per_chip;  // links from every GPU to chip c (sum = links per GPU)
+  model::LinkParams link;
+  model::SwitchParams switch_chip;      // YAML key: switch
+  model::GpuParams gpu;
+
+  uint32_t links_per_gpu() const {
+    uint32_t n = 0;
+    for (uint32_t l : links_per_chip) n += l;
+    return n;
+  }
+};
+
+struct RoutingSpec {
+  std::string kind = "uniform";  // uniform | normal | zipf | trace
+  uint64_t seed = 1;
+  double std = 0.032;            // normal: standard deviation of expert popularity
+  double exponent = 1.5;         // zipf: power-law exponent
+  std::string file;              // trace: path, resolved relative to the scenario file
+  std::string origin;            // "FILE:LINE" of the routing mapping, for errors found later
+};
+
+struct WorkloadSpec {
+  fw::MoeModel model;
+  uint32_t top_k = 0;
+  uint32_t tokens_per_gpu = 0;
+  fw::DataType dispatch_dtype = fw::DataType::fp8;
+  fw::DataType combine_dtype = fw::DataType::bf16;
+  RoutingSpec routing;
+};
+
+struct SimulationSpec {
+  double max_time_us = 1e6;  // simulated-time limit: a run still busy then is reported as stuck
+};
+
+struct Scenario {
+  std::string name;
+  std::string file;  // the scenario file as given
+  PlatformSpec platform;
+  WorkloadSpec workload;
+  std::vector<std::string> schemes;
+  SimulationSpec simulation;
+};
+
+// Loads a scenario. `overrides` are "a.b.c=value" strings applied to the file's tree before it is
+// checked (the CLI's --set). Preset names resolve in `config_dir` (configs/ by default).
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                       const std::string& config_dir);
+
+// The presets found in config_dir: platform and model names with a one-line description.
+struct PresetInfo {
+  std::string kind;  // "platform" or "model"
+  std::string name;
+  std::string summary;
+};
+std::vector<PresetInfo> list_presets(const std::string& config_dir);
+
+// The effective configuration of a scenario as YAML text (every parameter, defaults included).
+std::string dump_effective(const Scenario& scenario);
+
+}  // namespace nvsvp::platform

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages nvsvp builds against, only those missing.
+# As root it runs apt-get; otherwise it prints the exact command and exits 1.
+set -euo pipefail
+packages=(build-essential cmake pkg-config libsystemc-dev verilator libyaml-cpp-dev
+          libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev)
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "nvsvp: missing packages: ${missing[*]}" >&2
+  echo "nvsvp: run as root, or install them with:" >&2
+  echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+echo "nvsvp: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,89 @@
+// The work descriptors a GPU's work executor runs: the contract between firmware, which builds
+// the sequences, and the GPU model, which executes them. SystemC-free on purpose.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "nvsvp/hw/memory_access.hpp"
+
+namespace nvsvp::hw {
+
+enum class TaskKind : uint8_t {
+  send,          // remote write of `bytes` from local `source_address` to `peer`'s `target_address`
+  local_copy,    // copy within this GPU's memory (no link is used)
+  wait_counter,  // block until local counter `counter` has counted `count` arrivals
+  compute,       // busy for `duration_ns`, then run kernel `kernel` (if any) on local memory
+};
+
+// The executor records per phase the first start and last end of its tasks (for reports).
+using PhaseId = uint8_t;
+
+struct Task {
+  TaskKind kind = TaskKind::compute;
+  PhaseId phase = 0;
+  uint32_t peer = 0;            // send: destination GPU
+  uint32_t counter = 0;         // send: counter incremented at the receiver; wait: local counter
+  uint32_t kernel = kNoKernel;  // compute: index into WorkSequence::kernels
+  uint64_t bytes = 0;           // send/local_copy: logical payload bytes (what is timed)
+  uint64_t count = 0;           // wait_counter: arrivals to wait for
+  uint64_t source_address = 0;  // send/local_copy
+  uint64_t target_address = 0;  // send (in the peer) / local_copy (local)
+  double duration_ns = 0.0;     // compute
+
+  static constexpr uint32_t kNoKernel = 0xffffffffu;
+
+  static Task send(PhaseId phase, uint32_t peer, uint64_t source, uint64_t target, uint64_t bytes,
+                   uint32_t counter) {
+    Task t;
+    t.kind = TaskKind::send;
+    t.phase = phase;
+    t.peer = peer;
+    t.source_address = source;
+    t.target_address = target;
+    t.bytes = bytes;
+    t.counter = counter;
+    return t;
+  }
+  static Task local_copy(PhaseId phase, uint64_t source, uint64_t target, uint64_t bytes,
+                         uint32_t counter) {
+    Task t;
+    t.kind = TaskKind::local_copy;
+    t.phase = phase;
+    t.source_address = source;
+    t.target_address = target;
+    t.bytes = bytes;
+    t.counter = counter;
+    return t;
+  }
+  static Task wait(PhaseId phase, uint32_t counter, uint64_t count) {
+    Task t;
+    t.kind = TaskKind::wait_counter;
+    t.phase = phase;
+    t.counter = counter;
+    t.count = count;
+    return t;
+  }
+  static Task compute(PhaseId phase, double duration_ns, uint32_t kernel = kNoKernel) {
+    Task t;
+    t.kind = TaskKind::compute;
+    t.phase = phase;
+    t.duration_ns = duration_ns;
+    t.kernel = kernel;
+    return t;
+  }
+};
+
+// A kernel's functional effect on local memory, run when its compute task ends.
+using Kernel = std::function<void(MemoryAccess&)>;
+
+struct WorkSequence {
+  std::vector<Task> tasks;
+  std::vector<Kernel> kernels;
+  std::vector<std::string> phase_names;  // indexed by PhaseId
+  uint32_t counters = 0;                 // number of arrival counters the sequence uses
+};
+
+}  // namespace nvsvp::hw

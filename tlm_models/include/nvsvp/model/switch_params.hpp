@@ -1,0 +1,34 @@
+// Parameters of one switch chip. SystemC-free.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "nvsvp/hw/params.hpp"
+
+namespace nvsvp::model {
+
+struct SwitchParams {
+  uint32_t ports = 64;
+  uint32_t vcs_per_class = 8;       // request VCs; as many response VCs
+  uint32_t vc_depth_flits = 256;    // input buffer per VC
+  double latency_ns = 0.0;          // internal pipeline; the 250 ns hop latency already includes it
+  double crossbar_speedup = 1.0;    // assumed: an input feeds one output at link rate per crossbar
+  std::string arbiter = "round_robin";
+
+  template <class V>
+  void visit(V& v) {
+    v("ports", ports, "NVLink ports per chip", hw::between(1, 4096));
+    v("vcs_per_class", vcs_per_class, "virtual channels per class (request, response) per input port",
+      hw::between(1, 64));
+    v("vc_depth_flits", vc_depth_flits, "input buffer depth per virtual channel, flits",
+      hw::between(1, 1 << 24));
+    v("latency_ns", latency_ns, "extra internal latency from input to output, ns",
+      hw::between(0.0, 1e9));
+    v("crossbar_speedup", crossbar_speedup, "crossbar bandwidth per input relative to a link",
+      hw::between(0.01, 1000.0));
+    v("arbiter", arbiter, "output arbiter", hw::Choices{{"round_robin", "fixed_priority", "oldest_first"}});
+  }
+};
+
+}  // namespace nvsvp::model
