@@ -5,6 +5,9 @@
 
 namespace {
 
+// SystemC prints its banner before sc_main runs; a static initializer comes earlier still.
+const bool kBannerOff = (setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0), true);
+
 void report_to_gtest(const sc_core::sc_report& report, const sc_core::sc_actions& actions) {
   if (report.get_severity() >= sc_core::SC_WARNING) {
     ADD_FAILURE() << "SystemC " << (report.get_severity() == sc_core::SC_WARNING ? "warning" : "error")

@@ -67,6 +67,10 @@ struct Scenario {
   SimulationSpec simulation;
 };
 
+// The communication schemes a scenario may name in `schemes` (defined in scenario.cpp: the one
+// place to add a scheme).
+const std::vector<std::string>& known_schemes();
+
 // Loads a scenario. `overrides` are "a.b.c=value" strings applied to the file's tree before it is
 // checked (the CLI's --set). Preset names resolve in `config_dir` (configs/ by default).
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,

@@ -12,11 +12,17 @@
 namespace nvsvp::hw {
 
 enum class TaskKind : uint8_t {
-  send,          // remote write of `bytes` from local `source_address` to `peer`'s `target_address`
-  local_copy,    // copy within this GPU's memory (no link is used)
+  send,          // remote write of `bytes` from local `source_address` to `peer`'s `target_address`;
+                 // the peer's counter `counter` counts its arrival
+  read,          // remote read of `bytes` at `peer`'s `source_address` into local `target_address`;
+                 // the local counter `counter` counts the response's arrival
+  local_copy,    // copy within this GPU's memory (no link is used); local counter `counter` counts it
   wait_counter,  // block until local counter `counter` has counted `count` arrivals
-  compute,       // busy for `duration_ns`, then run kernel `kernel` (if any) on local memory
+  compute,       // busy for the GPU's time of `flops` and `bytes` of memory traffic plus
+                 // `duration_ns`, then run kernel `kernel` (if any) on local memory
 };
+
+enum class Precision : uint8_t { fp8, bf16 };
 
 // The executor records per phase the first start and last end of its tasks (for reports).
 using PhaseId = uint8_t;
@@ -27,11 +33,14 @@ struct Task {
   uint32_t peer = 0;            // send: destination GPU
   uint32_t counter = 0;         // send: counter incremented at the receiver; wait: local counter
   uint32_t kernel = kNoKernel;  // compute: index into WorkSequence::kernels
-  uint64_t bytes = 0;           // send/local_copy: logical payload bytes (what is timed)
+  Precision precision = Precision::fp8;  // compute
+  uint64_t bytes = 0;           // send/read/local_copy: payload bytes (what is timed);
+                                // compute: memory traffic
   uint64_t count = 0;           // wait_counter: arrivals to wait for
   uint64_t source_address = 0;  // send/local_copy
   uint64_t target_address = 0;  // send (in the peer) / local_copy (local)
-  double duration_ns = 0.0;     // compute
+  double flops = 0.0;           // compute
+  double duration_ns = 0.0;     // compute: fixed time on top of the work
 
   static constexpr uint32_t kNoKernel = 0xffffffffu;
 
@@ -66,7 +75,24 @@ struct Task {
     t.count = count;
     return t;
   }
-  static Task compute(PhaseId phase, double duration_ns, uint32_t kernel = kNoKernel) {
+  static Task read(PhaseId phase, uint32_t peer, uint64_t remote_source, uint64_t local_target,
+                   uint64_t bytes, uint32_t counter) {
+    Task t = send(phase, peer, remote_source, local_target, bytes, counter);
+    t.kind = TaskKind::read;
+    return t;
+  }
+  static Task compute(PhaseId phase, double flops, Precision precision, uint64_t memory_bytes,
+                      uint32_t kernel = kNoKernel) {
+    Task t;
+    t.kind = TaskKind::compute;
+    t.phase = phase;
+    t.flops = flops;
+    t.precision = precision;
+    t.bytes = memory_bytes;
+    t.kernel = kernel;
+    return t;
+  }
+  static Task delay(PhaseId phase, double duration_ns, uint32_t kernel = kNoKernel) {
     Task t;
     t.kind = TaskKind::compute;
     t.phase = phase;

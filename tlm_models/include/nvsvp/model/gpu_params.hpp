@@ -27,8 +27,8 @@ struct GpuParams {
     v("hbm_gbps", hbm_gbps, "memory bandwidth, GB/s", hw::between(0.001, 1e7));
     v("interleave_bytes", interleave_bytes, "address-interleaving granule over links, bytes",
       hw::between(1, 1u << 30));
-    v("functional_bytes", functional_bytes, "leading bytes of each message carried as real data",
-      hw::between(0, 64));
+    v("functional_bytes", functional_bytes, "leading bytes of each message carried as real data (checks need 16)",
+      hw::between(16, 64));
     v("rx_vc_depth_flits", rx_vc_depth_flits, "receive buffer per virtual channel, flits",
       hw::between(1, 1 << 24));
   }

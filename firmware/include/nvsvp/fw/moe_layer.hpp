@@ -1,0 +1,75 @@
+// Firmware for one MoE layer: turns the routing into per-GPU work sequences for a communication
+// scheme, runs them through the HAL, and checks every token copy and every combine result.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nvsvp/fw/hal.hpp"
+#include "nvsvp/fw/moe_workload.hpp"
+#include "nvsvp/hw/work.hpp"
+
+namespace nvsvp::fw {
+
+// The layer's buffers, at the same addresses in every GPU.
+struct MoeBuffers {
+  uint64_t dispatch_stride = 0;  // one token vector in the dispatch format, 16-byte aligned
+  uint64_t combine_stride = 0;   // one output vector in the combine format, 16-byte aligned
+  uint64_t input = 0x0100'0000'0000;       // [local token]
+  uint64_t dispatch_rx = 0x0200'0000'0000; // [slot]: tokens received for local experts
+  uint64_t partial = 0x0300'0000'0000;     // [slot]: sum of the local experts' outputs
+  uint64_t combine_rx = 0x0400'0000'0000;  // [local token * gpus + source GPU]
+  uint64_t output = 0x0500'0000'0000;      // [local token]
+  uint64_t counts_tx = 0x0600'0000'0000;   // [peer]: 16 bytes, tokens sent to that peer
+  uint64_t counts_rx = 0x0700'0000'0000;   // [peer]: 16 bytes, tokens that peer sends here
+};
+
+// Arrival counters every scheme uses.
+enum MoeCounter : uint32_t { kCountsCounter = 0, kDispatchCounter = 1, kCombineCounter = 2, kMoeCounters };
+
+struct LayerPlan {
+  std::string scheme;
+  std::shared_ptr<const MoeLayerSpec> spec;
+  MoeBuffers buffers;
+  // received[gpu][slot]: the global token in that GPU's dispatch slot.
+  std::shared_ptr<const std::vector<std::vector<uint64_t>>> received;
+  std::vector<uint64_t> expected_link_arrivals;  // per GPU: messages its links must deliver
+  uint64_t token_copies = 0;         // (token, destination GPU) pairs, local ones included
+  uint64_t remote_token_copies = 0;  // of which cross the fabric
+  std::vector<hw::WorkSequence> sequences;  // per GPU; moved out by run_layer
+};
+
+struct MoeCheckResult {
+  uint64_t token_copies_expected = 0;
+  uint64_t token_copies_delivered = 0;
+  uint64_t remote_token_copies = 0;
+  uint64_t tokens_checked = 0;
+  uint64_t combine_errors = 0;
+  uint64_t receive_count_errors = 0;
+  std::vector<std::string> violations;  // the first ones, each naming token and GPU
+  bool passed() const {
+    return token_copies_delivered == token_copies_expected && combine_errors == 0 &&
+           receive_count_errors == 0;
+  }
+};
+
+// The schemes this firmware can build, by name.
+const std::vector<std::string>& scheme_names();
+
+// Builds the plan of `scheme` for the layer. Throws std::invalid_argument for an unknown scheme.
+LayerPlan build_layer(const std::string& scheme, std::shared_ptr<const MoeLayerSpec> spec);
+
+// Loads every token's input vector into its home GPU (what the previous layer left there).
+void load_inputs(Hal& hal, const LayerPlan& plan);
+
+// Submits every GPU's sequence and waits until all have finished.
+void run_layer(Hal& hal, LayerPlan& plan);
+
+// Checks that every token copy reached its destination exactly once with the right data, that
+// every GPU received exactly the messages the plan implies, and that every combine result equals
+// the reference computed directly from the routing.
+MoeCheckResult verify_layer(Hal& hal, const LayerPlan& plan, size_t max_violations = 20);
+
+}  // namespace nvsvp::fw

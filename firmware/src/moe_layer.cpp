@@ -1,0 +1,314 @@
+#include "nvsvp/fw/moe_layer.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+
+#include "moe_plan.hpp"
+#include "nvsvp/fw/moe_data.hpp"
+
+namespace nvsvp::fw {
+namespace detail {
+
+namespace {
+uint64_t align16(uint64_t bytes) { return (bytes + 15) / 16 * 16; }
+}  // namespace
+
+MoeBuffers make_buffers(const MoeLayerSpec& spec) {
+  MoeBuffers b;
+  b.dispatch_stride = align16(vector_bytes(spec.dispatch_dtype, spec.model.hidden));
+  b.combine_stride = align16(vector_bytes(spec.combine_dtype, spec.model.hidden));
+  return b;
+}
+
+DispatchMap map_dispatch(const MoeRouting& routing) {
+  const uint32_t gpus = routing.gpus;
+  const uint64_t tokens = routing.tokens();
+  DispatchMap map;
+  map.counts.assign(gpus, std::vector<uint64_t>(gpus, 0));
+  map.first.resize(tokens + 1);
+
+  // Pass 1: destinations of every token, and counts per (source, destination).
+  std::vector<uint32_t> dests;
+  for (uint64_t t = 0; t < tokens; ++t) {
+    map.first[t] = map.dest.size();
+    dests.clear();
+    const uint16_t* experts = routing.experts_of(t);
+    for (uint32_t k = 0; k < routing.top_k; ++k) dests.push_back(routing.gpu_of_expert(experts[k]));
+    std::sort(dests.begin(), dests.end());
+    dests.erase(std::unique(dests.begin(), dests.end()), dests.end());
+    const uint32_t home = routing.home_of_token(t);
+    for (uint32_t d : dests) {
+      map.dest.push_back(d);
+      map.counts[home][d]++;
+    }
+  }
+  map.first[tokens] = map.dest.size();
+
+  // Pass 2: slots, grouped by source within each destination.
+  std::vector<std::vector<uint64_t>> next(gpus, std::vector<uint64_t>(gpus, 0));
+  map.received = std::make_shared<std::vector<std::vector<uint64_t>>>(gpus);
+  for (uint32_t d = 0; d < gpus; ++d) {
+    uint64_t offset = 0;
+    for (uint32_t s = 0; s < gpus; ++s) {
+      next[s][d] = offset;
+      offset += map.counts[s][d];
+    }
+    (*map.received)[d].resize(offset);
+  }
+  map.slot.resize(map.dest.size());
+  for (uint64_t t = 0; t < tokens; ++t) {
+    const uint32_t home = routing.home_of_token(t);
+    for (uint64_t c = map.first[t]; c < map.first[t + 1]; ++c) {
+      const uint32_t d = map.dest[c];
+      const uint64_t slot = next[home][d]++;
+      map.slot[c] = slot;
+      (*map.received)[d][slot] = t;
+    }
+  }
+  return map;
+}
+
+uint32_t local_experts(const MoeRouting& routing, uint64_t token, uint32_t gpu) {
+  uint32_t n = 0;
+  const uint16_t* experts = routing.experts_of(token);
+  for (uint32_t k = 0; k < routing.top_k; ++k) n += routing.gpu_of_expert(experts[k]) == gpu;
+  return n;
+}
+
+hw::Task expert_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint32_t gpu, uint64_t slots,
+                     uint64_t token_expert_pairs, uint32_t kernel) {
+  (void)gpu;
+  const double flops = static_cast<double>(token_expert_pairs) * spec.model.expert_flops_per_token();
+  // Weights of the local experts (fp8) plus the tokens read and the partials written.
+  const uint64_t weights = static_cast<uint64_t>(spec.routing.experts_per_gpu()) * 3ull *
+                           spec.model.hidden * spec.model.moe_hidden;
+  const uint64_t activations = slots * (vector_bytes(spec.dispatch_dtype, spec.model.hidden) +
+                                        vector_bytes(spec.combine_dtype, spec.model.hidden));
+  return hw::Task::compute(phase, flops, hw::Precision::fp8, weights + activations, kernel);
+}
+
+hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,
+                         std::shared_ptr<const std::vector<std::vector<uint64_t>>> received,
+                         uint32_t gpu) {
+  return [spec, buffers, received, gpu](hw::MemoryAccess& memory) {
+    const MoeRouting& routing = spec->routing;
+    const std::vector<uint64_t>& slots = (*received)[gpu];
+    uint8_t raw[2 * kLanes];
+    for (uint64_t s = 0; s < slots.size(); ++s) {
+      memory.read(buffers.dispatch_rx + s * buffers.dispatch_stride, raw, sizeof raw);
+      const Lanes x = unpack_lanes(raw);
+      Lanes sum{};
+      const uint16_t* experts = routing.experts_of(slots[s]);
+      for (uint32_t k = 0; k < routing.top_k; ++k) {
+        if (routing.gpu_of_expert(experts[k]) != gpu) continue;
+        const Lanes y = expert_output(experts[k], x);
+        for (int i = 0; i < kLanes; ++i) sum[i] += y[i];
+      }
+      pack_lanes(sum, raw);
+      memory.write(buffers.partial + s * buffers.combine_stride, raw, sizeof raw);
+    }
+  };
+}
+
+hw::Task reduce_task(hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers, uint32_t kernel) {
+  return hw::Task::compute(phase, 0.0, hw::Precision::bf16, partials * buffers.combine_stride, kernel);
+}
+
+hw::Kernel reduce_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,
+                         uint32_t gpu) {
+  return [spec, buffers, gpu](hw::MemoryAccess& memory) {
+    const MoeRouting& routing = spec->routing;
+    uint8_t raw[2 * kLanes];
+    std::vector<bool> seen(routing.gpus);
+    for (uint32_t i = 0; i < routing.tokens_per_gpu; ++i) {
+      const uint64_t t = static_cast<uint64_t>(gpu) * routing.tokens_per_gpu + i;
+      std::fill(seen.begin(), seen.end(), false);
+      Lanes sum{};
+      const uint16_t* experts = routing.experts_of(t);
+      for (uint32_t k = 0; k < routing.top_k; ++k) {
+        const uint32_t d = routing.gpu_of_expert(experts[k]);
+        if (seen[d]) continue;
+        seen[d] = true;
+        memory.read(buffers.combine_rx + (static_cast<uint64_t>(i) * routing.gpus + d) * buffers.combine_stride,
+                    raw, sizeof raw);
+        const Lanes partial = unpack_lanes(raw);
+        for (int l = 0; l < kLanes; ++l) sum[l] += partial[l];
+      }
+      pack_lanes(sum, raw);
+      memory.write(buffers.output + static_cast<uint64_t>(i) * buffers.combine_stride, raw, sizeof raw);
+    }
+  };
+}
+
+namespace {
+
+struct SchemeEntry {
+  const char* name;
+  SchemeBuilder build;
+};
+
+const std::vector<SchemeEntry>& schemes() {
+  static const std::vector<SchemeEntry> entries{{"deepep", &build_deepep}};
+  return entries;
+}
+
+}  // namespace
+}  // namespace detail
+
+const std::vector<std::string>& scheme_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& e : detail::schemes()) n.emplace_back(e.name);
+    return n;
+  }();
+  return names;
+}
+
+LayerPlan build_layer(const std::string& scheme, std::shared_ptr<const MoeLayerSpec> spec) {
+  const detail::SchemeEntry* entry = nullptr;
+  for (const auto& e : detail::schemes()) {
+    if (scheme == e.name) entry = &e;
+  }
+  if (entry == nullptr) throw std::invalid_argument("unknown scheme '" + scheme + "'");
+  const MoeRouting& routing = spec->routing;
+  if (routing.gpus == 0 || routing.experts % routing.gpus != 0 || routing.top_k == 0 ||
+      routing.expert_ids.size() != routing.tokens() * routing.top_k) {
+    throw std::invalid_argument("inconsistent routing for the layer");
+  }
+  LayerPlan plan;
+  plan.scheme = scheme;
+  plan.spec = spec;
+  plan.buffers = detail::make_buffers(*spec);
+  plan.sequences.resize(routing.gpus);
+  plan.expected_link_arrivals.assign(routing.gpus, 0);
+  const detail::DispatchMap map = detail::map_dispatch(routing);
+  plan.received = map.received;
+  plan.token_copies = map.dest.size();
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    for (uint64_t c = map.first[t]; c < map.first[t + 1]; ++c) {
+      plan.remote_token_copies += map.dest[c] != routing.home_of_token(t);
+    }
+  }
+  entry->build(plan, map);
+  return plan;
+}
+
+void load_inputs(Hal& hal, const LayerPlan& plan) {
+  const MoeRouting& routing = plan.spec->routing;
+  uint8_t raw[2 * kLanes];
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    pack_lanes(token_lanes(t), raw);
+    const uint64_t local = t % routing.tokens_per_gpu;
+    hal.memory(routing.home_of_token(t)).write(plan.buffers.input + local * plan.buffers.dispatch_stride,
+                                               raw, sizeof raw);
+  }
+}
+
+void run_layer(Hal& hal, LayerPlan& plan) {
+  for (uint32_t g = 0; g < plan.sequences.size(); ++g) hal.submit(g, std::move(plan.sequences[g]));
+  plan.sequences.clear();
+  hal.wait_all_finished();
+}
+
+namespace {
+
+std::string lanes_text(const Lanes& lanes) {
+  std::ostringstream os;
+  os << "[";
+  for (int i = 0; i < kLanes; ++i) os << (i ? " " : "") << lanes[i];
+  os << "]";
+  return os.str();
+}
+
+}  // namespace
+
+MoeCheckResult verify_layer(Hal& hal, const LayerPlan& plan, size_t max_violations) {
+  const MoeRouting& routing = plan.spec->routing;
+  const MoeBuffers& b = plan.buffers;
+  MoeCheckResult result;
+  result.token_copies_expected = plan.token_copies;
+  result.remote_token_copies = plan.remote_token_copies;
+  auto violation = [&](const std::string& text) {
+    if (result.violations.size() < max_violations) result.violations.push_back(text);
+  };
+  uint8_t raw[2 * kLanes];
+  uint8_t expected[2 * kLanes];
+
+  // Dispatch: every slot written exactly once, with its token's values.
+  for (uint32_t d = 0; d < routing.gpus; ++d) {
+    hw::MemoryAccess& memory = hal.memory(d);
+    const std::vector<uint64_t>& slots = (*plan.received)[d];
+    for (uint64_t s = 0; s < slots.size(); ++s) {
+      const uint64_t t = slots[s];
+      const uint64_t address = b.dispatch_rx + s * b.dispatch_stride;
+      const uint32_t writes = memory.write_count(address);
+      memory.read(address, raw, sizeof raw);
+      pack_lanes(token_lanes(t), expected);
+      if (writes == 1 && std::memcmp(raw, expected, sizeof raw) == 0) {
+        result.token_copies_delivered++;
+        continue;
+      }
+      std::ostringstream os;
+      os << "token " << t << " (home GPU " << routing.home_of_token(t) << ") at GPU " << d << ": ";
+      if (writes != 1) os << "delivered " << writes << " times, expected once";
+      else os << "data " << lanes_text(unpack_lanes(raw)) << ", expected " << lanes_text(token_lanes(t));
+      violation(os.str());
+    }
+  }
+
+  // Nothing more and nothing less arrived over each GPU's links.
+  for (uint32_t g = 0; g < routing.gpus; ++g) {
+    const uint64_t got = hal.received_messages(g);
+    if (got != plan.expected_link_arrivals[g]) {
+      result.receive_count_errors++;
+      std::ostringstream os;
+      os << "GPU " << g << ": " << got << " messages arrived over its links, expected "
+         << plan.expected_link_arrivals[g];
+      violation(os.str());
+    }
+  }
+
+  // Combine: every partial once, and the result equal to the sum over all top_k experts.
+  std::vector<bool> seen(routing.gpus);
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    const uint32_t home = routing.home_of_token(t);
+    const uint64_t local = t % routing.tokens_per_gpu;
+    hw::MemoryAccess& memory = hal.memory(home);
+    result.tokens_checked++;
+    const Lanes x = token_lanes(t);
+    Lanes reference{};
+    std::fill(seen.begin(), seen.end(), false);
+    const uint16_t* experts = routing.experts_of(t);
+    bool ok = true;
+    for (uint32_t k = 0; k < routing.top_k; ++k) {
+      const Lanes y = expert_output(experts[k], x);
+      for (int i = 0; i < kLanes; ++i) reference[i] += y[i];
+      const uint32_t d = routing.gpu_of_expert(experts[k]);
+      if (seen[d]) continue;
+      seen[d] = true;
+      const uint32_t writes = memory.write_count(b.combine_rx + (local * routing.gpus + d) * b.combine_stride);
+      if (writes != 1) {
+        ok = false;
+        std::ostringstream os;
+        os << "token " << t << ": partial from GPU " << d << " reached home GPU " << home << " "
+           << writes << " times, expected once";
+        violation(os.str());
+      }
+    }
+    memory.read(b.output + local * b.combine_stride, raw, sizeof raw);
+    const Lanes got = unpack_lanes(raw);
+    if (got != reference) {
+      ok = false;
+      std::ostringstream os;
+      os << "token " << t << " at GPU " << home << ": combine result " << lanes_text(got)
+         << ", expected " << lanes_text(reference);
+      violation(os.str());
+    }
+    result.combine_errors += !ok;
+  }
+  return result;
+}
+
+}  // namespace nvsvp::fw

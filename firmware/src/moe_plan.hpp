@@ -1,0 +1,45 @@
+// Internal to firmware: the pieces every MoE scheme builder shares.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "nvsvp/fw/moe_layer.hpp"
+
+namespace nvsvp::fw::detail {
+
+// Where every token copy goes: grouped by destination, then by source GPU, then token order
+// (the order a software all-to-all packs its receive buffers).
+struct DispatchMap {
+  std::vector<uint64_t> first;    // [token]: index of its first copy in dest/slot; size tokens + 1
+  std::vector<uint32_t> dest;     // [copy]: destination GPU (ascending per token)
+  std::vector<uint64_t> slot;     // [copy]: slot in the destination's dispatch_rx
+  std::shared_ptr<std::vector<std::vector<uint64_t>>> received;  // [gpu][slot]: token
+  std::vector<std::vector<uint64_t>> counts;                      // [source][destination]
+};
+
+DispatchMap map_dispatch(const MoeRouting& routing);
+
+MoeBuffers make_buffers(const MoeLayerSpec& spec);
+
+// The expert computation on `gpu`: for each received token, the sum of its local experts'
+// outputs into the partial buffer. Timed as fp8 GEMMs over the token-expert pairs.
+hw::Task expert_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint32_t gpu, uint64_t slots,
+                     uint64_t token_expert_pairs, uint32_t kernel);
+hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,
+                         std::shared_ptr<const std::vector<std::vector<uint64_t>>> received,
+                         uint32_t gpu);
+
+// The home GPU's combine: sums the partials of each local token into the output buffer.
+hw::Task reduce_task(hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers, uint32_t kernel);
+hw::Kernel reduce_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,
+                         uint32_t gpu);
+
+// Token-expert pairs of `token` served by `gpu`.
+uint32_t local_experts(const MoeRouting& routing, uint64_t token, uint32_t gpu);
+
+using SchemeBuilder = void (*)(LayerPlan& plan, const DispatchMap& map);
+void build_deepep(LayerPlan& plan, const DispatchMap& map);
+
+}  // namespace nvsvp::fw::detail

@@ -1,0 +1,103 @@
+// `deepep`: the software all-to-all of DeepEP-class libraries, phases in sequence.
+//   dispatch: exchange token counts with every peer, then one copy of each token per
+//             destination GPU (experts on the same GPU share it), written into the destination's
+//             receive buffer packed by source; wait until all expected tokens have arrived;
+//   experts:  the local experts' GEMMs over the received tokens (one partial sum per token);
+//   combine:  every partial goes back to its token's home GPU, which waits for all of them and
+//             sums them.
+#include <algorithm>
+
+#include "moe_plan.hpp"
+
+namespace nvsvp::fw::detail {
+
+void build_deepep(LayerPlan& plan, const DispatchMap& map) {
+  const MoeLayerSpec& spec = *plan.spec;
+  const MoeRouting& routing = spec.routing;
+  const MoeBuffers& b = plan.buffers;
+  const uint32_t gpus = routing.gpus;
+  enum Phase : hw::PhaseId { kDispatch, kExperts, kCombine };
+
+  for (uint32_t g = 0; g < gpus; ++g) {
+    hw::WorkSequence& seq = plan.sequences[g];
+    uint64_t copies_out = 0;
+    for (uint32_t d = 0; d < gpus; ++d) copies_out += map.counts[g][d] + map.counts[d][g];
+    seq.tasks.reserve(2 * gpus + copies_out + 8);
+    seq.phase_names = {"dispatch", "experts", "combine"};
+    seq.counters = kMoeCounters;
+    // Token counts first: each receiver learns how much to expect from each sender.
+    for (uint32_t p = 0; p < gpus; ++p) {
+      if (p == g) continue;
+      seq.tasks.push_back(hw::Task::send(kDispatch, p, b.counts_tx + 16ull * p, b.counts_rx + 16ull * g, 16,
+                                         kCountsCounter));
+      plan.expected_link_arrivals[p]++;
+    }
+    seq.tasks.push_back(hw::Task::wait(kDispatch, kCountsCounter, gpus - 1));
+  }
+
+  // Dispatch copies, in token order on each home GPU.
+  const uint64_t token_bytes = vector_bytes(spec.dispatch_dtype, spec.model.hidden);
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    const uint32_t home = routing.home_of_token(t);
+    const uint64_t source = b.input + (t % routing.tokens_per_gpu) * b.dispatch_stride;
+    hw::WorkSequence& seq = plan.sequences[home];
+    for (uint64_t c = map.first[t]; c < map.first[t + 1]; ++c) {
+      const uint32_t d = map.dest[c];
+      const uint64_t target = b.dispatch_rx + map.slot[c] * b.dispatch_stride;
+      if (d == home) {
+        seq.tasks.push_back(hw::Task::local_copy(kDispatch, source, target, token_bytes, kDispatchCounter));
+      } else {
+        seq.tasks.push_back(hw::Task::send(kDispatch, d, source, target, token_bytes, kDispatchCounter));
+        plan.expected_link_arrivals[d]++;
+      }
+    }
+  }
+
+  const uint64_t partial_bytes = vector_bytes(spec.combine_dtype, spec.model.hidden);
+  for (uint32_t g = 0; g < gpus; ++g) {
+    hw::WorkSequence& seq = plan.sequences[g];
+    const std::vector<uint64_t>& slots = (*map.received)[g];
+    seq.tasks.push_back(hw::Task::wait(kDispatch, kDispatchCounter, slots.size()));
+
+    uint64_t pairs = 0;
+    for (uint64_t t : slots) pairs += local_experts(routing, t, g);
+    seq.kernels.push_back(expert_kernel(plan.spec, b, map.received, g));
+    seq.tasks.push_back(expert_task(spec, kExperts, g, slots.size(), pairs,
+                                    static_cast<uint32_t>(seq.kernels.size() - 1)));
+
+    // Partials leave interleaved over their home GPUs, starting after this GPU, as a
+    // per-rank-channel all-to-all does; sent grouped by home, every GPU would hit the same
+    // home at once and the combine would run at one link set's rate.
+    std::vector<uint64_t> group_start(gpus, 0);
+    for (uint32_t h = 1; h < gpus; ++h) group_start[h] = group_start[h - 1] + map.counts[h - 1][g];
+    uint64_t rounds = 0;
+    for (uint32_t h = 0; h < gpus; ++h) rounds = std::max(rounds, map.counts[h][g]);
+    for (uint64_t r = 0; r < rounds; ++r) {
+      for (uint32_t i = 1; i <= gpus; ++i) {
+        const uint32_t home = (g + i) % gpus;
+        if (r >= map.counts[home][g]) continue;
+        const uint64_t s = group_start[home] + r;
+        const uint64_t t = slots[s];
+        const uint64_t source = b.partial + s * b.combine_stride;
+        const uint64_t target =
+            b.combine_rx + ((t % routing.tokens_per_gpu) * gpus + g) * b.combine_stride;
+        if (home == g) {
+          seq.tasks.push_back(hw::Task::local_copy(kCombine, source, target, partial_bytes, kCombineCounter));
+        } else {
+          seq.tasks.push_back(hw::Task::send(kCombine, home, source, target, partial_bytes, kCombineCounter));
+          plan.expected_link_arrivals[home]++;
+        }
+      }
+    }
+    uint64_t partials = 0;
+    for (uint64_t t = static_cast<uint64_t>(g) * routing.tokens_per_gpu;
+         t < static_cast<uint64_t>(g + 1) * routing.tokens_per_gpu; ++t) {
+      partials += map.first[t + 1] - map.first[t];
+    }
+    seq.tasks.push_back(hw::Task::wait(kCombine, kCombineCounter, partials));
+    seq.kernels.push_back(reduce_kernel(plan.spec, b, g));
+    seq.tasks.push_back(reduce_task(kCombine, partials, b, static_cast<uint32_t>(seq.kernels.size() - 1)));
+  }
+}
+
+}  // namespace nvsvp::fw::detail

@@ -1,0 +1,60 @@
+// The assembled machine: GPUs, switch chips and one NVLink port per link and direction, wired
+// from a PlatformSpec. GPU link j of every GPU goes to the same chip (chips take consecutive
+// links, links_per_chip[c] each), so an address that picks link j at the source also picks the
+// chip that reaches the destination over its own link j.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <vector>
+
+#include <systemc>
+
+#include "nvsvp/model/gpu.hpp"
+#include "nvsvp/model/nvlink_packet.hpp"
+#include "nvsvp/model/nvlink_port.hpp"
+#include "nvsvp/model/switch_chip.hpp"
+#include "nvsvp/platform/scenario.hpp"
+
+namespace nvsvp::platform {
+
+enum class LinkDirection { gpu_to_switch, switch_to_gpu };
+
+// Where one GPU link lands: its chip and the port on that chip.
+struct LinkEnd {
+  uint32_t chip;
+  uint16_t port;
+};
+
+class Platform : public sc_core::sc_module {
+ public:
+  Platform(const sc_core::sc_module_name& name, const PlatformSpec& spec);
+
+  const PlatformSpec& spec() const { return spec_; }
+  uint32_t gpu_count() const { return spec_.gpus; }
+  uint32_t links_per_gpu() const { return links_per_gpu_; }
+  model::Gpu& gpu(uint32_t index) { return gpus_[index]; }
+  const model::Gpu& gpu(uint32_t index) const { return gpus_[index]; }
+  model::SwitchChip& chip(uint32_t index) { return chips_[index]; }
+  const model::SwitchChip& chip(uint32_t index) const { return chips_[index]; }
+  // The port of GPU `gpu`'s link `link` in `direction`.
+  const model::NvlinkPort& link(LinkDirection direction, uint32_t gpu, uint32_t link) const;
+  LinkEnd link_end(uint32_t gpu, uint32_t link) const;
+
+  // Lists everything not yet done (GPU work, queued and buffered messages, held credits);
+  // returns how many items there were (0 when the machine is quiet).
+  uint64_t describe_outstanding(std::ostream& os) const;
+
+ private:
+  PlatformSpec spec_;
+  uint32_t links_per_gpu_;
+  std::vector<uint32_t> chip_of_link_;
+  std::vector<uint32_t> slot_of_link_;  // index of the link among the GPU's links to its chip
+  model::PayloadPool pool_;             // outlives every model that holds payloads
+  sc_core::sc_vector<model::SwitchChip> chips_;
+  sc_core::sc_vector<model::Gpu> gpus_;
+  sc_core::sc_vector<model::NvlinkPort> up_;    // [gpu * links + link]: GPU -> switch
+  sc_core::sc_vector<model::NvlinkPort> down_;  // [gpu * links + link]: switch -> GPU
+};
+
+}  // namespace nvsvp::platform

@@ -1,0 +1,36 @@
+// The firmware HAL over the TLM platform. Blocking calls must come from a SystemC thread.
+#pragma once
+
+#include "nvsvp/fw/hal.hpp"
+#include "nvsvp/platform/platform.hpp"
+
+namespace nvsvp::platform {
+
+class TlmHal : public fw::Hal {
+ public:
+  explicit TlmHal(Platform& platform) : platform_(platform) {}
+
+  uint32_t gpu_count() const override { return platform_.gpu_count(); }
+  void submit(uint32_t gpu, hw::WorkSequence sequence) override;
+  void wait_all_finished() override;
+  double now_ns() const override;
+  hw::MemoryAccess& memory(uint32_t gpu) override;
+  uint64_t received_messages(uint32_t gpu) const override;
+
+ private:
+  Platform& platform_;
+};
+
+// Runs a firmware entry point in a SystemC thread of its own.
+class FirmwareHost : public sc_core::sc_module {
+ public:
+  FirmwareHost(const sc_core::sc_module_name& name, std::function<void()> entry);
+  bool done() const { return done_; }
+
+ private:
+  void run();
+  std::function<void()> entry_;
+  bool done_ = false;
+};
+
+}  // namespace nvsvp::platform

@@ -1,0 +1,160 @@
+#include "nvsvp/platform/report.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <stdexcept>
+
+namespace nvsvp::platform {
+
+using nlohmann::json;
+
+namespace {
+
+json routing_summary(const RoutingSpec& r) {
+  json j = {{"kind", r.kind}, {"seed", r.seed}};
+  if (r.kind == "normal") j["std"] = r.std;
+  if (r.kind == "zipf") j["exponent"] = r.exponent;
+  if (r.kind == "trace") j["file"] = r.file;
+  return j;
+}
+
+std::string fixed(double value, int decimals) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(decimals) << value;
+  return os.str();
+}
+
+}  // namespace
+
+Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std::vector<json> results,
+                   double wall_seconds) {
+  Report report;
+  report.passed = true;
+  uint64_t transactions = 0;
+  double peak_rss = 0.0;
+  for (json& r : results) {
+    if (r.contains("links")) {
+      report.link_stats.push_back(std::move(r["links"]));
+      r.erase("links");
+    } else {
+      report.link_stats.push_back(json::array());
+    }
+    if (r.contains("error")) {
+      report.passed = false;
+      continue;
+    }
+    report.passed = report.passed && r["checks"]["passed"].get<bool>();
+    transactions += r["sim"]["transactions"].get<uint64_t>();
+    peak_rss = std::max(peak_rss, r["sim"]["peak_rss_mb"].get<double>());
+  }
+  const fw::MoeRouting& routing = layer.routing;
+  uint64_t copies = 0;
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    std::vector<uint32_t> dests;
+    for (uint32_t k = 0; k < routing.top_k; ++k) dests.push_back(routing.gpu_of_expert(routing.experts_of(t)[k]));
+    std::sort(dests.begin(), dests.end());
+    copies += static_cast<uint64_t>(std::unique(dests.begin(), dests.end()) - dests.begin());
+  }
+  const PlatformSpec& p = scenario.platform;
+  report.document = {
+      {"scenario",
+       {{"name", scenario.name},
+        {"file", scenario.file},
+        {"platform", p.preset},
+        {"gpus", p.gpus},
+        {"switch_chips", p.switch_chips},
+        {"links_per_gpu", p.links_per_gpu()},
+        {"model", layer.model.name},
+        {"experts", layer.model.experts},
+        {"top_k", layer.top_k},
+        {"tokens_per_gpu", layer.tokens_per_gpu},
+        {"dispatch_dtype", fw::to_string(layer.dispatch_dtype)},
+        {"combine_dtype", fw::to_string(layer.combine_dtype)},
+        {"routing", routing_summary(scenario.workload.routing)}}},
+      {"workload",
+       {{"tokens", routing.tokens()},
+        {"token_copies", copies},
+        {"destinations_per_token", routing.tokens() ? static_cast<double>(copies) / routing.tokens() : 0.0},
+        {"dispatch_bytes_per_token", fw::vector_bytes(layer.dispatch_dtype, layer.model.hidden)},
+        {"combine_bytes_per_token", fw::vector_bytes(layer.combine_dtype, layer.model.hidden)}}},
+      {"results", results},
+      {"sim", {{"wall_seconds", wall_seconds}, {"transactions", transactions}, {"peak_rss_mb", peak_rss}}},
+      {"passed", report.passed},
+  };
+  return report;
+}
+
+void write_report_files(const Report& report, const std::string& out_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) throw std::runtime_error("cannot create output directory " + out_dir + ": " + ec.message());
+  {
+    std::ofstream f(out_dir + "/report.json");
+    if (!f) throw std::runtime_error("cannot write " + out_dir + "/report.json");
+    f << report.document.dump(2) << "\n";
+  }
+  const json& results = report.document["results"];
+  for (size_t i = 0; i < results.size(); ++i) {
+    const std::string path = out_dir + "/links_" + results[i]["scheme"].get<std::string>() + ".csv";
+    std::ofstream f(path);
+    if (!f) throw std::runtime_error("cannot write " + path);
+    f << "direction,gpu,link,chip,port,messages,wire_bytes,payload_bytes,busy_us,utilization\n";
+    for (const json& l : report.link_stats[i]) {
+      f << l["direction"].get<std::string>() << "," << l["gpu"] << "," << l["link"] << "," << l["chip"] << ","
+        << l["port"] << "," << l["messages"] << "," << l["wire_bytes"] << "," << l["payload_bytes"] << ","
+        << l["busy_us"] << "," << l["utilization"] << "\n";
+    }
+  }
+}
+
+void print_summary(const Report& report, const std::string& out_dir, std::ostream& os) {
+  const json& doc = report.document;
+  const json& s = doc["scenario"];
+  os << "scenario " << s["name"].get<std::string>() << ": " << s["platform"].get<std::string>() << " ("
+     << s["gpus"] << " GPUs, " << s["switch_chips"] << " switch chips, " << s["links_per_gpu"]
+     << " links/GPU), model " << s["model"].get<std::string>() << " top-" << s["top_k"] << ", "
+     << s["tokens_per_gpu"] << " tokens/GPU, routing " << s["routing"]["kind"].get<std::string>() << " seed "
+     << s["routing"]["seed"] << "\n";
+  os << std::left << std::setw(22) << "scheme" << std::right << std::setw(12) << "layer_us"
+     << std::setw(14) << "gpu->sw_MB" << std::setw(14) << "sw->gpu_MB" << std::setw(10) << "util_up"
+     << std::setw(10) << "util_dn" << std::setw(22) << "copies_delivered" << std::setw(16)
+     << "combine_errors" << std::setw(8) << "check" << "\n";
+  for (const json& r : doc["results"]) {
+    os << std::left << std::setw(22) << r["scheme"].get<std::string>() << std::right;
+    if (r.contains("error")) {
+      os << "  ERROR: " << r["error"].get<std::string>() << "\n";
+      continue;
+    }
+    const json& c = r["checks"];
+    const std::string copies = std::to_string(c["token_copies_delivered"].get<uint64_t>()) + "/" +
+                               std::to_string(c["token_copies_expected"].get<uint64_t>());
+    os << std::setw(12) << fixed(r["layer_time_us"].get<double>(), 2) << std::setw(14)
+       << fixed(r["traffic_bytes"]["gpu_to_switch"].get<double>() / 1e6, 2) << std::setw(14)
+       << fixed(r["traffic_bytes"]["switch_to_gpu"].get<double>() / 1e6, 2) << std::setw(10)
+       << fixed(r["utilization"]["gpu_to_switch"].get<double>(), 3) << std::setw(10)
+       << fixed(r["utilization"]["switch_to_gpu"].get<double>(), 3) << std::setw(22) << copies
+       << std::setw(16) << c["combine_errors"] << std::setw(8)
+       << (c["passed"].get<bool>() ? "ok" : "FAILED") << "\n";
+  }
+  for (const json& r : doc["results"]) {
+    if (r.contains("error") || r["checks"]["passed"].get<bool>()) continue;
+    const json& c = r["checks"];
+    os << "scheme " << r["scheme"].get<std::string>() << " failed its checks:\n";
+    for (const json& v : c["violations"]) os << "  " << v.get<std::string>() << "\n";
+    if (!c["stuck"].is_null()) os << c["stuck"].get<std::string>();
+  }
+  for (const json& r : doc["results"]) {
+    if (r.contains("error")) continue;
+    const json& sim = r["sim"];
+    os << "sim " << r["scheme"].get<std::string>() << ": " << fixed(sim["wall_seconds"].get<double>(), 3)
+       << " s wall, " << sim["transactions"] << " link transactions, "
+       << fixed(sim["remote_token_copies_per_wall_second"].get<double>() / 1e6, 3)
+       << " M remote token copies/s, peak RSS " << fixed(sim["peak_rss_mb"].get<double>(), 1) << " MB\n";
+  }
+  os << "report: " << out_dir << "/report.json\n";
+}
+
+}  // namespace nvsvp::platform

@@ -1,0 +1,284 @@
+#include "nvsvp/platform/runner.hpp"
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "nvsvp/fw/moe_layer.hpp"
+#include "nvsvp/platform/platform.hpp"
+#include "nvsvp/platform/report.hpp"
+#include "nvsvp/platform/routing_generator.hpp"
+#include "nvsvp/platform/tlm_hal.hpp"
+
+namespace nvsvp::platform {
+
+using nlohmann::json;
+
+namespace {
+
+double peak_rss_mb(int who) {
+  rusage usage{};
+  getrusage(who, &usage);
+  return usage.ru_maxrss / 1024.0;  // Linux reports KiB
+}
+
+double to_us(const sc_core::sc_time& t) { return t.to_seconds() * 1e6; }
+
+struct DirectionTotals {
+  uint64_t wire_bytes = 0;
+  uint64_t payload_bytes = 0;
+  uint64_t messages = 0;
+  double busy_s = 0.0;
+  uint64_t links = 0;
+};
+
+json link_statistics(const Platform& platform, double layer_s, DirectionTotals totals[2]) {
+  json links = json::array();
+  for (int d = 0; d < 2; ++d) {
+    const auto direction = d == 0 ? LinkDirection::gpu_to_switch : LinkDirection::switch_to_gpu;
+    for (uint32_t g = 0; g < platform.gpu_count(); ++g) {
+      for (uint32_t l = 0; l < platform.links_per_gpu(); ++l) {
+        const model::NvlinkPort& port = platform.link(direction, g, l);
+        const model::LinkStats& s = port.stats();
+        const LinkEnd end = platform.link_end(g, l);
+        const uint64_t messages = s.messages[0] + s.messages[1];
+        DirectionTotals& t = totals[d];
+        t.wire_bytes += s.wire_bytes;
+        t.payload_bytes += s.payload_bytes;
+        t.messages += messages;
+        t.busy_s += s.busy_time.to_seconds();
+        t.links++;
+        links.push_back({{"direction", d == 0 ? "gpu_to_switch" : "switch_to_gpu"},
+                         {"gpu", g},
+                         {"link", l},
+                         {"chip", end.chip},
+                         {"port", end.port},
+                         {"messages", messages},
+                         {"wire_bytes", s.wire_bytes},
+                         {"payload_bytes", s.payload_bytes},
+                         {"busy_us", s.busy_time.to_seconds() * 1e6},
+                         {"utilization", layer_s > 0 ? s.busy_time.to_seconds() / layer_s : 0.0}});
+      }
+    }
+  }
+  return links;
+}
+
+}  // namespace
+
+std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario) {
+  auto spec = std::make_shared<fw::MoeLayerSpec>();
+  spec->model = scenario.workload.model;
+  spec->top_k = scenario.workload.top_k;
+  spec->tokens_per_gpu = scenario.workload.tokens_per_gpu;
+  spec->dispatch_dtype = scenario.workload.dispatch_dtype;
+  spec->combine_dtype = scenario.workload.combine_dtype;
+  spec->routing = generate_routing(scenario.workload, scenario.platform.gpus);
+  return spec;
+}
+
+json simulate_scheme(const Scenario& scenario, const std::string& scheme,
+                     std::shared_ptr<const fw::MoeLayerSpec> layer) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  fw::LayerPlan plan = fw::build_layer(scheme, layer);
+  const double plan_seconds = seconds_since(wall_start);
+
+  Platform platform("platform", scenario.platform);
+  TlmHal hal(platform);
+  sc_core::sc_time layer_end;
+  FirmwareHost host("firmware", [&] {
+    fw::load_inputs(hal, plan);
+    fw::run_layer(hal, plan);
+    layer_end = sc_core::sc_time_stamp();
+  });
+
+  const sc_core::sc_time limit(scenario.simulation.max_time_us, sc_core::SC_US);
+  const auto simulate_start = std::chrono::steady_clock::now();
+  sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
+  const double simulate_seconds = seconds_since(simulate_start);
+  const auto verify_start = std::chrono::steady_clock::now();
+
+  std::ostringstream stuck;
+  const uint64_t outstanding = platform.describe_outstanding(stuck);
+  std::string stuck_report;
+  if (!host.done() || outstanding > 0) {
+    std::ostringstream os;
+    if (sc_core::sc_time_stamp() >= limit && sc_core::sc_pending_activity()) {
+      os << "simulated-time limit of " << scenario.simulation.max_time_us
+         << " us reached with work outstanding:\n";
+    } else {
+      os << "simulation ended at " << to_us(sc_core::sc_time_stamp())
+         << " us with work outstanding (nothing left that could make progress):\n";
+    }
+    os << stuck.str();
+    stuck_report = os.str();
+  }
+
+  const fw::MoeCheckResult checks = fw::verify_layer(hal, plan);
+  const double verify_seconds = seconds_since(verify_start);
+  const double layer_s = host.done() ? layer_end.to_seconds() : sc_core::sc_time_stamp().to_seconds();
+
+  DirectionTotals totals[2];
+  json links = link_statistics(platform, layer_s, totals);
+  uint64_t transactions = totals[0].messages + totals[1].messages;
+
+  json phases = json::object();
+  const auto& names = platform.gpu(0).phase_names();
+  for (size_t p = 0; p < names.size(); ++p) {
+    bool seen = false;
+    sc_core::sc_time start = sc_core::sc_max_time(), end;
+    for (uint32_t g = 0; g < platform.gpu_count(); ++g) {
+      const auto& times = platform.gpu(g).phase_times();
+      if (p >= times.size() || !times[p].seen) continue;
+      seen = true;
+      start = std::min(start, times[p].first_start);
+      end = std::max(end, times[p].last_end);
+    }
+    if (seen) phases[names[p]] = {{"start_us", to_us(start)}, {"end_us", to_us(end)}};
+  }
+
+  json per_gpu = json::array();
+  for (uint32_t g = 0; g < platform.gpu_count(); ++g) {
+    const model::Gpu& gpu = platform.gpu(g);
+    json gpu_phases = json::object();
+    for (size_t p = 0; p < names.size() && p < gpu.phase_times().size(); ++p) {
+      const model::PhaseTime& t = gpu.phase_times()[p];
+      if (t.seen) gpu_phases[names[p]] = {{"start_us", to_us(t.first_start)}, {"end_us", to_us(t.last_end)}};
+    }
+    per_gpu.push_back({{"gpu", g},
+                       {"finish_us", to_us(gpu.finish_time())},
+                       {"messages_sent", gpu.stats().messages_sent},
+                       {"messages_received", gpu.stats().messages_received},
+                       {"compute_us", to_us(gpu.stats().compute_time)},
+                       {"phases", gpu_phases}});
+  }
+
+  json switch_stats = {{"forwarded_requests", 0}, {"forwarded_responses", 0}, {"peak_buffered_messages", 0}};
+  for (uint32_t c = 0; c < scenario.platform.switch_chips; ++c) {
+    const model::SwitchStats& s = platform.chip(c).stats();
+    switch_stats["forwarded_requests"] = switch_stats["forwarded_requests"].get<uint64_t>() + s.forwarded[0];
+    switch_stats["forwarded_responses"] = switch_stats["forwarded_responses"].get<uint64_t>() + s.forwarded[1];
+    switch_stats["peak_buffered_messages"] =
+        std::max(switch_stats["peak_buffered_messages"].get<uint64_t>(), s.peak_buffered_messages);
+  }
+
+  const bool passed = checks.passed() && stuck_report.empty();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  auto utilization = [&](const DirectionTotals& t) {
+    return (t.links > 0 && layer_s > 0) ? t.busy_s / (t.links * layer_s) : 0.0;
+  };
+  json result = {
+      {"scheme", scheme},
+      {"layer_time_us", layer_s * 1e6},
+      {"phases", phases},
+      {"traffic_bytes", {{"gpu_to_switch", totals[0].wire_bytes}, {"switch_to_gpu", totals[1].wire_bytes}}},
+      {"payload_bytes", {{"gpu_to_switch", totals[0].payload_bytes}, {"switch_to_gpu", totals[1].payload_bytes}}},
+      {"messages", {{"gpu_to_switch", totals[0].messages}, {"switch_to_gpu", totals[1].messages}}},
+      {"utilization", {{"gpu_to_switch", utilization(totals[0])}, {"switch_to_gpu", utilization(totals[1])}}},
+      {"switch", switch_stats},
+      {"gpus", per_gpu},
+      {"checks",
+       {{"token_copies_expected", checks.token_copies_expected},
+        {"token_copies_delivered", checks.token_copies_delivered},
+        {"remote_token_copies", checks.remote_token_copies},
+        {"tokens_checked", checks.tokens_checked},
+        {"combine_errors", checks.combine_errors},
+        {"receive_count_errors", checks.receive_count_errors},
+        {"violations", checks.violations},
+        {"stuck", stuck_report.empty() ? json(nullptr) : json(stuck_report)},
+        {"passed", passed}}},
+      {"sim",
+       {{"wall_seconds", wall},
+        {"plan_seconds", plan_seconds},
+        {"simulate_seconds", simulate_seconds},
+        {"verify_seconds", verify_seconds},
+        {"transactions", transactions},
+        {"simulated_us", to_us(sc_core::sc_time_stamp())},
+        {"peak_rss_mb", peak_rss_mb(RUSAGE_SELF)},
+        {"remote_token_copies_per_wall_second", wall > 0 ? checks.remote_token_copies / wall : 0.0}}},
+      {"links", links},
+  };
+  return result;
+}
+
+namespace {
+
+// Runs one scheme in a child process; the child sends its JSON result through a pipe.
+json run_in_child(const Scenario& scenario, const std::string& scheme,
+                  const std::shared_ptr<const fw::MoeLayerSpec>& layer) {
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    close(fds[0]);
+    int code = 0;
+    std::string text;
+    try {
+      json result = simulate_scheme(scenario, scheme, layer);
+      code = result["checks"]["passed"].get<bool>() ? 0 : 1;
+      text = result.dump();
+    } catch (const std::exception& e) {
+      text = json{{"scheme", scheme}, {"error", e.what()}}.dump();
+      code = 1;
+    }
+    size_t written = 0;
+    while (written < text.size()) {
+      const ssize_t n = write(fds[1], text.data() + written, text.size() - written);
+      if (n <= 0) break;
+      written += static_cast<size_t>(n);
+    }
+    close(fds[1]);
+    _exit(code);
+  }
+  close(fds[1]);
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = read(fds[0], buffer, sizeof buffer);
+    if (n <= 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  if (WIFSIGNALED(status) || text.empty()) {
+    std::ostringstream os;
+    os << "the simulation process of scheme '" << scheme << "' died";
+    if (WIFSIGNALED(status)) os << " (signal " << WTERMSIG(status) << ")";
+    else os << " (exit code " << WEXITSTATUS(status) << ", no result)";
+    return json{{"scheme", scheme}, {"error", os.str()}};
+  }
+  json result = json::parse(text);
+  if (result.contains("sim")) result["sim"]["peak_rss_mb"] = usage.ru_maxrss / 1024.0;
+  return result;
+}
+
+}  // namespace
+
+int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostream& console) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const auto layer = make_layer_spec(scenario);
+  std::vector<json> results;
+  for (const std::string& scheme : scenario.schemes) results.push_back(run_in_child(scenario, scheme, layer));
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
+  const Report report = make_report(scenario, *layer, results, wall);
+  write_report_files(report, out_dir);
+  if (!options.quiet) print_summary(report, out_dir, console);
+  return report.passed ? 0 : 1;
+}
+
+}  // namespace nvsvp::platform

@@ -1,0 +1,135 @@
+// One GPU: a sparse functional memory, a work executor that runs the task sequences firmware
+// hands it (send, read, local copy, wait on an arrival counter, compute), one link engine per
+// NVLink that feeds the link's port, and the receive side of every link.
+//
+// Sends are spread over the links by address interleaving. Receives cost no simulation event:
+// a message's data lands and its arrival counter records the tail-arrival time when the message
+// is handed over; a wait completes at the time its N-th arrival lands.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "nvsvp/hw/work.hpp"
+#include "nvsvp/model/address_hash.hpp"
+#include "nvsvp/model/gpu_memory.hpp"
+#include "nvsvp/model/gpu_params.hpp"
+#include "nvsvp/model/nvlink_packet.hpp"
+#include "nvsvp/model/nvlink_params.hpp"
+#include "nvsvp/model/nvlink_port.hpp"
+
+namespace nvsvp::model {
+
+struct GpuStats {
+  uint64_t messages_sent = 0;
+  uint64_t payload_bytes_sent = 0;
+  uint64_t messages_received = 0;
+  uint64_t payload_bytes_received = 0;
+  uint64_t local_copies = 0;
+  uint64_t tasks_done = 0;
+  sc_core::sc_time compute_time;
+};
+
+struct PhaseTime {
+  bool seen = false;
+  sc_core::sc_time first_start;
+  sc_core::sc_time last_end;
+};
+
+class Gpu : public sc_core::sc_module {
+ public:
+  using TargetSocket = tlm_utils::simple_target_socket_tagged<Gpu, 32, NvlinkProtocolTypes>;
+
+  sc_core::sc_vector<sc_core::sc_port<NvlinkTxIf>> tx;  // one per link, towards the switch
+  sc_core::sc_vector<TargetSocket> rx;                   // one per link, from the switch
+
+  Gpu(const sc_core::sc_module_name& name, const GpuParams& params, const LinkParams& link,
+      uint32_t gpu_id, uint32_t links, PayloadPool& pool);
+
+  // Runs `sequence` after whatever was submitted before. The GPU keeps it until the end.
+  void submit(hw::WorkSequence sequence);
+  bool finished() const { return pc_ == total_tasks_; }
+  const sc_core::sc_event& finished_event() const { return finished_event_; }
+  sc_core::sc_time finish_time() const { return finish_time_; }
+
+  uint32_t id() const { return id_; }
+  uint32_t link_for(uint64_t address) const {
+    return interleave_way(address, params_.interleave_bytes, static_cast<uint32_t>(tx.size()));
+  }
+  GpuMemory& memory() { return memory_; }
+  const GpuMemory& memory() const { return memory_; }
+  const GpuStats& stats() const { return stats_; }
+  const std::vector<PhaseTime>& phase_times() const { return phase_times_; }
+  const std::vector<std::string>& phase_names() const { return phase_names_; }
+  uint64_t queued_messages() const;
+  // Why this GPU has not finished: current task, counters, queued messages. Returns 0 if idle.
+  uint64_t describe_outstanding(std::ostream& os) const;
+  // Time of a compute task on this GPU.
+  sc_core::sc_time compute_time(const hw::Task& task) const;
+
+ private:
+  struct TxItem {
+    const hw::Task* task;                 // a send or read issued by the executor, or
+    tlm::tlm_generic_payload* payload;    // a prepared response
+    sc_core::sc_time not_before;
+  };
+  struct LinkEngine {
+    std::deque<TxItem> queues[kTrafficClasses];  // the VC is allocated at launch
+    uint64_t queued = 0;
+    uint32_t next_queue = 0;
+    bool listening = true;
+    sc_core::sc_event wake;
+  };
+  struct ArrivalCounter {
+    std::vector<uint64_t> arrival_ps;
+  };
+
+  void execute();
+  void serve_link(uint32_t link);
+  void enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item);
+  void launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, uint16_t vc);
+  uint32_t flits_of(const TxItem& item) const;
+  tlm::tlm_sync_enum nb_transport_fw(int link, tlm::tlm_generic_payload& payload,
+                                     tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  void record_arrival(uint32_t counter, const sc_core::sc_time& at);
+  ArrivalCounter& counter(uint32_t index);
+  void mark_phase(hw::PhaseId phase, bool start);
+
+  GpuParams params_;
+  LinkParams link_params_;
+  uint32_t id_;
+  PayloadPool& pool_;
+  GpuMemory memory_;
+  std::vector<LinkEngine> links_;
+
+  // The executor: every sequence ever submitted stays here, so queued sends can point at tasks.
+  std::deque<hw::WorkSequence> sequences_;
+  size_t sequence_index_ = 0;
+  size_t task_index_ = 0;
+  uint64_t pc_ = 0;           // tasks finished over all sequences
+  uint64_t total_tasks_ = 0;  // tasks submitted over all sequences
+  bool task_started_ = false;
+  bool compute_running_ = false;
+  uint64_t reported_finish_tasks_ = 0;
+  bool waiting_on_counter_ = false;
+  uint32_t waited_counter_ = 0;
+  uint64_t waited_count_ = 0;
+  sc_core::sc_event work_event_;
+  sc_core::sc_event finished_event_;
+  sc_core::sc_time finish_time_;
+
+  std::vector<ArrivalCounter> counters_;
+  std::vector<PhaseTime> phase_times_;
+  std::vector<std::string> phase_names_;
+  uint64_t next_sequence_number_ = 0;
+  GpuStats stats_;
+};
+
+}  // namespace nvsvp::model

@@ -1,0 +1,91 @@
+// An NVLink message on the wire: a tlm_generic_payload carrying an NvlinkExtension.
+//
+// One transaction is one message (a token vector, a partial output, a read response...). Its
+// `wire_flits` (payload flits plus one header per packet of at most max_packet_payload_bytes) is
+// what occupies a link; `payload_bytes` is what the message carries. Only the leading
+// functional bytes (GpuParams::functional_bytes) travel as real data in the payload's buffer.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+
+namespace nvsvp::model {
+
+enum class Opcode : uint8_t { write, read, read_response, write_ack };
+enum class TrafficClass : uint8_t { request = 0, response = 1 };
+inline constexpr int kTrafficClasses = 2;
+
+const char* to_string(Opcode opcode);
+const char* to_string(TrafficClass traffic_class);
+inline TrafficClass class_of(Opcode opcode) {
+  return (opcode == Opcode::write || opcode == Opcode::read) ? TrafficClass::request
+                                                             : TrafficClass::response;
+}
+
+struct NvlinkExtension : tlm::tlm_extension<NvlinkExtension> {
+  Opcode opcode = Opcode::write;
+  TrafficClass traffic_class = TrafficClass::request;
+  uint16_t vc = 0;               // virtual channel within the class, kept on every hop
+  uint32_t source_gpu = 0;
+  uint32_t target_gpu = 0;
+  uint32_t counter = 0;          // arrival counter incremented at the target GPU
+  uint64_t target_address = 0;   // address in the target GPU's memory
+  uint64_t payload_bytes = 0;
+  uint64_t read_bytes = 0;       // read: bytes the response will carry
+  uint64_t return_address = 0;   // read: where the response lands in the requester
+  uint32_t wire_flits = 0;
+  uint64_t sequence = 0;         // per-source issue number, for traces and stuck reports
+  sc_core::sc_time issue_time;   // when the source put it on its first link
+  sc_core::sc_time tail_arrival; // set by the port at each hop: when the last flit arrives
+
+  tlm::tlm_extension_base* clone() const override { return new NvlinkExtension(*this); }
+  void copy_from(const tlm::tlm_extension_base& other) override {
+    *this = static_cast<const NvlinkExtension&>(other);
+  }
+};
+
+// The NVLink protocol is not the TLM base protocol (credits instead of request exclusion), so
+// its sockets carry their own types class and do not bind to base-protocol sockets by mistake.
+//   fw BEGIN_REQ, delay d: the message's head arrives at the receiver at now + d.
+//   bw END_REQ,   delay d: the receiver frees the message's buffer space (returns its credits)
+//                          at now + d; the credit reaches the sender one link latency later.
+struct NvlinkProtocolTypes {
+  using tlm_payload_type = tlm::tlm_generic_payload;
+  using tlm_phase_type = tlm::tlm_phase;
+};
+
+// Payloads with their extension and data buffer, recycled through tlm_mm_interface so that a run
+// allocates only as many as are in flight at once.
+class PayloadPool : public tlm::tlm_mm_interface {
+ public:
+  static constexpr uint32_t kMaxFunctionalBytes = 64;
+
+  PayloadPool() = default;
+  PayloadPool(const PayloadPool&) = delete;
+  PayloadPool& operator=(const PayloadPool&) = delete;
+  ~PayloadPool() override;
+
+  // A payload with reference count 1 and a cleared extension.
+  tlm::tlm_generic_payload& acquire();
+  void free(tlm::tlm_generic_payload* payload) override;
+
+  uint64_t in_use() const { return in_use_; }
+  uint64_t allocated() const { return all_.size(); }
+
+ private:
+  struct Slot;
+  std::vector<Slot*> all_;
+  std::vector<Slot*> free_;
+  uint64_t in_use_ = 0;
+};
+
+inline NvlinkExtension& extension_of(tlm::tlm_generic_payload& payload) {
+  NvlinkExtension* ext = nullptr;
+  payload.get_extension(ext);
+  return *ext;
+}
+
+}  // namespace nvsvp::model

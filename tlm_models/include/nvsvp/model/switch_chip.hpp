@@ -1,0 +1,103 @@
+// One NVSwitch chip: input ports with per-VC buffers, a request crossbar and a separate response
+// crossbar (each with its own per-output arbiters and its own input transfer slot, so requests
+// and responses never block each other inside the chip), a route table from destination GPU to
+// output ports, and the outputs' NVLink ports.
+//
+// Messages cut through: a message may leave once its head has arrived (plus the internal
+// latency). Event-driven: an output is evaluated when its link goes idle, when credits return or
+// when a new head message asks for it; nothing is clocked.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "nvsvp/model/arbiter.hpp"
+#include "nvsvp/model/nvlink_packet.hpp"
+#include "nvsvp/model/nvlink_port.hpp"
+#include "nvsvp/model/switch_params.hpp"
+
+namespace nvsvp::model {
+
+struct SwitchStats {
+  uint64_t forwarded[kTrafficClasses] = {0, 0};
+  uint64_t forwarded_flits[kTrafficClasses] = {0, 0};
+  uint64_t peak_buffered_messages = 0;
+};
+
+class SwitchChip : public sc_core::sc_module {
+ public:
+  using TargetSocket = tlm_utils::simple_target_socket_tagged<SwitchChip, 32, NvlinkProtocolTypes>;
+
+  sc_core::sc_vector<TargetSocket> in;                     // one per port, from the GPU side
+  sc_core::sc_vector<sc_core::sc_port<NvlinkTxIf>> out;    // one per port, to the GPU side
+
+  // `interleave_bytes`: granule of address interleaving over a destination's ports.
+  SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& params, uint32_t chip_id,
+             uint32_t interleave_bytes);
+
+  // Route table: messages for `gpu` leave through one of `ports`, chosen by address.
+  void set_route(uint32_t gpu, const std::vector<uint16_t>& ports);
+  const std::vector<uint16_t>& route(uint32_t gpu) const;
+
+  uint32_t chip_id() const { return chip_id_; }
+  const SwitchParams& params() const { return params_; }
+  const SwitchStats& stats() const { return stats_; }
+  uint64_t buffered_messages() const { return buffered_; }
+  // Lists every buffered message (port, VC, destination); returns how many there were.
+  uint64_t describe_outstanding(std::ostream& os) const;
+
+ private:
+  struct Entry {
+    tlm::tlm_generic_payload* payload;
+    uint16_t output;
+    sc_core::sc_time ready_at;
+  };
+  struct InputPort {
+    std::vector<std::deque<Entry>> fifos;  // [class * vcs + vc]
+    std::vector<uint32_t> occupied_flits;  // [class * vcs + vc]
+    sc_core::sc_time crossbar_free[kTrafficClasses];
+  };
+  // The per-output half of one crossbar: who wants this output, and the arbiter choosing.
+  struct CrossbarOutput {
+    std::vector<uint32_t> requesters;  // input * vcs + vc, sorted
+    std::unique_ptr<Arbiter> arbiter;
+  };
+  struct OutputPort {
+    CrossbarOutput crossbar[kTrafficClasses];  // [request crossbar, response crossbar]
+    uint8_t next_class = 0;                    // link-level round robin between the crossbars
+    bool listening = false;                    // its process waits on `wake`
+    sc_core::sc_event wake;
+  };
+
+  tlm::tlm_sync_enum nb_transport_fw(int port, tlm::tlm_generic_payload& payload,
+                                     tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  void serve_output(uint16_t output);
+  void forward(uint16_t output, TrafficClass traffic_class, uint32_t requester);
+  void request_output(uint16_t output, TrafficClass traffic_class, uint32_t requester,
+                      const sc_core::sc_time& ready_at);
+  uint16_t select_output(const NvlinkExtension& ext) const;
+  size_t fifo_index(TrafficClass traffic_class, uint16_t vc) const {
+    return static_cast<size_t>(traffic_class) * params_.vcs_per_class + vc;
+  }
+
+  SwitchParams params_;
+  uint32_t chip_id_;
+  uint32_t interleave_bytes_;
+  sc_core::sc_time internal_latency_;
+  std::vector<InputPort> inputs_;
+  std::vector<OutputPort> outputs_;
+  std::vector<std::vector<uint16_t>> routes_;
+  std::vector<ArbiterRequest> eligible_;  // scratch, reused per arbitration
+  uint64_t buffered_ = 0;
+  SwitchStats stats_;
+};
+
+}  // namespace nvsvp::model

@@ -1,0 +1,360 @@
+#include "nvsvp/model/gpu.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace nvsvp::model {
+
+using sc_core::sc_time;
+using sc_core::SC_PS;
+using sc_core::SC_ZERO_TIME;
+
+namespace {
+
+const char* to_string(hw::TaskKind kind) {
+  switch (kind) {
+    case hw::TaskKind::send: return "send";
+    case hw::TaskKind::read: return "read";
+    case hw::TaskKind::local_copy: return "local_copy";
+    case hw::TaskKind::wait_counter: return "wait_counter";
+    case hw::TaskKind::compute: return "compute";
+  }
+  return "?";
+}
+
+constexpr uint32_t kMaxCounters = 1u << 20;
+
+}  // namespace
+
+Gpu::Gpu(const sc_core::sc_module_name& name, const GpuParams& params, const LinkParams& link,
+         uint32_t gpu_id, uint32_t links, PayloadPool& pool)
+    : sc_module(name),
+      tx("tx", links),
+      rx("rx", links),
+      params_(params),
+      link_params_(link),
+      id_(gpu_id),
+      pool_(pool),
+      links_(links) {
+  if (params.functional_bytes > PayloadPool::kMaxFunctionalBytes) {
+    SC_REPORT_FATAL(this->name(), "functional_bytes exceeds what a payload carries");
+  }
+  for (uint32_t l = 0; l < links; ++l) {
+    rx[l].register_nb_transport_fw(this, &Gpu::nb_transport_fw, static_cast<int>(l));
+    sc_core::sc_spawn_options options;
+    options.spawn_method();
+    options.dont_initialize();
+    options.set_sensitivity(&links_[l].wake);
+    sc_core::sc_spawn([this, l] { serve_link(l); }, sc_core::sc_gen_unique_name("link_engine"),
+                      &options);
+  }
+  sc_core::sc_spawn_options options;
+  options.spawn_method();
+  options.dont_initialize();
+  options.set_sensitivity(&work_event_);
+  sc_core::sc_spawn([this] { execute(); }, "executor", &options);
+}
+
+void Gpu::submit(hw::WorkSequence sequence) {
+  total_tasks_ += sequence.tasks.size();
+  if (sequence.phase_names.size() > phase_names_.size()) {
+    phase_names_ = sequence.phase_names;
+    phase_times_.resize(phase_names_.size());
+  }
+  if (sequence.counters > counters_.size()) counters_.resize(sequence.counters);
+  sequences_.push_back(std::move(sequence));
+  work_event_.notify(SC_ZERO_TIME);
+}
+
+Gpu::ArrivalCounter& Gpu::counter(uint32_t index) {
+  if (index >= counters_.size()) {
+    if (index >= kMaxCounters) SC_REPORT_FATAL(name(), "arrival counter index out of range");
+    counters_.resize(index + 1);
+  }
+  return counters_[index];
+}
+
+void Gpu::mark_phase(hw::PhaseId phase, bool start) {
+  if (phase >= phase_times_.size()) phase_times_.resize(phase + 1);
+  PhaseTime& p = phase_times_[phase];
+  const sc_time now = sc_core::sc_time_stamp();
+  if (start && !p.seen) {
+    p.seen = true;
+    p.first_start = now;
+  }
+  if (!start) p.last_end = std::max(p.last_end, now);
+}
+
+sc_time Gpu::compute_time(const hw::Task& task) const {
+  const double peak =
+      (task.precision == hw::Precision::fp8 ? params_.fp8_tflops : params_.bf16_tflops) * 1e12;
+  const double math_s = task.flops / (peak * params_.gemm_efficiency);
+  const double memory_s = static_cast<double>(task.bytes) / (params_.hbm_gbps * 1e9);
+  const double seconds = std::max(math_s, memory_s) + task.duration_ns * 1e-9;
+  return sc_time(std::round(seconds * 1e12), SC_PS);
+}
+
+void Gpu::execute() {
+  const sc_time now = sc_core::sc_time_stamp();
+  while (sequence_index_ < sequences_.size()) {
+    hw::WorkSequence& sequence = sequences_[sequence_index_];
+    if (task_index_ >= sequence.tasks.size()) {
+      ++sequence_index_;
+      task_index_ = 0;
+      continue;
+    }
+    const hw::Task& task = sequence.tasks[task_index_];
+    if (!task_started_) {
+      task_started_ = true;
+      mark_phase(task.phase, true);
+    }
+    switch (task.kind) {
+      case hw::TaskKind::send:
+        enqueue(link_for(task.target_address), TrafficClass::request, TxItem{&task, nullptr, now});
+        break;
+      case hw::TaskKind::read:
+        enqueue(link_for(task.source_address), TrafficClass::request, TxItem{&task, nullptr, now});
+        break;
+      case hw::TaskKind::local_copy: {
+        uint8_t data[PayloadPool::kMaxFunctionalBytes];
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(task.bytes, params_.functional_bytes));
+        memory_.read(task.source_address, data, n);
+        memory_.write(task.target_address, data, n);
+        record_arrival(task.counter, now);
+        stats_.local_copies++;
+        break;
+      }
+      case hw::TaskKind::wait_counter: {
+        ArrivalCounter& c = counter(task.counter);
+        if (c.arrival_ps.size() < task.count) {
+          waiting_on_counter_ = true;
+          waited_counter_ = task.counter;
+          waited_count_ = task.count;
+          sc_core::next_trigger(work_event_);
+          return;
+        }
+        waiting_on_counter_ = false;
+        // The N-th arrival in time order completes the wait.
+        auto nth = c.arrival_ps.begin() + static_cast<std::ptrdiff_t>(task.count - 1);
+        if (task.count > 0) {
+          std::nth_element(c.arrival_ps.begin(), nth, c.arrival_ps.end());
+          const sc_time at(static_cast<double>(*nth), SC_PS);
+          if (at > now) {
+            sc_core::next_trigger(at - now);
+            return;
+          }
+        }
+        break;
+      }
+      case hw::TaskKind::compute:
+        // First visit: the work takes its time; second visit: its kernel takes effect.
+        if (!compute_running_) {
+          compute_running_ = true;
+          const sc_time duration = compute_time(task);
+          stats_.compute_time += duration;
+          sc_core::next_trigger(duration);
+          return;
+        }
+        compute_running_ = false;
+        if (task.kernel != hw::Task::kNoKernel) sequence.kernels.at(task.kernel)(memory_);
+        break;
+    }
+    mark_phase(task.phase, false);
+    task_started_ = false;
+    ++task_index_;
+    ++pc_;
+    stats_.tasks_done++;
+  }
+  if (finished() && reported_finish_tasks_ != total_tasks_) {
+    reported_finish_tasks_ = total_tasks_;
+    finish_time_ = now;
+    finished_event_.notify(SC_ZERO_TIME);
+  }
+  sc_core::next_trigger(work_event_);
+}
+
+void Gpu::record_arrival(uint32_t index, const sc_time& at) {
+  ArrivalCounter& c = counter(index);
+  c.arrival_ps.push_back(at.value());
+  if (waiting_on_counter_ && index == waited_counter_ && c.arrival_ps.size() >= waited_count_) {
+    waiting_on_counter_ = false;
+    work_event_.notify(SC_ZERO_TIME);
+  }
+}
+
+void Gpu::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item) {
+  LinkEngine& engine = links_[link];
+  engine.queues[static_cast<size_t>(traffic_class)].push_back(item);
+  engine.queued++;
+  if (engine.listening) {
+    const sc_time now = sc_core::sc_time_stamp();
+    engine.wake.notify(item.not_before > now ? item.not_before - now : SC_ZERO_TIME);
+  }
+}
+
+uint32_t Gpu::flits_of(const TxItem& item) const {
+  if (item.payload != nullptr) return extension_of(*item.payload).wire_flits;
+  return link_params_.wire_flits(item.task->kind == hw::TaskKind::read ? 0 : item.task->bytes);
+}
+
+void Gpu::serve_link(uint32_t link) {
+  LinkEngine& engine = links_[link];
+  NvlinkTxIf* port = tx[link].operator->();
+  engine.listening = false;
+  if (engine.queued == 0) {
+    engine.listening = true;
+    sc_core::next_trigger(engine.wake);
+    return;
+  }
+  if (!port->idle()) {
+    sc_core::next_trigger(port->ready_event());
+    return;
+  }
+  const sc_time now = sc_core::sc_time_stamp();
+  sc_time next_ready = sc_core::sc_max_time();
+  for (uint32_t i = 0; i < kTrafficClasses; ++i) {
+    const uint32_t q = (engine.next_queue + i) % kTrafficClasses;
+    std::deque<TxItem>& queue = engine.queues[q];
+    if (queue.empty()) continue;
+    const TxItem& item = queue.front();
+    if (item.not_before > now) {
+      next_ready = std::min(next_ready, item.not_before);
+      continue;
+    }
+    const auto traffic_class = static_cast<TrafficClass>(q);
+    const int vc = port->available_vc(traffic_class, flits_of(item));
+    if (vc < 0) continue;
+    const TxItem launched = item;
+    queue.pop_front();
+    engine.queued--;
+    engine.next_queue = (q + 1) % kTrafficClasses;
+    launch(link, launched, traffic_class, static_cast<uint16_t>(vc));
+    sc_core::next_trigger(port->ready_event());
+    return;
+  }
+  engine.listening = true;
+  if (next_ready != sc_core::sc_max_time()) {
+    sc_core::next_trigger(next_ready - now, port->ready_event() | engine.wake);
+  } else {
+    sc_core::next_trigger(port->ready_event() | engine.wake);
+  }
+}
+
+void Gpu::launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, uint16_t vc) {
+  tlm::tlm_generic_payload* payload = item.payload;
+  if (payload == nullptr) {
+    const hw::Task& task = *item.task;
+    payload = &pool_.acquire();
+    NvlinkExtension& ext = extension_of(*payload);
+    ext.traffic_class = traffic_class;
+    ext.source_gpu = id_;
+    ext.target_gpu = task.peer;
+    ext.counter = task.counter;
+    if (task.kind == hw::TaskKind::send) {
+      ext.opcode = Opcode::write;
+      ext.target_address = task.target_address;
+      ext.payload_bytes = task.bytes;
+      const auto n = static_cast<unsigned>(std::min<uint64_t>(task.bytes, params_.functional_bytes));
+      memory_.read(task.source_address, payload->get_data_ptr(), n);
+      payload->set_data_length(n);
+      payload->set_command(tlm::TLM_WRITE_COMMAND);
+    } else {
+      ext.opcode = Opcode::read;
+      ext.target_address = task.source_address;
+      ext.read_bytes = task.bytes;
+      ext.return_address = task.target_address;
+      payload->set_command(tlm::TLM_READ_COMMAND);
+    }
+    payload->set_address(ext.target_address);
+    ext.wire_flits = link_params_.wire_flits(ext.payload_bytes);
+  }
+  NvlinkExtension& ext = extension_of(*payload);
+  ext.vc = vc;
+  ext.sequence = next_sequence_number_++;
+  ext.issue_time = sc_core::sc_time_stamp();
+  stats_.messages_sent++;
+  stats_.payload_bytes_sent += ext.payload_bytes;
+  tx[link]->send(*payload);
+  payload->release();  // the port holds its own reference
+}
+
+tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payload,
+                                        tlm::tlm_phase& phase, sc_time& delay) {
+  if (phase != tlm::BEGIN_REQ) SC_REPORT_FATAL(name(), "unexpected phase on a receive link");
+  const NvlinkExtension& ext = extension_of(payload);
+  if (ext.target_gpu != id_) {
+    std::ostringstream msg;
+    msg << "message for GPU " << ext.target_gpu << " delivered to GPU " << id_ << " (from GPU "
+        << ext.source_gpu << "#" << ext.sequence << ")";
+    SC_REPORT_FATAL(name(), msg.str().c_str());
+  }
+  const sc_time arrival = ext.tail_arrival;
+  stats_.messages_received++;
+  stats_.payload_bytes_received += ext.payload_bytes;
+  switch (ext.opcode) {
+    case Opcode::write:
+    case Opcode::read_response:
+      memory_.write(ext.target_address, payload.get_data_ptr(), payload.get_data_length());
+      record_arrival(ext.counter, arrival);
+      break;
+    case Opcode::write_ack:
+      record_arrival(ext.counter, arrival);
+      break;
+    case Opcode::read: {
+      // The response leaves once the request has fully arrived.
+      tlm::tlm_generic_payload& response = pool_.acquire();
+      NvlinkExtension& r = extension_of(response);
+      r.opcode = Opcode::read_response;
+      r.traffic_class = TrafficClass::response;
+      r.source_gpu = id_;
+      r.target_gpu = ext.source_gpu;
+      r.counter = ext.counter;
+      r.target_address = ext.return_address;
+      r.payload_bytes = ext.read_bytes;
+      r.wire_flits = link_params_.wire_flits(ext.read_bytes);
+      const auto n = static_cast<unsigned>(std::min<uint64_t>(ext.read_bytes, params_.functional_bytes));
+      memory_.read(ext.target_address, response.get_data_ptr(), n);
+      response.set_data_length(n);
+      response.set_address(r.target_address);
+      response.set_command(tlm::TLM_WRITE_COMMAND);
+      enqueue(link_for(r.target_address), TrafficClass::response, TxItem{nullptr, &response, arrival});
+      break;
+    }
+  }
+  // The GPU drains its input at line rate: the buffer space frees as the tail arrives.
+  tlm::tlm_phase end = tlm::END_REQ;
+  sc_time freed = arrival - sc_core::sc_time_stamp();
+  rx[link]->nb_transport_bw(payload, end, freed);
+  (void)delay;
+  return tlm::TLM_ACCEPTED;
+}
+
+uint64_t Gpu::queued_messages() const {
+  uint64_t queued = 0;
+  for (const LinkEngine& engine : links_) queued += engine.queued;
+  return queued;
+}
+
+uint64_t Gpu::describe_outstanding(std::ostream& os) const {
+  const uint64_t tasks_left = total_tasks_ - pc_;
+  const uint64_t queued = queued_messages();
+  if (tasks_left == 0 && queued == 0) return 0;
+  os << "  " << name() << ": " << tasks_left << " of " << total_tasks_ << " tasks not done";
+  if (sequence_index_ < sequences_.size() && task_index_ < sequences_[sequence_index_].tasks.size()) {
+    const hw::WorkSequence& sequence = sequences_[sequence_index_];
+    const hw::Task& task = sequence.tasks[task_index_];
+    os << "; at task " << task_index_ << " (" << to_string(task.kind);
+    if (task.phase < sequence.phase_names.size()) os << ", phase " << sequence.phase_names[task.phase];
+    os << ")";
+    if (task.kind == hw::TaskKind::wait_counter) {
+      const size_t have = task.counter < counters_.size() ? counters_[task.counter].arrival_ps.size() : 0;
+      os << " waiting for counter " << task.counter << ": " << have << " of " << task.count
+         << " arrivals";
+    }
+  }
+  os << "; " << queued << " messages queued on its links\n";
+  return tasks_left + queued;
+}
+
+}  // namespace nvsvp::model

@@ -1,0 +1,123 @@
+#include "nvsvp/model/nvlink_port.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace nvsvp::model {
+
+using sc_core::sc_time;
+using sc_core::SC_PS;
+
+NvlinkPort::NvlinkPort(const sc_core::sc_module_name& name, const LinkParams& params,
+                       uint32_t receiver_vcs, uint32_t receiver_depth_flits)
+    : sc_module(name),
+      in("in"),
+      out("out"),
+      params_(params),
+      vcs_(receiver_vcs),
+      depth_(receiver_depth_flits),
+      flit_time_ps_(params.flit_time_ps()),
+      latency_(params.latency_ns * 1000.0, SC_PS),
+      credits_(static_cast<size_t>(kTrafficClasses) * receiver_vcs,
+               static_cast<int32_t>(receiver_depth_flits)) {
+  in.bind(*this);
+  out.register_nb_transport_bw(this, &NvlinkPort::nb_transport_bw);
+}
+
+sc_time NvlinkPort::serialization_time(uint32_t flits) const {
+  return sc_time(std::round(flits * flit_time_ps_), SC_PS);
+}
+
+bool NvlinkPort::idle() const { return sc_core::sc_time_stamp() >= busy_until_; }
+
+void NvlinkPort::apply_due_credits() {
+  if (pending_credits_.empty()) return;
+  const sc_time now = sc_core::sc_time_stamp();
+  auto due = [&](const PendingCredit& c) { return c.at <= now; };
+  for (const PendingCredit& c : pending_credits_) {
+    if (due(c)) credits(static_cast<TrafficClass>(c.traffic_class), c.vc) += c.flits;
+  }
+  pending_credits_.erase(std::remove_if(pending_credits_.begin(), pending_credits_.end(), due),
+                         pending_credits_.end());
+}
+
+int NvlinkPort::available_vc(TrafficClass traffic_class, uint32_t flits) {
+  if (!idle()) return -1;
+  apply_due_credits();
+  const auto needed = static_cast<int32_t>(credits_for(flits));
+  const uint16_t first = next_vc_[static_cast<size_t>(traffic_class)];
+  for (uint32_t i = 0; i < vcs_; ++i) {
+    const auto vc = static_cast<uint16_t>((first + i) % vcs_);
+    if (credits(traffic_class, vc) >= needed) return vc;
+  }
+  // Credits already on their way back wake the sender when the first of them lands.
+  sc_time earliest = sc_core::sc_max_time();
+  for (const PendingCredit& c : pending_credits_) {
+    if (c.traffic_class == static_cast<uint8_t>(traffic_class)) earliest = std::min(earliest, c.at);
+  }
+  if (earliest != sc_core::sc_max_time()) ready_event_.notify(earliest - sc_core::sc_time_stamp());
+  return -1;
+}
+
+void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
+  NvlinkExtension& ext = extension_of(payload);
+  const sc_time now = sc_core::sc_time_stamp();
+  if (!idle()) {
+    SC_REPORT_FATAL(name(), "send() while the link is busy: the sender ignored idle()");
+  }
+  apply_due_credits();
+  int32_t& available = credits(ext.traffic_class, ext.vc);
+  const uint32_t needed = credits_for(ext.wire_flits);
+  if (available < static_cast<int32_t>(needed)) {
+    SC_REPORT_FATAL(name(), "send() without credits: the sender ignored available_vc()");
+  }
+  available -= static_cast<int32_t>(needed);
+  next_vc_[static_cast<size_t>(ext.traffic_class)] = static_cast<uint16_t>((ext.vc + 1) % vcs_);
+
+  const sc_time serialization = serialization_time(ext.wire_flits);
+  busy_until_ = now + serialization;
+  ext.tail_arrival = busy_until_ + latency_;
+
+  stats_.messages[static_cast<size_t>(ext.traffic_class)]++;
+  stats_.wire_flits += ext.wire_flits;
+  stats_.wire_bytes += static_cast<uint64_t>(ext.wire_flits) * params_.flit_bytes;
+  stats_.payload_bytes += ext.payload_bytes;
+  stats_.busy_time += serialization;
+
+  payload.acquire();  // released when the receiver returns the credits
+  tlm::tlm_phase phase = tlm::BEGIN_REQ;
+  sc_time head_delay = latency_ + serialization_time(1);
+  const tlm::tlm_sync_enum status = out->nb_transport_fw(payload, phase, head_delay);
+  if (status != tlm::TLM_ACCEPTED) {
+    SC_REPORT_FATAL(name(), "receiver did not accept a message (NVLink receivers always accept)");
+  }
+  ready_event_.notify(serialization);
+}
+
+tlm::tlm_sync_enum NvlinkPort::nb_transport_bw(tlm::tlm_generic_payload& payload,
+                                               tlm::tlm_phase& phase, sc_time& delay) {
+  if (phase != tlm::END_REQ) {
+    SC_REPORT_FATAL(name(), "unexpected phase on the backward path (only END_REQ returns credits)");
+  }
+  const NvlinkExtension& ext = extension_of(payload);
+  const sc_time arrival = sc_core::sc_time_stamp() + delay + latency_;
+  pending_credits_.push_back(PendingCredit{arrival, static_cast<uint8_t>(ext.traffic_class), ext.vc,
+                                           credits_for(ext.wire_flits)});
+  ready_event_.notify(delay + latency_);
+  payload.release();
+  return tlm::TLM_ACCEPTED;
+}
+
+uint64_t NvlinkPort::credits_outstanding() const {
+  uint64_t missing = 0;
+  for (int32_t c : credits_) missing += static_cast<uint64_t>(depth_ - c);
+  for (const PendingCredit& c : pending_credits_) missing -= c.flits;
+  return missing;
+}
+
+void NvlinkPort::describe_state(std::ostream& os) const {
+  os << name() << ": " << (idle() ? "idle" : "busy") << ", " << credits_outstanding()
+     << " credit flits held by the receiver, " << pending_credits_.size() << " credit returns in flight";
+}
+
+}  // namespace nvsvp::model
