@@ -116,28 +116,26 @@ hw::Task reduce_task(hw::PhaseId phase, uint64_t partials, const MoeBuffers& buf
   return hw::Task::compute(phase, 0.0, hw::Precision::bf16, partials * buffers.combine_stride, kernel);
 }
 
-hw::Kernel reduce_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,
-                         uint32_t gpu) {
-  return [spec, buffers, gpu](hw::MemoryAccess& memory) {
+uint64_t combine_slot_address(const LayerPlan& plan, uint32_t home, uint64_t copy) {
+  const uint64_t first_of_home = (*plan.copy_first)[static_cast<uint64_t>(home) * plan.spec->routing.tokens_per_gpu];
+  return plan.buffers.combine_rx + (copy - first_of_home) * plan.buffers.combine_stride;
+}
+
+hw::Kernel reduce_kernel(const LayerPlan& plan, uint32_t gpu) {
+  return [spec = plan.spec, buffers = plan.buffers, first = plan.copy_first, gpu](hw::MemoryAccess& memory) {
     const MoeRouting& routing = spec->routing;
+    const uint64_t begin = static_cast<uint64_t>(gpu) * routing.tokens_per_gpu;
+    const uint64_t base = (*first)[begin];
     uint8_t raw[2 * kLanes];
-    std::vector<bool> seen(routing.gpus);
-    for (uint32_t i = 0; i < routing.tokens_per_gpu; ++i) {
-      const uint64_t t = static_cast<uint64_t>(gpu) * routing.tokens_per_gpu + i;
-      std::fill(seen.begin(), seen.end(), false);
+    for (uint64_t t = begin; t < begin + routing.tokens_per_gpu; ++t) {
       Lanes sum{};
-      const uint16_t* experts = routing.experts_of(t);
-      for (uint32_t k = 0; k < routing.top_k; ++k) {
-        const uint32_t d = routing.gpu_of_expert(experts[k]);
-        if (seen[d]) continue;
-        seen[d] = true;
-        memory.read(buffers.combine_rx + (static_cast<uint64_t>(i) * routing.gpus + d) * buffers.combine_stride,
-                    raw, sizeof raw);
+      for (uint64_t c = (*first)[t]; c < (*first)[t + 1]; ++c) {
+        memory.read(buffers.combine_rx + (c - base) * buffers.combine_stride, raw, sizeof raw);
         const Lanes partial = unpack_lanes(raw);
         for (int l = 0; l < kLanes; ++l) sum[l] += partial[l];
       }
       pack_lanes(sum, raw);
-      memory.write(buffers.output + static_cast<uint64_t>(i) * buffers.combine_stride, raw, sizeof raw);
+      memory.write(buffers.output + (t - begin) * buffers.combine_stride, raw, sizeof raw);
     }
   };
 }
@@ -185,6 +183,8 @@ LayerPlan build_layer(const std::string& scheme, std::shared_ptr<const MoeLayerS
   plan.expected_link_arrivals.assign(routing.gpus, 0);
   const detail::DispatchMap map = detail::map_dispatch(routing);
   plan.received = map.received;
+  plan.copy_first = map.first_ptr;
+  plan.copy_dest = map.dest_ptr;
   plan.token_copies = map.dest.size();
   for (uint64_t t = 0; t < routing.tokens(); ++t) {
     for (uint64_t c = map.first[t]; c < map.first[t + 1]; ++c) {
@@ -197,6 +197,20 @@ LayerPlan build_layer(const std::string& scheme, std::shared_ptr<const MoeLayerS
 
 void load_inputs(Hal& hal, const LayerPlan& plan) {
   const MoeRouting& routing = plan.spec->routing;
+  const MoeBuffers& b = plan.buffers;
+  const uint64_t tokens = routing.tokens_per_gpu;
+  for (uint32_t g = 0; g < routing.gpus; ++g) {
+    hw::MemoryAccess& memory = hal.memory(g);
+    const uint64_t slots = (*plan.received)[g].size();
+    const uint64_t copies = (*plan.copy_first)[(g + 1) * tokens] - (*plan.copy_first)[g * tokens];
+    memory.declare_buffer(b.input, b.dispatch_stride, tokens);
+    memory.declare_buffer(b.dispatch_rx, b.dispatch_stride, slots);
+    memory.declare_buffer(b.partial, b.combine_stride, slots);
+    memory.declare_buffer(b.combine_rx, b.combine_stride, copies);
+    memory.declare_buffer(b.output, b.combine_stride, tokens);
+    memory.declare_buffer(b.counts_tx, 16, routing.gpus);
+    memory.declare_buffer(b.counts_rx, 16, routing.gpus);
+  }
   uint8_t raw[2 * kLanes];
   for (uint64_t t = 0; t < routing.tokens(); ++t) {
     pack_lanes(token_lanes(t), raw);
@@ -271,7 +285,6 @@ MoeCheckResult verify_layer(Hal& hal, const LayerPlan& plan, size_t max_violatio
   }
 
   // Combine: every partial once, and the result equal to the sum over all top_k experts.
-  std::vector<bool> seen(routing.gpus);
   for (uint64_t t = 0; t < routing.tokens(); ++t) {
     const uint32_t home = routing.home_of_token(t);
     const uint64_t local = t % routing.tokens_per_gpu;
@@ -279,21 +292,19 @@ MoeCheckResult verify_layer(Hal& hal, const LayerPlan& plan, size_t max_violatio
     result.tokens_checked++;
     const Lanes x = token_lanes(t);
     Lanes reference{};
-    std::fill(seen.begin(), seen.end(), false);
     const uint16_t* experts = routing.experts_of(t);
-    bool ok = true;
     for (uint32_t k = 0; k < routing.top_k; ++k) {
       const Lanes y = expert_output(experts[k], x);
       for (int i = 0; i < kLanes; ++i) reference[i] += y[i];
-      const uint32_t d = routing.gpu_of_expert(experts[k]);
-      if (seen[d]) continue;
-      seen[d] = true;
-      const uint32_t writes = memory.write_count(b.combine_rx + (local * routing.gpus + d) * b.combine_stride);
+    }
+    bool ok = true;
+    for (uint64_t c = (*plan.copy_first)[t]; c < (*plan.copy_first)[t + 1]; ++c) {
+      const uint32_t writes = memory.write_count(detail::combine_slot_address(plan, home, c));
       if (writes != 1) {
         ok = false;
         std::ostringstream os;
-        os << "token " << t << ": partial from GPU " << d << " reached home GPU " << home << " "
-           << writes << " times, expected once";
+        os << "token " << t << ": partial from GPU " << (*plan.copy_dest)[c] << " reached home GPU "
+           << home << " " << writes << " times, expected once";
         violation(os.str());
       }
     }

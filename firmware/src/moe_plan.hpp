@@ -12,8 +12,10 @@ namespace nvsvp::fw::detail {
 // Where every token copy goes: grouped by destination, then by source GPU, then token order
 // (the order a software all-to-all packs its receive buffers).
 struct DispatchMap {
-  std::vector<uint64_t> first;    // [token]: index of its first copy in dest/slot; size tokens + 1
-  std::vector<uint32_t> dest;     // [copy]: destination GPU (ascending per token)
+  std::shared_ptr<std::vector<uint64_t>> first_ptr = std::make_shared<std::vector<uint64_t>>();
+  std::shared_ptr<std::vector<uint32_t>> dest_ptr = std::make_shared<std::vector<uint32_t>>();
+  std::vector<uint64_t>& first = *first_ptr;  // [token]: its first copy; size tokens + 1
+  std::vector<uint32_t>& dest = *dest_ptr;    // [copy]: destination GPU (ascending per token)
   std::vector<uint64_t> slot;     // [copy]: slot in the destination's dispatch_rx
   std::shared_ptr<std::vector<std::vector<uint64_t>>> received;  // [gpu][slot]: token
   std::vector<std::vector<uint64_t>> counts;                      // [source][destination]
@@ -33,8 +35,10 @@ hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuff
 
 // The home GPU's combine: sums the partials of each local token into the output buffer.
 hw::Task reduce_task(hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers, uint32_t kernel);
-hw::Kernel reduce_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,
-                         uint32_t gpu);
+hw::Kernel reduce_kernel(const LayerPlan& plan, uint32_t gpu);
+
+// Where the partial of copy `copy` (of a token whose home is `home`) lands in the home GPU.
+uint64_t combine_slot_address(const LayerPlan& plan, uint32_t home, uint64_t copy);
 
 // Token-expert pairs of `token` served by `gpu`.
 uint32_t local_experts(const MoeRouting& routing, uint64_t token, uint32_t gpu);

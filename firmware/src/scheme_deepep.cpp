@@ -79,8 +79,9 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
         const uint64_t s = group_start[home] + r;
         const uint64_t t = slots[s];
         const uint64_t source = b.partial + s * b.combine_stride;
-        const uint64_t target =
-            b.combine_rx + ((t % routing.tokens_per_gpu) * gpus + g) * b.combine_stride;
+        uint64_t copy = map.first[t];
+        while (map.dest[copy] != g) ++copy;
+        const uint64_t target = combine_slot_address(plan, home, copy);
         if (home == g) {
           seq.tasks.push_back(hw::Task::local_copy(kCombine, source, target, partial_bytes, kCombineCounter));
         } else {
@@ -95,7 +96,7 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
       partials += map.first[t + 1] - map.first[t];
     }
     seq.tasks.push_back(hw::Task::wait(kCombine, kCombineCounter, partials));
-    seq.kernels.push_back(reduce_kernel(plan.spec, b, g));
+    seq.kernels.push_back(reduce_kernel(plan, g));
     seq.tasks.push_back(reduce_task(kCombine, partials, b, static_cast<uint32_t>(seq.kernels.size() - 1)));
   }
 }

@@ -4,10 +4,11 @@
 #include <cmath>
 #include <sstream>
 
+#include "nvsvp/model/sim_time.hpp"
+
 namespace nvsvp::model {
 
 using sc_core::sc_time;
-using sc_core::SC_PS;
 using sc_core::SC_ZERO_TIME;
 
 namespace {
@@ -36,6 +37,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const GpuParams& params, const Lin
       link_params_(link),
       id_(gpu_id),
       pool_(pool),
+      lookahead_(picoseconds(to_picoseconds(params.tx_lookahead_ns))),
       links_(links) {
   if (params.functional_bytes > PayloadPool::kMaxFunctionalBytes) {
     SC_REPORT_FATAL(this->name(), "functional_bytes exceeds what a payload carries");
@@ -92,7 +94,7 @@ sc_time Gpu::compute_time(const hw::Task& task) const {
   const double math_s = task.flops / (peak * params_.gemm_efficiency);
   const double memory_s = static_cast<double>(task.bytes) / (params_.hbm_gbps * 1e9);
   const double seconds = std::max(math_s, memory_s) + task.duration_ns * 1e-9;
-  return sc_time(std::round(seconds * 1e12), SC_PS);
+  return picoseconds(static_cast<uint64_t>(std::llround(seconds * 1e12)));
 }
 
 void Gpu::execute() {
@@ -111,10 +113,10 @@ void Gpu::execute() {
     }
     switch (task.kind) {
       case hw::TaskKind::send:
-        enqueue(link_for(task.target_address), TrafficClass::request, TxItem{&task, nullptr, now});
+        enqueue(link_for(task.target_address), TrafficClass::request, request_item(task));
         break;
       case hw::TaskKind::read:
-        enqueue(link_for(task.source_address), TrafficClass::request, TxItem{&task, nullptr, now});
+        enqueue(link_for(task.source_address), TrafficClass::request, request_item(task));
         break;
       case hw::TaskKind::local_copy: {
         uint8_t data[PayloadPool::kMaxFunctionalBytes];
@@ -139,7 +141,7 @@ void Gpu::execute() {
         auto nth = c.arrival_ps.begin() + static_cast<std::ptrdiff_t>(task.count - 1);
         if (task.count > 0) {
           std::nth_element(c.arrival_ps.begin(), nth, c.arrival_ps.end());
-          const sc_time at(static_cast<double>(*nth), SC_PS);
+          const sc_time at = picoseconds(*nth);
           if (at > now) {
             sc_core::next_trigger(at - now);
             return;
@@ -183,91 +185,104 @@ void Gpu::record_arrival(uint32_t index, const sc_time& at) {
   }
 }
 
+void Gpu::end_of_elaboration() {
+  for (size_t l = 0; l < links_.size(); ++l) tx[l]->set_sender_event(&links_[l].wake);
+}
+
 void Gpu::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item) {
   LinkEngine& engine = links_[link];
   engine.queues[static_cast<size_t>(traffic_class)].push_back(item);
   engine.queued++;
-  if (engine.listening) {
+  // While the link is busy a wake is already pending for when it frees.
+  if (item.not_before >= tx[link]->busy_until()) {
     const sc_time now = sc_core::sc_time_stamp();
     engine.wake.notify(item.not_before > now ? item.not_before - now : SC_ZERO_TIME);
   }
 }
 
-uint32_t Gpu::flits_of(const TxItem& item) const {
-  if (item.payload != nullptr) return extension_of(*item.payload).wire_flits;
-  return link_params_.wire_flits(item.task->kind == hw::TaskKind::read ? 0 : item.task->bytes);
+Gpu::TxItem Gpu::request_item(const hw::Task& task) const {
+  TxItem item;
+  item.opcode = task.kind == hw::TaskKind::read ? Opcode::read : Opcode::write;
+  item.peer = task.peer;
+  item.counter = task.counter;
+  item.source_address = task.source_address;
+  item.target_address = task.target_address;
+  item.bytes = task.bytes;
+  item.wire_flits = link_params_.wire_flits(item.opcode == Opcode::read ? 0 : task.bytes);
+  item.not_before = sc_core::sc_time_stamp();
+  return item;
 }
 
+// A link engine's process: statically sensitive to its wake event only. Each activation
+// commits the queued messages that can start within the lookahead (the link takes them back to
+// back), then schedules itself for when more could go; credits it waits for wake it through the
+// port. Committing early is exact for one FIFO: the credits it uses are this sender's alone.
 void Gpu::serve_link(uint32_t link) {
   LinkEngine& engine = links_[link];
   NvlinkTxIf* port = tx[link].operator->();
-  engine.listening = false;
-  if (engine.queued == 0) {
-    engine.listening = true;
-    sc_core::next_trigger(engine.wake);
-    return;
-  }
-  if (!port->idle()) {
-    sc_core::next_trigger(port->ready_event());
-    return;
-  }
   const sc_time now = sc_core::sc_time_stamp();
-  sc_time next_ready = sc_core::sc_max_time();
-  for (uint32_t i = 0; i < kTrafficClasses; ++i) {
-    const uint32_t q = (engine.next_queue + i) % kTrafficClasses;
-    std::deque<TxItem>& queue = engine.queues[q];
-    if (queue.empty()) continue;
-    const TxItem& item = queue.front();
-    if (item.not_before > now) {
-      next_ready = std::min(next_ready, item.not_before);
-      continue;
+  while (engine.queued > 0) {
+    const sc_time free_at = port->busy_until();
+    if (free_at > now + lookahead_) {
+      engine.wake.notify(free_at - lookahead_ - now);
+      return;
     }
-    const auto traffic_class = static_cast<TrafficClass>(q);
-    const int vc = port->available_vc(traffic_class, flits_of(item));
-    if (vc < 0) continue;
-    const TxItem launched = item;
-    queue.pop_front();
-    engine.queued--;
-    engine.next_queue = (q + 1) % kTrafficClasses;
-    launch(link, launched, traffic_class, static_cast<uint16_t>(vc));
-    sc_core::next_trigger(port->ready_event());
-    return;
-  }
-  engine.listening = true;
-  if (next_ready != sc_core::sc_max_time()) {
-    sc_core::next_trigger(next_ready - now, port->ready_event() | engine.wake);
-  } else {
-    sc_core::next_trigger(port->ready_event() | engine.wake);
+    sc_time next_ready = never();
+    bool launched = false;
+    for (uint32_t i = 0; i < kTrafficClasses && !launched; ++i) {
+      const uint32_t q = (engine.next_queue + i) % kTrafficClasses;
+      std::deque<TxItem>& queue = engine.queues[q];
+      if (queue.empty()) continue;
+      const TxItem& item = queue.front();
+      if (item.not_before > now) {
+        next_ready = std::min(next_ready, item.not_before);
+        continue;
+      }
+      const auto traffic_class = static_cast<TrafficClass>(q);
+      const int vc = port->allocate_vc(traffic_class, item.wire_flits);
+      if (vc < 0) {
+        port->wait_for_credits(traffic_class);
+        continue;
+      }
+      const TxItem committed = item;
+      queue.pop_front();
+      engine.queued--;
+      engine.next_queue = (q + 1) % kTrafficClasses;
+      launch(link, committed, traffic_class, static_cast<uint16_t>(vc));
+      launched = true;
+    }
+    if (!launched) {
+      if (next_ready != never()) engine.wake.notify(next_ready - now);
+      return;
+    }
   }
 }
 
 void Gpu::launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, uint16_t vc) {
   tlm::tlm_generic_payload* payload = item.payload;
   if (payload == nullptr) {
-    const hw::Task& task = *item.task;
     payload = &pool_.acquire();
     NvlinkExtension& ext = extension_of(*payload);
+    ext.opcode = item.opcode;
     ext.traffic_class = traffic_class;
     ext.source_gpu = id_;
-    ext.target_gpu = task.peer;
-    ext.counter = task.counter;
-    if (task.kind == hw::TaskKind::send) {
-      ext.opcode = Opcode::write;
-      ext.target_address = task.target_address;
-      ext.payload_bytes = task.bytes;
-      const auto n = static_cast<unsigned>(std::min<uint64_t>(task.bytes, params_.functional_bytes));
-      memory_.read(task.source_address, payload->get_data_ptr(), n);
+    ext.target_gpu = item.peer;
+    ext.counter = item.counter;
+    ext.wire_flits = item.wire_flits;
+    if (item.opcode == Opcode::write) {
+      ext.target_address = item.target_address;
+      ext.payload_bytes = item.bytes;
+      const auto n = static_cast<unsigned>(std::min<uint64_t>(item.bytes, params_.functional_bytes));
+      memory_.read(item.source_address, payload->get_data_ptr(), n);
       payload->set_data_length(n);
       payload->set_command(tlm::TLM_WRITE_COMMAND);
     } else {
-      ext.opcode = Opcode::read;
-      ext.target_address = task.source_address;
-      ext.read_bytes = task.bytes;
-      ext.return_address = task.target_address;
+      ext.target_address = item.source_address;
+      ext.read_bytes = item.bytes;
+      ext.return_address = item.target_address;
       payload->set_command(tlm::TLM_READ_COMMAND);
     }
     payload->set_address(ext.target_address);
-    ext.wire_flits = link_params_.wire_flits(ext.payload_bytes);
   }
   NvlinkExtension& ext = extension_of(*payload);
   ext.vc = vc;
@@ -318,7 +333,11 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
       response.set_data_length(n);
       response.set_address(r.target_address);
       response.set_command(tlm::TLM_WRITE_COMMAND);
-      enqueue(link_for(r.target_address), TrafficClass::response, TxItem{nullptr, &response, arrival});
+      TxItem item;
+      item.payload = &response;
+      item.wire_flits = r.wire_flits;
+      item.not_before = arrival;
+      enqueue(link_for(r.target_address), TrafficClass::response, item);
       break;
     }
   }

@@ -6,44 +6,79 @@
 namespace nvsvp::model {
 
 namespace {
-constexpr unsigned kInitialBits = 12;
+constexpr unsigned kInitialBits = 10;
 }
 
-GpuMemory::GpuMemory() : table_(size_t{1} << kInitialBits, Granule{kEmpty, 0, {}}), shift_(64 - kInitialBits) {}
+GpuMemory::GpuMemory()
+    : table_(size_t{1} << kInitialBits, SparseGranule{kEmpty, {}}), shift_(64 - kInitialBits) {}
 
-const GpuMemory::Granule* GpuMemory::find(uint64_t key) const {
+void GpuMemory::declare_buffer(uint64_t base, uint64_t element_bytes, uint64_t elements) {
+  // Only aligned, non-overlapping buffers can be kept densely; others stay sparse (same behaviour).
+  if (elements == 0 || element_bytes == 0 || base % kGranuleBytes != 0 || element_bytes % kGranuleBytes != 0) return;
+  const uint64_t end = base + element_bytes * elements;
+  for (const Buffer& b : buffers_) {
+    if (base < b.end && b.base < end) return;
+  }
+  Buffer buffer{base, element_bytes, end, std::vector<Granule>(elements, Granule{0, {}})};
+  // Granules written before the declaration move into the dense array.
+  for (uint64_t i = 0; i < elements; ++i) {
+    if (const Granule* g = find(base + i * element_bytes)) buffer.leading[i] = *g;
+  }
+  buffers_.push_back(std::move(buffer));
+}
+
+GpuMemory::Granule* GpuMemory::dense(uint64_t address) const {
+  if (buffers_.empty()) return nullptr;
+  auto hit = [&](const Buffer& b) { return address >= b.base && address < b.end; };
+  if (!hit(buffers_[last_buffer_])) {
+    size_t i = 0;
+    while (i < buffers_.size() && !hit(buffers_[i])) ++i;
+    if (i == buffers_.size()) return nullptr;
+    last_buffer_ = i;
+  }
+  const Buffer& b = buffers_[last_buffer_];
+  const uint64_t offset = address - b.base;
+  if (offset % b.element_bytes >= kGranuleBytes) return nullptr;
+  return const_cast<Granule*>(&b.leading[offset / b.element_bytes]);
+}
+
+const GpuMemory::Granule* GpuMemory::find(uint64_t address) const {
+  if (Granule* g = dense(address)) return g->writes == 0 ? nullptr : g;
+  const uint64_t key = address / kGranuleBytes;
   const size_t mask = table_.size() - 1;
   for (size_t i = slot_of(key);; i = (i + 1) & mask) {
-    const Granule& g = table_[i];
-    if (g.key == key) return &g;
-    if (g.key == kEmpty) return nullptr;
+    const SparseGranule& s = table_[i];
+    if (s.key == key) return &s.granule;
+    if (s.key == kEmpty) return nullptr;
   }
 }
 
-GpuMemory::Granule& GpuMemory::find_or_insert(uint64_t key) {
-  if (2 * (used_ + 1) > table_.size()) grow();  // load factor at most 1/2
+GpuMemory::Granule& GpuMemory::find_or_insert(uint64_t address) {
+  if (Granule* g = dense(address)) return *g;
+  if (2 * (used_ + 1) > table_.size()) rehash(table_.size() * 2);  // load factor at most 1/2
+  const uint64_t key = address / kGranuleBytes;
   const size_t mask = table_.size() - 1;
   for (size_t i = slot_of(key);; i = (i + 1) & mask) {
-    Granule& g = table_[i];
-    if (g.key == key) return g;
-    if (g.key == kEmpty) {
-      g.key = key;
+    SparseGranule& s = table_[i];
+    if (s.key == key) return s.granule;
+    if (s.key == kEmpty) {
+      s.key = key;
       ++used_;
-      return g;
+      return s.granule;
     }
   }
 }
 
-void GpuMemory::grow() {
-  std::vector<Granule> old(table_.size() * 2, Granule{kEmpty, 0, {}});
+void GpuMemory::rehash(size_t slots) {
+  std::vector<SparseGranule> old(slots, SparseGranule{kEmpty, {}});
   old.swap(table_);
-  --shift_;
+  while ((size_t{1} << (64 - shift_)) < slots) --shift_;
   const size_t mask = table_.size() - 1;
-  for (const Granule& g : old) {
-    if (g.key == kEmpty) continue;
-    size_t i = slot_of(g.key);
+  for (const SparseGranule& s : old) {
+    if (s.key == kEmpty) continue;
+    size_t i = slot_of(s.key);
     while (table_[i].key != kEmpty) i = (i + 1) & mask;
-    table_[i] = g;
+    table_[i] = s;
   }
 }
 
@@ -52,7 +87,7 @@ void GpuMemory::read(uint64_t address, void* data, size_t length) const {
   while (length > 0) {
     const uint64_t offset = address % kGranuleBytes;
     const size_t chunk = static_cast<size_t>(std::min<uint64_t>(length, kGranuleBytes - offset));
-    const Granule* g = find(address / kGranuleBytes);
+    const Granule* g = find(address - offset);
     if (g == nullptr) {
       std::memset(out, 0, chunk);
     } else {
@@ -71,7 +106,7 @@ void GpuMemory::write(uint64_t address, const void* data, size_t length) {
   while (length > 0) {
     const uint64_t offset = address % kGranuleBytes;
     const size_t chunk = static_cast<size_t>(std::min<uint64_t>(length, kGranuleBytes - offset));
-    Granule& g = find_or_insert(address / kGranuleBytes);
+    Granule& g = find_or_insert(address - offset);
     std::memcpy(g.bytes + offset, in, chunk);
     g.writes++;
     in += chunk;
@@ -81,7 +116,7 @@ void GpuMemory::write(uint64_t address, const void* data, size_t length) {
 }
 
 uint32_t GpuMemory::write_count(uint64_t address) const {
-  const Granule* g = find(address / kGranuleBytes);
+  const Granule* g = find(address - address % kGranuleBytes);
   return g == nullptr ? 0 : g->writes;
 }
 

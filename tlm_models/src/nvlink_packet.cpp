@@ -16,44 +16,40 @@ const char* to_string(TrafficClass traffic_class) {
   return traffic_class == TrafficClass::request ? "request" : "response";
 }
 
-struct PayloadPool::Slot : tlm::tlm_generic_payload {
-  NvlinkExtension extension;
-  unsigned char data[kMaxFunctionalBytes];
+PooledPayload::PooledPayload(tlm::tlm_mm_interface* mm) : tlm::tlm_generic_payload(mm) {
+  // The extension belongs to the payload object, so it is set once and never freed by TLM.
+  set_extension(&extension);
+  set_data_ptr(data);
+}
 
-  explicit Slot(tlm::tlm_mm_interface* mm) : tlm::tlm_generic_payload(mm) {
-    // The extension is owned by the slot, so it is set once and never freed by the payload.
-    set_extension(&extension);
-    set_data_ptr(data);
-  }
-  ~Slot() override { clear_extension(&extension); }
-};
+PooledPayload::~PooledPayload() { clear_extension(&extension); }
 
 PayloadPool::~PayloadPool() {
-  for (Slot* slot : all_) delete slot;
+  for (PooledPayload* payload : all_) delete payload;
 }
 
 tlm::tlm_generic_payload& PayloadPool::acquire() {
-  Slot* slot;
+  PooledPayload* payload;
   if (free_.empty()) {
-    slot = new Slot(this);
-    all_.push_back(slot);
+    payload = new PooledPayload(this);
+    all_.push_back(payload);
   } else {
-    slot = free_.back();
+    payload = free_.back();
     free_.pop_back();
   }
-  slot->extension = NvlinkExtension{};
-  slot->set_data_ptr(slot->data);
-  slot->set_data_length(0);
-  slot->set_streaming_width(0);
-  slot->set_byte_enable_ptr(nullptr);
-  slot->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  slot->acquire();
+  payload->extension = NvlinkExtension{};
+  payload->set_data_ptr(payload->data);
+  payload->set_data_length(0);
+  payload->set_streaming_width(0);
+  payload->set_byte_enable_ptr(nullptr);
+  payload->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  payload->acquire();
   ++in_use_;
-  return *slot;
+  return *payload;
 }
 
 void PayloadPool::free(tlm::tlm_generic_payload* payload) {
-  free_.push_back(static_cast<Slot*>(payload));
+  free_.push_back(static_cast<PooledPayload*>(payload));
   --in_use_;
 }
 

@@ -6,7 +6,6 @@
 namespace nvsvp::model {
 
 using sc_core::sc_time;
-using sc_core::SC_PS;
 
 NvlinkPort::NvlinkPort(const sc_core::sc_module_name& name, const LinkParams& params,
                        uint32_t receiver_vcs, uint32_t receiver_depth_flits)
@@ -16,66 +15,81 @@ NvlinkPort::NvlinkPort(const sc_core::sc_module_name& name, const LinkParams& pa
       params_(params),
       vcs_(receiver_vcs),
       depth_(receiver_depth_flits),
-      flit_time_ps_(params.flit_time_ps()),
-      latency_(params.latency_ns * 1000.0, SC_PS),
+      flit_time_fs_(static_cast<uint64_t>(std::llround(params.flit_time_ps() * 1000.0))),
+      latency_(picoseconds(to_picoseconds(params.latency_ns))),
       credits_(static_cast<size_t>(kTrafficClasses) * receiver_vcs,
-               static_cast<int32_t>(receiver_depth_flits)) {
+               static_cast<int32_t>(receiver_depth_flits)),
+      earliest_pending_(never()) {
+  require_picosecond_resolution(this->name());
   in.bind(*this);
   out.register_nb_transport_bw(this, &NvlinkPort::nb_transport_bw);
 }
 
 sc_time NvlinkPort::serialization_time(uint32_t flits) const {
-  return sc_time(std::round(flits * flit_time_ps_), SC_PS);
+  return picoseconds((flits * flit_time_fs_ + 500) / 1000);
 }
-
-bool NvlinkPort::idle() const { return sc_core::sc_time_stamp() >= busy_until_; }
 
 void NvlinkPort::apply_due_credits() {
-  if (pending_credits_.empty()) return;
   const sc_time now = sc_core::sc_time_stamp();
-  auto due = [&](const PendingCredit& c) { return c.at <= now; };
+  if (earliest_pending_ > now) return;
+  earliest_pending_ = never();
+  size_t kept = 0;
   for (const PendingCredit& c : pending_credits_) {
-    if (due(c)) credits(static_cast<TrafficClass>(c.traffic_class), c.vc) += c.flits;
+    if (c.at <= now) {
+      credits(static_cast<TrafficClass>(c.traffic_class), c.vc) += c.flits;
+    } else {
+      pending_credits_[kept++] = c;
+      earliest_pending_ = std::min(earliest_pending_, c.at);
+    }
   }
-  pending_credits_.erase(std::remove_if(pending_credits_.begin(), pending_credits_.end(), due),
-                         pending_credits_.end());
+  pending_credits_.resize(kept);
 }
 
-int NvlinkPort::available_vc(TrafficClass traffic_class, uint32_t flits) {
-  if (!idle()) return -1;
+uint32_t NvlinkPort::best_credits(TrafficClass traffic_class) {
   apply_due_credits();
-  const auto needed = static_cast<int32_t>(credits_for(flits));
+  int32_t best = 0;
+  for (uint16_t vc = 0; vc < vcs_; ++vc) best = std::max(best, credits(traffic_class, vc));
+  return static_cast<uint32_t>(best);
+}
+
+int NvlinkPort::allocate_vc(TrafficClass traffic_class, uint32_t flits) {
+  apply_due_credits();
+  const auto needed = static_cast<int32_t>(credits_needed(flits));
   const uint16_t first = next_vc_[static_cast<size_t>(traffic_class)];
   for (uint32_t i = 0; i < vcs_; ++i) {
     const auto vc = static_cast<uint16_t>((first + i) % vcs_);
     if (credits(traffic_class, vc) >= needed) return vc;
   }
+  return -1;
+}
+
+void NvlinkPort::wait_for_credits(TrafficClass traffic_class) {
+  sender_waiting_[static_cast<size_t>(traffic_class)] = true;
   // Credits already on their way back wake the sender when the first of them lands.
-  sc_time earliest = sc_core::sc_max_time();
+  sc_time earliest = never();
   for (const PendingCredit& c : pending_credits_) {
     if (c.traffic_class == static_cast<uint8_t>(traffic_class)) earliest = std::min(earliest, c.at);
   }
-  if (earliest != sc_core::sc_max_time()) ready_event_.notify(earliest - sc_core::sc_time_stamp());
-  return -1;
+  if (earliest != never() && sender_event_ != nullptr) {
+    sender_event_->notify(earliest - sc_core::sc_time_stamp());
+  }
 }
 
 void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
   NvlinkExtension& ext = extension_of(payload);
   const sc_time now = sc_core::sc_time_stamp();
-  if (!idle()) {
-    SC_REPORT_FATAL(name(), "send() while the link is busy: the sender ignored idle()");
-  }
+  const sc_time start = busy_until_ > now ? busy_until_ : now;
   apply_due_credits();
   int32_t& available = credits(ext.traffic_class, ext.vc);
-  const uint32_t needed = credits_for(ext.wire_flits);
+  const uint32_t needed = credits_needed(ext.wire_flits);
   if (available < static_cast<int32_t>(needed)) {
-    SC_REPORT_FATAL(name(), "send() without credits: the sender ignored available_vc()");
+    SC_REPORT_FATAL(name(), "send() without credits: the sender ignored allocate_vc()");
   }
   available -= static_cast<int32_t>(needed);
   next_vc_[static_cast<size_t>(ext.traffic_class)] = static_cast<uint16_t>((ext.vc + 1) % vcs_);
 
   const sc_time serialization = serialization_time(ext.wire_flits);
-  busy_until_ = now + serialization;
+  busy_until_ = start + serialization;
   ext.tail_arrival = busy_until_ + latency_;
 
   stats_.messages[static_cast<size_t>(ext.traffic_class)]++;
@@ -86,12 +100,11 @@ void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
 
   payload.acquire();  // released when the receiver returns the credits
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
-  sc_time head_delay = latency_ + serialization_time(1);
+  sc_time head_delay = (start - now) + latency_ + serialization_time(1);
   const tlm::tlm_sync_enum status = out->nb_transport_fw(payload, phase, head_delay);
   if (status != tlm::TLM_ACCEPTED) {
     SC_REPORT_FATAL(name(), "receiver did not accept a message (NVLink receivers always accept)");
   }
-  ready_event_.notify(serialization);
 }
 
 tlm::tlm_sync_enum NvlinkPort::nb_transport_bw(tlm::tlm_generic_payload& payload,
@@ -102,8 +115,13 @@ tlm::tlm_sync_enum NvlinkPort::nb_transport_bw(tlm::tlm_generic_payload& payload
   const NvlinkExtension& ext = extension_of(payload);
   const sc_time arrival = sc_core::sc_time_stamp() + delay + latency_;
   pending_credits_.push_back(PendingCredit{arrival, static_cast<uint8_t>(ext.traffic_class), ext.vc,
-                                           credits_for(ext.wire_flits)});
-  ready_event_.notify(delay + latency_);
+                                           credits_needed(ext.wire_flits)});
+  earliest_pending_ = std::min(earliest_pending_, arrival);
+  bool& waiting = sender_waiting_[static_cast<size_t>(ext.traffic_class)];
+  if (waiting && sender_event_ != nullptr) {
+    waiting = false;
+    sender_event_->notify(delay + latency_);
+  }
   payload.release();
   return tlm::TLM_ACCEPTED;
 }

@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <sstream>
 
+#include "nvsvp/model/sim_time.hpp"
+
 #include "nvsvp/model/address_hash.hpp"
 
 namespace nvsvp::model {
 
 using sc_core::sc_time;
-using sc_core::SC_PS;
 using sc_core::SC_ZERO_TIME;
 
 SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& params,
@@ -19,8 +20,9 @@ SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& 
       params_(params),
       chip_id_(chip_id),
       interleave_bytes_(interleave_bytes),
-      internal_latency_(params.latency_ns * 1000.0, SC_PS),
+      internal_latency_(picoseconds(to_picoseconds(params.latency_ns))),
       inputs_(params.ports),
+      crossbar_free_(static_cast<size_t>(params.ports) * kTrafficClasses),
       outputs_(params.ports) {
   const size_t fifos = static_cast<size_t>(kTrafficClasses) * params.vcs_per_class;
   for (uint32_t p = 0; p < params.ports; ++p) {
@@ -34,10 +36,13 @@ SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& 
     options.dont_initialize();
     options.set_sensitivity(&outputs_[p].wake);
     const uint16_t output = static_cast<uint16_t>(p);
-    outputs_[p].listening = true;
     sc_core::sc_spawn([this, output] { serve_output(output); },
                       sc_core::sc_gen_unique_name("output"), &options);
   }
+}
+
+void SwitchChip::end_of_elaboration() {
+  for (uint32_t p = 0; p < params_.ports; ++p) out[p]->set_sender_event(&outputs_[p].wake);
 }
 
 void SwitchChip::set_route(uint32_t gpu, const std::vector<uint16_t>& ports) {
@@ -67,7 +72,7 @@ uint16_t SwitchChip::select_output(const NvlinkExtension& ext) const {
 tlm::tlm_sync_enum SwitchChip::nb_transport_fw(int port, tlm::tlm_generic_payload& payload,
                                                tlm::tlm_phase& phase, sc_time& delay) {
   if (phase != tlm::BEGIN_REQ) SC_REPORT_FATAL(name(), "unexpected phase on an input (only BEGIN_REQ)");
-  const NvlinkExtension& ext = extension_of(payload);
+  NvlinkExtension& ext = extension_of(payload);
   InputPort& input = inputs_[port];
   const size_t fifo = fifo_index(ext.traffic_class, ext.vc);
   const uint32_t flits = std::min(ext.wire_flits, params_.vc_depth_flits);
@@ -78,77 +83,73 @@ tlm::tlm_sync_enum SwitchChip::nb_transport_fw(int port, tlm::tlm_generic_payloa
   const uint16_t output = select_output(ext);
   const sc_time ready_at = sc_core::sc_time_stamp() + delay + internal_latency_;
   payload.acquire();
-  input.fifos[fifo].push_back(Entry{&payload, output, ready_at});
+  input.fifos[fifo].push_back(Entry{&payload, &ext, ext.wire_flits, output, ready_at});
   stats_.peak_buffered_messages = std::max(stats_.peak_buffered_messages, ++buffered_);
   if (input.fifos[fifo].size() == 1) {
-    request_output(output, ext.traffic_class, static_cast<uint32_t>(port) * params_.vcs_per_class + ext.vc,
-                   ready_at);
+    request_output(output, ext.traffic_class,
+                   Request{static_cast<uint32_t>(port) * params_.vcs_per_class + ext.vc, ext.wire_flits, ready_at});
   }
   return tlm::TLM_ACCEPTED;
 }
 
-void SwitchChip::request_output(uint16_t output, TrafficClass traffic_class, uint32_t requester,
-                                const sc_time& ready_at) {
+void SwitchChip::request_output(uint16_t output, TrafficClass traffic_class, const Request& request) {
   OutputPort& o = outputs_[output];
-  std::vector<uint32_t>& requesters = o.crossbar[static_cast<size_t>(traffic_class)].requesters;
-  requesters.insert(std::upper_bound(requesters.begin(), requesters.end(), requester), requester);
-  if (o.listening) {
+  std::vector<Request>& requests = o.crossbar[static_cast<size_t>(traffic_class)].requests;
+  auto by_requester = [](const Request& a, const Request& b) { return a.requester < b.requester; };
+  requests.insert(std::upper_bound(requests.begin(), requests.end(), request, by_requester), request);
+  // While the link is busy a wake is already pending for when it frees.
+  if (request.ready_at >= o.link_busy_until) {
     const sc_time now = sc_core::sc_time_stamp();
-    o.wake.notify(ready_at > now ? ready_at - now : SC_ZERO_TIME);
+    o.wake.notify(request.ready_at > now ? request.ready_at - now : SC_ZERO_TIME);
   }
 }
 
+// The output's process: statically sensitive to its wake event only. Each activation either
+// forwards one message (and wakes itself when the link frees) or schedules itself for the
+// earliest moment something could go; credits it waits for wake it through the port.
 void SwitchChip::serve_output(uint16_t output) {
   OutputPort& o = outputs_[output];
-  NvlinkTxIf* link = out[output].operator->();
-  o.listening = false;
-  if (o.crossbar[0].requesters.empty() && o.crossbar[1].requesters.empty()) {
-    o.listening = true;
-    sc_core::next_trigger(o.wake);
-    return;
-  }
-  if (!link->idle()) {
-    sc_core::next_trigger(link->ready_event());
-    return;
-  }
+  if (o.crossbar[0].requests.empty() && o.crossbar[1].requests.empty()) return;
   const sc_time now = sc_core::sc_time_stamp();
-  sc_time next_ready = sc_core::sc_max_time();
+  if (o.link_busy_until > now) {
+    o.wake.notify(o.link_busy_until - now);
+    return;
+  }
+  NvlinkTxIf* link = out[output].operator->();
+  sc_time next_ready = never();
   for (int i = 0; i < kTrafficClasses; ++i) {
     const auto traffic_class = static_cast<TrafficClass>((o.next_class + i) % kTrafficClasses);
     CrossbarOutput& xbar = o.crossbar[static_cast<size_t>(traffic_class)];
+    if (xbar.requests.empty()) continue;
+    const uint32_t credits = link->best_credits(traffic_class);
+    bool credit_blocked = false;
     eligible_.clear();
-    for (uint32_t requester : xbar.requesters) {
-      const uint32_t port = requester / params_.vcs_per_class;
-      const auto vc = static_cast<uint16_t>(requester % params_.vcs_per_class);
-      const InputPort& input = inputs_[port];
-      const Entry& head = input.fifos[fifo_index(traffic_class, vc)].front();
-      const sc_time& input_free = input.crossbar_free[static_cast<size_t>(traffic_class)];
-      const sc_time ready = std::max(head.ready_at, input_free);
+    for (const Request& r : xbar.requests) {
+      const uint32_t port = r.requester / params_.vcs_per_class;
+      const sc_time& input_free = crossbar_free_[port * kTrafficClasses + static_cast<size_t>(traffic_class)];
+      const sc_time& ready = r.ready_at > input_free ? r.ready_at : input_free;
       if (ready > now) {
-        next_ready = std::min(next_ready, ready);
-        continue;
+        if (ready < next_ready) next_ready = ready;
+      } else if (link->credits_needed(r.wire_flits) > credits) {
+        credit_blocked = true;
+      } else {
+        eligible_.push_back(ArbiterRequest{r.requester, r.ready_at.value()});
       }
-      if (link->available_vc(traffic_class, extension_of(*head.payload).wire_flits) < 0) continue;
-      eligible_.push_back(ArbiterRequest{requester, head.ready_at.value()});
     }
     if (!eligible_.empty()) {
       const uint32_t winner = eligible_[xbar.arbiter->pick(eligible_)].requester;
-      forward(output, traffic_class, winner);
+      const sc_time serialization = forward(output, traffic_class, winner);
+      o.link_busy_until = now + serialization;
       o.next_class = static_cast<uint8_t>((static_cast<int>(traffic_class) + 1) % kTrafficClasses);
-      sc_core::next_trigger(link->ready_event());
+      o.wake.notify(serialization);
       return;
     }
+    if (credit_blocked) link->wait_for_credits(traffic_class);
   }
-  // Nothing can go now: wait for a head to become ready, credits to return, or a new request.
-  o.listening = true;
-  if (next_ready != sc_core::sc_max_time()) {
-    sc_core::next_trigger(next_ready - now, link->ready_event() | o.wake);
-  } else {
-    sc_core::next_trigger(link->ready_event() | o.wake);
-  }
+  if (next_ready != never()) o.wake.notify(next_ready - now);
 }
 
-void SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_t requester) {
+sc_time SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_t requester) {
   const uint32_t port = requester / params_.vcs_per_class;
   const auto vc = static_cast<uint16_t>(requester % params_.vcs_per_class);
   InputPort& input = inputs_[port];
@@ -157,15 +158,13 @@ void SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_t r
   input.fifos[fifo].pop_front();
   --buffered_;
 
-  std::vector<uint32_t>& requesters =
-      outputs_[output].crossbar[static_cast<size_t>(traffic_class)].requesters;
-  requesters.erase(std::lower_bound(requesters.begin(), requesters.end(), requester));
+  std::vector<Request>& requests = outputs_[output].crossbar[static_cast<size_t>(traffic_class)].requests;
+  requests.erase(std::lower_bound(requests.begin(), requests.end(), requester,
+                                  [](const Request& r, uint32_t id) { return r.requester < id; }));
 
   tlm::tlm_generic_payload& payload = *entry.payload;
-  NvlinkExtension& ext = extension_of(payload);
-  const uint32_t wire_flits = ext.wire_flits;
   NvlinkTxIf* link = out[output].operator->();
-  const sc_time serialization = link->serialization_time(wire_flits);
+  const sc_time serialization = link->serialization_time(entry.wire_flits);
 
   // The input buffer drains as the message leaves: its credits (for the input VC, which the
   // extension still names) go back when the tail is out.
@@ -174,21 +173,21 @@ void SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_t r
   in[port]->nb_transport_bw(payload, phase, drained);
 
   // VC allocation for the next hop, then the output link takes the message.
-  ext.vc = static_cast<uint16_t>(link->available_vc(traffic_class, wire_flits));
+  entry.ext->vc = static_cast<uint16_t>(link->allocate_vc(traffic_class, entry.wire_flits));
   link->send(payload);
 
-  input.crossbar_free[static_cast<size_t>(traffic_class)] =
+  crossbar_free_[port * kTrafficClasses + static_cast<size_t>(traffic_class)] =
       sc_core::sc_time_stamp() + serialization / params_.crossbar_speedup;
-  input.occupied_flits[fifo] -= std::min(wire_flits, params_.vc_depth_flits);
+  input.occupied_flits[fifo] -= std::min(entry.wire_flits, params_.vc_depth_flits);
   stats_.forwarded[static_cast<size_t>(traffic_class)]++;
-  stats_.forwarded_flits[static_cast<size_t>(traffic_class)] += wire_flits;
-
+  stats_.forwarded_flits[static_cast<size_t>(traffic_class)] += entry.wire_flits;
   payload.release();
 
   if (!input.fifos[fifo].empty()) {
     const Entry& next = input.fifos[fifo].front();
-    request_output(next.output, traffic_class, requester, next.ready_at);
+    request_output(next.output, traffic_class, Request{requester, next.wire_flits, next.ready_at});
   }
+  return serialization;
 }
 
 uint64_t SwitchChip::describe_outstanding(std::ostream& os) const {
@@ -196,7 +195,7 @@ uint64_t SwitchChip::describe_outstanding(std::ostream& os) const {
   for (size_t p = 0; p < inputs_.size(); ++p) {
     for (size_t f = 0; f < inputs_[p].fifos.size(); ++f) {
       for (const Entry& e : inputs_[p].fifos[f]) {
-        const NvlinkExtension& ext = extension_of(*e.payload);
+        const NvlinkExtension& ext = *e.ext;
         os << "  " << name() << " input " << p << " " << to_string(ext.traffic_class) << " vc "
            << ext.vc << ": " << to_string(ext.opcode) << " GPU " << ext.source_gpu << "#"
            << ext.sequence << " -> GPU " << ext.target_gpu << " via output " << e.output

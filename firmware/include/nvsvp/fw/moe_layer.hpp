@@ -20,7 +20,7 @@ struct MoeBuffers {
   uint64_t input = 0x0100'0000'0000;       // [local token]
   uint64_t dispatch_rx = 0x0200'0000'0000; // [slot]: tokens received for local experts
   uint64_t partial = 0x0300'0000'0000;     // [slot]: sum of the local experts' outputs
-  uint64_t combine_rx = 0x0400'0000'0000;  // [local token * gpus + source GPU]
+  uint64_t combine_rx = 0x0400'0000'0000;  // [copy of a local token]: its partial from that copy's GPU
   uint64_t output = 0x0500'0000'0000;      // [local token]
   uint64_t counts_tx = 0x0600'0000'0000;   // [peer]: 16 bytes, tokens sent to that peer
   uint64_t counts_rx = 0x0700'0000'0000;   // [peer]: 16 bytes, tokens that peer sends here
@@ -35,6 +35,10 @@ struct LayerPlan {
   MoeBuffers buffers;
   // received[gpu][slot]: the global token in that GPU's dispatch slot.
   std::shared_ptr<const std::vector<std::vector<uint64_t>>> received;
+  // The copies of token t are copy_first[t] .. copy_first[t + 1] - 1, going to copy_dest[c]
+  // (ascending). A home GPU numbers the copies of its tokens from 0 in its combine_rx.
+  std::shared_ptr<const std::vector<uint64_t>> copy_first;
+  std::shared_ptr<const std::vector<uint32_t>> copy_dest;
   std::vector<uint64_t> expected_link_arrivals;  // per GPU: messages its links must deliver
   uint64_t token_copies = 0;         // (token, destination GPU) pairs, local ones included
   uint64_t remote_token_copies = 0;  // of which cross the fabric
@@ -61,7 +65,8 @@ const std::vector<std::string>& scheme_names();
 // Builds the plan of `scheme` for the layer. Throws std::invalid_argument for an unknown scheme.
 LayerPlan build_layer(const std::string& scheme, std::shared_ptr<const MoeLayerSpec> spec);
 
-// Loads every token's input vector into its home GPU (what the previous layer left there).
+// Declares the layer's buffers to every GPU's memory and loads every token's input vector into
+// its home GPU (what the previous layer left there).
 void load_inputs(Hal& hal, const LayerPlan& plan);
 
 // Submits every GPU's sequence and waits until all have finished.

@@ -14,6 +14,13 @@ class MemoryAccess {
   // How many writes touched the byte at `address` since reset: how checks prove that a copy
   // landed exactly once. A debug (backdoor) view, not an architectural register.
   virtual uint32_t write_count(uint64_t address) const = 0;
+  // Allocation hint: a buffer of `elements` elements, `element_bytes` apart from `base`, will be
+  // used, so that a model can keep its elements' leading bytes densely. No effect on behaviour.
+  virtual void declare_buffer(uint64_t base, uint64_t element_bytes, uint64_t elements) {
+    (void)base;
+    (void)element_bytes;
+    (void)elements;
+  }
 };
 
 }  // namespace nvsvp::hw

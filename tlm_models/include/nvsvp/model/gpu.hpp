@@ -75,27 +75,35 @@ class Gpu : public sc_core::sc_module {
   sc_core::sc_time compute_time(const hw::Task& task) const;
 
  private:
+  // A message waiting for its link: a write or read the executor issued (everything launch
+  // needs is copied here, so the task list is not touched again), or a prepared response.
   struct TxItem {
-    const hw::Task* task;                 // a send or read issued by the executor, or
-    tlm::tlm_generic_payload* payload;    // a prepared response
+    tlm::tlm_generic_payload* payload = nullptr;  // prepared response, or nullptr
+    Opcode opcode = Opcode::write;
+    uint32_t peer = 0;
+    uint32_t counter = 0;
+    uint32_t wire_flits = 0;
+    uint64_t source_address = 0;
+    uint64_t target_address = 0;
+    uint64_t bytes = 0;
     sc_core::sc_time not_before;
   };
+  TxItem request_item(const hw::Task& task) const;
   struct LinkEngine {
     std::deque<TxItem> queues[kTrafficClasses];  // the VC is allocated at launch
     uint64_t queued = 0;
     uint32_t next_queue = 0;
-    bool listening = true;
-    sc_core::sc_event wake;
+    sc_core::sc_event wake;  // the only event the engine's process is sensitive to
   };
   struct ArrivalCounter {
     std::vector<uint64_t> arrival_ps;
   };
 
+  void end_of_elaboration() override;
   void execute();
   void serve_link(uint32_t link);
   void enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item);
   void launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, uint16_t vc);
-  uint32_t flits_of(const TxItem& item) const;
   tlm::tlm_sync_enum nb_transport_fw(int link, tlm::tlm_generic_payload& payload,
                                      tlm::tlm_phase& phase, sc_core::sc_time& delay);
   void record_arrival(uint32_t counter, const sc_core::sc_time& at);
@@ -106,6 +114,7 @@ class Gpu : public sc_core::sc_module {
   LinkParams link_params_;
   uint32_t id_;
   PayloadPool& pool_;
+  sc_core::sc_time lookahead_;
   GpuMemory memory_;
   std::vector<LinkEngine> links_;
 

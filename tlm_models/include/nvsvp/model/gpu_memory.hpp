@@ -1,6 +1,8 @@
-// Sparse functional memory of one GPU. Only 16-byte granules that were written are stored, in
-// one open-addressing table (no allocation per granule), each with a write counter so that
-// checks can prove a copy landed exactly once. Unwritten bytes read as zero. SystemC-free.
+// Functional memory of one GPU. Only 16-byte granules that were written are stored, each with a
+// write counter so that checks can prove a copy landed exactly once; unwritten bytes read as
+// zero. The leading granule of every element of a declared buffer lives in a dense array (the
+// model's equivalent of an allocation: what firmware touches in order stays close in the host's
+// caches); every other granule lives in one open-addressing table. SystemC-free.
 #pragma once
 
 #include <cstdint>
@@ -19,26 +21,40 @@ class GpuMemory : public hw::MemoryAccess {
   void read(uint64_t address, void* data, size_t length) const override;
   void write(uint64_t address, const void* data, size_t length) override;
   uint32_t write_count(uint64_t address) const override;
+  void declare_buffer(uint64_t base, uint64_t element_bytes, uint64_t elements) override;
 
-  uint64_t granules() const { return used_; }
+  uint64_t sparse_granules() const { return used_; }
   uint64_t writes() const { return writes_; }
 
  private:
   struct Granule {
-    uint64_t key;  // address / kGranuleBytes, or kEmpty
     uint32_t writes;
     uint8_t bytes[kGranuleBytes];
   };
+  struct SparseGranule {
+    uint64_t key;  // address / kGranuleBytes, or kEmpty
+    Granule granule;
+  };
+  struct Buffer {
+    uint64_t base;
+    uint64_t element_bytes;
+    uint64_t end;
+    std::vector<Granule> leading;  // [element]
+  };
   static constexpr uint64_t kEmpty = ~0ull;
 
-  const Granule* find(uint64_t key) const;
-  Granule& find_or_insert(uint64_t key);
+  // The granule holding `address` (granule-aligned), or nullptr if it was never written.
+  const Granule* find(uint64_t address) const;
+  Granule& find_or_insert(uint64_t address);
+  Granule* dense(uint64_t address) const;
   size_t slot_of(uint64_t key) const {
     return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
   }
-  void grow();
+  void rehash(size_t slots);
 
-  std::vector<Granule> table_;
+  std::vector<Buffer> buffers_;
+  mutable size_t last_buffer_ = 0;
+  std::vector<SparseGranule> table_;
   uint64_t used_ = 0;
   unsigned shift_;
   uint64_t writes_ = 0;

@@ -16,6 +16,7 @@ struct GpuParams {
   uint32_t interleave_bytes = 256;  // address interleaving over the GPU's links (assumed granule)
   uint32_t functional_bytes = 16;   // leading bytes of each message that carry real values
   uint32_t rx_vc_depth_flits = 256; // the GPU's own input buffer per VC (it drains at line rate)
+  double tx_lookahead_ns = 1000.0;  // a link engine commits messages that start within this time
 
   template <class V>
   void visit(V& v) {
@@ -31,6 +32,9 @@ struct GpuParams {
       hw::between(16, 64));
     v("rx_vc_depth_flits", rx_vc_depth_flits, "receive buffer per virtual channel, flits",
       hw::between(1, 1 << 24));
+    v("tx_lookahead_ns", tx_lookahead_ns,
+      "a link engine commits queued messages that will start within this time (0: one at a time)",
+      hw::between(0.0, 1e6));
   }
 };
 

@@ -57,11 +57,22 @@ struct NvlinkProtocolTypes {
   using tlm_phase_type = tlm::tlm_phase;
 };
 
-// Payloads with their extension and data buffer, recycled through tlm_mm_interface so that a run
-// allocates only as many as are in flight at once.
+// An NVLink payload: the generic payload with its extension and functional data inline. Every
+// payload on an NVLink socket is one of these, taken from a PayloadPool, so that the extension is
+// reached without a lookup (extension_of) and nothing is allocated per message.
+struct PooledPayload : tlm::tlm_generic_payload {
+  static constexpr uint32_t kMaxFunctionalBytes = 64;
+  NvlinkExtension extension;
+  unsigned char data[kMaxFunctionalBytes];
+
+  explicit PooledPayload(tlm::tlm_mm_interface* mm);
+  ~PooledPayload() override;
+};
+
+// Recycles payloads through tlm_mm_interface: a run allocates only as many as are in flight.
 class PayloadPool : public tlm::tlm_mm_interface {
  public:
-  static constexpr uint32_t kMaxFunctionalBytes = 64;
+  static constexpr uint32_t kMaxFunctionalBytes = PooledPayload::kMaxFunctionalBytes;
 
   PayloadPool() = default;
   PayloadPool(const PayloadPool&) = delete;
@@ -76,16 +87,16 @@ class PayloadPool : public tlm::tlm_mm_interface {
   uint64_t allocated() const { return all_.size(); }
 
  private:
-  struct Slot;
-  std::vector<Slot*> all_;
-  std::vector<Slot*> free_;
+  std::vector<PooledPayload*> all_;
+  std::vector<PooledPayload*> free_;
   uint64_t in_use_ = 0;
 };
 
 inline NvlinkExtension& extension_of(tlm::tlm_generic_payload& payload) {
-  NvlinkExtension* ext = nullptr;
-  payload.get_extension(ext);
-  return *ext;
+  return static_cast<PooledPayload&>(payload).extension;
+}
+inline const NvlinkExtension& extension_of(const tlm::tlm_generic_payload& payload) {
+  return static_cast<const PooledPayload&>(payload).extension;
 }
 
 }  // namespace nvsvp::model

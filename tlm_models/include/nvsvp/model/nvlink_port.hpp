@@ -1,10 +1,8 @@
 // One NVLink link in one direction: serialization at the link rate, one-hop latency, and
 // credit-based flow control per (traffic class, virtual channel) towards the receiver's input
-// buffers. The sender (a GPU link engine or a switch output) hands it messages through
-// NvlinkTxIf; the port delivers them to the receiver over a TLM socket (NvlinkProtocolTypes).
-//
-// No process is clocked: the port only notifies its ready event when the link goes idle or when
-// credits come back.
+// buffers, with the VC allocated per hop. The sender (a GPU link engine or a switch output) hands
+// it messages through NvlinkTxIf; the port delivers them to the receiver over a TLM socket
+// (NvlinkProtocolTypes). The port has no process of its own: nothing is clocked.
 #pragma once
 
 #include <array>
@@ -18,22 +16,30 @@
 
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_params.hpp"
+#include "nvsvp/model/sim_time.hpp"
 
 namespace nvsvp::model {
 
+// What a sender (a GPU link engine, a switch output) sees of the link it feeds. Senders are
+// self-scheduling processes with one wake event: the port notifies that event when credits the
+// sender waits for come back; the sender itself schedules its wake for the end of a send.
 class NvlinkTxIf : public virtual sc_core::sc_interface {
  public:
-  // True when the link is not serializing a message.
-  virtual bool idle() const = 0;
-  // VC allocation: a virtual channel of `traffic_class` whose receiver buffer has room for a
-  // message of `flits`, round robin over the class's VCs; -1 when the link is busy or no VC
-  // has room (credits already on their way back then notify the ready event when they land).
-  virtual int available_vc(TrafficClass traffic_class, uint32_t flits) = 0;
-  // Starts the message now on the VC in its extension, which available_vc() returned.
+  // The event of the (single) sender's process.
+  virtual void set_sender_event(sc_core::sc_event* event) = 0;
+  // When the link finishes serializing the message in flight (now or earlier when idle).
+  virtual sc_core::sc_time busy_until() const = 0;
+  // The most credits any VC of `traffic_class` has now (a message needs min(flits, depth)).
+  virtual uint32_t best_credits(TrafficClass traffic_class) = 0;
+  virtual uint32_t credits_needed(uint32_t flits) const = 0;
+  // VC allocation: a VC of `traffic_class` with room for `flits`, round robin; -1 if none.
+  virtual int allocate_vc(TrafficClass traffic_class, uint32_t flits) = 0;
+  // The sender waits for credits of `traffic_class`: its event is notified when they land.
+  virtual void wait_for_credits(TrafficClass traffic_class) = 0;
+  // Starts the message on the VC in its extension (from allocate_vc) as soon as the link is free:
+  // now, or when the message on the wire ends (a sender may commit the next message early).
   // The port takes its own reference.
   virtual void send(tlm::tlm_generic_payload& payload) = 0;
-  // Notified when the link goes idle and when credits return.
-  virtual const sc_core::sc_event& ready_event() const = 0;
   // Time `flits` occupy this link.
   virtual sc_core::sc_time serialization_time(uint32_t flits) const = 0;
 };
@@ -55,11 +61,15 @@ class NvlinkPort : public sc_core::sc_module, public NvlinkTxIf {
   NvlinkPort(const sc_core::sc_module_name& name, const LinkParams& params, uint32_t receiver_vcs,
              uint32_t receiver_depth_flits);
 
-  bool idle() const override;
-  int available_vc(TrafficClass traffic_class, uint32_t flits) override;
+  void set_sender_event(sc_core::sc_event* event) override { sender_event_ = event; }
+  sc_core::sc_time busy_until() const override { return busy_until_; }
+  uint32_t best_credits(TrafficClass traffic_class) override;
+  uint32_t credits_needed(uint32_t flits) const override { return flits < depth_ ? flits : depth_; }
+  int allocate_vc(TrafficClass traffic_class, uint32_t flits) override;
+  void wait_for_credits(TrafficClass traffic_class) override;
   void send(tlm::tlm_generic_payload& payload) override;
-  const sc_core::sc_event& ready_event() const override { return ready_event_; }
   sc_core::sc_time serialization_time(uint32_t flits) const override;
+  bool idle() const { return sc_core::sc_time_stamp() >= busy_until_; }
 
   const LinkParams& params() const { return params_; }
   const LinkStats& stats() const { return stats_; }
@@ -78,7 +88,6 @@ class NvlinkPort : public sc_core::sc_module, public NvlinkTxIf {
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
   void apply_due_credits();
-  uint32_t credits_for(uint32_t flits) const { return flits < depth_ ? flits : depth_; }
   int32_t& credits(TrafficClass traffic_class, uint16_t vc) {
     return credits_[static_cast<size_t>(traffic_class) * vcs_ + vc];
   }
@@ -86,13 +95,15 @@ class NvlinkPort : public sc_core::sc_module, public NvlinkTxIf {
   LinkParams params_;
   uint32_t vcs_;
   uint32_t depth_;
-  double flit_time_ps_;
+  uint64_t flit_time_fs_;  // femtoseconds, so that a message's time rounds once
   sc_core::sc_time latency_;
   sc_core::sc_time busy_until_;
   std::vector<int32_t> credits_;
   uint16_t next_vc_[kTrafficClasses] = {0, 0};
+  bool sender_waiting_[kTrafficClasses] = {false, false};
+  sc_core::sc_event* sender_event_ = nullptr;
   std::vector<PendingCredit> pending_credits_;
-  sc_core::sc_event ready_event_;
+  sc_core::sc_time earliest_pending_;  // of pending_credits_, or never() when empty
   LinkStats stats_;
 };
 

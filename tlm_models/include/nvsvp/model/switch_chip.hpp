@@ -57,32 +57,40 @@ class SwitchChip : public sc_core::sc_module {
  private:
   struct Entry {
     tlm::tlm_generic_payload* payload;
+    NvlinkExtension* ext;
+    uint32_t wire_flits;
     uint16_t output;
     sc_core::sc_time ready_at;
   };
   struct InputPort {
     std::vector<std::deque<Entry>> fifos;  // [class * vcs + vc]
     std::vector<uint32_t> occupied_flits;  // [class * vcs + vc]
-    sc_core::sc_time crossbar_free[kTrafficClasses];
+  };
+  // A head-of-line message asking for an output: what arbitration needs, kept with the output.
+  struct Request {
+    uint32_t requester;  // input * vcs + vc
+    uint32_t wire_flits;
+    sc_core::sc_time ready_at;
   };
   // The per-output half of one crossbar: who wants this output, and the arbiter choosing.
   struct CrossbarOutput {
-    std::vector<uint32_t> requesters;  // input * vcs + vc, sorted
+    std::vector<Request> requests;  // sorted by requester
     std::unique_ptr<Arbiter> arbiter;
   };
   struct OutputPort {
     CrossbarOutput crossbar[kTrafficClasses];  // [request crossbar, response crossbar]
+    sc_core::sc_time link_busy_until;          // mirror of the port's, set when this output sends
     uint8_t next_class = 0;                    // link-level round robin between the crossbars
-    bool listening = false;                    // its process waits on `wake`
-    sc_core::sc_event wake;
+    sc_core::sc_event wake;                    // the only event its process is sensitive to
   };
 
+  void end_of_elaboration() override;
   tlm::tlm_sync_enum nb_transport_fw(int port, tlm::tlm_generic_payload& payload,
                                      tlm::tlm_phase& phase, sc_core::sc_time& delay);
   void serve_output(uint16_t output);
-  void forward(uint16_t output, TrafficClass traffic_class, uint32_t requester);
-  void request_output(uint16_t output, TrafficClass traffic_class, uint32_t requester,
-                      const sc_core::sc_time& ready_at);
+  // Moves the head of `requester` to `output`; returns the time it occupies the link.
+  sc_core::sc_time forward(uint16_t output, TrafficClass traffic_class, uint32_t requester);
+  void request_output(uint16_t output, TrafficClass traffic_class, const Request& request);
   uint16_t select_output(const NvlinkExtension& ext) const;
   size_t fifo_index(TrafficClass traffic_class, uint16_t vc) const {
     return static_cast<size_t>(traffic_class) * params_.vcs_per_class + vc;
@@ -93,6 +101,7 @@ class SwitchChip : public sc_core::sc_module {
   uint32_t interleave_bytes_;
   sc_core::sc_time internal_latency_;
   std::vector<InputPort> inputs_;
+  std::vector<sc_core::sc_time> crossbar_free_;  // [input * classes + class]: input's transfer slot
   std::vector<OutputPort> outputs_;
   std::vector<std::vector<uint16_t>> routes_;
   std::vector<ArbiterRequest> eligible_;  // scratch, reused per arbitration

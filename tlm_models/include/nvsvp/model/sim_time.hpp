@@ -1,0 +1,31 @@
+// Times as integer picoseconds: the models build sc_time from a count of the kernel's time unit
+// (1 ps, SystemC's default resolution, which the platform checks) instead of from doubles.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include <systemc>
+
+namespace nvsvp::model {
+
+inline sc_core::sc_time picoseconds(uint64_t ps) { return sc_core::sc_time::from_value(ps); }
+
+inline uint64_t to_picoseconds(double nanoseconds) {
+  return static_cast<uint64_t>(std::llround(nanoseconds * 1000.0));
+}
+
+// Call during elaboration: the models assume 1 ps resolution.
+inline void require_picosecond_resolution(const char* who) {
+  if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS)) {
+    SC_REPORT_FATAL(who, "nvsvp models need SystemC's time resolution to be 1 ps");
+  }
+}
+
+// sc_max_time() is a library call; models compare against it in inner loops.
+inline const sc_core::sc_time& never() {
+  static const sc_core::sc_time t = sc_core::sc_max_time();
+  return t;
+}
+
+}  // namespace nvsvp::model
