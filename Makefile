@@ -19,7 +19,7 @@ test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 bench: build
-	$(BUILD_DIR)/benchmarks/nvsvp_bench
+	scripts/bench.sh
 
 clean:
 	rm -rf $(BUILD_DIR) out

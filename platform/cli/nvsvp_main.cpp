@@ -68,6 +68,8 @@ int sc_main(int argc, char* argv[]) {
     }
     const nvsvp::platform::Scenario scenario = nvsvp::platform::load_scenario(file, overrides, config_dir);
     if (validate->parsed()) {
+      // The routing is generated too: a trace file is only read (and checked) then.
+      nvsvp::platform::make_layer_spec(scenario);
       if (dump) std::cout << nvsvp::platform::dump_effective(scenario);
       std::cout << file << ": ok (" << scenario.schemes.size() << " scheme"
                 << (scenario.schemes.size() == 1 ? "" : "s") << ")\n";

@@ -14,7 +14,8 @@ using nlohmann::json;
 namespace {
 
 json routing_summary(const RoutingSpec& r) {
-  json j = {{"kind", r.kind}, {"seed", r.seed}};
+  json j = {{"kind", r.kind}};
+  if (r.kind != "trace") j["seed"] = r.seed;
   if (r.kind == "normal") j["std"] = r.std;
   if (r.kind == "zipf") j["exponent"] = r.exponent;
   if (r.kind == "trace") j["file"] = r.file;
@@ -116,8 +117,10 @@ void print_summary(const Report& report, const std::string& out_dir, std::ostrea
   os << "scenario " << s["name"].get<std::string>() << ": " << s["platform"].get<std::string>() << " ("
      << s["gpus"] << " GPUs, " << s["switch_chips"] << " switch chips, " << s["links_per_gpu"]
      << " links/GPU), model " << s["model"].get<std::string>() << " top-" << s["top_k"] << ", "
-     << s["tokens_per_gpu"] << " tokens/GPU, routing " << s["routing"]["kind"].get<std::string>() << " seed "
-     << s["routing"]["seed"] << "\n";
+     << s["tokens_per_gpu"] << " tokens/GPU, routing " << s["routing"]["kind"].get<std::string>();
+  if (s["routing"].contains("seed")) os << " seed " << s["routing"]["seed"];
+  if (s["routing"].contains("file")) os << " " << s["routing"]["file"].get<std::string>();
+  os << "\n";
   os << std::left << std::setw(22) << "scheme" << std::right << std::setw(12) << "layer_us"
      << std::setw(14) << "gpu->sw_MB" << std::setw(14) << "sw->gpu_MB" << std::setw(10) << "util_up"
      << std::setw(10) << "util_dn" << std::setw(22) << "copies_delivered" << std::setw(16)
@@ -136,7 +139,7 @@ void print_summary(const Report& report, const std::string& out_dir, std::ostrea
        << fixed(r["traffic_bytes"]["switch_to_gpu"].get<double>() / 1e6, 2) << std::setw(10)
        << fixed(r["utilization"]["gpu_to_switch"].get<double>(), 3) << std::setw(10)
        << fixed(r["utilization"]["switch_to_gpu"].get<double>(), 3) << std::setw(22) << copies
-       << std::setw(16) << c["combine_errors"] << std::setw(8)
+       << std::setw(16) << c["combine_errors"].get<uint64_t>() << std::setw(8)
        << (c["passed"].get<bool>() ? "ok" : "FAILED") << "\n";
   }
   for (const json& r : doc["results"]) {
@@ -150,7 +153,7 @@ void print_summary(const Report& report, const std::string& out_dir, std::ostrea
     if (r.contains("error")) continue;
     const json& sim = r["sim"];
     os << "sim " << r["scheme"].get<std::string>() << ": " << fixed(sim["wall_seconds"].get<double>(), 3)
-       << " s wall, " << sim["transactions"] << " link transactions, "
+       << " s wall, " << sim["transactions"].get<uint64_t>() << " link transactions, "
        << fixed(sim["remote_token_copies_per_wall_second"].get<double>() / 1e6, 3)
        << " M remote token copies/s, peak RSS " << fixed(sim["peak_rss_mb"].get<double>(), 1) << " MB\n";
   }

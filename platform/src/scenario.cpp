@@ -10,13 +10,11 @@
 #include <map>
 
 #include "config_reader.hpp"
+#include "nvsvp/fw/moe_layer.hpp"
 
 namespace nvsvp::platform {
 
-const std::vector<std::string>& known_schemes() {
-  static const std::vector<std::string> schemes = {"deepep"};
-  return schemes;
-}
+const std::vector<std::string>& known_schemes() { return fw::scheme_names(); }
 
 namespace {
 

@@ -38,18 +38,13 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const GpuParams& params, const Lin
       id_(gpu_id),
       pool_(pool),
       lookahead_(picoseconds(to_picoseconds(params.tx_lookahead_ns))),
-      links_(links) {
+      links_(links),
+      link_scheduler_("link_engines", links, [this](uint32_t engine) { serve_link(engine); }) {
   if (params.functional_bytes > PayloadPool::kMaxFunctionalBytes) {
     SC_REPORT_FATAL(this->name(), "functional_bytes exceeds what a payload carries");
   }
   for (uint32_t l = 0; l < links; ++l) {
     rx[l].register_nb_transport_fw(this, &Gpu::nb_transport_fw, static_cast<int>(l));
-    sc_core::sc_spawn_options options;
-    options.spawn_method();
-    options.dont_initialize();
-    options.set_sensitivity(&links_[l].wake);
-    sc_core::sc_spawn([this, l] { serve_link(l); }, sc_core::sc_gen_unique_name("link_engine"),
-                      &options);
   }
   sc_core::sc_spawn_options options;
   options.spawn_method();
@@ -186,7 +181,7 @@ void Gpu::record_arrival(uint32_t index, const sc_time& at) {
 }
 
 void Gpu::end_of_elaboration() {
-  for (size_t l = 0; l < links_.size(); ++l) tx[l]->set_sender_event(&links_[l].wake);
+  for (uint32_t l = 0; l < links_.size(); ++l) tx[l]->set_sender(&link_scheduler_, l);
 }
 
 void Gpu::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item) {
@@ -194,10 +189,7 @@ void Gpu::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item)
   engine.queues[static_cast<size_t>(traffic_class)].push_back(item);
   engine.queued++;
   // While the link is busy a wake is already pending for when it frees.
-  if (item.not_before >= tx[link]->busy_until()) {
-    const sc_time now = sc_core::sc_time_stamp();
-    engine.wake.notify(item.not_before > now ? item.not_before - now : SC_ZERO_TIME);
-  }
+  if (item.not_before >= tx[link]->busy_until()) link_scheduler_.wake_at(link, item.not_before);
 }
 
 Gpu::TxItem Gpu::request_item(const hw::Task& task) const {
@@ -213,10 +205,9 @@ Gpu::TxItem Gpu::request_item(const hw::Task& task) const {
   return item;
 }
 
-// A link engine's process: statically sensitive to its wake event only. Each activation
-// commits the queued messages that can start within the lookahead (the link takes them back to
-// back), then schedules itself for when more could go; credits it waits for wake it through the
-// port. Committing early is exact for one FIFO: the credits it uses are this sender's alone.
+// Serving one link engine (a client of the GPU's WakeScheduler): commit the queued messages that
+// can start within the lookahead (the link takes them back to back), then ask to be served when
+// more could go; credits it waits for wake it through the port.
 void Gpu::serve_link(uint32_t link) {
   LinkEngine& engine = links_[link];
   NvlinkTxIf* port = tx[link].operator->();
@@ -224,7 +215,7 @@ void Gpu::serve_link(uint32_t link) {
   while (engine.queued > 0) {
     const sc_time free_at = port->busy_until();
     if (free_at > now + lookahead_) {
-      engine.wake.notify(free_at - lookahead_ - now);
+      link_scheduler_.wake_at(link, free_at - lookahead_);
       return;
     }
     sc_time next_ready = never();
@@ -252,7 +243,7 @@ void Gpu::serve_link(uint32_t link) {
       launched = true;
     }
     if (!launched) {
-      if (next_ready != never()) engine.wake.notify(next_ready - now);
+      if (next_ready != never()) link_scheduler_.wake_at(link, next_ready);
       return;
     }
   }

@@ -70,9 +70,7 @@ void NvlinkPort::wait_for_credits(TrafficClass traffic_class) {
   for (const PendingCredit& c : pending_credits_) {
     if (c.traffic_class == static_cast<uint8_t>(traffic_class)) earliest = std::min(earliest, c.at);
   }
-  if (earliest != never() && sender_event_ != nullptr) {
-    sender_event_->notify(earliest - sc_core::sc_time_stamp());
-  }
+  if (earliest != never() && sender_ != nullptr) sender_->wake_at(sender_client_, earliest);
 }
 
 void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
@@ -118,9 +116,9 @@ tlm::tlm_sync_enum NvlinkPort::nb_transport_bw(tlm::tlm_generic_payload& payload
                                            credits_needed(ext.wire_flits)});
   earliest_pending_ = std::min(earliest_pending_, arrival);
   bool& waiting = sender_waiting_[static_cast<size_t>(ext.traffic_class)];
-  if (waiting && sender_event_ != nullptr) {
+  if (waiting && sender_ != nullptr) {
     waiting = false;
-    sender_event_->notify(delay + latency_);
+    sender_->wake_at(sender_client_, arrival);
   }
   payload.release();
   return tlm::TLM_ACCEPTED;

@@ -23,26 +23,20 @@ SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& 
       internal_latency_(picoseconds(to_picoseconds(params.latency_ns))),
       inputs_(params.ports),
       crossbar_free_(static_cast<size_t>(params.ports) * kTrafficClasses),
-      outputs_(params.ports) {
+      outputs_(params.ports),
+      output_scheduler_("outputs", params.ports,
+                        [this](uint32_t output) { serve_output(static_cast<uint16_t>(output)); }) {
   const size_t fifos = static_cast<size_t>(kTrafficClasses) * params.vcs_per_class;
   for (uint32_t p = 0; p < params.ports; ++p) {
     in[p].register_nb_transport_fw(this, &SwitchChip::nb_transport_fw, static_cast<int>(p));
     inputs_[p].fifos.resize(fifos);
     inputs_[p].occupied_flits.assign(fifos, 0);
     for (CrossbarOutput& xbar : outputs_[p].crossbar) xbar.arbiter = make_arbiter(params.arbiter);
-
-    sc_core::sc_spawn_options options;
-    options.spawn_method();
-    options.dont_initialize();
-    options.set_sensitivity(&outputs_[p].wake);
-    const uint16_t output = static_cast<uint16_t>(p);
-    sc_core::sc_spawn([this, output] { serve_output(output); },
-                      sc_core::sc_gen_unique_name("output"), &options);
   }
 }
 
 void SwitchChip::end_of_elaboration() {
-  for (uint32_t p = 0; p < params_.ports; ++p) out[p]->set_sender_event(&outputs_[p].wake);
+  for (uint32_t p = 0; p < params_.ports; ++p) out[p]->set_sender(&output_scheduler_, p);
 }
 
 void SwitchChip::set_route(uint32_t gpu, const std::vector<uint16_t>& ports) {
@@ -98,21 +92,18 @@ void SwitchChip::request_output(uint16_t output, TrafficClass traffic_class, con
   auto by_requester = [](const Request& a, const Request& b) { return a.requester < b.requester; };
   requests.insert(std::upper_bound(requests.begin(), requests.end(), request, by_requester), request);
   // While the link is busy a wake is already pending for when it frees.
-  if (request.ready_at >= o.link_busy_until) {
-    const sc_time now = sc_core::sc_time_stamp();
-    o.wake.notify(request.ready_at > now ? request.ready_at - now : SC_ZERO_TIME);
-  }
+  if (request.ready_at >= o.link_busy_until) output_scheduler_.wake_at(output, request.ready_at);
 }
 
-// The output's process: statically sensitive to its wake event only. Each activation either
-// forwards one message (and wakes itself when the link frees) or schedules itself for the
-// earliest moment something could go; credits it waits for wake it through the port.
+// Serving one output (a client of the chip's WakeScheduler): forward one message and ask to be
+// served again when the link frees, or ask for the earliest moment something could go; credits
+// it waits for wake it through the port.
 void SwitchChip::serve_output(uint16_t output) {
   OutputPort& o = outputs_[output];
   if (o.crossbar[0].requests.empty() && o.crossbar[1].requests.empty()) return;
   const sc_time now = sc_core::sc_time_stamp();
   if (o.link_busy_until > now) {
-    o.wake.notify(o.link_busy_until - now);
+    output_scheduler_.wake_at(output, o.link_busy_until);
     return;
   }
   NvlinkTxIf* link = out[output].operator->();
@@ -141,12 +132,12 @@ void SwitchChip::serve_output(uint16_t output) {
       const sc_time serialization = forward(output, traffic_class, winner);
       o.link_busy_until = now + serialization;
       o.next_class = static_cast<uint8_t>((static_cast<int>(traffic_class) + 1) % kTrafficClasses);
-      o.wake.notify(serialization);
+      output_scheduler_.wake_at(output, o.link_busy_until);
       return;
     }
     if (credit_blocked) link->wait_for_credits(traffic_class);
   }
-  if (next_ready != never()) o.wake.notify(next_ready - now);
+  if (next_ready != never()) output_scheduler_.wake_at(output, next_ready);
 }
 
 sc_time SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_t requester) {

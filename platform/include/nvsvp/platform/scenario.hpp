@@ -67,8 +67,8 @@ struct Scenario {
   SimulationSpec simulation;
 };
 
-// The communication schemes a scenario may name in `schemes` (defined in scenario.cpp: the one
-// place to add a scheme).
+// The communication schemes a scenario may name in `schemes`: those the firmware can build
+// (fw::scheme_names()).
 const std::vector<std::string>& known_schemes();
 
 // Loads a scenario. `overrides` are "a.b.c=value" strings applied to the file's tree before it is

@@ -24,6 +24,7 @@
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_params.hpp"
 #include "nvsvp/model/nvlink_port.hpp"
+#include "nvsvp/model/wake_scheduler.hpp"
 
 namespace nvsvp::model {
 
@@ -93,7 +94,6 @@ class Gpu : public sc_core::sc_module {
     std::deque<TxItem> queues[kTrafficClasses];  // the VC is allocated at launch
     uint64_t queued = 0;
     uint32_t next_queue = 0;
-    sc_core::sc_event wake;  // the only event the engine's process is sensitive to
   };
   struct ArrivalCounter {
     std::vector<uint64_t> arrival_ps;
@@ -117,6 +117,7 @@ class Gpu : public sc_core::sc_module {
   sc_core::sc_time lookahead_;
   GpuMemory memory_;
   std::vector<LinkEngine> links_;
+  WakeScheduler link_scheduler_;  // serves the link engines (declared after them)
 
   // The executor: every sequence ever submitted stays here, so queued sends can point at tasks.
   std::deque<hw::WorkSequence> sequences_;

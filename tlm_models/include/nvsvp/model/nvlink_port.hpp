@@ -17,16 +17,17 @@
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_params.hpp"
 #include "nvsvp/model/sim_time.hpp"
+#include "nvsvp/model/wake_scheduler.hpp"
 
 namespace nvsvp::model {
 
 // What a sender (a GPU link engine, a switch output) sees of the link it feeds. Senders are
-// self-scheduling processes with one wake event: the port notifies that event when credits the
-// sender waits for come back; the sender itself schedules its wake for the end of a send.
+// self-scheduling clients of a WakeScheduler: the port wakes the sender when credits it waits for
+// come back; the sender itself asks to be woken when its send ends.
 class NvlinkTxIf : public virtual sc_core::sc_interface {
  public:
-  // The event of the (single) sender's process.
-  virtual void set_sender_event(sc_core::sc_event* event) = 0;
+  // Who to wake when credits come back: `client` of `scheduler`.
+  virtual void set_sender(WakeScheduler* scheduler, uint32_t client) = 0;
   // When the link finishes serializing the message in flight (now or earlier when idle).
   virtual sc_core::sc_time busy_until() const = 0;
   // The most credits any VC of `traffic_class` has now (a message needs min(flits, depth)).
@@ -61,7 +62,10 @@ class NvlinkPort : public sc_core::sc_module, public NvlinkTxIf {
   NvlinkPort(const sc_core::sc_module_name& name, const LinkParams& params, uint32_t receiver_vcs,
              uint32_t receiver_depth_flits);
 
-  void set_sender_event(sc_core::sc_event* event) override { sender_event_ = event; }
+  void set_sender(WakeScheduler* scheduler, uint32_t client) override {
+    sender_ = scheduler;
+    sender_client_ = client;
+  }
   sc_core::sc_time busy_until() const override { return busy_until_; }
   uint32_t best_credits(TrafficClass traffic_class) override;
   uint32_t credits_needed(uint32_t flits) const override { return flits < depth_ ? flits : depth_; }
@@ -101,7 +105,8 @@ class NvlinkPort : public sc_core::sc_module, public NvlinkTxIf {
   std::vector<int32_t> credits_;
   uint16_t next_vc_[kTrafficClasses] = {0, 0};
   bool sender_waiting_[kTrafficClasses] = {false, false};
-  sc_core::sc_event* sender_event_ = nullptr;
+  WakeScheduler* sender_ = nullptr;
+  uint32_t sender_client_ = 0;
   std::vector<PendingCredit> pending_credits_;
   sc_core::sc_time earliest_pending_;  // of pending_credits_, or never() when empty
   LinkStats stats_;

@@ -23,6 +23,7 @@
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_port.hpp"
 #include "nvsvp/model/switch_params.hpp"
+#include "nvsvp/model/wake_scheduler.hpp"
 
 namespace nvsvp::model {
 
@@ -81,7 +82,6 @@ class SwitchChip : public sc_core::sc_module {
     CrossbarOutput crossbar[kTrafficClasses];  // [request crossbar, response crossbar]
     sc_core::sc_time link_busy_until;          // mirror of the port's, set when this output sends
     uint8_t next_class = 0;                    // link-level round robin between the crossbars
-    sc_core::sc_event wake;                    // the only event its process is sensitive to
   };
 
   void end_of_elaboration() override;
@@ -103,6 +103,7 @@ class SwitchChip : public sc_core::sc_module {
   std::vector<InputPort> inputs_;
   std::vector<sc_core::sc_time> crossbar_free_;  // [input * classes + class]: input's transfer slot
   std::vector<OutputPort> outputs_;
+  WakeScheduler output_scheduler_;  // serves the outputs (declared after them)
   std::vector<std::vector<uint16_t>> routes_;
   std::vector<ArbiterRequest> eligible_;  // scratch, reused per arbitration
   uint64_t buffered_ = 0;

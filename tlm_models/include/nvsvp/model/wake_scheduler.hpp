@@ -1,0 +1,46 @@
+// One SystemC method process that serves many clients of a component (the links of a GPU, the
+// outputs of a switch chip): each client asks to be served at a time, and the process wakes at
+// the earliest time any client asked for and serves every client that is due, in client order.
+//
+// Why not one process per client: the kernel's timed-event queue then holds one entry per busy
+// link in the whole machine (and stale ones), and every event costs a heap operation through
+// scattered memory. Here the kernel sees one entry per component; the per-client times sit in one
+// small contiguous array.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include <systemc>
+
+namespace nvsvp::model {
+
+class WakeScheduler {
+ public:
+  using Serve = std::function<void(uint32_t client)>;
+
+  // Spawns the process (call during elaboration).
+  WakeScheduler(const char* name, uint32_t clients, Serve serve);
+  WakeScheduler(const WakeScheduler&) = delete;
+  WakeScheduler& operator=(const WakeScheduler&) = delete;
+
+  // Serve `client` at `at` (absolute), or earlier if it already asked for earlier.
+  void wake_at(uint32_t client, const sc_core::sc_time& at);
+  void wake_after(uint32_t client, const sc_core::sc_time& delay) {
+    wake_at(client, sc_core::sc_time_stamp() + delay);
+  }
+
+ private:
+  static constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+  void run();
+
+  Serve serve_;
+  std::vector<uint64_t> wake_ps_;  // [client]
+  uint64_t next_ps_ = kNever;      // the time the event is notified for
+  bool serving_ = false;
+  sc_core::sc_event event_;
+};
+
+}  // namespace nvsvp::model
