@@ -1,5 +1,8 @@
 #include "nvsvp/platform/platform.hpp"
 
+#include <algorithm>
+#include <sstream>
+
 namespace nvsvp::platform {
 
 Platform::Platform(const sc_core::sc_module_name& name, const PlatformSpec& spec)
@@ -67,20 +70,40 @@ const model::NvlinkPort& Platform::link(LinkDirection direction, uint32_t gpu, u
   return direction == LinkDirection::gpu_to_switch ? up_[i] : down_[i];
 }
 
-uint64_t Platform::describe_outstanding(std::ostream& os) const {
+uint64_t Platform::describe_outstanding(std::ostream& os, uint64_t max_lines) const {
+  auto more = [&](uint64_t shown, uint64_t total, const char* what) {
+    if (total > shown) os << "  ... and " << total - shown << " more " << what << "\n";
+  };
   uint64_t count = 0;
-  for (const model::Gpu& g : gpus_) count += g.describe_outstanding(os);
-  for (const model::SwitchChip& c : chips_) count += c.describe_outstanding(os);
+  uint64_t busy_gpus = 0;
+  for (const model::Gpu& g : gpus_) {
+    std::ostringstream line;
+    const uint64_t items = g.describe_outstanding(line);
+    if (items == 0) continue;
+    if (busy_gpus++ < max_lines) os << line.str();
+    count += items;
+  }
+  more(std::min(busy_gpus, max_lines), busy_gpus, "GPUs with work left");
+  uint64_t buffered = 0;
+  for (const model::SwitchChip& c : chips_) {
+    const uint64_t shown = buffered < max_lines ? max_lines - buffered : 0;
+    buffered += c.describe_outstanding(os, shown);
+  }
+  more(std::min(buffered, max_lines), buffered, "messages buffered in switches");
+  count += buffered;
+  uint64_t holding = 0;
   for (const auto* ports : {&up_, &down_}) {
     for (const model::NvlinkPort& p : *ports) {
       if (p.credits_outstanding() == 0) continue;
-      os << "  ";
-      p.describe_state(os);
-      os << "\n";
-      ++count;
+      if (holding++ < max_lines) {
+        os << "  ";
+        p.describe_state(os);
+        os << "\n";
+      }
     }
   }
-  return count;
+  more(std::min(holding, max_lines), holding, "links whose receiver holds credits");
+  return count + holding;
 }
 
 }  // namespace nvsvp::platform

@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 namespace nvsvp::platform {
 
@@ -141,13 +142,24 @@ void print_summary(const Report& report, const std::string& out_dir, std::ostrea
        << fixed(r["utilization"]["switch_to_gpu"].get<double>(), 3) << std::setw(22) << copies
        << std::setw(16) << c["combine_errors"].get<uint64_t>() << std::setw(8)
        << (c["passed"].get<bool>() ? "ok" : "FAILED") << "\n";
+    std::vector<std::tuple<double, double, std::string>> ordered;  // by start time
+    for (const auto& [phase, t] : r["phases"].items()) {
+      ordered.emplace_back(t["start_us"].get<double>(), t["end_us"].get<double>(), phase);
+    }
+    std::sort(ordered.begin(), ordered.end());
+    std::string phases;
+    for (const auto& [start, end, phase] : ordered) {
+      phases += (phases.empty() ? "" : ", ") + phase + " " + fixed(start, 1) + "-" + fixed(end, 1);
+    }
+    if (!phases.empty()) os << std::left << std::setw(22) << "" << "phases (us): " << phases << "\n";
   }
   for (const json& r : doc["results"]) {
     if (r.contains("error") || r["checks"]["passed"].get<bool>()) continue;
     const json& c = r["checks"];
     os << "scheme " << r["scheme"].get<std::string>() << " failed its checks:\n";
-    for (const json& v : c["violations"]) os << "  " << v.get<std::string>() << "\n";
     if (!c["stuck"].is_null()) os << c["stuck"].get<std::string>();
+    if (!c["violations"].empty()) os << "first violations:\n";
+    for (const json& v : c["violations"]) os << "  " << v.get<std::string>() << "\n";
   }
   for (const json& r : doc["results"]) {
     if (r.contains("error")) continue;

@@ -181,17 +181,17 @@ sc_time SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_
   return serialization;
 }
 
-uint64_t SwitchChip::describe_outstanding(std::ostream& os) const {
+uint64_t SwitchChip::describe_outstanding(std::ostream& os, uint64_t max_lines) const {
   uint64_t count = 0;
   for (size_t p = 0; p < inputs_.size(); ++p) {
     for (size_t f = 0; f < inputs_[p].fifos.size(); ++f) {
       for (const Entry& e : inputs_[p].fifos[f]) {
+        if (count++ >= max_lines) continue;
         const NvlinkExtension& ext = *e.ext;
         os << "  " << name() << " input " << p << " " << to_string(ext.traffic_class) << " vc "
            << ext.vc << ": " << to_string(ext.opcode) << " GPU " << ext.source_gpu << "#"
            << ext.sequence << " -> GPU " << ext.target_gpu << " via output " << e.output
            << ", ready at " << e.ready_at << "\n";
-        ++count;
       }
     }
   }

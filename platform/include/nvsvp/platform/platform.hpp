@@ -41,9 +41,10 @@ class Platform : public sc_core::sc_module {
   const model::NvlinkPort& link(LinkDirection direction, uint32_t gpu, uint32_t link) const;
   LinkEnd link_end(uint32_t gpu, uint32_t link) const;
 
-  // Lists everything not yet done (GPU work, queued and buffered messages, held credits);
-  // returns how many items there were (0 when the machine is quiet).
-  uint64_t describe_outstanding(std::ostream& os) const;
+  // Lists what is not yet done (GPU work, queued and buffered messages, held credits), at most
+  // `max_lines` per kind with a count of the rest; returns how many items there are (0 when the
+  // machine is quiet).
+  uint64_t describe_outstanding(std::ostream& os, uint64_t max_lines = 12) const;
 
  private:
   PlatformSpec spec_;

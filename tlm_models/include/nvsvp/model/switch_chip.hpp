@@ -52,8 +52,8 @@ class SwitchChip : public sc_core::sc_module {
   const SwitchParams& params() const { return params_; }
   const SwitchStats& stats() const { return stats_; }
   uint64_t buffered_messages() const { return buffered_; }
-  // Lists every buffered message (port, VC, destination); returns how many there were.
-  uint64_t describe_outstanding(std::ostream& os) const;
+  // Lists up to `max_lines` buffered messages (port, VC, destination); returns how many there are.
+  uint64_t describe_outstanding(std::ostream& os, uint64_t max_lines) const;
 
  private:
   struct Entry {
