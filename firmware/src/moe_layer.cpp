@@ -195,6 +195,22 @@ LayerPlan build_layer(const std::string& scheme, std::shared_ptr<const MoeLayerS
   return plan;
 }
 
+namespace {
+
+// copies[source][destination]: token copies `source` sends to `destination` (from the plan).
+std::vector<std::vector<uint64_t>> copies_between(const LayerPlan& plan) {
+  const MoeRouting& routing = plan.spec->routing;
+  std::vector<std::vector<uint64_t>> copies(routing.gpus, std::vector<uint64_t>(routing.gpus, 0));
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    for (uint64_t c = (*plan.copy_first)[t]; c < (*plan.copy_first)[t + 1]; ++c) {
+      copies[routing.home_of_token(t)][(*plan.copy_dest)[c]]++;
+    }
+  }
+  return copies;
+}
+
+}  // namespace
+
 void load_inputs(Hal& hal, const LayerPlan& plan) {
   const MoeRouting& routing = plan.spec->routing;
   const MoeBuffers& b = plan.buffers;
@@ -210,6 +226,14 @@ void load_inputs(Hal& hal, const LayerPlan& plan) {
     memory.declare_buffer(b.output, b.combine_stride, tokens);
     memory.declare_buffer(b.counts_tx, 16, routing.gpus);
     memory.declare_buffer(b.counts_rx, 16, routing.gpus);
+  }
+  // What each GPU tells each peer in the count exchange: how many tokens it will send there.
+  const std::vector<std::vector<uint64_t>> counts = copies_between(plan);
+  for (uint32_t g = 0; g < routing.gpus; ++g) {
+    for (uint32_t p = 0; p < routing.gpus; ++p) {
+      const uint64_t count = counts[g][p];
+      hal.memory(g).write(b.counts_tx + 16ull * p, &count, sizeof count);
+    }
   }
   uint8_t raw[2 * kLanes];
   for (uint64_t t = 0; t < routing.tokens(); ++t) {
@@ -269,6 +293,25 @@ MoeCheckResult verify_layer(Hal& hal, const LayerPlan& plan, size_t max_violatio
       if (writes != 1) os << "delivered " << writes << " times, expected once";
       else os << "data " << lanes_text(unpack_lanes(raw)) << ", expected " << lanes_text(token_lanes(t));
       violation(os.str());
+    }
+  }
+
+  // The count exchange carried the real counts (schemes that exchange counts write counts_rx).
+  const std::vector<std::vector<uint64_t>> counts = copies_between(plan);
+  for (uint32_t d = 0; d < routing.gpus; ++d) {
+    hw::MemoryAccess& memory = hal.memory(d);
+    for (uint32_t s = 0; s < routing.gpus; ++s) {
+      const uint64_t address = b.counts_rx + 16ull * s;
+      if (s == d || memory.write_count(address) == 0) continue;
+      uint64_t got = 0;
+      memory.read(address, &got, sizeof got);
+      if (got != counts[s][d]) {
+        result.receive_count_errors++;
+        std::ostringstream os;
+        os << "GPU " << d << ": token count from GPU " << s << " reads " << got << ", expected "
+           << counts[s][d];
+        violation(os.str());
+      }
     }
   }
 

@@ -92,12 +92,14 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
   fw::LayerPlan plan = fw::build_layer(scheme, layer);
   const double plan_seconds = seconds_since(wall_start);
 
-  // The platform lives as long as the process (SystemC elaborates once per process); leaving it
-  // to the process's end spares tearing down hundreds of MB of model state.
+  // The modules live as long as the process (SystemC elaborates once per process, and modules
+  // are not destroyed while the kernel knows them); leaving them to the process's end also spares
+  // tearing down hundreds of MB of model state. The firmware thread never runs after this
+  // function returns: the simulation is over by then.
   Platform& platform = *new Platform("platform", scenario.platform);
   TlmHal hal(platform);
   sc_core::sc_time layer_end;
-  FirmwareHost host("firmware", [&] {
+  FirmwareHost& host = *new FirmwareHost("firmware", [&] {
     fw::load_inputs(hal, plan);
     fw::run_layer(hal, plan);
     layer_end = sc_core::sc_time_stamp();

@@ -1,1 +1,93 @@
-# CLI tests
+# End-to-end tests of the `nvsvp` command: exit codes (0 ok, 1 a run-time check failed, 2 bad
+# input or usage), messages, report files and determinism. Each runs a small scenario in seconds.
+set(NVSVP_CLI_DIR ${CMAKE_CURRENT_LIST_DIR})
+set(NVSVP_CLI_DATA ${CMAKE_CURRENT_LIST_DIR}/../data)
+set(NVSVP_CLI_OUT ${CMAKE_CURRENT_BINARY_DIR}/cli_out)
+set(NVSVP_SCENARIOS ${PROJECT_SOURCE_DIR}/configs/scenarios)
+
+# nvsvp_cli_test(NAME <expect.sh options> -- <nvsvp arguments>)
+function(nvsvp_cli_test name)
+  add_test(NAME cli.${name}
+           COMMAND bash ${NVSVP_CLI_DIR}/expect.sh ${ARGN})
+  set_tests_properties(cli.${name} PROPERTIES TIMEOUT 60 WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}
+                       ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+endfunction()
+
+set(NVSVP_PRESET_CHECKS)
+foreach(preset dgx-h100 gh200-nvl32 nvl64 S M L gpt-oss-120b qwen3-235b)
+  list(APPEND NVSVP_PRESET_CHECKS --stdout "^(platform|model) +${preset} ")
+endforeach()
+nvsvp_cli_test(presets_lists_every_preset ${NVSVP_PRESET_CHECKS} -- $<TARGET_FILE:nvsvp> presets)
+
+nvsvp_cli_test(validate_default --stdout "default.yaml: ok"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml)
+
+nvsvp_cli_test(validate_unknown_key_exits_2 --exit 2
+               --stderr "bad_unknown_key.yaml:6: workload.tokens_per_gpuu: .*unknown key tokens_per_gpuu"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_CLI_DATA}/bad_unknown_key.yaml)
+
+nvsvp_cli_test(validate_missing_file_exits_2 --exit 2 --stderr "no-such-scenario.yaml"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_CLI_DATA}/no-such-scenario.yaml)
+
+nvsvp_cli_test(run_missing_file_exits_2 --exit 2
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/no-such-scenario.yaml --out ${NVSVP_CLI_OUT}/missing)
+
+nvsvp_cli_test(no_subcommand_exits_2 --exit 2 --stderr "subcommand"
+               -- $<TARGET_FILE:nvsvp>)
+
+nvsvp_cli_test(unknown_subcommand_exits_2 --exit 2 -- $<TARGET_FILE:nvsvp> frobnicate)
+
+nvsvp_cli_test(bad_set_value_exits_2 --exit 2
+               --stderr "--set workload.tokens_per_gpu=abc.*expected an integer"
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml
+                  --set workload.tokens_per_gpu=abc --out ${NVSVP_CLI_OUT}/bad_set)
+
+nvsvp_cli_test(malformed_set_exits_2 --exit 2 --stderr "expected a.b.c=value"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_CLI_DATA}/small_uniform.yaml --set noequals)
+
+# The trace example runs, passes its checks and writes both report files with the keys the
+# documentation promises.
+set(NVSVP_TRACE_OUT ${NVSVP_CLI_OUT}/trace_example)
+set(NVSVP_REPORT_CHECKS)
+foreach(key results scheme layer_time_us traffic_bytes gpu_to_switch switch_to_gpu payload_bytes
+            utilization token_copies_expected token_copies_delivered combine_errors passed
+            wall_seconds transactions peak_rss_mb)
+  list(APPEND NVSVP_REPORT_CHECKS --file ${NVSVP_TRACE_OUT}/report.json "\"${key}\": ")
+endforeach()
+nvsvp_cli_test(run_trace_example_writes_the_report --fresh ${NVSVP_TRACE_OUT}
+               --stdout "deepep .* ok" --stdout "report: .*report.json"
+               ${NVSVP_REPORT_CHECKS}
+               --file ${NVSVP_TRACE_OUT}/report.json "\"passed\": true"
+               --file ${NVSVP_TRACE_OUT}/report.json "\"combine_errors\": 0,"
+               --file ${NVSVP_TRACE_OUT}/links_deepep.csv
+                      "^direction,gpu,link,chip,port,messages,wire_bytes,payload_bytes,busy_us,utilization$"
+               --file ${NVSVP_TRACE_OUT}/links_deepep.csv "^switch_to_gpu,7,17,3,"
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_SCENARIOS}/trace_example.yaml --out ${NVSVP_TRACE_OUT})
+
+# --set reaches the run: the fixture has 32 tokens per GPU, the report shows 16.
+nvsvp_cli_test(run_set_changes_the_workload --fresh ${NVSVP_CLI_OUT}/set_tokens
+               --file ${NVSVP_CLI_OUT}/set_tokens/report.json "\"tokens_per_gpu\": 16,"
+               --file ${NVSVP_CLI_OUT}/set_tokens/report.json "\"tokens\": 128,?$"
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --quiet
+                  --set workload.tokens_per_gpu=16 --out ${NVSVP_CLI_OUT}/set_tokens)
+
+# A run stopped by the simulated-time limit fails (exit 1) and says what is stuck.
+nvsvp_cli_test(run_time_limit_exits_1_and_reports_stuck_work --exit 1
+               --stdout "FAILED" --stdout "simulated-time limit of 5 us"
+               --stdout "platform.gpu_[0-9]+: [0-9]+ of [0-9]+ tasks not done"
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml
+                  --set simulation.max_time_us=5 --out ${NVSVP_CLI_OUT}/time_limit)
+
+# --dump prints a configuration that is itself a valid scenario (checked by validating it).
+add_test(NAME cli.validate_dump_is_a_valid_scenario
+         COMMAND bash -c "set -e; f=${NVSVP_CLI_OUT}/dumped.yaml; mkdir -p ${NVSVP_CLI_OUT}; \
+\"$0\" validate --dump ${NVSVP_CLI_DATA}/small_uniform.yaml | grep -v ': ok (' > $f; \
+\"$0\" validate $f" $<TARGET_FILE:nvsvp>)
+set_tests_properties(cli.validate_dump_is_a_valid_scenario PROPERTIES TIMEOUT 60)
+
+# Two runs in separate processes give identical reports except host measurements.
+add_test(NAME cli.runs_are_deterministic
+         COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
+                 ${NVSVP_CLI_OUT}/determinism)
+set_tests_properties(cli.runs_are_deterministic PROPERTIES TIMEOUT 120
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)

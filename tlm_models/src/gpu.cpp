@@ -133,8 +133,8 @@ void Gpu::execute() {
         }
         waiting_on_counter_ = false;
         // The N-th arrival in time order completes the wait.
-        auto nth = c.arrival_ps.begin() + static_cast<std::ptrdiff_t>(task.count - 1);
         if (task.count > 0) {
+          auto nth = c.arrival_ps.begin() + static_cast<std::ptrdiff_t>(task.count - 1);
           std::nth_element(c.arrival_ps.begin(), nth, c.arrival_ps.end());
           const sc_time at = picoseconds(*nth);
           if (at > now) {

@@ -1,7 +1,8 @@
 // The assembled machine: GPUs, switch chips and one NVLink port per link and direction, wired
 // from a PlatformSpec. GPU link j of every GPU goes to the same chip (chips take consecutive
-// links, links_per_chip[c] each), so an address that picks link j at the source also picks the
-// chip that reaches the destination over its own link j.
+// links, links_per_chip[c] each). A source picks its link by hashing the target address over all
+// its links, which fixes the chip; that chip picks among the destination's ports on it by the
+// same hash over their number.
 #pragma once
 
 #include <cstdint>

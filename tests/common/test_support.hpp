@@ -1,0 +1,72 @@
+// Helpers shared by the test binaries: a per-test temporary directory, small platform specs with
+// exact timing, and a firmware entry point that runs hand-made work sequences.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "nvsvp/platform/scenario.hpp"
+
+namespace nvsvp::test {
+
+// A directory of its own for the running test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = std::filesystem::temp_directory_path() /
+            ("nvsvp_" + std::string(info->test_suite_name()) + "_" + info->name() + "_" +
+             std::to_string(::getpid()));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  // Writes `text` to `name` and returns the file's path.
+  std::string write(const std::string& name, const std::string& text) const {
+    const std::filesystem::path file = path_ / name;
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file) << text;
+    return file.string();
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string config_dir() { return std::string(NVSVP_SOURCE_DIR) + "/configs"; }
+
+// A link whose flit takes exactly 1 ns (16 B at 16 GB/s, no overhead), so that expected times are
+// whole nanoseconds that a test can write down.
+inline model::LinkParams exact_link(double latency_ns = 100.0) {
+  model::LinkParams link;
+  link.line_rate_gbps = 16.0;
+  link.efficiency = 1.0;
+  link.latency_ns = latency_ns;
+  return link;
+}
+
+// `gpus` GPUs on chips with `links_per_chip` links each, default parameters otherwise.
+inline platform::PlatformSpec small_platform(uint32_t gpus, std::vector<uint32_t> links_per_chip,
+                                             const model::LinkParams& link = exact_link()) {
+  platform::PlatformSpec spec;
+  spec.preset = "test";
+  spec.gpus = gpus;
+  spec.switch_chips = static_cast<uint32_t>(links_per_chip.size());
+  spec.links_per_chip = std::move(links_per_chip);
+  spec.link = link;
+  return spec;
+}
+
+}  // namespace nvsvp::test

@@ -1,0 +1,115 @@
+// The deepep scheme end to end on the dgx-h100 preset (model S, small token counts): every check
+// passes, and the traffic the links counted equals the traffic computed here from the routing
+// alone. Also the stuck report of a run cut short by simulation.max_time_us.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "../common/test_support.hpp"
+#include "nvsvp/fw/moe_workload.hpp"
+#include "nvsvp/platform/runner.hpp"
+#include "nvsvp/platform/scenario.hpp"
+
+namespace nvsvp::platform {
+namespace {
+
+using nlohmann::json;
+
+std::string scenario_text(uint32_t tokens_per_gpu, double max_time_us) {
+  return "name: deepep_test\n"
+         "platform: dgx-h100\n"
+         "workload:\n"
+         "  model: S\n"
+         "  top_k: 8\n"
+         "  tokens_per_gpu: " + std::to_string(tokens_per_gpu) + "\n"
+         "  dispatch_dtype: fp8\n"
+         "  combine_dtype: bf16\n"
+         "  routing: {kind: uniform, seed: 11}\n"
+         "schemes: [deepep]\n"
+         "simulation:\n"
+         "  max_time_us: " + std::to_string(max_time_us) + "\n";
+}
+
+TEST(Deepep, DgxH100TrafficMatchesTheRouting) {
+  test::TempDir dir;
+  const Scenario scenario = load_scenario(dir.write("s.yaml", scenario_text(128, 10000)), {}, test::config_dir());
+  const auto layer = make_layer_spec(scenario);
+  const json result = simulate_scheme(scenario, "deepep", layer);
+
+  // Independent count from the routing: (token, destination GPU) pairs, remote ones apart.
+  const fw::MoeRouting& routing = layer->routing;
+  const uint64_t gpus = routing.gpus;
+  uint64_t copies = 0, remote = 0;
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    std::set<uint32_t> dests;
+    for (uint32_t k = 0; k < routing.top_k; ++k) dests.insert(routing.gpu_of_expert(routing.experts_of(t)[k]));
+    copies += dests.size();
+    remote += dests.size() - dests.count(routing.home_of_token(t));
+  }
+  ASSERT_EQ(gpus, 8u);
+  ASSERT_EQ(routing.tokens(), 8u * 128u);
+
+  const json& checks = result["checks"];
+  EXPECT_TRUE(checks["passed"].get<bool>()) << checks.dump(2);
+  EXPECT_TRUE(checks["stuck"].is_null());
+  EXPECT_EQ(checks["token_copies_expected"].get<uint64_t>(), copies);
+  EXPECT_EQ(checks["token_copies_delivered"].get<uint64_t>(), copies);
+  EXPECT_EQ(checks["remote_token_copies"].get<uint64_t>(), remote);
+  EXPECT_EQ(checks["combine_errors"].get<uint64_t>(), 0u);
+
+  // Messages per direction: the count exchange (16 B to every peer), one dispatch copy and one
+  // combine partial per remote pair.
+  const model::LinkParams link;  // the dgx-h100 packet format is the default one
+  const uint32_t hidden = layer->model.hidden;
+  const uint64_t dispatch_bytes = hidden + 4ull * ((hidden + 127) / 128);
+  const uint64_t combine_bytes = 2ull * hidden;
+  const uint64_t count_messages = gpus * (gpus - 1);
+  const uint64_t wire = count_messages * link.wire_flits(16) * 16 + remote * link.wire_flits(dispatch_bytes) * 16 +
+                        remote * link.wire_flits(combine_bytes) * 16;
+  const uint64_t payload = count_messages * 16 + remote * (dispatch_bytes + combine_bytes);
+  for (const char* direction : {"gpu_to_switch", "switch_to_gpu"}) {
+    SCOPED_TRACE(direction);
+    EXPECT_EQ(result["traffic_bytes"][direction].get<uint64_t>(), wire);
+    EXPECT_EQ(result["payload_bytes"][direction].get<uint64_t>(), payload);
+    EXPECT_EQ(result["messages"][direction].get<uint64_t>(), count_messages + 2 * remote);
+  }
+  EXPECT_EQ(result["switch"]["forwarded_requests"].get<uint64_t>(), count_messages + 2 * remote);
+  EXPECT_EQ(result["switch"]["forwarded_responses"].get<uint64_t>(), 0u);
+
+  // Sanity of the timing: dispatch, experts and combine happen in that order, within the layer.
+  const double layer_us = result["layer_time_us"].get<double>();
+  EXPECT_GT(layer_us, 0.0);
+  const json& phases = result["phases"];
+  EXPECT_LE(phases["dispatch"]["end_us"].get<double>(), phases["experts"]["end_us"].get<double>());
+  EXPECT_LE(phases["experts"]["end_us"].get<double>(), phases["combine"]["end_us"].get<double>());
+  EXPECT_DOUBLE_EQ(phases["combine"]["end_us"].get<double>(), layer_us);
+  // Link utilization is a fraction, and the layer cannot beat the busiest direction's wire time.
+  for (const char* direction : {"gpu_to_switch", "switch_to_gpu"}) {
+    const double u = result["utilization"][direction].get<double>();
+    EXPECT_GT(u, 0.0);
+    EXPECT_LE(u, 1.0);
+  }
+}
+
+// The run stops at the limit with pending activity: the report must say the limit was reached
+// (not that nothing could make progress) and name a GPU waiting on its counter.
+TEST(Deepep, RunCutShortByTheTimeLimitIsReportedStuck) {
+  test::TempDir dir;
+  const Scenario scenario = load_scenario(dir.write("s.yaml", scenario_text(64, 5)), {}, test::config_dir());
+  const json result = simulate_scheme(scenario, "deepep", make_layer_spec(scenario));
+  const json& checks = result["checks"];
+  EXPECT_FALSE(checks["passed"].get<bool>());
+  EXPECT_LT(checks["token_copies_delivered"].get<uint64_t>(), checks["token_copies_expected"].get<uint64_t>());
+  ASSERT_TRUE(checks["stuck"].is_string());
+  const std::string stuck = checks["stuck"].get<std::string>();
+  EXPECT_NE(stuck.find("simulated-time limit of 5 us reached"), std::string::npos) << stuck;
+  EXPECT_EQ(stuck.find("nothing left that could make progress"), std::string::npos) << stuck;
+  EXPECT_NE(stuck.find("platform.gpu_"), std::string::npos) << stuck;
+  EXPECT_NE(stuck.find("waiting for counter"), std::string::npos) << stuck;
+}
+
+}  // namespace
+}  // namespace nvsvp::platform

@@ -1,0 +1,238 @@
+// The GPU's work executor on a small platform with exact timing (1 ns flits, 100 ns hops):
+// sends and their arrival times, wait_counter completing at the N-th arrival, local copies,
+// compute time, kernels running at compute end on the data that arrived, reads returning the
+// peer's data over the response class, and phase times.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include <systemc>
+
+#include "../common/test_support.hpp"
+#include "nvsvp/platform/platform.hpp"
+#include "nvsvp/platform/tlm_hal.hpp"
+
+namespace nvsvp::platform {
+namespace {
+
+using sc_core::SC_NS;
+using sc_core::sc_time;
+
+sc_time ns(double v) { return sc_time(v, SC_NS); }
+
+// A platform of `gpus` GPUs with one link each to one chip, and a firmware thread running `body`.
+struct Machine {
+  Platform platform;
+  TlmHal hal;
+  FirmwareHost host;
+  Machine(uint32_t gpus, std::function<void(TlmHal&, Platform&)> body,
+          PlatformSpec spec_overrides = test::small_platform(0, {1}))
+      : platform("platform", with_gpus(spec_overrides, gpus)),
+        hal(platform),
+        host("firmware", [this, body] { body(hal, platform); }) {}
+  static PlatformSpec with_gpus(PlatformSpec spec, uint32_t gpus) {
+    spec.gpus = gpus;
+    return spec;
+  }
+  void run() {
+    sc_core::sc_start(sc_time(1, sc_core::SC_MS));
+    ASSERT_TRUE(host.done()) << "the firmware did not finish";
+  }
+};
+
+// Three 256-byte writes (17 flits each) from GPU 0 to GPU 1. Hop 1 carries message i over
+// [17i, 17i + 17) ns; the switch cuts through, so hop 2 carries it over [101 + 17i, 118 + 17i)
+// and its tail lands at 218 + 17i ns.
+TEST(Gpu, WaitCompletesWhenTheNthArrivalLands) {
+  Machine m(2, [](TlmHal& hal, Platform&) {
+    hw::WorkSequence sender;
+    for (uint64_t i = 0; i < 3; ++i) sender.tasks.push_back(hw::Task::send(0, 1, 0x100 + 256 * i, 0x8000 + 256 * i, 256, 4));
+    hw::WorkSequence receiver;
+    receiver.phase_names = {"first", "second", "third"};
+    receiver.counters = 5;
+    receiver.tasks.push_back(hw::Task::wait(0, 4, 1));
+    receiver.tasks.push_back(hw::Task::wait(1, 4, 2));
+    receiver.tasks.push_back(hw::Task::wait(2, 4, 3));
+    hal.submit(0, std::move(sender));
+    hal.submit(1, std::move(receiver));
+    hal.wait_all_finished();
+  });
+  m.run();
+  const model::Gpu& rx = m.platform.gpu(1);
+  ASSERT_EQ(rx.phase_times().size(), 3u);
+  EXPECT_EQ(rx.phase_times()[0].last_end, ns(218));
+  EXPECT_EQ(rx.phase_times()[1].last_end, ns(235));
+  EXPECT_EQ(rx.phase_times()[2].last_end, ns(252));
+  EXPECT_EQ(rx.finish_time(), ns(252));
+  EXPECT_EQ(rx.stats().messages_received, 3u);
+  EXPECT_EQ(rx.stats().payload_bytes_received, 768u);
+  EXPECT_EQ(m.platform.gpu(0).stats().messages_sent, 3u);
+  EXPECT_EQ(m.platform.gpu(0).finish_time(), ns(0));  // sends are posted: the executor moves on
+  const auto& up = m.platform.link(LinkDirection::gpu_to_switch, 0, 0).stats();
+  EXPECT_EQ(up.wire_flits, 51u);
+  EXPECT_EQ(up.busy_time, ns(51));
+}
+
+// The functional bytes of a send land in the peer's memory, and a kernel run at the end of a
+// compute task sees them; the kernel runs when the compute time is over.
+TEST(Gpu, KernelRunsAtComputeEndOnArrivedData) {
+  sc_time kernel_time;
+  std::vector<uint8_t> seen(16);
+  Machine m(2, [&](TlmHal& hal, Platform&) {
+    uint8_t data[16];
+    for (int i = 0; i < 16; ++i) data[i] = static_cast<uint8_t>(100 + i);
+    hal.memory(0).write(0x2000, data, 16);
+    hw::WorkSequence sender;
+    sender.tasks.push_back(hw::Task::send(0, 1, 0x2000, 0x3000, 256, 0));
+    hw::WorkSequence receiver;
+    receiver.kernels.push_back([&](hw::MemoryAccess& memory) {
+      kernel_time = sc_core::sc_time_stamp();
+      memory.read(0x3000, seen.data(), 16);
+      uint8_t doubled[16];
+      for (int i = 0; i < 16; ++i) doubled[i] = static_cast<uint8_t>(2 * seen[i]);
+      memory.write(0x4000, doubled, 16);
+    });
+    receiver.tasks.push_back(hw::Task::wait(0, 0, 1));
+    receiver.tasks.push_back(hw::Task::delay(0, 50.0, 0));
+    hal.submit(0, std::move(sender));
+    hal.submit(1, std::move(receiver));
+    hal.wait_all_finished();
+  });
+  m.run();
+  EXPECT_EQ(kernel_time, ns(218 + 50));
+  EXPECT_EQ(seen[0], 100);
+  EXPECT_EQ(seen[15], 115);
+  uint8_t out[16];
+  m.platform.gpu(1).memory().read(0x4000, out, 16);
+  EXPECT_EQ(out[0], 200);
+  EXPECT_EQ(out[15], 230);
+  // Only the leading functional bytes travel; the rest of the 256 bytes reads as zero.
+  uint8_t rest[16];
+  m.platform.gpu(1).memory().read(0x3010, rest, 16);
+  EXPECT_EQ(std::vector<uint8_t>(rest, rest + 16), std::vector<uint8_t>(16, 0));
+  EXPECT_EQ(m.platform.gpu(1).memory().write_count(0x3000), 1u);
+}
+
+// compute time = max(flops / (peak x efficiency), bytes / HBM bandwidth) + duration_ns.
+TEST(Gpu, ComputeTimeIsTheRooflinePlusFixedTime) {
+  PlatformSpec spec = test::small_platform(1, {1});
+  spec.gpu.fp8_tflops = 1000.0;
+  spec.gpu.bf16_tflops = 500.0;
+  spec.gpu.gemm_efficiency = 0.5;
+  spec.gpu.hbm_gbps = 1000.0;
+  hw::Task math = hw::Task::compute(0, 1e9, hw::Precision::fp8, 1'000'000);  // 2 us math, 1 us memory
+  math.duration_ns = 300.0;
+  const hw::Task memory = hw::Task::compute(1, 1e9, hw::Precision::fp8, 4'000'000);   // 4 us memory
+  const hw::Task bf16 = hw::Task::compute(2, 1e9, hw::Precision::bf16, 0);            // 4 us math
+  Machine m(1, [&](TlmHal& hal, Platform&) {
+    hw::WorkSequence s;
+    s.phase_names = {"math", "memory", "bf16"};
+    s.tasks = {math, memory, bf16};
+    hal.submit(0, std::move(s));
+    hal.wait_all_finished();
+  }, spec);
+  const model::Gpu& gpu = m.platform.gpu(0);
+  EXPECT_EQ(gpu.compute_time(math), ns(2300));
+  EXPECT_EQ(gpu.compute_time(memory), ns(4000));
+  EXPECT_EQ(gpu.compute_time(bf16), ns(4000));
+  EXPECT_EQ(gpu.compute_time(hw::Task::delay(0, 12.5)), sc_time(12500, sc_core::SC_PS));
+  m.run();
+  const auto& phases = gpu.phase_times();
+  ASSERT_EQ(phases.size(), 3u);
+  EXPECT_EQ(phases[0].first_start, ns(0));
+  EXPECT_EQ(phases[0].last_end, ns(2300));
+  EXPECT_EQ(phases[1].first_start, ns(2300));
+  EXPECT_EQ(phases[1].last_end, ns(6300));
+  EXPECT_EQ(phases[2].last_end, ns(10300));
+  EXPECT_EQ(gpu.stats().compute_time, ns(10300));
+  EXPECT_EQ(gpu.finish_time(), ns(10300));
+}
+
+// A local copy uses no link, takes no time and counts on the local counter.
+TEST(Gpu, LocalCopyMovesDataWithoutTheFabric) {
+  Machine m(2, [](TlmHal& hal, Platform&) {
+    const uint8_t data[16] = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6};
+    hal.memory(0).write(0x100, data, 16);
+    hw::WorkSequence s;
+    s.tasks.push_back(hw::Task::local_copy(0, 0x100, 0x200, 4096, 2));
+    s.tasks.push_back(hw::Task::local_copy(0, 0x100, 0x300, 4096, 2));
+    s.tasks.push_back(hw::Task::wait(0, 2, 2));
+    hal.submit(0, std::move(s));
+    hal.wait_all_finished();
+  });
+  m.run();
+  const model::Gpu& gpu = m.platform.gpu(0);
+  uint8_t out[16];
+  gpu.memory().read(0x300, out, 16);
+  EXPECT_EQ(out[0], 9);
+  EXPECT_EQ(out[15], 6);
+  EXPECT_EQ(gpu.memory().write_count(0x200), 1u);
+  EXPECT_EQ(gpu.stats().local_copies, 2u);
+  EXPECT_EQ(gpu.stats().messages_sent, 0u);
+  EXPECT_EQ(m.platform.link(LinkDirection::gpu_to_switch, 0, 0).stats().wire_flits, 0u);
+  EXPECT_EQ(gpu.finish_time(), ns(0));
+}
+
+// GPU 0 reads 4096 bytes of GPU 1's memory. Request (1 flit): 0 -> 101 ns at the switch, its tail
+// reaches GPU 1 at 202 ns; the response (256 + 16 = 272 flits) leaves GPU 1 at 202 ns, its head
+// reaches the switch at 303 ns, and its tail reaches GPU 0 at 303 + 272 + 100 = 675 ns.
+TEST(Gpu, ReadReturnsThePeersDataOnTheResponseClass) {
+  Machine m(2, [](TlmHal& hal, Platform&) {
+    const uint8_t data[16] = {0xA0, 0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6, 0xA7,
+                              0xA8, 0xA9, 0xAA, 0xAB, 0xAC, 0xAD, 0xAE, 0xAF};
+    hal.memory(1).write(0x7000, data, 16);
+    hw::WorkSequence s;
+    s.tasks.push_back(hw::Task::read(0, 1, 0x7000, 0x500, 4096, 3));
+    s.tasks.push_back(hw::Task::wait(0, 3, 1));
+    hal.submit(0, std::move(s));
+    hal.wait_all_finished();
+  });
+  m.run();
+  uint8_t out[16];
+  m.platform.gpu(0).memory().read(0x500, out, 16);
+  EXPECT_EQ(out[0], 0xA0);
+  EXPECT_EQ(out[15], 0xAF);
+  EXPECT_EQ(m.platform.gpu(0).finish_time(), ns(675));
+  const auto& request = m.platform.link(LinkDirection::gpu_to_switch, 0, 0).stats();
+  EXPECT_EQ(request.messages[0], 1u);
+  EXPECT_EQ(request.wire_flits, 1u);
+  EXPECT_EQ(request.payload_bytes, 0u);
+  const auto& response = m.platform.link(LinkDirection::gpu_to_switch, 1, 0).stats();
+  EXPECT_EQ(response.messages[0], 0u);
+  EXPECT_EQ(response.messages[1], 1u);
+  EXPECT_EQ(response.wire_flits, 272u);
+  EXPECT_EQ(response.payload_bytes, 4096u);
+  EXPECT_EQ(m.platform.chip(0).stats().forwarded[1], 1u);
+  // The reader received one message (the response); the peer one (the request).
+  EXPECT_EQ(m.platform.gpu(0).stats().messages_received, 1u);
+  EXPECT_EQ(m.platform.gpu(1).stats().messages_received, 1u);
+}
+
+// Sequences submitted one after the other run in order; phases keep first start and last end.
+TEST(Gpu, SequencesRunInOrderAndPhasesAreRecorded) {
+  Machine m(1, [](TlmHal& hal, Platform&) {
+    hw::WorkSequence a;
+    a.phase_names = {"setup", "work"};
+    a.tasks = {hw::Task::delay(0, 100), hw::Task::delay(1, 200), hw::Task::delay(0, 300)};
+    hw::WorkSequence b;
+    b.tasks = {hw::Task::delay(1, 400)};
+    hal.submit(0, std::move(a));
+    hal.submit(0, std::move(b));
+    hal.wait_all_finished();
+  });
+  m.run();
+  const model::Gpu& gpu = m.platform.gpu(0);
+  ASSERT_EQ(gpu.phase_names(), (std::vector<std::string>{"setup", "work"}));
+  EXPECT_EQ(gpu.phase_times()[0].first_start, ns(0));
+  EXPECT_EQ(gpu.phase_times()[0].last_end, ns(600));
+  EXPECT_EQ(gpu.phase_times()[1].first_start, ns(100));
+  EXPECT_EQ(gpu.phase_times()[1].last_end, ns(1000));
+  EXPECT_EQ(gpu.stats().tasks_done, 4u);
+  EXPECT_TRUE(gpu.finished());
+  EXPECT_EQ(gpu.finish_time(), ns(1000));
+}
+
+}  // namespace
+}  // namespace nvsvp::platform

@@ -1,0 +1,398 @@
+// Firmware against a mocked HAL (GoogleMock) and plain GpuMemory objects: the deepep plan has the
+// tasks and counts the routing implies, run_layer submits one sequence per GPU and waits once,
+// and verify_layer accepts a correct run (executed by a small functional interpreter below) and
+// names the token and GPU of a corrupted slot, a duplicated copy or a wrong combine result.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "nvsvp/fw/hal.hpp"
+#include "nvsvp/fw/moe_data.hpp"
+#include "nvsvp/fw/moe_layer.hpp"
+#include "nvsvp/model/gpu_memory.hpp"
+
+namespace nvsvp::fw {
+namespace {
+
+using ::testing::_;
+using ::testing::Invoke;
+using ::testing::NiceMock;
+using ::testing::Return;
+
+class MockHal : public Hal {
+ public:
+  MOCK_METHOD(uint32_t, gpu_count, (), (const, override));
+  MOCK_METHOD(void, submit, (uint32_t gpu, hw::WorkSequence sequence), (override));
+  MOCK_METHOD(void, wait_all_finished, (), (override));
+  MOCK_METHOD(double, now_ns, (), (const, override));
+  MOCK_METHOD(hw::MemoryAccess&, memory, (uint32_t gpu), (override));
+  MOCK_METHOD(uint64_t, received_messages, (uint32_t gpu), (const, override));
+};
+
+// 4 GPUs, 8 experts (2 per GPU), top-3, 3 tokens per GPU; the routing is written out so that
+// the expected counts below can be checked by hand.
+constexpr uint32_t kGpus = 4;
+constexpr uint32_t kTokensPerGpu = 3;
+constexpr uint32_t kHidden = 256;
+
+std::shared_ptr<const MoeLayerSpec> small_layer() {
+  auto spec = std::make_shared<MoeLayerSpec>();
+  spec->model.name = "tiny";
+  spec->model.hidden = kHidden;
+  spec->model.moe_hidden = 64;
+  spec->model.experts = 8;
+  spec->model.top_k = 3;
+  spec->top_k = 3;
+  spec->tokens_per_gpu = kTokensPerGpu;
+  spec->routing.gpus = kGpus;
+  spec->routing.experts = 8;
+  spec->routing.top_k = 3;
+  spec->routing.tokens_per_gpu = kTokensPerGpu;
+  spec->routing.expert_ids = {
+      0, 1, 2,  // token 0 (GPU 0): GPUs {0, 1}
+      2, 4, 6,  // token 1 (GPU 0): GPUs {1, 2, 3}
+      1, 0, 7,  // token 2 (GPU 0): GPUs {0, 3}
+      3, 2, 5,  // token 3 (GPU 1): GPUs {1, 2}
+      0, 4, 6,  // token 4 (GPU 1): GPUs {0, 2, 3}
+      7, 6, 5,  // token 5 (GPU 1): GPUs {3, 2}
+      4, 5, 0,  // token 6 (GPU 2): GPUs {2, 0}
+      1, 3, 7,  // token 7 (GPU 2): GPUs {0, 1, 3}
+      2, 3, 1,  // token 8 (GPU 2): GPUs {1, 0}
+      6, 7, 4,  // token 9 (GPU 3): GPUs {3, 2}
+      0, 2, 4,  // token 10 (GPU 3): GPUs {0, 1, 2}
+      6, 1, 3,  // token 11 (GPU 3): GPUs {3, 0, 1}
+  };
+  return spec;
+}
+
+// Destination GPUs of every token, straight from the routing.
+std::vector<std::set<uint32_t>> destinations(const MoeRouting& routing) {
+  std::vector<std::set<uint32_t>> d(routing.tokens());
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    for (uint32_t k = 0; k < routing.top_k; ++k) d[t].insert(routing.gpu_of_expert(routing.experts_of(t)[k]));
+  }
+  return d;
+}
+
+size_t count_tasks(const hw::WorkSequence& s, hw::TaskKind kind, int phase = -1) {
+  return static_cast<size_t>(std::count_if(s.tasks.begin(), s.tasks.end(), [&](const hw::Task& t) {
+    return t.kind == kind && (phase < 0 || t.phase == phase);
+  }));
+}
+
+// Runs the GPUs' sequences functionally: a send or local copy moves the leading 16 bytes at once,
+// a wait blocks its GPU until the counter has the arrivals, a compute runs its kernel. GPUs take
+// turns until all are done; a GPU that can never proceed fails the test. `tamper` may change a
+// send's data or deliver it twice.
+struct Interpreter {
+  struct Delivery {
+    uint32_t from;
+    const hw::Task* task;
+    uint8_t* data;   // the 16 bytes about to land; may be changed
+    int copies = 1;  // how many times it lands
+  };
+  std::vector<model::GpuMemory>& memories;
+  std::vector<uint64_t> received;
+  std::function<void(Delivery&)> tamper = [](Delivery&) {};
+
+  explicit Interpreter(std::vector<model::GpuMemory>& m) : memories(m), received(m.size(), 0) {}
+
+  // Returns which GPUs could not finish (empty when all did).
+  std::string run(std::vector<hw::WorkSequence>& sequences) {
+    const size_t gpus = sequences.size();
+    std::vector<size_t> pc(gpus, 0);
+    std::vector<std::vector<uint64_t>> counters(gpus);
+    auto bump = [&](size_t gpu, uint32_t counter) {
+      if (counters[gpu].size() <= counter) counters[gpu].resize(counter + 1, 0);
+      counters[gpu][counter]++;
+    };
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (size_t g = 0; g < gpus; ++g) {
+        while (pc[g] < sequences[g].tasks.size()) {
+          const hw::Task& t = sequences[g].tasks[pc[g]];
+          uint8_t data[16];
+          if (t.kind == hw::TaskKind::wait_counter) {
+            const uint64_t have = t.counter < counters[g].size() ? counters[g][t.counter] : 0;
+            if (have < t.count) break;
+          } else if (t.kind == hw::TaskKind::send) {
+            memories[g].read(t.source_address, data, sizeof data);
+            Delivery d{static_cast<uint32_t>(g), &t, data};
+            tamper(d);
+            for (int i = 0; i < d.copies; ++i) {
+              memories[t.peer].write(t.target_address, data, sizeof data);
+              bump(t.peer, t.counter);
+              received[t.peer]++;
+            }
+          } else if (t.kind == hw::TaskKind::local_copy) {
+            memories[g].read(t.source_address, data, sizeof data);
+            memories[g].write(t.target_address, data, sizeof data);
+            bump(g, t.counter);
+          } else if (t.kind == hw::TaskKind::compute) {
+            if (t.kernel != hw::Task::kNoKernel) sequences[g].kernels.at(t.kernel)(memories[g]);
+          } else {
+            ADD_FAILURE() << "deepep issued a task kind the interpreter does not know";
+          }
+          ++pc[g];
+          progress = true;
+        }
+      }
+    }
+    std::string stuck;
+    for (size_t g = 0; g < gpus; ++g) {
+      if (pc[g] != sequences[g].tasks.size()) stuck += "GPU " + std::to_string(g) + " never finished; ";
+    }
+    return stuck;
+  }
+};
+
+class FirmwareTest : public ::testing::Test {
+ protected:
+  FirmwareTest() : memories_(kGpus) {
+    ON_CALL(hal_, gpu_count()).WillByDefault(Return(kGpus));
+    ON_CALL(hal_, memory(_)).WillByDefault(Invoke([this](uint32_t g) -> hw::MemoryAccess& {
+      return memories_.at(g);
+    }));
+    ON_CALL(hal_, received_messages(_)).WillByDefault(Invoke([this](uint32_t g) {
+      return interpreter_.received.at(g);
+    }));
+  }
+
+  // Builds the plan, loads inputs, runs it through run_layer (the mock hands the sequences to the
+  // interpreter when firmware waits) and verifies.
+  MoeCheckResult run_and_verify() {
+    LayerPlan plan = build_layer("deepep", layer_);
+    load_inputs(hal_, plan);
+    std::vector<hw::WorkSequence> submitted(kGpus);
+    EXPECT_CALL(hal_, submit(_, _)).Times(kGpus).WillRepeatedly(Invoke([&](uint32_t g, hw::WorkSequence s) {
+      submitted.at(g) = std::move(s);
+    }));
+    EXPECT_CALL(hal_, wait_all_finished()).WillOnce(Invoke([&] { EXPECT_EQ(interpreter_.run(submitted), ""); }));
+    run_layer(hal_, plan);
+    return verify_layer(hal_, plan);
+  }
+
+  static bool any_violation_has(const MoeCheckResult& r, const std::vector<std::string>& parts) {
+    for (const std::string& v : r.violations) {
+      bool all = true;
+      for (const std::string& p : parts) all = all && v.find(p) != std::string::npos;
+      if (all) return true;
+    }
+    return false;
+  }
+
+  std::shared_ptr<const MoeLayerSpec> layer_ = small_layer();
+  std::vector<model::GpuMemory> memories_;
+  Interpreter interpreter_{memories_};
+  NiceMock<MockHal> hal_;
+};
+
+TEST_F(FirmwareTest, DeepepPlanHasOneCopyPerDestinationGpu) {
+  const LayerPlan plan = build_layer("deepep", layer_);
+  const MoeRouting& routing = layer_->routing;
+  const auto dests = destinations(routing);
+  ASSERT_EQ(plan.sequences.size(), kGpus);
+
+  uint64_t copies = 0, remote = 0;
+  std::vector<uint64_t> remote_out(kGpus, 0), local_out(kGpus, 0), remote_in(kGpus, 0);
+  std::vector<uint64_t> slots(kGpus, 0), partials_home_remote(kGpus, 0), partials_sent_remote(kGpus, 0);
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    const uint32_t home = routing.home_of_token(t);
+    for (uint32_t d : dests[t]) {
+      ++copies;
+      slots[d]++;
+      if (d == home) {
+        local_out[home]++;
+      } else {
+        ++remote;
+        remote_out[home]++;
+        remote_in[d]++;
+        partials_home_remote[home]++;  // the partial comes back over home's links
+        partials_sent_remote[d]++;
+      }
+    }
+  }
+  // Worked by hand from the table above: 29 (token, GPU) pairs, 6 of them local.
+  EXPECT_EQ(copies, 29u);
+  EXPECT_EQ(remote, 23u);
+  EXPECT_EQ(plan.token_copies, copies);
+  EXPECT_EQ(plan.remote_token_copies, remote);
+
+  enum { kDispatch = 0, kExperts = 1, kCombine = 2 };
+  for (uint32_t g = 0; g < kGpus; ++g) {
+    const hw::WorkSequence& s = plan.sequences[g];
+    SCOPED_TRACE("GPU " + std::to_string(g));
+    // Dispatch: a count message to every peer, then one send per remote destination of each local
+    // token and one local copy when the home GPU holds one of its experts.
+    EXPECT_EQ(count_tasks(s, hw::TaskKind::send, kDispatch), (kGpus - 1) + remote_out[g]);
+    EXPECT_EQ(count_tasks(s, hw::TaskKind::local_copy, kDispatch), local_out[g]);
+    // Combine: one partial per received token back to its home (a local copy if home is here).
+    EXPECT_EQ(count_tasks(s, hw::TaskKind::send, kCombine), partials_sent_remote[g]);
+    EXPECT_EQ(count_tasks(s, hw::TaskKind::local_copy, kCombine), slots[g] - partials_sent_remote[g]);
+    EXPECT_EQ(count_tasks(s, hw::TaskKind::read), 0u);
+    // Exactly one expert computation with its kernel.
+    EXPECT_EQ(count_tasks(s, hw::TaskKind::compute, kExperts), 1u);
+    // Messages this GPU's links deliver: counts, remote dispatch copies, remote partials.
+    EXPECT_EQ(plan.expected_link_arrivals[g], (kGpus - 1) + remote_in[g] + partials_home_remote[g]);
+    // Every send goes to another GPU.
+    for (const hw::Task& t : s.tasks) {
+      if (t.kind == hw::TaskKind::send) {
+        EXPECT_NE(t.peer, g);
+      }
+    }
+    EXPECT_EQ(s.phase_names, (std::vector<std::string>{"dispatch", "experts", "combine"}));
+  }
+}
+
+TEST_F(FirmwareTest, DeepepWireSizesFollowTheDataTypes) {
+  const LayerPlan plan = build_layer("deepep", layer_);
+  const uint64_t dispatch_bytes = kHidden + 4 * ((kHidden + 127) / 128);  // fp8 + scales
+  const uint64_t combine_bytes = 2 * kHidden;                            // bf16
+  for (const hw::WorkSequence& s : plan.sequences) {
+    for (const hw::Task& t : s.tasks) {
+      if (t.kind != hw::TaskKind::send && t.kind != hw::TaskKind::local_copy) continue;
+      if (t.phase == 0 && t.bytes != 16) {  // 16: count messages
+        EXPECT_EQ(t.bytes, dispatch_bytes);
+      }
+      if (t.phase == 2) {
+        EXPECT_EQ(t.bytes, combine_bytes);
+      }
+    }
+  }
+}
+
+TEST_F(FirmwareTest, RunLayerSubmitsOneSequencePerGpuThenWaitsOnce) {
+  LayerPlan plan = build_layer("deepep", layer_);
+  ::testing::Sequence order;
+  std::vector<uint32_t> submitted;
+  for (uint32_t g = 0; g < kGpus; ++g) {
+    EXPECT_CALL(hal_, submit(g, _)).InSequence(order).WillOnce(Invoke([&](uint32_t gpu, hw::WorkSequence s) {
+      EXPECT_FALSE(s.tasks.empty());
+      submitted.push_back(gpu);
+    }));
+  }
+  EXPECT_CALL(hal_, wait_all_finished()).Times(1).InSequence(order);
+  run_layer(hal_, plan);
+  EXPECT_EQ(submitted.size(), kGpus);
+  EXPECT_TRUE(plan.sequences.empty());  // handed over, not copied
+}
+
+TEST_F(FirmwareTest, VerifyPassesOnACorrectRun) {
+  const MoeCheckResult r = run_and_verify();
+  EXPECT_TRUE(r.passed());
+  EXPECT_TRUE(r.violations.empty()) << r.violations.front();
+  EXPECT_EQ(r.token_copies_expected, 29u);
+  EXPECT_EQ(r.token_copies_delivered, 29u);
+  EXPECT_EQ(r.remote_token_copies, 23u);
+  EXPECT_EQ(r.tokens_checked, kGpus * kTokensPerGpu);
+  EXPECT_EQ(r.combine_errors, 0u);
+  EXPECT_EQ(r.receive_count_errors, 0u);
+}
+
+// The result values really are the sum of the expert outputs (the reference verify_layer uses).
+TEST_F(FirmwareTest, CombineResultIsTheSumOfTheExpertOutputs) {
+  ASSERT_TRUE(run_and_verify().passed());
+  const LayerPlan plan = build_layer("deepep", layer_);
+  const uint64_t t = 7;  // home GPU 2, experts 1, 3, 7
+  const Lanes x = token_lanes(t);
+  uint8_t raw[16];
+  memories_[2].read(plan.buffers.output + (t % kTokensPerGpu) * plan.buffers.combine_stride, raw, 16);
+  const Lanes got = unpack_lanes(raw);
+  for (int i = 0; i < kLanes; ++i) {
+    const float expected = expert_output(1, x)[i] + expert_output(3, x)[i] + expert_output(7, x)[i];
+    EXPECT_EQ(got[i], expected) << "lane " << i;
+  }
+}
+
+TEST_F(FirmwareTest, VerifyNamesACorruptedDispatchSlot) {
+  // Token 1 (home GPU 0) to GPU 2 arrives with a wrong first lane.
+  interpreter_.tamper = [](Interpreter::Delivery& d) {
+    if (d.from == 0 && d.task->peer == 2 && d.task->phase == 0 && d.task->bytes != 16) {
+      Lanes lanes = unpack_lanes(d.data);
+      lanes[0] += 1.0f;
+      pack_lanes(lanes, d.data);
+    }
+  };
+  const MoeCheckResult r = run_and_verify();
+  EXPECT_FALSE(r.passed());
+  EXPECT_EQ(r.token_copies_delivered, r.token_copies_expected - 1);
+  EXPECT_TRUE(any_violation_has(r, {"token 1 ", "at GPU 2", "data"}))
+      << ::testing::PrintToString(r.violations);
+}
+
+TEST_F(FirmwareTest, VerifyNamesADuplicatedCopy) {
+  // Token 4 (home GPU 1) lands twice at GPU 3.
+  interpreter_.tamper = [](Interpreter::Delivery& d) {
+    if (d.from == 1 && d.task->peer == 3 && d.task->phase == 0 && d.task->bytes != 16 &&
+        unpack_lanes(d.data) == token_lanes(4)) {
+      d.copies = 2;
+    }
+  };
+  const MoeCheckResult r = run_and_verify();
+  EXPECT_FALSE(r.passed());
+  EXPECT_TRUE(any_violation_has(r, {"token 4 ", "at GPU 3", "delivered 2 times"}))
+      << ::testing::PrintToString(r.violations);
+  // One message too many arrived at GPU 3.
+  EXPECT_EQ(r.receive_count_errors, 1u);
+  EXPECT_TRUE(any_violation_has(r, {"GPU 3:", "messages arrived"})) << ::testing::PrintToString(r.violations);
+}
+
+TEST_F(FirmwareTest, VerifyNamesAWrongCombineResult) {
+  const LayerPlan plan = build_layer("deepep", layer_);
+  MoeCheckResult r = run_and_verify();
+  ASSERT_TRUE(r.passed());
+  // Token 10 is GPU 3's local token 1: spoil its output after the run.
+  uint8_t raw[16];
+  const uint64_t address = plan.buffers.output + 1 * plan.buffers.combine_stride;
+  memories_[3].read(address, raw, 16);
+  Lanes lanes = unpack_lanes(raw);
+  lanes[3] += 2.0f;
+  pack_lanes(lanes, raw);
+  memories_[3].write(address, raw, 16);
+  r = verify_layer(hal_, plan);
+  EXPECT_FALSE(r.passed());
+  EXPECT_EQ(r.combine_errors, 1u);
+  EXPECT_EQ(r.token_copies_delivered, r.token_copies_expected);
+  EXPECT_TRUE(any_violation_has(r, {"token 10 ", "at GPU 3", "combine result"}))
+      << ::testing::PrintToString(r.violations);
+}
+
+TEST_F(FirmwareTest, VerifyNamesAMissingPartial) {
+  // The partial of token 0 from GPU 1 never reaches home GPU 0.
+  interpreter_.tamper = [dropped = std::make_shared<bool>(false)](Interpreter::Delivery& d) {
+    if (!*dropped && d.from == 1 && d.task->peer == 0 && d.task->phase == 2) {
+      d.copies = 0;
+      *dropped = true;
+    }
+  };
+  // The home GPU then waits forever for it; the others finish.
+  LayerPlan plan = build_layer("deepep", layer_);
+  load_inputs(hal_, plan);
+  std::vector<hw::WorkSequence> sequences = std::move(plan.sequences);
+  EXPECT_EQ(interpreter_.run(sequences), "GPU 0 never finished; ");
+  const MoeCheckResult r = verify_layer(hal_, plan);
+  EXPECT_FALSE(r.passed());
+  EXPECT_TRUE(any_violation_has(r, {"from GPU 1", "home GPU 0", "0 times"})) << ::testing::PrintToString(r.violations);
+}
+
+TEST(Firmware, UnknownSchemeAndInconsistentRoutingThrow) {
+  EXPECT_THROW(build_layer("no-such-scheme", small_layer()), std::invalid_argument);
+  auto bad = std::make_shared<MoeLayerSpec>(*small_layer());
+  bad->routing.expert_ids.pop_back();
+  EXPECT_THROW(build_layer("deepep", bad), std::invalid_argument);
+  auto uneven = std::make_shared<MoeLayerSpec>(*small_layer());
+  uneven->routing.experts = 6;  // not divisible by 4 GPUs
+  EXPECT_THROW(build_layer("deepep", uneven), std::invalid_argument);
+  const auto& names = scheme_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "deepep"), names.end());
+}
+
+}  // namespace
+}  // namespace nvsvp::fw

@@ -1,0 +1,156 @@
+// GpuMemory: zero for unwritten bytes, exact round trips across granule boundaries, a write count
+// per 16-byte granule, and declare_buffer() as a pure hint: the dense path behaves exactly like
+// the sparse one, including for granules written before the declaration.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "nvsvp/model/gpu_memory.hpp"
+
+namespace nvsvp::model {
+namespace {
+
+std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed + 7 * i + 1);
+  return v;
+}
+
+std::vector<uint8_t> read(const GpuMemory& m, uint64_t address, size_t n) {
+  std::vector<uint8_t> v(n, 0xAA);
+  m.read(address, v.data(), n);
+  return v;
+}
+
+TEST(GpuMemory, UnwrittenBytesReadZero) {
+  GpuMemory m;
+  EXPECT_EQ(read(m, 0, 64), std::vector<uint8_t>(64, 0));
+  EXPECT_EQ(read(m, 0x7fff'ffff'fff0, 40), std::vector<uint8_t>(40, 0));
+  EXPECT_EQ(m.write_count(12345), 0u);
+  EXPECT_EQ(m.sparse_granules(), 0u);
+}
+
+TEST(GpuMemory, RoundTripAcrossGranuleBoundaries) {
+  GpuMemory m;
+  const auto data = pattern(45, 3);
+  m.write(0x1009, data.data(), data.size());  // 0x1009 .. 0x1035: granules 0x1000, 0x1010, 0x1020, 0x1030
+  EXPECT_EQ(read(m, 0x1009, 45), data);
+  // Neighbours of the written range stay zero.
+  const auto around = read(m, 0x1000, 64);
+  for (size_t i = 0; i < 64; ++i) {
+    const bool inside = i >= 9 && i < 9 + 45;
+    EXPECT_EQ(around[i], inside ? data[i - 9] : 0) << "byte " << i;
+  }
+  // A partial overwrite keeps the rest of the granule.
+  const uint8_t two[2] = {0xEE, 0xFF};
+  m.write(0x100F, two, 2);
+  const auto after = read(m, 0x1009, 45);
+  EXPECT_EQ(after[6], 0xEE);
+  EXPECT_EQ(after[7], 0xFF);
+  EXPECT_EQ(after[5], data[5]);
+  EXPECT_EQ(after[8], data[8]);
+}
+
+TEST(GpuMemory, WriteCountIsPerGranule) {
+  GpuMemory m;
+  const auto data = pattern(20, 1);
+  m.write(0x2008, data.data(), 20);  // touches granules 0x2000 and 0x2010
+  EXPECT_EQ(m.write_count(0x2000), 1u);
+  EXPECT_EQ(m.write_count(0x200F), 1u);
+  EXPECT_EQ(m.write_count(0x2010), 1u);
+  EXPECT_EQ(m.write_count(0x201F), 1u);
+  EXPECT_EQ(m.write_count(0x2020), 0u);
+  EXPECT_EQ(m.write_count(0x1FF0), 0u);
+  m.write(0x2010, data.data(), 1);
+  EXPECT_EQ(m.write_count(0x2000), 1u);
+  EXPECT_EQ(m.write_count(0x2015), 2u);
+  EXPECT_EQ(m.writes(), 2u);
+  m.write(0x3000, data.data(), 0);  // an empty write touches nothing
+  EXPECT_EQ(m.write_count(0x3000), 0u);
+  EXPECT_EQ(m.writes(), 2u);
+}
+
+TEST(GpuMemory, ManyGranulesSurviveTableGrowth) {
+  GpuMemory m;
+  for (uint64_t i = 0; i < 5000; ++i) {
+    const uint64_t v = i * 0x9E3779B97F4A7C15ull;
+    m.write(0x10'0000 + i * 48, &v, sizeof v);
+  }
+  EXPECT_EQ(m.sparse_granules(), 5000u);
+  for (uint64_t i = 0; i < 5000; ++i) {
+    uint64_t v = 0;
+    m.read(0x10'0000 + i * 48, &v, sizeof v);
+    ASSERT_EQ(v, i * 0x9E3779B97F4A7C15ull) << i;
+    ASSERT_EQ(m.write_count(0x10'0000 + i * 48), 1u) << i;
+  }
+}
+
+// The same sequence of operations on a memory with and without declared buffers must give the
+// same reads and write counts everywhere.
+TEST(GpuMemory, DeclaredBuffersBehaveLikeSparseMemory) {
+  constexpr uint64_t kBase = 0x4000'0000;
+  constexpr uint64_t kElement = 64;
+  constexpr uint64_t kElements = 32;
+  GpuMemory sparse;
+  GpuMemory dense;
+  // Written before the declaration: leading granule of element 3, a later granule of element 5.
+  const auto early = pattern(16, 9);
+  for (GpuMemory* m : {&sparse, &dense}) {
+    m->write(kBase + 3 * kElement, early.data(), 16);
+    m->write(kBase + 5 * kElement + 32, early.data(), 16);
+  }
+  dense.declare_buffer(kBase, kElement, kElements);
+  // Writes covering leading granules, inner granules, element boundaries, twice-written ones, and
+  // bytes just outside the buffer.
+  const std::vector<std::pair<uint64_t, size_t>> writes{
+      {kBase, 16},           {kBase + 3 * kElement, 16}, {kBase + kElement - 8, 24},
+      {kBase + 7 * kElement + 4, 100}, {kBase + 31 * kElement, 80}, {kBase - 16, 16},
+      {kBase + 9 * kElement, 16},      {kBase + 9 * kElement, 3}};
+  uint8_t seed = 0;
+  for (const auto& [address, length] : writes) {
+    const auto data = pattern(length, seed++);
+    sparse.write(address, data.data(), length);
+    dense.write(address, data.data(), length);
+  }
+  for (uint64_t a = kBase - 64; a < kBase + kElements * kElement + 64; a += 16) {
+    EXPECT_EQ(read(dense, a, 16), read(sparse, a, 16)) << std::hex << "address 0x" << a;
+    EXPECT_EQ(dense.write_count(a), sparse.write_count(a)) << std::hex << "address 0x" << a;
+  }
+  // Spot checks that the comparison above is not vacuous.
+  EXPECT_EQ(read(dense, kBase + 5 * kElement + 32, 16), early);
+  EXPECT_EQ(dense.write_count(kBase + 3 * kElement), 2u);
+  EXPECT_EQ(dense.write_count(kBase + 9 * kElement), 2u);
+  EXPECT_EQ(dense.write_count(kBase + 2 * kElement), 0u);
+  EXPECT_EQ(read(dense, kBase + 2 * kElement, 16), std::vector<uint8_t>(16, 0));
+}
+
+TEST(GpuMemory, GranulesWrittenBeforeTheDeclarationSurvive) {
+  GpuMemory m;
+  const auto data = pattern(16, 42);
+  m.write(0x8000 + 2 * 32, data.data(), 16);  // leading granule of element 2
+  m.declare_buffer(0x8000, 32, 8);
+  EXPECT_EQ(read(m, 0x8000 + 2 * 32, 16), data);
+  EXPECT_EQ(m.write_count(0x8000 + 2 * 32), 1u);
+  m.write(0x8000 + 2 * 32, data.data(), 16);
+  EXPECT_EQ(m.write_count(0x8000 + 2 * 32), 2u);
+}
+
+TEST(GpuMemory, UnalignedOrOverlappingDeclarationsAreHarmless) {
+  GpuMemory m;
+  const auto data = pattern(16, 5);
+  m.declare_buffer(0x9000, 32, 4);
+  m.declare_buffer(0x9010, 32, 4);  // overlaps: ignored
+  m.declare_buffer(0xA008, 24, 4);  // unaligned: ignored
+  m.declare_buffer(0xB000, 32, 0);  // empty: ignored
+  m.write(0x9010, data.data(), 16);
+  m.write(0xA008, data.data(), 16);
+  EXPECT_EQ(read(m, 0x9010, 16), data);
+  EXPECT_EQ(read(m, 0xA008, 16), data);
+  EXPECT_EQ(m.write_count(0x9010), 1u);
+  EXPECT_EQ(m.write_count(0xA008), 1u);
+  EXPECT_EQ(m.write_count(0xA010), 1u);
+}
+
+}  // namespace
+}  // namespace nvsvp::model
