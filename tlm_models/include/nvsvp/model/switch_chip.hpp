@@ -9,7 +9,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -22,6 +21,7 @@
 #include "nvsvp/model/arbiter.hpp"
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_port.hpp"
+#include "nvsvp/model/small_fifo.hpp"
 #include "nvsvp/model/switch_params.hpp"
 #include "nvsvp/model/wake_scheduler.hpp"
 
@@ -64,7 +64,7 @@ class SwitchChip : public sc_core::sc_module {
     sc_core::sc_time ready_at;
   };
   struct InputPort {
-    std::vector<std::deque<Entry>> fifos;  // [class * vcs + vc]
+    std::vector<SmallFifo<Entry>> fifos;  // [class * vcs + vc]
     std::vector<uint32_t> occupied_flits;  // [class * vcs + vc]
   };
   // A head-of-line message asking for an output: what arbitration needs, kept with the output.
