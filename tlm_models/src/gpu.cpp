@@ -181,7 +181,11 @@ void Gpu::record_arrival(uint32_t index, const sc_time& at) {
 }
 
 void Gpu::end_of_elaboration() {
-  for (uint32_t l = 0; l < links_.size(); ++l) tx[l]->set_sender(&link_scheduler_, l);
+  for (uint32_t l = 0; l < links_.size(); ++l) {
+    tx_ports_.push_back(tx[l].operator->());
+    rx_backward_.push_back(rx[l].operator->());
+    tx_ports_[l]->set_sender(&link_scheduler_, l);
+  }
 }
 
 void Gpu::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item) {
@@ -189,7 +193,7 @@ void Gpu::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item)
   engine.queues[static_cast<size_t>(traffic_class)].push_back(item);
   engine.queued++;
   // While the link is busy a wake is already pending for when it frees.
-  if (item.not_before >= tx[link]->busy_until()) link_scheduler_.wake_at(link, item.not_before);
+  if (item.not_before >= tx_ports_[link]->busy_until()) link_scheduler_.wake_at(link, item.not_before);
 }
 
 Gpu::TxItem Gpu::request_item(const hw::Task& task) const {
@@ -210,7 +214,7 @@ Gpu::TxItem Gpu::request_item(const hw::Task& task) const {
 // more could go; credits it waits for wake it through the port.
 void Gpu::serve_link(uint32_t link) {
   LinkEngine& engine = links_[link];
-  NvlinkTxIf* port = tx[link].operator->();
+  NvlinkTxIf* port = tx_ports_[link];
   const sc_time now = sc_core::sc_time_stamp();
   while (engine.queued > 0) {
     const sc_time free_at = port->busy_until();
@@ -281,7 +285,7 @@ void Gpu::launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, 
   ext.issue_time = sc_core::sc_time_stamp();
   stats_.messages_sent++;
   stats_.payload_bytes_sent += ext.payload_bytes;
-  tx[link]->send(*payload);
+  tx_ports_[link]->send(*payload);
   payload->release();  // the port holds its own reference
 }
 
@@ -335,7 +339,7 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
   // The GPU drains its input at line rate: the buffer space frees as the tail arrives.
   tlm::tlm_phase end = tlm::END_REQ;
   sc_time freed = arrival - sc_core::sc_time_stamp();
-  rx[link]->nb_transport_bw(payload, end, freed);
+  rx_backward_[static_cast<size_t>(link)]->nb_transport_bw(payload, end, freed);
   (void)delay;
   return tlm::TLM_ACCEPTED;
 }

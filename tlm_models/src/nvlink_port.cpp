@@ -12,15 +12,19 @@ NvlinkPort::NvlinkPort(const sc_core::sc_module_name& name, const LinkParams& pa
     : sc_module(name),
       in("in"),
       out("out"),
-      params_(params),
+      latency_(picoseconds(to_picoseconds(params.latency_ns))),
+      earliest_pending_(never()),
+      flit_time_fs_(static_cast<uint64_t>(std::llround(params.flit_time_ps() * 1000.0))),
       vcs_(receiver_vcs),
       depth_(receiver_depth_flits),
-      flit_time_fs_(static_cast<uint64_t>(std::llround(params.flit_time_ps() * 1000.0))),
-      latency_(picoseconds(to_picoseconds(params.latency_ns))),
-      credits_(static_cast<size_t>(kTrafficClasses) * receiver_vcs,
-               static_cast<int32_t>(receiver_depth_flits)),
-      earliest_pending_(never()) {
+      params_(params) {
   require_picosecond_resolution(this->name());
+  if (receiver_vcs == 0 || receiver_vcs > kMaxVcsPerClass) {
+    SC_REPORT_FATAL(this->name(), "receiver VCs per class out of range (1 to kMaxVcsPerClass)");
+  }
+  std::fill(credits_.begin(), credits_.begin() + kTrafficClasses * receiver_vcs,
+            static_cast<int32_t>(receiver_depth_flits));
+  pending_credits_.reserve(2 * kTrafficClasses * receiver_vcs);
   in.bind(*this);
   out.register_nb_transport_bw(this, &NvlinkPort::nb_transport_bw);
 }
@@ -126,7 +130,7 @@ tlm::tlm_sync_enum NvlinkPort::nb_transport_bw(tlm::tlm_generic_payload& payload
 
 uint64_t NvlinkPort::credits_outstanding() const {
   uint64_t missing = 0;
-  for (int32_t c : credits_) missing += static_cast<uint64_t>(depth_ - c);
+  for (uint32_t i = 0; i < kTrafficClasses * vcs_; ++i) missing += static_cast<uint64_t>(depth_ - credits_[i]);
   for (const PendingCredit& c : pending_credits_) missing -= c.flits;
   return missing;
 }

@@ -36,7 +36,11 @@ SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& 
 }
 
 void SwitchChip::end_of_elaboration() {
-  for (uint32_t p = 0; p < params_.ports; ++p) out[p]->set_sender(&output_scheduler_, p);
+  for (uint32_t p = 0; p < params_.ports; ++p) {
+    out_ports_.push_back(out[p].operator->());
+    in_backward_.push_back(in[p].operator->());
+    out_ports_[p]->set_sender(&output_scheduler_, p);
+  }
 }
 
 void SwitchChip::set_route(uint32_t gpu, const std::vector<uint16_t>& ports) {
@@ -106,7 +110,7 @@ void SwitchChip::serve_output(uint16_t output) {
     output_scheduler_.wake_at(output, o.link_busy_until);
     return;
   }
-  NvlinkTxIf* link = out[output].operator->();
+  NvlinkTxIf* link = out_ports_[output];
   sc_time next_ready = never();
   for (int i = 0; i < kTrafficClasses; ++i) {
     const auto traffic_class = static_cast<TrafficClass>((o.next_class + i) % kTrafficClasses);
@@ -154,14 +158,14 @@ sc_time SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_
                                   [](const Request& r, uint32_t id) { return r.requester < id; }));
 
   tlm::tlm_generic_payload& payload = *entry.payload;
-  NvlinkTxIf* link = out[output].operator->();
+  NvlinkTxIf* link = out_ports_[output];
   const sc_time serialization = link->serialization_time(entry.wire_flits);
 
   // The input buffer drains as the message leaves: its credits (for the input VC, which the
   // extension still names) go back when the tail is out.
   tlm::tlm_phase phase = tlm::END_REQ;
   sc_time drained = serialization;
-  in[port]->nb_transport_bw(payload, phase, drained);
+  in_backward_[port]->nb_transport_bw(payload, phase, drained);
 
   // VC allocation for the next hop, then the output link takes the message.
   entry.ext->vc = static_cast<uint16_t>(link->allocate_vc(traffic_class, entry.wire_flits));

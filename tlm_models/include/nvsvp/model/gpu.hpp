@@ -117,6 +117,9 @@ class Gpu : public sc_core::sc_module {
   sc_core::sc_time lookahead_;
   GpuMemory memory_;
   std::vector<LinkEngine> links_;
+  // The bound interfaces, resolved once (sc_vector and sc_port indirections cost cache misses).
+  std::vector<NvlinkTxIf*> tx_ports_;
+  std::vector<tlm::tlm_bw_transport_if<NvlinkProtocolTypes>*> rx_backward_;
   WakeScheduler link_scheduler_;  // serves the link engines (declared after them)
 
   // The executor: every sequence ever submitted stays here, so queued sends can point at tasks.

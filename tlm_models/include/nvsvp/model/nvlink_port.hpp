@@ -16,6 +16,7 @@
 
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_params.hpp"
+#include "nvsvp/model/switch_params.hpp"
 #include "nvsvp/model/sim_time.hpp"
 #include "nvsvp/model/wake_scheduler.hpp"
 
@@ -96,19 +97,20 @@ class NvlinkPort : public sc_core::sc_module, public NvlinkTxIf {
     return credits_[static_cast<size_t>(traffic_class) * vcs_ + vc];
   }
 
-  LinkParams params_;
+  // What every send and credit check touches, together (the SystemC members above are large).
+  sc_core::sc_time busy_until_;
+  sc_core::sc_time latency_;
+  sc_core::sc_time earliest_pending_;  // of pending_credits_, or never() when empty
+  uint64_t flit_time_fs_;  // femtoseconds, so that a message's time rounds once
   uint32_t vcs_;
   uint32_t depth_;
-  uint64_t flit_time_fs_;  // femtoseconds, so that a message's time rounds once
-  sc_core::sc_time latency_;
-  sc_core::sc_time busy_until_;
-  std::vector<int32_t> credits_;
-  uint16_t next_vc_[kTrafficClasses] = {0, 0};
-  bool sender_waiting_[kTrafficClasses] = {false, false};
   WakeScheduler* sender_ = nullptr;
   uint32_t sender_client_ = 0;
+  uint16_t next_vc_[kTrafficClasses] = {0, 0};
+  bool sender_waiting_[kTrafficClasses] = {false, false};
+  std::array<int32_t, kTrafficClasses * kMaxVcsPerClass> credits_{};  // [class * vcs + vc]
   std::vector<PendingCredit> pending_credits_;
-  sc_core::sc_time earliest_pending_;  // of pending_credits_, or never() when empty
+  LinkParams params_;
   LinkStats stats_;
 };
 

@@ -8,6 +8,9 @@
 
 namespace nvsvp::model {
 
+// The ports keep their credit counters inline (one cache line pair), hence a bound.
+inline constexpr uint32_t kMaxVcsPerClass = 16;
+
 struct SwitchParams {
   uint32_t ports = 64;
   uint32_t vcs_per_class = 8;       // request VCs; as many response VCs
@@ -20,7 +23,7 @@ struct SwitchParams {
   void visit(V& v) {
     v("ports", ports, "NVLink ports per chip", hw::between(1, 4096));
     v("vcs_per_class", vcs_per_class, "virtual channels per class (request, response) per input port",
-      hw::between(1, 64));
+      hw::between(1, kMaxVcsPerClass));
     v("vc_depth_flits", vc_depth_flits, "input buffer depth per virtual channel, flits",
       hw::between(1, 1 << 24));
     v("latency_ns", latency_ns, "extra internal latency from input to output, ns",
