@@ -192,8 +192,11 @@ void Gpu::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item)
   LinkEngine& engine = links_[link];
   engine.queues[static_cast<size_t>(traffic_class)].push_back(item);
   engine.queued++;
-  // While the link is busy a wake is already pending for when it frees.
-  if (item.not_before >= tx_ports_[link]->busy_until()) link_scheduler_.wake_at(link, item.not_before);
+  // Served when the item may leave and the link can take it (within the lookahead); the scheduler
+  // keeps an earlier wake if the engine already has one.
+  const sc_time busy_until = tx_ports_[link]->busy_until();
+  const sc_time link_ready = busy_until > lookahead_ ? busy_until - lookahead_ : sc_core::SC_ZERO_TIME;
+  link_scheduler_.wake_at(link, std::max({item.not_before, link_ready, sc_core::sc_time_stamp()}));
 }
 
 Gpu::TxItem Gpu::request_item(const hw::Task& task) const {

@@ -95,8 +95,9 @@ void SwitchChip::request_output(uint16_t output, TrafficClass traffic_class, con
   std::vector<Request>& requests = o.crossbar[static_cast<size_t>(traffic_class)].requests;
   auto by_requester = [](const Request& a, const Request& b) { return a.requester < b.requester; };
   requests.insert(std::upper_bound(requests.begin(), requests.end(), request, by_requester), request);
-  // While the link is busy a wake is already pending for when it frees.
-  if (request.ready_at >= o.link_busy_until) output_scheduler_.wake_at(output, request.ready_at);
+  // Served when the head is ready and the link free; the scheduler keeps an earlier wake if the
+  // output already has one (a busy output has one for when its link frees).
+  output_scheduler_.wake_at(output, std::max({request.ready_at, o.link_busy_until, sc_core::sc_time_stamp()}));
 }
 
 // Serving one output (a client of the chip's WakeScheduler): forward one message and ask to be
