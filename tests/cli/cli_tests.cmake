@@ -91,3 +91,22 @@ add_test(NAME cli.runs_are_deterministic
                  ${NVSVP_CLI_OUT}/determinism)
 set_tests_properties(cli.runs_are_deterministic PROPERTIES TIMEOUT 120
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+
+# Corners of the fabric's parameters: every token copy and combine result must still be right and
+# nothing may deadlock (a sweep of 216 combinations passed; these keep the extremes in the suite).
+set(NVSVP_CORNERS
+    "one_shallow_vc|platform.switch.vcs_per_class=1|platform.switch.vc_depth_flits=16|platform.gpu.rx_vc_depth_flits=16"
+    "one_deep_vc|platform.switch.vcs_per_class=1|platform.switch.vc_depth_flits=4096|platform.gpu.tx_lookahead_ns=0"
+    "fixed_priority_slow_crossbar|platform.switch.arbiter=fixed_priority|platform.switch.crossbar_speedup=0.5|platform.switch.latency_ns=150"
+    "oldest_first_nvl32|platform.preset=gh200-nvl32|platform.switch.arbiter=oldest_first|platform.switch.vcs_per_class=2|workload.tokens_per_gpu=16")
+foreach(corner ${NVSVP_CORNERS})
+  string(REPLACE "|" ";" fields "${corner}")
+  list(POP_FRONT fields name)
+  set(sets)
+  foreach(setting ${fields})
+    list(APPEND sets --set ${setting})
+  endforeach()
+  nvsvp_cli_test(fabric_corner_${name} --stdout "deepep .* ok"
+                 -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml ${sets}
+                    --out ${NVSVP_CLI_OUT}/corner_${name})
+endforeach()
