@@ -24,17 +24,22 @@ void GpuMemory::declare_buffer(uint64_t base, uint64_t element_bytes, uint64_t e
   for (uint64_t i = 0; i < elements; ++i) {
     if (const Granule* g = find(base + i * element_bytes)) buffer.leading[i] = *g;
   }
-  buffers_.push_back(std::move(buffer));
+  buffers_.insert(std::upper_bound(buffers_.begin(), buffers_.end(), base,
+                                   [](uint64_t b, const Buffer& x) { return b < x.base; }),
+                  std::move(buffer));
+  last_buffer_ = 0;
 }
 
 GpuMemory::Granule* GpuMemory::dense(uint64_t address) const {
   if (buffers_.empty()) return nullptr;
   auto hit = [&](const Buffer& b) { return address >= b.base && address < b.end; };
   if (!hit(buffers_[last_buffer_])) {
-    size_t i = 0;
-    while (i < buffers_.size() && !hit(buffers_[i])) ++i;
-    if (i == buffers_.size()) return nullptr;
-    last_buffer_ = i;
+    // Buffers are sorted by base and do not overlap: the candidate is the last one starting at
+    // or below the address.
+    auto it = std::upper_bound(buffers_.begin(), buffers_.end(), address,
+                               [](uint64_t a, const Buffer& b) { return a < b.base; });
+    if (it == buffers_.begin() || !hit(*(it - 1))) return nullptr;
+    last_buffer_ = static_cast<size_t>(it - 1 - buffers_.begin());
   }
   const Buffer& b = buffers_[last_buffer_];
   const uint64_t offset = address - b.base;

@@ -36,17 +36,18 @@ sc_time NvlinkPort::serialization_time(uint32_t flits) const {
 void NvlinkPort::apply_due_credits() {
   const sc_time now = sc_core::sc_time_stamp();
   if (earliest_pending_ > now) return;
-  earliest_pending_ = never();
-  size_t kept = 0;
-  for (const PendingCredit& c : pending_credits_) {
-    if (c.at <= now) {
-      credits(static_cast<TrafficClass>(c.traffic_class), c.vc) += c.flits;
-    } else {
-      pending_credits_[kept++] = c;
-      earliest_pending_ = std::min(earliest_pending_, c.at);
-    }
+  // Pending returns are kept in time order: the due ones are at the front.
+  while (pending_head_ < pending_credits_.size() && pending_credits_[pending_head_].at <= now) {
+    const PendingCredit& c = pending_credits_[pending_head_++];
+    credits(static_cast<TrafficClass>(c.traffic_class), c.vc) += c.flits;
   }
-  pending_credits_.resize(kept);
+  if (pending_head_ == pending_credits_.size()) {
+    pending_credits_.clear();
+    pending_head_ = 0;
+    earliest_pending_ = never();
+  } else {
+    earliest_pending_ = pending_credits_[pending_head_].at;
+  }
 }
 
 uint32_t NvlinkPort::best_credits(TrafficClass traffic_class) {
@@ -71,8 +72,11 @@ void NvlinkPort::wait_for_credits(TrafficClass traffic_class) {
   sender_waiting_[static_cast<size_t>(traffic_class)] = true;
   // Credits already on their way back wake the sender when the first of them lands.
   sc_time earliest = never();
-  for (const PendingCredit& c : pending_credits_) {
-    if (c.traffic_class == static_cast<uint8_t>(traffic_class)) earliest = std::min(earliest, c.at);
+  for (size_t i = pending_head_; i < pending_credits_.size(); ++i) {
+    if (pending_credits_[i].traffic_class == static_cast<uint8_t>(traffic_class)) {
+      earliest = pending_credits_[i].at;  // the list is in time order
+      break;
+    }
   }
   if (earliest != never() && sender_ != nullptr) sender_->wake_at(sender_client_, earliest);
 }
@@ -118,6 +122,10 @@ tlm::tlm_sync_enum NvlinkPort::nb_transport_bw(tlm::tlm_generic_payload& payload
   const sc_time arrival = sc_core::sc_time_stamp() + delay + latency_;
   pending_credits_.push_back(PendingCredit{arrival, static_cast<uint8_t>(ext.traffic_class), ext.vc,
                                            credits_needed(ext.wire_flits)});
+  // Returns come nearly in time order; one insertion step keeps the list sorted.
+  for (size_t i = pending_credits_.size() - 1; i > pending_head_ && pending_credits_[i - 1].at > pending_credits_[i].at; --i) {
+    std::swap(pending_credits_[i - 1], pending_credits_[i]);
+  }
   earliest_pending_ = std::min(earliest_pending_, arrival);
   bool& waiting = sender_waiting_[static_cast<size_t>(ext.traffic_class)];
   if (waiting && sender_ != nullptr) {
@@ -131,13 +139,13 @@ tlm::tlm_sync_enum NvlinkPort::nb_transport_bw(tlm::tlm_generic_payload& payload
 uint64_t NvlinkPort::credits_outstanding() const {
   uint64_t missing = 0;
   for (uint32_t i = 0; i < kTrafficClasses * vcs_; ++i) missing += static_cast<uint64_t>(depth_ - credits_[i]);
-  for (const PendingCredit& c : pending_credits_) missing -= c.flits;
+  for (size_t i = pending_head_; i < pending_credits_.size(); ++i) missing -= pending_credits_[i].flits;
   return missing;
 }
 
 void NvlinkPort::describe_state(std::ostream& os) const {
   os << name() << ": " << (idle() ? "idle" : "busy") << ", " << credits_outstanding()
-     << " credit flits held by the receiver, " << pending_credits_.size() << " credit returns in flight";
+     << " credit flits held by the receiver, " << pending_credits_.size() - pending_head_ << " credit returns in flight";
 }
 
 }  // namespace nvsvp::model

@@ -20,7 +20,9 @@ void WakeScheduler::wake_at(uint32_t client, const sc_core::sc_time& at) {
   const uint64_t t = at.value();
   if (t >= wake_ps_[client]) return;
   wake_ps_[client] = t;
-  if (t < next_ps_ && !serving_) {
+  if (serving_) {
+    requested_while_serving_ = std::min(requested_while_serving_, t);
+  } else if (t < next_ps_) {
     next_ps_ = t;
     const uint64_t now = sc_core::sc_time_stamp().value();
     event_.notify(t > now ? picoseconds(t - now) : sc_core::SC_ZERO_TIME);
@@ -29,14 +31,22 @@ void WakeScheduler::wake_at(uint32_t client, const sc_core::sc_time& at) {
 
 void WakeScheduler::run() {
   const uint64_t now = sc_core::sc_time_stamp().value();
-  serving_ = true;  // requests made while serving are collected, and notified once below
+  // One pass: serve the due clients, and find the earliest time among the others. Requests made
+  // while serving (to any client, served or not) are folded in afterwards.
+  serving_ = true;
+  requested_while_serving_ = kNever;
+  uint64_t next = kNever;
   for (uint32_t client = 0; client < wake_ps_.size(); ++client) {
-    if (wake_ps_[client] > now) continue;
+    const uint64_t t = wake_ps_[client];
+    if (t > now) {
+      next = std::min(next, t);
+      continue;
+    }
     wake_ps_[client] = kNever;
     serve_(client);
   }
   serving_ = false;
-  const uint64_t next = *std::min_element(wake_ps_.begin(), wake_ps_.end());
+  next = std::min(next, requested_while_serving_);
   next_ps_ = next;
   if (next == kNever) return;
   event_.notify(next > now ? picoseconds(next - now) : sc_core::SC_ZERO_TIME);

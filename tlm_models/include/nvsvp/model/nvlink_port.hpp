@@ -109,7 +109,8 @@ class NvlinkPort : public sc_core::sc_module, public NvlinkTxIf {
   uint16_t next_vc_[kTrafficClasses] = {0, 0};
   bool sender_waiting_[kTrafficClasses] = {false, false};
   std::array<int32_t, kTrafficClasses * kMaxVcsPerClass> credits_{};  // [class * vcs + vc]
-  std::vector<PendingCredit> pending_credits_;
+  std::vector<PendingCredit> pending_credits_;  // in time order from pending_head_
+  size_t pending_head_ = 0;
   LinkParams params_;
   LinkStats stats_;
 };

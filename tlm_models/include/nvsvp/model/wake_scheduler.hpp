@@ -40,6 +40,7 @@ class WakeScheduler {
   std::vector<uint64_t> wake_ps_;  // [client]
   uint64_t next_ps_ = kNever;      // the time the event is notified for
   bool serving_ = false;
+  uint64_t requested_while_serving_ = kNever;
   sc_core::sc_event event_;
 };
 
