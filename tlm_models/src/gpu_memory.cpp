@@ -27,28 +27,27 @@ void GpuMemory::declare_buffer(uint64_t base, uint64_t element_bytes, uint64_t e
   buffers_.insert(std::upper_bound(buffers_.begin(), buffers_.end(), base,
                                    [](uint64_t b, const Buffer& x) { return b < x.base; }),
                   std::move(buffer));
-  last_buffer_ = 0;
 }
 
-GpuMemory::Granule* GpuMemory::dense(uint64_t address) const {
+GpuMemory::Granule* GpuMemory::dense(uint64_t address, size_t& last) const {
   if (buffers_.empty()) return nullptr;
   auto hit = [&](const Buffer& b) { return address >= b.base && address < b.end; };
-  if (!hit(buffers_[last_buffer_])) {
+  if (last >= buffers_.size() || !hit(buffers_[last])) {
     // Buffers are sorted by base and do not overlap: the candidate is the last one starting at
     // or below the address.
     auto it = std::upper_bound(buffers_.begin(), buffers_.end(), address,
                                [](uint64_t a, const Buffer& b) { return a < b.base; });
     if (it == buffers_.begin() || !hit(*(it - 1))) return nullptr;
-    last_buffer_ = static_cast<size_t>(it - 1 - buffers_.begin());
+    last = static_cast<size_t>(it - 1 - buffers_.begin());
   }
-  const Buffer& b = buffers_[last_buffer_];
+  const Buffer& b = buffers_[last];
   const uint64_t offset = address - b.base;
   if (offset % b.element_bytes >= kGranuleBytes) return nullptr;
   return const_cast<Granule*>(&b.leading[offset / b.element_bytes]);
 }
 
 const GpuMemory::Granule* GpuMemory::find(uint64_t address) const {
-  if (Granule* g = dense(address)) return g->writes == 0 ? nullptr : g;
+  if (Granule* g = dense(address, last_read_buffer_)) return g->writes == 0 ? nullptr : g;
   const uint64_t key = address / kGranuleBytes;
   const size_t mask = table_.size() - 1;
   for (size_t i = slot_of(key);; i = (i + 1) & mask) {
@@ -59,7 +58,7 @@ const GpuMemory::Granule* GpuMemory::find(uint64_t address) const {
 }
 
 GpuMemory::Granule& GpuMemory::find_or_insert(uint64_t address) {
-  if (Granule* g = dense(address)) return *g;
+  if (Granule* g = dense(address, last_write_buffer_)) return *g;
   if (2 * (used_ + 1) > table_.size()) rehash(table_.size() * 2);  // load factor at most 1/2
   const uint64_t key = address / kGranuleBytes;
   const size_t mask = table_.size() - 1;

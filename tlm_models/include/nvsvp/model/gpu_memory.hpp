@@ -46,14 +46,17 @@ class GpuMemory : public hw::MemoryAccess {
   // The granule holding `address` (granule-aligned), or nullptr if it was never written.
   const Granule* find(uint64_t address) const;
   Granule& find_or_insert(uint64_t address);
-  Granule* dense(uint64_t address) const;
+  // The dense granule holding `address`, or nullptr; `last` remembers the buffer last hit (reads
+  // and writes keep their own: a GPU alternates between its send and receive buffers).
+  Granule* dense(uint64_t address, size_t& last) const;
   size_t slot_of(uint64_t key) const {
     return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
   }
   void rehash(size_t slots);
 
   std::vector<Buffer> buffers_;
-  mutable size_t last_buffer_ = 0;
+  mutable size_t last_read_buffer_ = 0;
+  size_t last_write_buffer_ = 0;
   std::vector<SparseGranule> table_;
   uint64_t used_ = 0;
   unsigned shift_;
