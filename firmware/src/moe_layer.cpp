@@ -77,9 +77,8 @@ uint32_t local_experts(const MoeRouting& routing, uint64_t token, uint32_t gpu) 
   return n;
 }
 
-hw::Task expert_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint32_t gpu, uint64_t slots,
+hw::Task expert_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t slots,
                      uint64_t token_expert_pairs, uint32_t kernel) {
-  (void)gpu;
   const double flops = static_cast<double>(token_expert_pairs) * spec.model.expert_flops_per_token();
   // Weights of the local experts (fp8) plus the tokens read and the partials written.
   const uint64_t weights = static_cast<uint64_t>(spec.routing.experts_per_gpu()) * 3ull *

@@ -27,7 +27,7 @@ MoeBuffers make_buffers(const MoeLayerSpec& spec);
 
 // The expert computation on `gpu`: for each received token, the sum of its local experts'
 // outputs into the partial buffer. Timed as fp8 GEMMs over the token-expert pairs.
-hw::Task expert_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint32_t gpu, uint64_t slots,
+hw::Task expert_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t slots,
                      uint64_t token_expert_pairs, uint32_t kernel);
 hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,
                          std::shared_ptr<const std::vector<std::vector<uint64_t>>> received,

@@ -62,7 +62,7 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
     uint64_t pairs = 0;
     for (uint64_t t : slots) pairs += local_experts(routing, t, g);
     seq.kernels.push_back(expert_kernel(plan.spec, b, map.received, g));
-    seq.tasks.push_back(expert_task(spec, kExperts, g, slots.size(), pairs,
+    seq.tasks.push_back(expert_task(spec, kExperts, slots.size(), pairs,
                                     static_cast<uint32_t>(seq.kernels.size() - 1)));
 
     // Partials leave interleaved over their home GPUs, starting after this GPU, as a

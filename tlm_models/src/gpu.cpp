@@ -343,7 +343,6 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
   tlm::tlm_phase end = tlm::END_REQ;
   sc_time freed = arrival - sc_core::sc_time_stamp();
   rx_backward_[static_cast<size_t>(link)]->nb_transport_bw(payload, end, freed);
-  (void)delay;
   return tlm::TLM_ACCEPTED;
 }
 
