@@ -7,10 +7,16 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include <systemc>
+
+#include "nvsvp/platform/platform.hpp"
 #include "nvsvp/platform/scenario.hpp"
+#include "nvsvp/platform/tlm_hal.hpp"
 
 namespace nvsvp::test {
 
@@ -68,5 +74,26 @@ inline platform::PlatformSpec small_platform(uint32_t gpus, std::vector<uint32_t
   spec.link = link;
   return spec;
 }
+
+// A platform and a firmware thread running `body`: for tests that drive GPUs with hand-made work
+// sequences. Simulation tests only (one per process).
+struct Machine {
+  platform::Platform platform;
+  platform::TlmHal hal;
+  platform::FirmwareHost host;
+
+  Machine(const platform::PlatformSpec& spec,
+          std::function<void(platform::TlmHal&, platform::Platform&)> body)
+      : platform("platform", spec), hal(platform), host("firmware", [this, body] { body(hal, platform); }) {}
+
+  // Runs until nothing is left to do (at most 1 ms); fails the test, listing what is stuck, if the
+  // firmware did not finish.
+  void run() {
+    sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS), sc_core::SC_EXIT_ON_STARVATION);
+    std::ostringstream stuck;
+    ASSERT_TRUE(host.done()) << "the firmware did not finish:\n"
+                             << (platform.describe_outstanding(stuck), stuck.str());
+  }
+};
 
 }  // namespace nvsvp::test

@@ -22,31 +22,16 @@ using sc_core::sc_time;
 
 sc_time ns(double v) { return sc_time(v, SC_NS); }
 
-// A platform of `gpus` GPUs with one link each to one chip, and a firmware thread running `body`.
-struct Machine {
-  Platform platform;
-  TlmHal hal;
-  FirmwareHost host;
-  Machine(uint32_t gpus, std::function<void(TlmHal&, Platform&)> body,
-          PlatformSpec spec_overrides = test::small_platform(0, {1}))
-      : platform("platform", with_gpus(spec_overrides, gpus)),
-        hal(platform),
-        host("firmware", [this, body] { body(hal, platform); }) {}
-  static PlatformSpec with_gpus(PlatformSpec spec, uint32_t gpus) {
-    spec.gpus = gpus;
-    return spec;
-  }
-  void run() {
-    sc_core::sc_start(sc_time(1, sc_core::SC_MS));
-    ASSERT_TRUE(host.done()) << "the firmware did not finish";
-  }
-};
+using test::Machine;
+
+// `gpus` GPUs with one link each to one chip, exact timing.
+PlatformSpec gpus_on_one_chip(uint32_t gpus) { return test::small_platform(gpus, {1}); }
 
 // Three 256-byte writes (17 flits each) from GPU 0 to GPU 1. Hop 1 carries message i over
 // [17i, 17i + 17) ns; the switch cuts through, so hop 2 carries it over [101 + 17i, 118 + 17i)
 // and its tail lands at 218 + 17i ns.
 TEST(Gpu, WaitCompletesWhenTheNthArrivalLands) {
-  Machine m(2, [](TlmHal& hal, Platform&) {
+  Machine m(gpus_on_one_chip(2), [](TlmHal& hal, Platform&) {
     hw::WorkSequence sender;
     for (uint64_t i = 0; i < 3; ++i) sender.tasks.push_back(hw::Task::send(0, 1, 0x100 + 256 * i, 0x8000 + 256 * i, 256, 4));
     hw::WorkSequence receiver;
@@ -80,7 +65,7 @@ TEST(Gpu, WaitCompletesWhenTheNthArrivalLands) {
 TEST(Gpu, KernelRunsAtComputeEndOnArrivedData) {
   sc_time kernel_time;
   std::vector<uint8_t> seen(16);
-  Machine m(2, [&](TlmHal& hal, Platform&) {
+  Machine m(gpus_on_one_chip(2), [&](TlmHal& hal, Platform&) {
     uint8_t data[16];
     for (int i = 0; i < 16; ++i) data[i] = static_cast<uint8_t>(100 + i);
     hal.memory(0).write(0x2000, data, 16);
@@ -126,13 +111,13 @@ TEST(Gpu, ComputeTimeIsTheRooflinePlusFixedTime) {
   math.duration_ns = 300.0;
   const hw::Task memory = hw::Task::compute(1, 1e9, hw::Precision::fp8, 4'000'000);   // 4 us memory
   const hw::Task bf16 = hw::Task::compute(2, 1e9, hw::Precision::bf16, 0);            // 4 us math
-  Machine m(1, [&](TlmHal& hal, Platform&) {
+  Machine m(spec, [&](TlmHal& hal, Platform&) {
     hw::WorkSequence s;
     s.phase_names = {"math", "memory", "bf16"};
     s.tasks = {math, memory, bf16};
     hal.submit(0, std::move(s));
     hal.wait_all_finished();
-  }, spec);
+  });
   const model::Gpu& gpu = m.platform.gpu(0);
   EXPECT_EQ(gpu.compute_time(math), ns(2300));
   EXPECT_EQ(gpu.compute_time(memory), ns(4000));
@@ -152,7 +137,7 @@ TEST(Gpu, ComputeTimeIsTheRooflinePlusFixedTime) {
 
 // A local copy uses no link, takes no time and counts on the local counter.
 TEST(Gpu, LocalCopyMovesDataWithoutTheFabric) {
-  Machine m(2, [](TlmHal& hal, Platform&) {
+  Machine m(gpus_on_one_chip(2), [](TlmHal& hal, Platform&) {
     const uint8_t data[16] = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6};
     hal.memory(0).write(0x100, data, 16);
     hw::WorkSequence s;
@@ -179,7 +164,7 @@ TEST(Gpu, LocalCopyMovesDataWithoutTheFabric) {
 // reaches GPU 1 at 202 ns; the response (256 + 16 = 272 flits) leaves GPU 1 at 202 ns, its head
 // reaches the switch at 303 ns, and its tail reaches GPU 0 at 303 + 272 + 100 = 675 ns.
 TEST(Gpu, ReadReturnsThePeersDataOnTheResponseClass) {
-  Machine m(2, [](TlmHal& hal, Platform&) {
+  Machine m(gpus_on_one_chip(2), [](TlmHal& hal, Platform&) {
     const uint8_t data[16] = {0xA0, 0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6, 0xA7,
                               0xA8, 0xA9, 0xAA, 0xAB, 0xAC, 0xAD, 0xAE, 0xAF};
     hal.memory(1).write(0x7000, data, 16);
@@ -212,7 +197,7 @@ TEST(Gpu, ReadReturnsThePeersDataOnTheResponseClass) {
 
 // Sequences submitted one after the other run in order; phases keep first start and last end.
 TEST(Gpu, SequencesRunInOrderAndPhasesAreRecorded) {
-  Machine m(1, [](TlmHal& hal, Platform&) {
+  Machine m(gpus_on_one_chip(1), [](TlmHal& hal, Platform&) {
     hw::WorkSequence a;
     a.phase_names = {"setup", "work"};
     a.tasks = {hw::Task::delay(0, 100), hw::Task::delay(1, 200), hw::Task::delay(0, 300)};

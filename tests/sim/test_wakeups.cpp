@@ -20,19 +20,7 @@ using sc_core::sc_time;
 
 sc_time ns(double v) { return sc_time(v, SC_NS); }
 
-struct Machine {
-  Platform platform;
-  TlmHal hal;
-  FirmwareHost host;
-  Machine(const PlatformSpec& spec, std::function<void(TlmHal&)> body)
-      : platform("platform", spec), hal(platform), host("firmware", [this, body] { body(hal); }) {}
-  void run() {
-    sc_core::sc_start(sc_time(1, sc_core::SC_MS), sc_core::SC_EXIT_ON_STARVATION);
-    std::ostringstream stuck;
-    ASSERT_TRUE(host.done()) << "the firmware did not finish:\n"
-                             << (platform.describe_outstanding(stuck), stuck.str());
-  }
-};
+using test::Machine;
 
 hw::WorkSequence receive(uint32_t counter, uint64_t count) {
   hw::WorkSequence seq;
@@ -45,7 +33,7 @@ hw::WorkSequence receive(uint32_t counter, uint64_t count) {
 // with nothing else queued, sleeps. At 100 ns a second write is queued: it must leave when the
 // link frees, although the engine had no wake pending and the link was still busy.
 TEST(Wakeups, SendQueuedWhileTheLinkIsBusyWithCommittedWork) {
-  Machine m(test::small_platform(2, {1}), [](TlmHal& hal) {
+  Machine m(test::small_platform(2, {1}), [](TlmHal& hal, Platform&) {
     hw::WorkSequence sender;
     sender.tasks.push_back(hw::Task::send(0, 1, 0x10000, 0x100000, 65536, 0));
     sender.tasks.push_back(hw::Task::delay(0, 100.0));
@@ -72,7 +60,7 @@ TEST(Wakeups, HeadOfLineMessageWakesAnOutputThatWentIdleEarlier) {
   PlatformSpec spec = test::small_platform(5, {1});
   spec.switch_chip.vcs_per_class = 1;
   spec.switch_chip.vc_depth_flits = 4096;
-  Machine m(spec, [](TlmHal& hal) {
+  Machine m(spec, [](TlmHal& hal, Platform&) {
     hw::WorkSequence gpu0;
     gpu0.tasks.push_back(hw::Task::delay(0, 50.0));
     gpu0.tasks.push_back(hw::Task::send(0, 1, 0x100, 0x1000, 256, 0));  // X
