@@ -33,11 +33,7 @@ DispatchMap map_dispatch(const MoeRouting& routing) {
   std::vector<uint32_t> dests;
   for (uint64_t t = 0; t < tokens; ++t) {
     map.first[t] = map.dest.size();
-    dests.clear();
-    const uint16_t* experts = routing.experts_of(t);
-    for (uint32_t k = 0; k < routing.top_k; ++k) dests.push_back(routing.gpu_of_expert(experts[k]));
-    std::sort(dests.begin(), dests.end());
-    dests.erase(std::unique(dests.begin(), dests.end()), dests.end());
+    destination_gpus(routing, t, dests);
     const uint32_t home = routing.home_of_token(t);
     for (uint32_t d : dests) {
       map.dest.push_back(d);

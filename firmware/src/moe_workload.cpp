@@ -1,5 +1,7 @@
 #include "nvsvp/fw/moe_workload.hpp"
 
+#include <algorithm>
+
 namespace nvsvp::fw {
 
 const char* to_string(DataType type) {
@@ -26,6 +28,14 @@ uint64_t vector_bytes(DataType type, uint32_t hidden) {
     case DataType::fp32: return 4ull * hidden;
   }
   return 0;
+}
+
+void destination_gpus(const MoeRouting& routing, uint64_t token, std::vector<uint32_t>& out) {
+  out.clear();
+  const uint16_t* experts = routing.experts_of(token);
+  for (uint32_t k = 0; k < routing.top_k; ++k) out.push_back(routing.gpu_of_expert(experts[k]));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
 }
 
 }  // namespace nvsvp::fw

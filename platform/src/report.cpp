@@ -54,11 +54,10 @@ Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std:
   }
   const fw::MoeRouting& routing = layer.routing;
   uint64_t copies = 0;
+  std::vector<uint32_t> dests;
   for (uint64_t t = 0; t < routing.tokens(); ++t) {
-    std::vector<uint32_t> dests;
-    for (uint32_t k = 0; k < routing.top_k; ++k) dests.push_back(routing.gpu_of_expert(routing.experts_of(t)[k]));
-    std::sort(dests.begin(), dests.end());
-    copies += static_cast<uint64_t>(std::unique(dests.begin(), dests.end()) - dests.begin());
+    fw::destination_gpus(routing, t, dests);
+    copies += dests.size();
   }
   const PlatformSpec& p = scenario.platform;
   report.document = {

@@ -51,6 +51,8 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+inline sc_core::sc_time ns(double value) { return sc_core::sc_time(value, sc_core::SC_NS); }
+
 inline std::string config_dir() { return std::string(NVSVP_SOURCE_DIR) + "/configs"; }
 
 // A link whose flit takes exactly 1 ns (16 B at 16 GB/s, no overhead), so that expected times are

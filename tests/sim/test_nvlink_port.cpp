@@ -18,10 +18,9 @@
 namespace nvsvp::model {
 namespace {
 
-using sc_core::SC_NS;
 using sc_core::sc_time;
 
-sc_time ns(double v) { return sc_time(v, SC_NS); }
+using test::ns;
 
 // Drives one port: its body runs in a thread with access to the port through `tx`.
 struct Driver : sc_core::sc_module {

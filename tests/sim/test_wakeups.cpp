@@ -15,10 +15,9 @@
 namespace nvsvp::platform {
 namespace {
 
-using sc_core::SC_NS;
 using sc_core::sc_time;
 
-sc_time ns(double v) { return sc_time(v, SC_NS); }
+using test::ns;
 
 using test::Machine;
 

@@ -47,6 +47,9 @@ struct MoeRouting {
   const uint16_t* experts_of(uint64_t token) const { return &expert_ids[token * top_k]; }
 };
 
+// The GPUs holding at least one of `token`'s experts, ascending, each once (one copy each).
+void destination_gpus(const MoeRouting& routing, uint64_t token, std::vector<uint32_t>& out);
+
 struct MoeLayerSpec {
   MoeModel model;
   uint32_t top_k = 0;

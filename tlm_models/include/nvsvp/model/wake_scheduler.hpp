@@ -28,9 +28,6 @@ class WakeScheduler {
 
   // Serve `client` at `at` (absolute), or earlier if it already asked for earlier.
   void wake_at(uint32_t client, const sc_core::sc_time& at);
-  void wake_after(uint32_t client, const sc_core::sc_time& delay) {
-    wake_at(client, sc_core::sc_time_stamp() + delay);
-  }
 
  private:
   static constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
