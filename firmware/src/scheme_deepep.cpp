@@ -5,11 +5,27 @@
 //   experts:  the local experts' GEMMs over the received tokens (one partial sum per token);
 //   combine:  every partial goes back to its token's home GPU, which waits for all of them and
 //             sums them.
+// Remote copies travel in chunks of software.chunk_tokens per destination, as DeepEP's senders
+// batch tokens before publishing them to the receiver's ring buffer.
 #include <algorithm>
 
 #include "moe_plan.hpp"
 
 namespace nvsvp::fw::detail {
+
+namespace {
+
+// Appends `sends` (to one peer, one counter) as one message and empties it.
+void append_chunk(LayerPlan& plan, hw::WorkSequence& seq, std::vector<hw::Task>& sends) {
+  for (size_t i = 0; i < sends.size(); ++i) {
+    sends[i].message_tasks = static_cast<uint16_t>(i == 0 ? sends.size() : 0);
+    seq.tasks.push_back(sends[i]);
+  }
+  plan.expected_link_arrivals[sends.front().peer]++;
+  sends.clear();
+}
+
+}  // namespace
 
 void build_deepep(LayerPlan& plan, const DispatchMap& map) {
   const MoeLayerSpec& spec = *plan.spec;
@@ -35,21 +51,29 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
     seq.tasks.push_back(hw::Task::wait(kDispatch, kCountsCounter, gpus - 1));
   }
 
-  // Dispatch copies, in token order on each home GPU.
+  // Dispatch copies, in token order on each home GPU; a destination's chunk leaves when it is
+  // full, the partly filled ones after the last token.
+  const uint32_t chunk = spec.software.chunk_tokens;
   const uint64_t token_bytes = vector_bytes(spec.dispatch_dtype, spec.model.hidden);
-  for (uint64_t t = 0; t < routing.tokens(); ++t) {
-    const uint32_t home = routing.home_of_token(t);
-    const uint64_t source = b.input + (t % routing.tokens_per_gpu) * b.dispatch_stride;
+  std::vector<std::vector<hw::Task>> pending(gpus);
+  for (uint32_t home = 0; home < gpus; ++home) {
     hw::WorkSequence& seq = plan.sequences[home];
-    for (uint64_t c = map.first[t]; c < map.first[t + 1]; ++c) {
-      const uint32_t d = map.dest[c];
-      const uint64_t target = b.dispatch_rx + map.slot[c] * b.dispatch_stride;
-      if (d == home) {
-        seq.tasks.push_back(hw::Task::local_copy(kDispatch, source, target, token_bytes, kDispatchCounter));
-      } else {
-        seq.tasks.push_back(hw::Task::send(kDispatch, d, source, target, token_bytes, kDispatchCounter));
-        plan.expected_link_arrivals[d]++;
+    const uint64_t first_token = static_cast<uint64_t>(home) * routing.tokens_per_gpu;
+    for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {
+      const uint64_t source = b.input + (t - first_token) * b.dispatch_stride;
+      for (uint64_t c = map.first[t]; c < map.first[t + 1]; ++c) {
+        const uint32_t d = map.dest[c];
+        const uint64_t target = b.dispatch_rx + map.slot[c] * b.dispatch_stride;
+        if (d == home) {
+          seq.tasks.push_back(hw::Task::local_copy(kDispatch, source, target, token_bytes, kDispatchCounter));
+          continue;
+        }
+        pending[d].push_back(hw::Task::send(kDispatch, d, source, target, token_bytes, kDispatchCounter));
+        if (pending[d].size() == chunk) append_chunk(plan, seq, pending[d]);
       }
+    }
+    for (uint32_t d = 0; d < gpus; ++d) {
+      if (!pending[d].empty()) append_chunk(plan, seq, pending[d]);
     }
   }
 
@@ -72,22 +96,25 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
     for (uint32_t h = 1; h < gpus; ++h) group_start[h] = group_start[h - 1] + map.counts[h - 1][g];
     uint64_t rounds = 0;
     for (uint32_t h = 0; h < gpus; ++h) rounds = std::max(rounds, map.counts[h][g]);
-    for (uint64_t r = 0; r < rounds; ++r) {
+    std::vector<hw::Task> partials_out;
+    for (uint64_t r = 0; r < rounds; r += chunk) {
       for (uint32_t i = 1; i <= gpus; ++i) {
         const uint32_t home = (g + i) % gpus;
-        if (r >= map.counts[home][g]) continue;
-        const uint64_t s = group_start[home] + r;
-        const uint64_t t = slots[s];
-        const uint64_t source = b.partial + s * b.combine_stride;
-        uint64_t copy = map.first[t];
-        while (map.dest[copy] != g) ++copy;
-        const uint64_t target = combine_slot_address(plan, home, copy);
-        if (home == g) {
-          seq.tasks.push_back(hw::Task::local_copy(kCombine, source, target, partial_bytes, kCombineCounter));
-        } else {
-          seq.tasks.push_back(hw::Task::send(kCombine, home, source, target, partial_bytes, kCombineCounter));
-          plan.expected_link_arrivals[home]++;
+        const uint64_t end = std::min<uint64_t>(r + chunk, map.counts[home][g]);
+        for (uint64_t k = r; k < end; ++k) {
+          const uint64_t s = group_start[home] + k;
+          const uint64_t t = slots[s];
+          const uint64_t source = b.partial + s * b.combine_stride;
+          uint64_t copy = map.first[t];
+          while (map.dest[copy] != g) ++copy;
+          const uint64_t target = combine_slot_address(plan, home, copy);
+          if (home == g) {
+            seq.tasks.push_back(hw::Task::local_copy(kCombine, source, target, partial_bytes, kCombineCounter));
+          } else {
+            partials_out.push_back(hw::Task::send(kCombine, home, source, target, partial_bytes, kCombineCounter));
+          }
         }
+        if (!partials_out.empty()) append_chunk(plan, seq, partials_out);
       }
     }
     uint64_t partials = 0;

@@ -74,6 +74,7 @@ json link_statistics(const Platform& platform, double layer_s, DirectionTotals t
 
 std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario) {
   auto spec = std::make_shared<fw::MoeLayerSpec>();
+  spec->software = scenario.software;
   spec->model = scenario.workload.model;
   spec->top_k = scenario.workload.top_k;
   spec->tokens_per_gpu = scenario.workload.tokens_per_gpu;

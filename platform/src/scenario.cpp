@@ -11,6 +11,7 @@
 
 #include "config_reader.hpp"
 #include "nvsvp/fw/moe_layer.hpp"
+#include "nvsvp/hw/work.hpp"
 
 namespace nvsvp::platform {
 
@@ -62,7 +63,7 @@ const char* const kPlatformKeys[] = {"gpus", "switch_chips", "links_per_chip", "
 const char* const kModelKeys[] = {"hidden", "moe_hidden", "heads", "sequence_length", "experts", "top_k"};
 const char* const kWorkloadKeys[] = {"model",         "top_k",         "tokens_per_gpu",
                                      "dispatch_dtype", "combine_dtype", "routing"};
-const char* const kTopLevelKeys[] = {"name", "platform", "workload", "schemes", "simulation"};
+const char* const kTopLevelKeys[] = {"name", "platform", "workload", "software", "schemes", "simulation"};
 
 const hw::Range kTopKRange = hw::between(1, 64);
 const hw::Range kTokensRange = hw::between(1, 1 << 20);
@@ -294,6 +295,7 @@ class ScenarioLoader {
     read_platform(*doc.find("platform"));
     read_workload(*doc.find("workload"));
     read_schemes(*doc.find("schemes"));
+    if (const ConfigNode* software = doc.find("software")) read_params(*software, "software", scenario_.software);
     if (const ConfigNode* simulation = doc.find("simulation")) read_simulation(*simulation);
     check();
     return scenario_;
@@ -541,6 +543,15 @@ class ScenarioLoader {
                   "a number of experts divisible by the number of GPUs (experts are spread evenly)",
                   std::to_string(w.model.experts) + " experts over " + n_gpus + " GPUs");
     }
+    const uint64_t chunk_bytes = static_cast<uint64_t>(scenario_.software.chunk_tokens) * p.gpu.functional_bytes;
+    if (chunk_bytes > hw::kMaxFunctionalBytesPerMessage) {
+      const Place at = origins_.blame({"software.chunk_tokens", "platform.gpu.functional_bytes"});
+      config_fail(at.origin, at.path,
+                  "chunk_tokens x functional_bytes <= " + std::to_string(hw::kMaxFunctionalBytesPerMessage) +
+                      " (the functional bytes one message carries)",
+                  std::to_string(scenario_.software.chunk_tokens) + " x " +
+                      std::to_string(p.gpu.functional_bytes) + " = " + std::to_string(chunk_bytes));
+    }
   }
 
   std::string file_;
@@ -629,6 +640,8 @@ std::string dump_effective(const Scenario& scenario) {
     schemes += (i ? ", " : "") + yaml_quote(scenario.schemes[i]);
   }
   top.line("schemes", schemes + "]", "known: " + join_list(known_schemes()));
+  top.section("software", "how the software all-to-all schemes move tokens");
+  dump_params(out, 2, scenario.software);
   top.section("simulation");
   YamlDumper(out, 2)("max_time_us", scenario.simulation.max_time_us, kMaxTimeDescription, hw::Range{});
   return out;

@@ -110,3 +110,12 @@ foreach(corner ${NVSVP_CORNERS})
                  -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml ${sets}
                     --out ${NVSVP_CLI_OUT}/corner_${name})
 endforeach()
+
+nvsvp_cli_test(chunk_tokens_out_of_range_exits_2 --exit 2
+               --stderr "software.chunk_tokens: expected an integer in \\[1, 64\\], got 0"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set software.chunk_tokens=0)
+
+nvsvp_cli_test(chunk_larger_than_a_message_carries_exits_2 --exit 2
+               --stderr "software.chunk_tokens: expected chunk_tokens x functional_bytes <= 1024"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml
+                  --set software.chunk_tokens=64 --set platform.gpu.functional_bytes=32)

@@ -5,6 +5,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,7 @@ std::string scenario_text(uint32_t tokens_per_gpu, double max_time_us) {
          "  combine_dtype: bf16\n"
          "  routing: {kind: uniform, seed: 11}\n"
          "schemes: [deepep]\n"
+         "software: {chunk_tokens: 4}\n"
          "simulation:\n"
          "  max_time_us: " + std::to_string(max_time_us) + "\n";
 }
@@ -43,12 +45,23 @@ TEST(Deepep, DgxH100TrafficMatchesTheRouting) {
   const fw::MoeRouting& routing = layer->routing;
   const uint64_t gpus = routing.gpus;
   uint64_t copies = 0, remote = 0;
+  std::vector<std::vector<uint64_t>> pair_copies(gpus, std::vector<uint64_t>(gpus, 0));  // [home][dest]
   for (uint64_t t = 0; t < routing.tokens(); ++t) {
     std::set<uint32_t> dests;
     for (uint32_t k = 0; k < routing.top_k; ++k) dests.insert(routing.gpu_of_expert(routing.experts_of(t)[k]));
     copies += dests.size();
     remote += dests.size() - dests.count(routing.home_of_token(t));
+    for (uint32_t d : dests) {
+      if (d != routing.home_of_token(t)) pair_copies[routing.home_of_token(t)][d]++;
+    }
   }
+  // Remote copies travel in chunks of 4 per (source, destination), and so do the partials back.
+  ASSERT_EQ(scenario.software.chunk_tokens, 4u);
+  uint64_t chunks = 0;
+  for (const auto& row : pair_copies) {
+    for (uint64_t n : row) chunks += (n + 3) / 4;
+  }
+  ASSERT_GT(remote, 2 * chunks);  // the chunking really batches here
   ASSERT_EQ(gpus, 8u);
   ASSERT_EQ(routing.tokens(), 8u * 128u);
 
@@ -60,8 +73,8 @@ TEST(Deepep, DgxH100TrafficMatchesTheRouting) {
   EXPECT_EQ(checks["remote_token_copies"].get<uint64_t>(), remote);
   EXPECT_EQ(checks["combine_errors"].get<uint64_t>(), 0u);
 
-  // Messages per direction: the count exchange (16 B to every peer), one dispatch copy and one
-  // combine partial per remote pair.
+  // Bytes per direction: the count exchange (16 B to every peer), one dispatch copy and one
+  // combine partial per remote pair; messages: the counts and the chunks both ways.
   const model::LinkParams link;  // the dgx-h100 packet format is the default one
   const uint32_t hidden = layer->model.hidden;
   const uint64_t dispatch_bytes = hidden + 4ull * ((hidden + 127) / 128);
@@ -74,9 +87,9 @@ TEST(Deepep, DgxH100TrafficMatchesTheRouting) {
     SCOPED_TRACE(direction);
     EXPECT_EQ(result["traffic_bytes"][direction].get<uint64_t>(), wire);
     EXPECT_EQ(result["payload_bytes"][direction].get<uint64_t>(), payload);
-    EXPECT_EQ(result["messages"][direction].get<uint64_t>(), count_messages + 2 * remote);
+    EXPECT_EQ(result["messages"][direction].get<uint64_t>(), count_messages + 2 * chunks);
   }
-  EXPECT_EQ(result["switch"]["forwarded_requests"].get<uint64_t>(), count_messages + 2 * remote);
+  EXPECT_EQ(result["switch"]["forwarded_requests"].get<uint64_t>(), count_messages + 2 * chunks);
   EXPECT_EQ(result["switch"]["forwarded_responses"].get<uint64_t>(), 0u);
 
   // Sanity of the timing: dispatch, experts and combine happen in that order, within the layer.

@@ -59,6 +59,47 @@ TEST(Gpu, WaitCompletesWhenTheNthArrivalLands) {
   EXPECT_EQ(up.busy_time, ns(51));
 }
 
+// The same three writes as one chunk (message_tasks 3): one 51-flit message over [0, 51) on hop
+// 1 and [101, 152) on hop 2, so all three arrivals land with its tail at 252 ns; each element's
+// functional bytes land at its own target.
+TEST(Gpu, ChunkTravelsAsOneMessageAndLandsEveryElement) {
+  Machine m(gpus_on_one_chip(2), [](TlmHal& hal, Platform&) {
+    hw::WorkSequence sender;
+    for (uint64_t i = 0; i < 3; ++i) {
+      uint8_t data[16];
+      for (int b = 0; b < 16; ++b) data[b] = static_cast<uint8_t>(10 * i + b);
+      hal.memory(0).write(0x1000 * (i + 1), data, 16);  // scattered sources
+      sender.tasks.push_back(hw::Task::send(0, 1, 0x1000 * (i + 1), 0x8000 + 0x300 * (2 - i), 256, 4));
+      sender.tasks.back().message_tasks = i == 0 ? 3 : 0;
+    }
+    hw::WorkSequence receiver;
+    receiver.counters = 5;
+    receiver.tasks.push_back(hw::Task::wait(0, 4, 1));
+    receiver.tasks.push_back(hw::Task::wait(0, 4, 3));
+    hal.submit(0, std::move(sender));
+    hal.submit(1, std::move(receiver));
+    hal.wait_all_finished();
+  });
+  m.run();
+  const model::Gpu& rx = m.platform.gpu(1);
+  EXPECT_EQ(rx.finish_time(), ns(252));
+  EXPECT_EQ(rx.stats().messages_received, 1u);
+  EXPECT_EQ(rx.stats().payload_bytes_received, 768u);
+  EXPECT_EQ(m.platform.gpu(0).stats().messages_sent, 1u);
+  EXPECT_EQ(m.platform.gpu(0).stats().tasks_done, 3u);
+  const auto& up = m.platform.link(LinkDirection::gpu_to_switch, 0, 0).stats();
+  EXPECT_EQ(up.wire_flits, 51u);
+  EXPECT_EQ(up.busy_time, ns(51));
+  for (uint64_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE("element " + std::to_string(i));
+    const uint64_t target = 0x8000 + 0x300 * (2 - i);
+    uint8_t got[16];
+    m.platform.gpu(1).memory().read(target, got, 16);
+    for (int b = 0; b < 16; ++b) EXPECT_EQ(got[b], 10 * i + b) << "byte " << b;
+    EXPECT_EQ(m.platform.gpu(1).memory().write_count(target), 1u);
+  }
+}
+
 // The functional bytes of a send land in the peer's memory, and a kernel run at the end of a
 // compute task sees them; the kernel runs when the compute time is over.
 TEST(Gpu, KernelRunsAtComputeEndOnArrivedData) {

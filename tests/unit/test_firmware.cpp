@@ -42,8 +42,10 @@ constexpr uint32_t kGpus = 4;
 constexpr uint32_t kTokensPerGpu = 3;
 constexpr uint32_t kHidden = 256;
 
-std::shared_ptr<const MoeLayerSpec> small_layer() {
+// `chunk_tokens` 1: every remote copy is its own message, as the hand counts below assume.
+std::shared_ptr<const MoeLayerSpec> small_layer(uint32_t chunk_tokens = 1) {
   auto spec = std::make_shared<MoeLayerSpec>();
+  spec->software.chunk_tokens = chunk_tokens;
   spec->model.name = "tiny";
   spec->model.hidden = kHidden;
   spec->model.moe_hidden = 64;
@@ -129,7 +131,7 @@ struct Interpreter {
             for (int i = 0; i < d.copies; ++i) {
               memories[t.peer].write(t.target_address, data, sizeof data);
               bump(t.peer, t.counter);
-              received[t.peer]++;
+              if (t.message_tasks != 0) received[t.peer]++;  // a chunk is one message
             }
           } else if (t.kind == hw::TaskKind::local_copy) {
             memories[g].read(t.source_address, data, sizeof data);
@@ -249,6 +251,67 @@ TEST_F(FirmwareTest, DeepepPlanHasOneCopyPerDestinationGpu) {
     }
     EXPECT_EQ(s.phase_names, (std::vector<std::string>{"dispatch", "experts", "combine"}));
   }
+}
+
+// Chunks of 2: the sends to one destination pair up in token order, each chunk one message.
+TEST_F(FirmwareTest, DeepepChunksBatchTokensPerDestination) {
+  layer_ = small_layer(2);
+  const LayerPlan plan = build_layer("deepep", layer_);
+  const MoeRouting& routing = layer_->routing;
+  const auto dests = destinations(routing);
+  // copies[s][d]: remote token copies from s to d, straight from the routing.
+  std::vector<std::vector<uint64_t>> copies(kGpus, std::vector<uint64_t>(kGpus, 0));
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    for (uint32_t d : dests[t]) {
+      if (d != routing.home_of_token(t)) copies[routing.home_of_token(t)][d]++;
+    }
+  }
+  enum { kDispatch = 0, kCombine = 2 };
+  std::vector<uint64_t> messages_in(kGpus, 0);
+  for (uint32_t g = 0; g < kGpus; ++g) {
+    SCOPED_TRACE("GPU " + std::to_string(g));
+    const std::vector<hw::Task>& tasks = plan.sequences[g].tasks;
+    std::vector<std::vector<uint64_t>> chunks(3, std::vector<uint64_t>(kGpus, 0));
+    std::vector<std::vector<uint64_t>> sends(3, std::vector<uint64_t>(kGpus, 0));
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      const hw::Task& head = tasks[i];
+      if (head.kind != hw::TaskKind::send) continue;
+      ASSERT_GE(head.message_tasks, 1u) << "task " << i << " is not the head of a chunk";
+      ASSERT_LE(head.message_tasks, 2u);
+      ASSERT_LE(i + head.message_tasks, tasks.size());
+      for (size_t j = 1; j < head.message_tasks; ++j) {
+        const hw::Task& member = tasks[i + j];
+        EXPECT_EQ(member.kind, hw::TaskKind::send);
+        EXPECT_EQ(member.message_tasks, 0u);
+        EXPECT_EQ(member.peer, head.peer);
+        EXPECT_EQ(member.counter, head.counter);
+      }
+      if (head.bytes != 16) {  // not a count message
+        chunks[head.phase][head.peer]++;
+        sends[head.phase][head.peer] += head.message_tasks;
+      }
+      messages_in[head.peer]++;
+      i += head.message_tasks - 1;
+    }
+    for (uint32_t d = 0; d < kGpus; ++d) {
+      // Dispatch: all copies to d, in ceil(copies / 2) messages. Combine: the partials of the
+      // tokens d sent here go back to d the same way.
+      EXPECT_EQ(sends[kDispatch][d], copies[g][d]) << "to GPU " << d;
+      EXPECT_EQ(chunks[kDispatch][d], (copies[g][d] + 1) / 2) << "to GPU " << d;
+      EXPECT_EQ(sends[kCombine][d], copies[d][g]) << "to GPU " << d;
+      EXPECT_EQ(chunks[kCombine][d], (copies[d][g] + 1) / 2) << "to GPU " << d;
+    }
+  }
+  for (uint32_t g = 0; g < kGpus; ++g) EXPECT_EQ(plan.expected_link_arrivals[g], messages_in[g]) << "GPU " << g;
+}
+
+TEST_F(FirmwareTest, VerifyPassesWithChunkedMessages) {
+  layer_ = small_layer(2);
+  const MoeCheckResult r = run_and_verify();
+  EXPECT_TRUE(r.passed());
+  EXPECT_TRUE(r.violations.empty()) << r.violations.front();
+  EXPECT_EQ(r.token_copies_delivered, 29u);
+  EXPECT_EQ(r.receive_count_errors, 0u);
 }
 
 TEST_F(FirmwareTest, DeepepWireSizesFollowTheDataTypes) {

@@ -75,7 +75,7 @@ Gpu::ArrivalCounter& Gpu::counter(uint32_t index) {
 void Gpu::mark_phase(hw::PhaseId phase, bool start) {
   if (phase >= phase_times_.size()) phase_times_.resize(phase + 1);
   PhaseTime& p = phase_times_[phase];
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = current_time();
   if (start && !p.seen) {
     p.seen = true;
     p.first_start = now;
@@ -93,7 +93,7 @@ sc_time Gpu::compute_time(const hw::Task& task) const {
 }
 
 void Gpu::execute() {
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = current_time();
   while (sequence_index_ < sequences_.size()) {
     hw::WorkSequence& sequence = sequences_[sequence_index_];
     if (task_index_ >= sequence.tasks.size()) {
@@ -106,12 +106,14 @@ void Gpu::execute() {
       task_started_ = true;
       mark_phase(task.phase, true);
     }
+    uint64_t consumed = 1;  // tasks this step finishes (a chunk's sends finish together)
     switch (task.kind) {
       case hw::TaskKind::send:
-        enqueue(link_for(task.target_address), TrafficClass::request, request_item(task));
+        consumed = check_chunk(sequence, task_index_);
+        enqueue(link_for(task.target_address), TrafficClass::request, request_item(task, consumed));
         break;
       case hw::TaskKind::read:
-        enqueue(link_for(task.source_address), TrafficClass::request, request_item(task));
+        enqueue(link_for(task.source_address), TrafficClass::request, request_item(task, 1));
         break;
       case hw::TaskKind::local_copy: {
         uint8_t data[PayloadPool::kMaxFunctionalBytes];
@@ -159,9 +161,9 @@ void Gpu::execute() {
     }
     mark_phase(task.phase, false);
     task_started_ = false;
-    ++task_index_;
-    ++pc_;
-    stats_.tasks_done++;
+    task_index_ += consumed;
+    pc_ += consumed;
+    stats_.tasks_done += consumed;
   }
   if (finished() && reported_finish_tasks_ != total_tasks_) {
     reported_finish_tasks_ = total_tasks_;
@@ -196,10 +198,32 @@ void Gpu::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item)
   // keeps an earlier wake if the engine already has one.
   const sc_time busy_until = tx_ports_[link]->busy_until();
   const sc_time link_ready = busy_until > lookahead_ ? busy_until - lookahead_ : sc_core::SC_ZERO_TIME;
-  link_scheduler_.wake_at(link, std::max({item.not_before, link_ready, sc_core::sc_time_stamp()}));
+  link_scheduler_.wake_at(link, std::max({item.not_before, link_ready, current_time()}));
 }
 
-Gpu::TxItem Gpu::request_item(const hw::Task& task) const {
+// A send task heads a chunk of `message_tasks` sends; the rest of the chunk must follow it and
+// agree on peer and counter. Firmware builds chunks, so a malformed one is a firmware bug.
+uint64_t Gpu::check_chunk(const hw::WorkSequence& sequence, size_t first) const {
+  const hw::Task& head = sequence.tasks[first];
+  const uint64_t size = head.message_tasks;
+  bool valid = size >= 1 && first + size <= sequence.tasks.size() &&
+               size * params_.functional_bytes <= PayloadPool::kMaxFunctionalBytes;
+  for (uint64_t i = 1; valid && i < size; ++i) {
+    const hw::Task& t = sequence.tasks[first + i];
+    valid = t.kind == hw::TaskKind::send && t.message_tasks == 0 && t.peer == head.peer &&
+            t.counter == head.counter;
+  }
+  if (!valid) {
+    std::ostringstream msg;
+    msg << "malformed chunk at task " << first << ": " << size
+        << " sends must follow with message_tasks 0, the same peer and counter, and fit "
+        << PayloadPool::kMaxFunctionalBytes << " functional bytes";
+    SC_REPORT_FATAL(name(), msg.str().c_str());
+  }
+  return size;
+}
+
+Gpu::TxItem Gpu::request_item(const hw::Task& task, uint64_t elements) const {
   TxItem item;
   item.opcode = task.kind == hw::TaskKind::read ? Opcode::read : Opcode::write;
   item.peer = task.peer;
@@ -208,7 +232,16 @@ Gpu::TxItem Gpu::request_item(const hw::Task& task) const {
   item.target_address = task.target_address;
   item.bytes = task.bytes;
   item.wire_flits = link_params_.wire_flits(item.opcode == Opcode::read ? 0 : task.bytes);
-  item.not_before = sc_core::sc_time_stamp();
+  if (elements > 1) {
+    // The chunk's writes keep their own packets: wire size is the sum of theirs.
+    item.chunk = &task;
+    item.elements = static_cast<uint32_t>(elements);
+    for (uint64_t i = 1; i < elements; ++i) {
+      item.bytes += (&task)[i].bytes;
+      item.wire_flits += link_params_.wire_flits((&task)[i].bytes);
+    }
+  }
+  item.not_before = current_time();
   return item;
 }
 
@@ -218,7 +251,7 @@ Gpu::TxItem Gpu::request_item(const hw::Task& task) const {
 void Gpu::serve_link(uint32_t link) {
   LinkEngine& engine = links_[link];
   NvlinkTxIf* port = tx_ports_[link];
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = current_time();
   while (engine.queued > 0) {
     const sc_time free_at = port->busy_until();
     if (free_at > now + lookahead_) {
@@ -270,9 +303,20 @@ void Gpu::launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, 
     if (item.opcode == Opcode::write) {
       ext.target_address = item.target_address;
       ext.payload_bytes = item.bytes;
-      const auto n = static_cast<unsigned>(std::min<uint64_t>(item.bytes, params_.functional_bytes));
-      memory_.read(item.source_address, payload->get_data_ptr(), n);
-      payload->set_data_length(n);
+      if (item.chunk == nullptr) {
+        const auto n = static_cast<unsigned>(std::min<uint64_t>(item.bytes, params_.functional_bytes));
+        memory_.read(item.source_address, payload->get_data_ptr(), n);
+        payload->set_data_length(n);
+      } else {
+        ext.elements = item.elements;
+        ext.element_tasks = item.chunk;
+        for (uint32_t i = 0; i < item.elements; ++i) {
+          const hw::Task& element = item.chunk[i];
+          const auto n = static_cast<unsigned>(std::min<uint64_t>(element.bytes, params_.functional_bytes));
+          memory_.read(element.source_address, payload->get_data_ptr() + i * params_.functional_bytes, n);
+        }
+        payload->set_data_length(item.elements * params_.functional_bytes);
+      }
       payload->set_command(tlm::TLM_WRITE_COMMAND);
     } else {
       ext.target_address = item.source_address;
@@ -285,7 +329,7 @@ void Gpu::launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, 
   NvlinkExtension& ext = extension_of(*payload);
   ext.vc = vc;
   ext.sequence = next_sequence_number_++;
-  ext.issue_time = sc_core::sc_time_stamp();
+  ext.issue_time = current_time();
   stats_.messages_sent++;
   stats_.payload_bytes_sent += ext.payload_bytes;
   tx_ports_[link]->send(*payload);
@@ -307,6 +351,16 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
   stats_.payload_bytes_received += ext.payload_bytes;
   switch (ext.opcode) {
     case Opcode::write:
+      if (ext.element_tasks != nullptr) {
+        for (uint32_t i = 0; i < ext.elements; ++i) {
+          const hw::Task& element = ext.element_tasks[i];
+          const auto n = static_cast<size_t>(std::min<uint64_t>(element.bytes, params_.functional_bytes));
+          memory_.write(element.target_address, payload.get_data_ptr() + i * params_.functional_bytes, n);
+          record_arrival(ext.counter, arrival);
+        }
+        break;
+      }
+      [[fallthrough]];
     case Opcode::read_response:
       memory_.write(ext.target_address, payload.get_data_ptr(), payload.get_data_length());
       record_arrival(ext.counter, arrival);
@@ -341,7 +395,7 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
   }
   // The GPU drains its input at line rate: the buffer space frees as the tail arrives.
   tlm::tlm_phase end = tlm::END_REQ;
-  sc_time freed = arrival - sc_core::sc_time_stamp();
+  sc_time freed = arrival - current_time();
   rx_backward_[static_cast<size_t>(link)]->nb_transport_bw(payload, end, freed);
   return tlm::TLM_ACCEPTED;
 }

@@ -42,8 +42,9 @@ GpuMemory::Granule* GpuMemory::dense(uint64_t address, size_t& last) const {
   }
   const Buffer& b = buffers_[last];
   const uint64_t offset = address - b.base;
-  if (offset % b.element_bytes >= kGranuleBytes) return nullptr;
-  return const_cast<Granule*>(&b.leading[offset / b.element_bytes]);
+  const uint64_t element = offset / b.element_bytes;  // one division: this runs per message
+  if (offset - element * b.element_bytes >= kGranuleBytes) return nullptr;
+  return const_cast<Granule*>(&b.leading[element]);
 }
 
 const GpuMemory::Granule* GpuMemory::find(uint64_t address) const {
@@ -87,6 +88,15 @@ void GpuMemory::rehash(size_t slots) {
 }
 
 void GpuMemory::read(uint64_t address, void* data, size_t length) const {
+  if (length == kGranuleBytes && address % kGranuleBytes == 0) {  // the common case: one granule
+    const Granule* g = find(address);
+    if (g == nullptr) {
+      std::memset(data, 0, kGranuleBytes);
+    } else {
+      std::memcpy(data, g->bytes, kGranuleBytes);
+    }
+    return;
+  }
   auto* out = static_cast<uint8_t*>(data);
   while (length > 0) {
     const uint64_t offset = address % kGranuleBytes;
@@ -106,6 +116,12 @@ void GpuMemory::read(uint64_t address, void* data, size_t length) const {
 void GpuMemory::write(uint64_t address, const void* data, size_t length) {
   if (length == 0) return;
   ++writes_;
+  if (length == kGranuleBytes && address % kGranuleBytes == 0) {  // the common case: one granule
+    Granule& g = find_or_insert(address);
+    std::memcpy(g.bytes, data, kGranuleBytes);
+    g.writes++;
+    return;
+  }
   const auto* in = static_cast<const uint8_t*>(data);
   while (length > 0) {
     const uint64_t offset = address % kGranuleBytes;

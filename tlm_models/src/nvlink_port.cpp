@@ -34,7 +34,7 @@ sc_time NvlinkPort::serialization_time(uint32_t flits) const {
 }
 
 void NvlinkPort::apply_due_credits() {
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = current_time();
   if (earliest_pending_ > now) return;
   // Pending returns are kept in time order: the due ones are at the front.
   while (pending_head_ < pending_credits_.size() && pending_credits_[pending_head_].at <= now) {
@@ -83,7 +83,7 @@ void NvlinkPort::wait_for_credits(TrafficClass traffic_class) {
 
 void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
   NvlinkExtension& ext = extension_of(payload);
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = current_time();
   const sc_time start = busy_until_ > now ? busy_until_ : now;
   apply_due_credits();
   int32_t& available = credits(ext.traffic_class, ext.vc);
@@ -119,7 +119,7 @@ tlm::tlm_sync_enum NvlinkPort::nb_transport_bw(tlm::tlm_generic_payload& payload
     SC_REPORT_FATAL(name(), "unexpected phase on the backward path (only END_REQ returns credits)");
   }
   const NvlinkExtension& ext = extension_of(payload);
-  const sc_time arrival = sc_core::sc_time_stamp() + delay + latency_;
+  const sc_time arrival = current_time() + delay + latency_;
   pending_credits_.push_back(PendingCredit{arrival, static_cast<uint8_t>(ext.traffic_class), ext.vc,
                                            credits_needed(ext.wire_flits)});
   // Returns come nearly in time order; one insertion step keeps the list sorted.

@@ -79,7 +79,7 @@ tlm::tlm_sync_enum SwitchChip::nb_transport_fw(int port, tlm::tlm_generic_payloa
     SC_REPORT_FATAL(name(), "input buffer overflow: the sender ignored credits");
   }
   const uint16_t output = select_output(ext);
-  const sc_time ready_at = sc_core::sc_time_stamp() + delay + internal_latency_;
+  const sc_time ready_at = current_time() + delay + internal_latency_;
   payload.acquire();
   input.fifos[fifo].push_back(Entry{&payload, &ext, ext.wire_flits, output, ready_at});
   stats_.peak_buffered_messages = std::max(stats_.peak_buffered_messages, ++buffered_);
@@ -97,7 +97,7 @@ void SwitchChip::request_output(uint16_t output, TrafficClass traffic_class, con
   requests.insert(std::upper_bound(requests.begin(), requests.end(), request, by_requester), request);
   // Served when the head is ready and the link free; the scheduler keeps an earlier wake if the
   // output already has one (a busy output has one for when its link frees).
-  output_scheduler_.wake_at(output, std::max({request.ready_at, o.link_busy_until, sc_core::sc_time_stamp()}));
+  output_scheduler_.wake_at(output, std::max({request.ready_at, o.link_busy_until, current_time()}));
 }
 
 // Serving one output (a client of the chip's WakeScheduler): forward one message and ask to be
@@ -106,7 +106,7 @@ void SwitchChip::request_output(uint16_t output, TrafficClass traffic_class, con
 void SwitchChip::serve_output(uint16_t output) {
   OutputPort& o = outputs_[output];
   if (o.crossbar[0].requests.empty() && o.crossbar[1].requests.empty()) return;
-  const sc_time now = sc_core::sc_time_stamp();
+  const sc_time now = current_time();
   if (o.link_busy_until > now) {
     output_scheduler_.wake_at(output, o.link_busy_until);
     return;
@@ -173,7 +173,7 @@ sc_time SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_
   link->send(payload);
 
   crossbar_free_[port * kTrafficClasses + static_cast<size_t>(traffic_class)] =
-      sc_core::sc_time_stamp() + serialization / params_.crossbar_speedup;
+      current_time() + serialization / params_.crossbar_speedup;
   input.occupied_flits[fifo] -= std::min(entry.wire_flits, params_.vc_depth_flits);
   stats_.forwarded[static_cast<size_t>(traffic_class)]++;
   stats_.forwarded_flits[static_cast<size_t>(traffic_class)] += entry.wire_flits;

@@ -24,13 +24,13 @@ void WakeScheduler::wake_at(uint32_t client, const sc_core::sc_time& at) {
     requested_while_serving_ = std::min(requested_while_serving_, t);
   } else if (t < next_ps_) {
     next_ps_ = t;
-    const uint64_t now = sc_core::sc_time_stamp().value();
+    const uint64_t now = current_time().value();
     event_.notify(t > now ? picoseconds(t - now) : sc_core::SC_ZERO_TIME);
   }
 }
 
 void WakeScheduler::run() {
-  const uint64_t now = sc_core::sc_time_stamp().value();
+  const uint64_t now = current_time().value();
   // One pass: serve the due clients, and find the earliest time among the others. Requests made
   // while serving (to any client, served or not) are folded in afterwards.
   serving_ = true;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "nvsvp/hw/params.hpp"
+
 namespace nvsvp::fw {
 
 enum class DataType : uint8_t { fp8, bf16, fp32 };
@@ -50,7 +52,24 @@ struct MoeRouting {
 // The GPUs holding at least one of `token`'s experts, ascending, each once (one copy each).
 void destination_gpus(const MoeRouting& routing, uint64_t token, std::vector<uint32_t>& out);
 
+// How the software all-to-all libraries (DeepEP class) move tokens. Parameters of the firmware,
+// read from the scenario's `software` section.
+struct SoftwareParams {
+  // Tokens a sender batches per destination before publishing them (one message on the links).
+  // DeepEP's recommended intranode configuration uses 6 (num_max_nvl_chunked_send_tokens).
+  uint32_t chunk_tokens = 6;
+
+  template <class Visitor>
+  void visit(Visitor& v) {
+    v("chunk_tokens", chunk_tokens,
+      "tokens batched per destination into one message (DeepEP: num_max_nvl_chunked_send_tokens); "
+      "1 sends every token copy as its own message",
+      hw::between(1, 64));
+  }
+};
+
 struct MoeLayerSpec {
+  SoftwareParams software;
   MoeModel model;
   uint32_t top_k = 0;
   uint32_t tokens_per_gpu = 0;

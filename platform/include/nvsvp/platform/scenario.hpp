@@ -64,6 +64,7 @@ struct Scenario {
   PlatformSpec platform;
   WorkloadSpec workload;
   std::vector<std::string> schemes;
+  fw::SoftwareParams software;
   SimulationSpec simulation;
 };
 

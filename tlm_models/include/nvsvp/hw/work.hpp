@@ -24,6 +24,9 @@ enum class TaskKind : uint8_t {
 
 enum class Precision : uint8_t { fp8, bf16 };
 
+// The real data one message carries: each of its writes' leading functional bytes together.
+constexpr uint32_t kMaxFunctionalBytesPerMessage = 1024;
+
 // The executor records per phase the first start and last end of its tasks (for reports).
 using PhaseId = uint8_t;
 
@@ -41,6 +44,10 @@ struct Task {
   uint64_t target_address = 0;  // send (in the peer) / local_copy (local)
   double flops = 0.0;           // compute
   double duration_ns = 0.0;     // compute: fixed time on top of the work
+  // send: how many sends, this one and the ones right after it, travel as one message (a
+  // chunk, as DeepEP-class libraries batch tokens per destination). The others of the chunk
+  // carry 0 and must name the same peer and counter. Each counts as one arrival at the peer.
+  uint16_t message_tasks = 1;
 
   static constexpr uint32_t kNoKernel = 0xffffffffu;
 

@@ -12,6 +12,8 @@
 #include <systemc>
 #include <tlm>
 
+#include "nvsvp/hw/work.hpp"
+
 namespace nvsvp::model {
 
 enum class Opcode : uint8_t { write, read, read_response, write_ack };
@@ -37,6 +39,11 @@ struct NvlinkExtension : tlm::tlm_extension<NvlinkExtension> {
   uint64_t read_bytes = 0;       // read: bytes the response will carry
   uint64_t return_address = 0;   // read: where the response lands in the requester
   uint32_t wire_flits = 0;
+  // A chunk of `elements` writes (send tasks of one message): element i's functional bytes sit
+  // at data + i * functional_bytes and land at element_tasks[i].target_address. The sender keeps
+  // its tasks until the end of the run, so the addresses the chunk's headers carry are read there.
+  uint32_t elements = 1;
+  const hw::Task* element_tasks = nullptr;
   uint64_t sequence = 0;         // per-source issue number, for traces and stuck reports
   sc_core::sc_time issue_time;   // when the source put it on its first link
   sc_core::sc_time tail_arrival; // set by the port at each hop: when the last flit arrives
@@ -61,7 +68,7 @@ struct NvlinkProtocolTypes {
 // payload on an NVLink socket is one of these, taken from a PayloadPool, so that the extension is
 // reached without a lookup (extension_of) and nothing is allocated per message.
 struct PooledPayload : tlm::tlm_generic_payload {
-  static constexpr uint32_t kMaxFunctionalBytes = 64;
+  static constexpr uint32_t kMaxFunctionalBytes = hw::kMaxFunctionalBytesPerMessage;
   NvlinkExtension extension;
   unsigned char data[kMaxFunctionalBytes];
 

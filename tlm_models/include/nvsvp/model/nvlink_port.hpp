@@ -74,7 +74,7 @@ class NvlinkPort : public sc_core::sc_module, public NvlinkTxIf {
   void wait_for_credits(TrafficClass traffic_class) override;
   void send(tlm::tlm_generic_payload& payload) override;
   sc_core::sc_time serialization_time(uint32_t flits) const override;
-  bool idle() const { return sc_core::sc_time_stamp() >= busy_until_; }
+  bool idle() const { return current_time() >= busy_until_; }
 
   const LinkParams& params() const { return params_; }
   const LinkStats& stats() const { return stats_; }

@@ -15,6 +15,10 @@ inline uint64_t to_picoseconds(double nanoseconds) {
   return static_cast<uint64_t>(std::llround(nanoseconds * 1000.0));
 }
 
+// The current simulation time. sc_time_stamp() is a library call; the models ask for the time
+// several times per message.
+inline const sc_core::sc_time& current_time() { return sc_core::sc_get_curr_simcontext()->time_stamp(); }
+
 // Call during elaboration: the models assume 1 ps resolution.
 inline void require_picosecond_resolution(const char* who) {
   if (sc_core::sc_get_time_resolution() != sc_core::sc_time(1, sc_core::SC_PS)) {
