@@ -67,9 +67,12 @@ DispatchMap map_dispatch(const MoeRouting& routing) {
 }
 
 uint32_t local_experts(const MoeRouting& routing, uint64_t token, uint32_t gpu) {
+  // The GPU's experts are [first, first + per): a range test instead of a division per expert.
+  const uint32_t per = routing.experts_per_gpu();
+  const uint32_t first = gpu * per;
   uint32_t n = 0;
   const uint16_t* experts = routing.experts_of(token);
-  for (uint32_t k = 0; k < routing.top_k; ++k) n += routing.gpu_of_expert(experts[k]) == gpu;
+  for (uint32_t k = 0; k < routing.top_k; ++k) n += experts[k] - first < per;
   return n;
 }
 
@@ -90,6 +93,8 @@ hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuff
   return [spec, buffers, received, gpu](hw::MemoryAccess& memory) {
     const MoeRouting& routing = spec->routing;
     const std::vector<uint64_t>& slots = (*received)[gpu];
+    const uint32_t per = routing.experts_per_gpu();
+    const uint32_t first_expert = gpu * per;
     uint8_t raw[2 * kLanes];
     for (uint64_t s = 0; s < slots.size(); ++s) {
       memory.read(buffers.dispatch_rx + s * buffers.dispatch_stride, raw, sizeof raw);
@@ -97,7 +102,7 @@ hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuff
       Lanes sum{};
       const uint16_t* experts = routing.experts_of(slots[s]);
       for (uint32_t k = 0; k < routing.top_k; ++k) {
-        if (routing.gpu_of_expert(experts[k]) != gpu) continue;
+        if (experts[k] - first_expert >= per) continue;  // not on this GPU
         const Lanes y = expert_output(experts[k], x);
         for (int i = 0; i < kLanes; ++i) sum[i] += y[i];
       }
@@ -276,8 +281,7 @@ MoeCheckResult verify_layer(Hal& hal, const LayerPlan& plan, size_t max_violatio
     for (uint64_t s = 0; s < slots.size(); ++s) {
       const uint64_t t = slots[s];
       const uint64_t address = b.dispatch_rx + s * b.dispatch_stride;
-      const uint32_t writes = memory.write_count(address);
-      memory.read(address, raw, sizeof raw);
+      const uint32_t writes = memory.read_counted(address, raw, sizeof raw);
       pack_lanes(token_lanes(t), expected);
       if (writes == 1 && std::memcmp(raw, expected, sizeof raw) == 0) {
         result.token_copies_delivered++;

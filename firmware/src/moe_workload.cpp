@@ -33,7 +33,8 @@ uint64_t vector_bytes(DataType type, uint32_t hidden) {
 void destination_gpus(const MoeRouting& routing, uint64_t token, std::vector<uint32_t>& out) {
   out.clear();
   const uint16_t* experts = routing.experts_of(token);
-  for (uint32_t k = 0; k < routing.top_k; ++k) out.push_back(routing.gpu_of_expert(experts[k]));
+  const uint32_t per = routing.experts_per_gpu();
+  for (uint32_t k = 0; k < routing.top_k; ++k) out.push_back(experts[k] / per);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
 }

@@ -71,6 +71,28 @@ TEST(GpuMemory, WriteCountIsPerGranule) {
   EXPECT_EQ(m.writes(), 2u);
 }
 
+// read_counted() answers read() and write_count() together, dense or sparse, aligned or not.
+TEST(GpuMemory, ReadCountedEqualsReadPlusWriteCount) {
+  GpuMemory m;
+  m.declare_buffer(0x10000, 64, 4);
+  const std::vector<uint8_t> a = pattern(16, 3), b = pattern(16, 9);
+  m.write(0x10040, a.data(), 16);  // dense, written twice
+  m.write(0x10040, b.data(), 16);
+  m.write(0x90000, a.data(), 16);  // sparse, once
+  for (uint64_t address : {0x10040ull, 0x10080ull, 0x90000ull, 0x90004ull, 0x123450ull}) {
+    SCOPED_TRACE(address);
+    std::vector<uint8_t> got(16, 0xAA);
+    const uint32_t writes = m.read_counted(address, got.data(), 16);
+    EXPECT_EQ(writes, m.write_count(address));
+    EXPECT_EQ(got, read(m, address, 16));
+  }
+  std::vector<uint8_t> got(16);
+  EXPECT_EQ(m.read_counted(0x10040, got.data(), 16), 2u);
+  EXPECT_EQ(got, b);
+  EXPECT_EQ(m.read_counted(0x10080, got.data(), 16), 0u);
+  EXPECT_EQ(got, std::vector<uint8_t>(16, 0));
+}
+
 TEST(GpuMemory, ManyGranulesSurviveTableGrowth) {
   GpuMemory m;
   for (uint64_t i = 0; i < 5000; ++i) {

@@ -15,9 +15,16 @@ class RoundRobinArbiter : public Arbiter {
         break;
       }
     }
-    last_winner_ = requests[chosen].requester;
-    has_winner_ = true;
+    granted(requests[chosen].requester);
     return chosen;
+  }
+  bool rotation_start(int64_t& after) const override {
+    after = has_winner_ ? static_cast<int64_t>(last_winner_) : kFromLowest;
+    return true;
+  }
+  void granted(uint32_t requester) override {
+    last_winner_ = requester;
+    has_winner_ = true;
   }
 
  private:
@@ -28,6 +35,10 @@ class RoundRobinArbiter : public Arbiter {
 class FixedPriorityArbiter : public Arbiter {
  public:
   size_t pick(const std::vector<ArbiterRequest>&) override { return 0; }
+  bool rotation_start(int64_t& after) const override {
+    after = kFromLowest;
+    return true;
+  }
 };
 
 class OldestFirstArbiter : public Arbiter {

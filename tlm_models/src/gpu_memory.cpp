@@ -20,8 +20,8 @@ void GpuMemory::declare_buffer(uint64_t base, uint64_t element_bytes, uint64_t e
     if (base < b.end && b.base < end) return;
   }
   Buffer buffer{base, element_bytes, end, std::vector<Granule>(elements, Granule{0, {}})};
-  // Granules written before the declaration move into the dense array.
-  for (uint64_t i = 0; i < elements; ++i) {
+  // Granules written before the declaration move into the dense array (usually there are none).
+  for (uint64_t i = 0; used_ > 0 && i < elements; ++i) {
     if (const Granule* g = find(base + i * element_bytes)) buffer.leading[i] = *g;
   }
   buffers_.insert(std::upper_bound(buffers_.begin(), buffers_.end(), base,
@@ -138,6 +138,20 @@ void GpuMemory::write(uint64_t address, const void* data, size_t length) {
 uint32_t GpuMemory::write_count(uint64_t address) const {
   const Granule* g = find(address - address % kGranuleBytes);
   return g == nullptr ? 0 : g->writes;
+}
+
+uint32_t GpuMemory::read_counted(uint64_t address, void* data, size_t length) const {
+  if (length == kGranuleBytes && address % kGranuleBytes == 0) {  // one granule: one lookup
+    const Granule* g = find(address);
+    if (g == nullptr) {
+      std::memset(data, 0, kGranuleBytes);
+      return 0;
+    }
+    std::memcpy(data, g->bytes, kGranuleBytes);
+    return g->writes;
+  }
+  read(address, data, length);
+  return write_count(address);
 }
 
 }  // namespace nvsvp::model

@@ -119,22 +119,45 @@ void SwitchChip::serve_output(uint16_t output) {
     if (xbar.requests.empty()) continue;
     const uint32_t credits = link->best_credits(traffic_class);
     bool credit_blocked = false;
-    eligible_.clear();
-    for (const Request& r : xbar.requests) {
+    // A request is eligible when its head is ready, its input's transfer slot is free and the
+    // link has credits for it; otherwise it says when it could be ready, or that credits block it.
+    auto eligible = [&](const Request& r) {
       const uint32_t port = r.requester / params_.vcs_per_class;
       const sc_time& input_free = crossbar_free_[port * kTrafficClasses + static_cast<size_t>(traffic_class)];
       const sc_time& ready = r.ready_at > input_free ? r.ready_at : input_free;
       if (ready > now) {
         if (ready < next_ready) next_ready = ready;
-      } else if (link->credits_needed(r.wire_flits) > credits) {
-        credit_blocked = true;
-      } else {
-        eligible_.push_back(ArbiterRequest{r.requester, r.ready_at.value()});
+        return false;
       }
+      if (link->credits_needed(r.wire_flits) > credits) {
+        credit_blocked = true;
+        return false;
+      }
+      return true;
+    };
+    std::vector<Request>& requests = xbar.requests;
+    int64_t after = Arbiter::kFromLowest;
+    int64_t winner = -1;
+    if (xbar.arbiter->rotation_start(after)) {
+      // Scan in the arbiter's rotation and stop at the first eligible request (its choice).
+      const auto start = static_cast<size_t>(
+          std::upper_bound(requests.begin(), requests.end(), after,
+                           [](int64_t a, const Request& r) { return a < static_cast<int64_t>(r.requester); }) -
+          requests.begin());
+      for (size_t k = 0; k < requests.size() && winner < 0; ++k) {
+        const Request& r = requests[(start + k) % requests.size()];
+        if (eligible(r)) winner = r.requester;
+      }
+      if (winner >= 0) xbar.arbiter->granted(static_cast<uint32_t>(winner));
+    } else {
+      eligible_.clear();
+      for (const Request& r : requests) {
+        if (eligible(r)) eligible_.push_back(ArbiterRequest{r.requester, r.ready_at.value()});
+      }
+      if (!eligible_.empty()) winner = eligible_[xbar.arbiter->pick(eligible_)].requester;
     }
-    if (!eligible_.empty()) {
-      const uint32_t winner = eligible_[xbar.arbiter->pick(eligible_)].requester;
-      const sc_time serialization = forward(output, traffic_class, winner);
+    if (winner >= 0) {
+      const sc_time serialization = forward(output, traffic_class, static_cast<uint32_t>(winner));
       o.link_busy_until = now + serialization;
       o.next_class = static_cast<uint8_t>((static_cast<int>(traffic_class) + 1) % kTrafficClasses);
       output_scheduler_.wake_at(output, o.link_busy_until);

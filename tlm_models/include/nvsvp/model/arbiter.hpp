@@ -20,6 +20,17 @@ class Arbiter {
   virtual ~Arbiter() = default;
   // Picks one of `requests` (non-empty, sorted by requester id) and returns its index.
   virtual size_t pick(const std::vector<ArbiterRequest>& requests) = 0;
+
+  // Arbiters whose choice is "the first eligible requester in a rotation" say where the rotation
+  // starts: the first eligible id greater than `after` wins, wrapping to the lowest (every id is
+  // greater than kFromLowest). A caller that scans in that order may stop at the first eligible
+  // requester and report it with granted(); pick() would have chosen the same one.
+  static constexpr int64_t kFromLowest = -1;
+  virtual bool rotation_start(int64_t& after) const {
+    (void)after;
+    return false;
+  }
+  virtual void granted(uint32_t requester) { (void)requester; }
 };
 
 // "round_robin" (the winner gets lowest priority next), "fixed_priority" (lowest id wins),

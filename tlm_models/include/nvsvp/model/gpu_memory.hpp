@@ -21,6 +21,7 @@ class GpuMemory : public hw::MemoryAccess {
   void read(uint64_t address, void* data, size_t length) const override;
   void write(uint64_t address, const void* data, size_t length) override;
   uint32_t write_count(uint64_t address) const override;
+  uint32_t read_counted(uint64_t address, void* data, size_t length) const override;
   void declare_buffer(uint64_t base, uint64_t element_bytes, uint64_t elements) override;
 
   uint64_t sparse_granules() const { return used_; }
