@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -30,13 +31,21 @@ constexpr uint32_t kMaxFunctionalBytesPerMessage = 1024;
 // The executor records per phase the first start and last end of its tasks (for reports).
 using PhaseId = uint8_t;
 
+// Fields are ordered so that a task takes 64 bytes: a layer holds millions of them.
 struct Task {
+  static constexpr uint16_t kNoKernel = 0xffff;
+  static constexpr uint32_t kMaxKernels = kNoKernel;  // kernel indices are below this
+
   TaskKind kind = TaskKind::compute;
   PhaseId phase = 0;
+  Precision precision = Precision::fp8;  // compute
+  // send: how many sends, this one and the ones right after it, travel as one message (a
+  // chunk, as DeepEP-class libraries batch tokens per destination). The others of the chunk
+  // carry 0 and must name the same peer and counter. Each counts as one arrival at the peer.
+  uint16_t message_tasks = 1;
+  uint16_t kernel = kNoKernel;  // compute: index into WorkSequence::kernels
   uint32_t peer = 0;            // send: destination GPU
   uint32_t counter = 0;         // send: counter incremented at the receiver; wait: local counter
-  uint32_t kernel = kNoKernel;  // compute: index into WorkSequence::kernels
-  Precision precision = Precision::fp8;  // compute
   uint64_t bytes = 0;           // send/read/local_copy: payload bytes (what is timed);
                                 // compute: memory traffic
   uint64_t count = 0;           // wait_counter: arrivals to wait for
@@ -44,12 +53,13 @@ struct Task {
   uint64_t target_address = 0;  // send (in the peer) / local_copy (local)
   double flops = 0.0;           // compute
   double duration_ns = 0.0;     // compute: fixed time on top of the work
-  // send: how many sends, this one and the ones right after it, travel as one message (a
-  // chunk, as DeepEP-class libraries batch tokens per destination). The others of the chunk
-  // carry 0 and must name the same peer and counter. Each counts as one arrival at the peer.
-  uint16_t message_tasks = 1;
 
-  static constexpr uint32_t kNoKernel = 0xffffffffu;
+  static void check_kernel_index(uint32_t kernel) {
+    if (kernel != kNoKernel && kernel >= kMaxKernels) {
+      throw std::length_error("work sequence: kernel index " + std::to_string(kernel) +
+                              " (at most " + std::to_string(kMaxKernels) + " kernels per sequence)");
+    }
+  }
 
   static Task send(PhaseId phase, uint32_t peer, uint64_t source, uint64_t target, uint64_t bytes,
                    uint32_t counter) {
@@ -90,21 +100,23 @@ struct Task {
   }
   static Task compute(PhaseId phase, double flops, Precision precision, uint64_t memory_bytes,
                       uint32_t kernel = kNoKernel) {
+    check_kernel_index(kernel);
     Task t;
     t.kind = TaskKind::compute;
     t.phase = phase;
     t.flops = flops;
     t.precision = precision;
     t.bytes = memory_bytes;
-    t.kernel = kernel;
+    t.kernel = static_cast<uint16_t>(kernel);
     return t;
   }
   static Task delay(PhaseId phase, double duration_ns, uint32_t kernel = kNoKernel) {
+    check_kernel_index(kernel);
     Task t;
     t.kind = TaskKind::compute;
     t.phase = phase;
     t.duration_ns = duration_ns;
-    t.kernel = kernel;
+    t.kernel = static_cast<uint16_t>(kernel);
     return t;
   }
 };
@@ -120,3 +132,5 @@ struct WorkSequence {
 };
 
 }  // namespace nvsvp::hw
+
+static_assert(sizeof(nvsvp::hw::Task) == 64, "a task should stay 64 bytes");
