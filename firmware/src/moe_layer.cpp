@@ -1,6 +1,7 @@
 #include "nvsvp/fw/moe_layer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
@@ -98,15 +99,12 @@ hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuff
     uint8_t raw[2 * kLanes];
     for (uint64_t s = 0; s < slots.size(); ++s) {
       memory.read(buffers.dispatch_rx + s * buffers.dispatch_stride, raw, sizeof raw);
-      const Lanes x = unpack_lanes(raw);
-      Lanes sum{};
+      ExpertSum local;
       const uint16_t* experts = routing.experts_of(slots[s]);
       for (uint32_t k = 0; k < routing.top_k; ++k) {
-        if (experts[k] - first_expert >= per) continue;  // not on this GPU
-        const Lanes y = expert_output(experts[k], x);
-        for (int i = 0; i < kLanes; ++i) sum[i] += y[i];
+        if (experts[k] - first_expert < per) local.add(experts[k]);  // the experts on this GPU
       }
-      pack_lanes(sum, raw);
+      pack_lanes(local.of(unpack_lanes(raw)), raw);
       memory.write(buffers.partial + s * buffers.combine_stride, raw, sizeof raw);
     }
   };
@@ -272,7 +270,9 @@ MoeCheckResult verify_layer(Hal& hal, const LayerPlan& plan, size_t max_violatio
     if (result.violations.size() < max_violations) result.violations.push_back(text);
   };
   uint8_t raw[2 * kLanes];
-  uint8_t expected[2 * kLanes];
+  // Every token's values as they travel, computed once (each token sits in several slots).
+  std::vector<std::array<uint8_t, 2 * kLanes>> token_bytes(routing.tokens());
+  for (uint64_t t = 0; t < routing.tokens(); ++t) pack_lanes(token_lanes(t), token_bytes[t].data());
 
   // Dispatch: every slot written exactly once, with its token's values.
   for (uint32_t d = 0; d < routing.gpus; ++d) {
@@ -282,8 +282,7 @@ MoeCheckResult verify_layer(Hal& hal, const LayerPlan& plan, size_t max_violatio
       const uint64_t t = slots[s];
       const uint64_t address = b.dispatch_rx + s * b.dispatch_stride;
       const uint32_t writes = memory.read_counted(address, raw, sizeof raw);
-      pack_lanes(token_lanes(t), expected);
-      if (writes == 1 && std::memcmp(raw, expected, sizeof raw) == 0) {
+      if (writes == 1 && std::memcmp(raw, token_bytes[t].data(), sizeof raw) == 0) {
         result.token_copies_delivered++;
         continue;
       }
@@ -332,13 +331,10 @@ MoeCheckResult verify_layer(Hal& hal, const LayerPlan& plan, size_t max_violatio
     const uint64_t local = t % routing.tokens_per_gpu;
     hw::MemoryAccess& memory = hal.memory(home);
     result.tokens_checked++;
-    const Lanes x = token_lanes(t);
-    Lanes reference{};
+    ExpertSum all;
     const uint16_t* experts = routing.experts_of(t);
-    for (uint32_t k = 0; k < routing.top_k; ++k) {
-      const Lanes y = expert_output(experts[k], x);
-      for (int i = 0; i < kLanes; ++i) reference[i] += y[i];
-    }
+    for (uint32_t k = 0; k < routing.top_k; ++k) all.add(experts[k]);
+    const Lanes reference = all.of(token_lanes(t));
     bool ok = true;
     for (uint64_t c = (*plan.copy_first)[t]; c < (*plan.copy_first)[t + 1]; ++c) {
       const uint32_t writes = memory.write_count(detail::combine_slot_address(plan, home, c));

@@ -8,6 +8,8 @@
 // Remote copies travel in chunks of software.chunk_tokens per destination, as DeepEP's senders
 // batch tokens before publishing them to the receiver's ring buffer.
 #include <algorithm>
+#include <limits>
+#include <stdexcept>
 
 #include "moe_plan.hpp"
 
@@ -15,14 +17,17 @@ namespace nvsvp::fw::detail {
 
 namespace {
 
-// Appends `sends` (to one peer, one counter) as one message and empties it.
-void append_chunk(LayerPlan& plan, hw::WorkSequence& seq, std::vector<hw::Task>& sends) {
-  for (size_t i = 0; i < sends.size(); ++i) {
-    sends[i].message_tasks = static_cast<uint16_t>(i == 0 ? sends.size() : 0);
-    seq.tasks.push_back(sends[i]);
+// Appends the writes in `pending` (to `peer`, `bytes` each) as one chunk message and empties it.
+void append_chunk(LayerPlan& plan, hw::WorkSequence& seq, hw::PhaseId phase, uint32_t peer, uint64_t bytes,
+                  uint32_t counter, std::vector<hw::WriteElement>& pending) {
+  if (seq.elements.size() + pending.size() > std::numeric_limits<uint32_t>::max()) {
+    throw std::length_error("deepep: more than 2^32 chunk elements in one sequence");
   }
-  plan.expected_link_arrivals[sends.front().peer]++;
-  sends.clear();
+  seq.tasks.push_back(hw::Task::send_chunk(phase, peer, static_cast<uint32_t>(seq.elements.size()),
+                                           static_cast<uint16_t>(pending.size()), bytes, counter));
+  seq.elements.insert(seq.elements.end(), pending.begin(), pending.end());
+  plan.expected_link_arrivals[peer]++;
+  pending.clear();
 }
 
 }  // namespace
@@ -36,9 +41,12 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
 
   for (uint32_t g = 0; g < gpus; ++g) {
     hw::WorkSequence& seq = plan.sequences[g];
-    uint64_t copies_out = 0;
-    for (uint32_t d = 0; d < gpus; ++d) copies_out += map.counts[g][d] + map.counts[d][g];
-    seq.tasks.reserve(2 * gpus + copies_out + 8);
+    // Sizes known in advance: local copies are tasks, remote ones chunk elements (both phases).
+    const uint64_t local = 2 * map.counts[g][g];
+    uint64_t remote = 0;
+    for (uint32_t d = 0; d < gpus; ++d) remote += d == g ? 0 : map.counts[g][d] + map.counts[d][g];
+    seq.tasks.reserve(local + remote / spec.software.chunk_tokens + 4 * gpus + 8);
+    seq.elements.reserve(remote);
     seq.phase_names = {"dispatch", "experts", "combine"};
     seq.counters = kMoeCounters;
     // Token counts first: each receiver learns how much to expect from each sender.
@@ -55,7 +63,7 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
   // full, the partly filled ones after the last token.
   const uint32_t chunk = spec.software.chunk_tokens;
   const uint64_t token_bytes = vector_bytes(spec.dispatch_dtype, spec.model.hidden);
-  std::vector<std::vector<hw::Task>> pending(gpus);
+  std::vector<std::vector<hw::WriteElement>> pending(gpus);
   for (uint32_t home = 0; home < gpus; ++home) {
     hw::WorkSequence& seq = plan.sequences[home];
     const uint64_t first_token = static_cast<uint64_t>(home) * routing.tokens_per_gpu;
@@ -68,12 +76,12 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
           seq.tasks.push_back(hw::Task::local_copy(kDispatch, source, target, token_bytes, kDispatchCounter));
           continue;
         }
-        pending[d].push_back(hw::Task::send(kDispatch, d, source, target, token_bytes, kDispatchCounter));
-        if (pending[d].size() == chunk) append_chunk(plan, seq, pending[d]);
+        pending[d].push_back(hw::WriteElement{source, target});
+        if (pending[d].size() == chunk) append_chunk(plan, seq, kDispatch, d, token_bytes, kDispatchCounter, pending[d]);
       }
     }
     for (uint32_t d = 0; d < gpus; ++d) {
-      if (!pending[d].empty()) append_chunk(plan, seq, pending[d]);
+      if (!pending[d].empty()) append_chunk(plan, seq, kDispatch, d, token_bytes, kDispatchCounter, pending[d]);
     }
   }
 
@@ -96,7 +104,7 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
     for (uint32_t h = 1; h < gpus; ++h) group_start[h] = group_start[h - 1] + map.counts[h - 1][g];
     uint64_t rounds = 0;
     for (uint32_t h = 0; h < gpus; ++h) rounds = std::max(rounds, map.counts[h][g]);
-    std::vector<hw::Task> partials_out;
+    std::vector<hw::WriteElement> partials_out;
     for (uint64_t r = 0; r < rounds; r += chunk) {
       for (uint32_t i = 1; i <= gpus; ++i) {
         const uint32_t home = (g + i) % gpus;
@@ -111,10 +119,12 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
           if (home == g) {
             seq.tasks.push_back(hw::Task::local_copy(kCombine, source, target, partial_bytes, kCombineCounter));
           } else {
-            partials_out.push_back(hw::Task::send(kCombine, home, source, target, partial_bytes, kCombineCounter));
+            partials_out.push_back(hw::WriteElement{source, target});
           }
         }
-        if (!partials_out.empty()) append_chunk(plan, seq, partials_out);
+        if (!partials_out.empty()) {
+          append_chunk(plan, seq, kCombine, home, partial_bytes, kCombineCounter, partials_out);
+        }
       }
     }
     uint64_t partials = 0;

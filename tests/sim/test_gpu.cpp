@@ -59,19 +59,20 @@ TEST(Gpu, WaitCompletesWhenTheNthArrivalLands) {
   EXPECT_EQ(up.busy_time, ns(51));
 }
 
-// The same three writes as one chunk (message_tasks 3): one 51-flit message over [0, 51) on hop
+// The same three writes as one chunk (a send with 3 elements): one 51-flit message over [0, 51) on hop
 // 1 and [101, 152) on hop 2, so all three arrivals land with its tail at 252 ns; each element's
 // functional bytes land at its own target.
 TEST(Gpu, ChunkTravelsAsOneMessageAndLandsEveryElement) {
   Machine m(gpus_on_one_chip(2), [](TlmHal& hal, Platform&) {
     hw::WorkSequence sender;
+    sender.elements.push_back(hw::WriteElement{0xdead, 0xbeef});  // not this chunk's
     for (uint64_t i = 0; i < 3; ++i) {
       uint8_t data[16];
       for (int b = 0; b < 16; ++b) data[b] = static_cast<uint8_t>(10 * i + b);
-      hal.memory(0).write(0x1000 * (i + 1), data, 16);  // scattered sources
-      sender.tasks.push_back(hw::Task::send(0, 1, 0x1000 * (i + 1), 0x8000 + 0x300 * (2 - i), 256, 4));
-      sender.tasks.back().message_tasks = i == 0 ? 3 : 0;
+      hal.memory(0).write(0x1000 * (i + 1), data, 16);  // scattered sources and targets
+      sender.elements.push_back(hw::WriteElement{0x1000 * (i + 1), 0x8000 + 0x300 * (2 - i)});
     }
+    sender.tasks.push_back(hw::Task::send_chunk(0, 1, 1, 3, 256, 4));
     hw::WorkSequence receiver;
     receiver.counters = 5;
     receiver.tasks.push_back(hw::Task::wait(0, 4, 1));
@@ -86,7 +87,8 @@ TEST(Gpu, ChunkTravelsAsOneMessageAndLandsEveryElement) {
   EXPECT_EQ(rx.stats().messages_received, 1u);
   EXPECT_EQ(rx.stats().payload_bytes_received, 768u);
   EXPECT_EQ(m.platform.gpu(0).stats().messages_sent, 1u);
-  EXPECT_EQ(m.platform.gpu(0).stats().tasks_done, 3u);
+  EXPECT_EQ(m.platform.gpu(0).stats().tasks_done, 1u);
+  EXPECT_EQ(m.platform.gpu(1).memory().write_count(0xbeef & ~0xfull), 0u);
   const auto& up = m.platform.link(LinkDirection::gpu_to_switch, 0, 0).stats();
   EXPECT_EQ(up.wire_flits, 51u);
   EXPECT_EQ(up.busy_time, ns(51));

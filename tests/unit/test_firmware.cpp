@@ -125,13 +125,19 @@ struct Interpreter {
             const uint64_t have = t.counter < counters[g].size() ? counters[g][t.counter] : 0;
             if (have < t.count) break;
           } else if (t.kind == hw::TaskKind::send) {
-            memories[g].read(t.source_address, data, sizeof data);
-            Delivery d{static_cast<uint32_t>(g), &t, data};
-            tamper(d);
-            for (int i = 0; i < d.copies; ++i) {
-              memories[t.peer].write(t.target_address, data, sizeof data);
-              bump(t.peer, t.counter);
-              if (t.message_tasks != 0) received[t.peer]++;  // a chunk is one message
+            // One write, or a chunk of writes that arrives as one message.
+            const size_t writes = t.elements == 0 ? 1 : t.elements;
+            for (size_t e = 0; e < writes; ++e) {
+              const hw::WriteElement w = t.elements == 0 ? hw::WriteElement{t.source_address, t.target_address}
+                                                         : sequences[g].elements.at(t.first_element + e);
+              memories[g].read(w.source_address, data, sizeof data);
+              Delivery d{static_cast<uint32_t>(g), &t, data};
+              tamper(d);
+              for (int i = 0; i < d.copies; ++i) {
+                memories[t.peer].write(w.target_address, data, sizeof data);
+                bump(t.peer, t.counter);
+                if (e == 0) received[t.peer]++;
+              }
             }
           } else if (t.kind == hw::TaskKind::local_copy) {
             memories[g].read(t.source_address, data, sizeof data);
@@ -273,25 +279,18 @@ TEST_F(FirmwareTest, DeepepChunksBatchTokensPerDestination) {
     const std::vector<hw::Task>& tasks = plan.sequences[g].tasks;
     std::vector<std::vector<uint64_t>> chunks(3, std::vector<uint64_t>(kGpus, 0));
     std::vector<std::vector<uint64_t>> sends(3, std::vector<uint64_t>(kGpus, 0));
-    for (size_t i = 0; i < tasks.size(); ++i) {
-      const hw::Task& head = tasks[i];
-      if (head.kind != hw::TaskKind::send) continue;
-      ASSERT_GE(head.message_tasks, 1u) << "task " << i << " is not the head of a chunk";
-      ASSERT_LE(head.message_tasks, 2u);
-      ASSERT_LE(i + head.message_tasks, tasks.size());
-      for (size_t j = 1; j < head.message_tasks; ++j) {
-        const hw::Task& member = tasks[i + j];
-        EXPECT_EQ(member.kind, hw::TaskKind::send);
-        EXPECT_EQ(member.message_tasks, 0u);
-        EXPECT_EQ(member.peer, head.peer);
-        EXPECT_EQ(member.counter, head.counter);
+    for (const hw::Task& t : tasks) {
+      if (t.kind != hw::TaskKind::send) continue;
+      messages_in[t.peer]++;
+      if (t.bytes == 16) {  // a count message: one write
+        EXPECT_EQ(t.elements, 0u);
+        continue;
       }
-      if (head.bytes != 16) {  // not a count message
-        chunks[head.phase][head.peer]++;
-        sends[head.phase][head.peer] += head.message_tasks;
-      }
-      messages_in[head.peer]++;
-      i += head.message_tasks - 1;
+      ASSERT_GE(t.elements, 1u);
+      ASSERT_LE(t.elements, 2u);
+      ASSERT_LE(t.first_element + t.elements, plan.sequences[g].elements.size());
+      chunks[t.phase][t.peer]++;
+      sends[t.phase][t.peer] += t.elements;
     }
     for (uint32_t d = 0; d < kGpus; ++d) {
       // Dispatch: all copies to d, in ceil(copies / 2) messages. Combine: the partials of the
@@ -371,6 +370,22 @@ TEST_F(FirmwareTest, CombineResultIsTheSumOfTheExpertOutputs) {
   for (int i = 0; i < kLanes; ++i) {
     const float expected = expert_output(1, x)[i] + expert_output(3, x)[i] + expert_output(7, x)[i];
     EXPECT_EQ(got[i], expected) << "lane " << i;
+  }
+}
+
+// ExpertSum is only a faster way to add expert outputs: same values for any set of experts.
+TEST(ExpertSum, EqualsTheSumOfExpertOutputs) {
+  for (uint64_t t = 0; t < 50; ++t) {
+    const Lanes x = token_lanes(t);
+    ExpertSum sum;
+    Lanes expected{};
+    for (uint32_t k = 0; k < 1 + t % 9; ++k) {
+      const uint32_t expert = static_cast<uint32_t>((t * 37 + k * 101) % 256);
+      sum.add(expert);
+      const Lanes y = expert_output(expert, x);
+      for (int i = 0; i < kLanes; ++i) expected[i] += y[i];
+    }
+    EXPECT_EQ(sum.of(x), expected) << "token " << t;
   }
 }
 

@@ -106,14 +106,15 @@ void Gpu::execute() {
       task_started_ = true;
       mark_phase(task.phase, true);
     }
-    uint64_t consumed = 1;  // tasks this step finishes (a chunk's sends finish together)
     switch (task.kind) {
-      case hw::TaskKind::send:
-        consumed = check_chunk(sequence, task_index_);
-        enqueue(link_for(task.target_address), TrafficClass::request, request_item(task, consumed));
+      case hw::TaskKind::send: {
+        if (task.elements > 0) check_chunk(sequence, task);
+        const TxItem item = request_item(sequence, task);
+        enqueue(link_for(item.target_address), TrafficClass::request, item);
         break;
+      }
       case hw::TaskKind::read:
-        enqueue(link_for(task.source_address), TrafficClass::request, request_item(task, 1));
+        enqueue(link_for(task.source_address), TrafficClass::request, request_item(sequence, task));
         break;
       case hw::TaskKind::local_copy: {
         uint8_t data[PayloadPool::kMaxFunctionalBytes];
@@ -161,9 +162,9 @@ void Gpu::execute() {
     }
     mark_phase(task.phase, false);
     task_started_ = false;
-    task_index_ += consumed;
-    pc_ += consumed;
-    stats_.tasks_done += consumed;
+    ++task_index_;
+    ++pc_;
+    stats_.tasks_done++;
   }
   if (finished() && reported_finish_tasks_ != total_tasks_) {
     reported_finish_tasks_ = total_tasks_;
@@ -201,45 +202,39 @@ void Gpu::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item)
   link_scheduler_.wake_at(link, std::max({item.not_before, link_ready, current_time()}));
 }
 
-// A send task heads a chunk of `message_tasks` sends; the rest of the chunk must follow it and
-// agree on peer and counter. Firmware builds chunks, so a malformed one is a firmware bug.
-uint64_t Gpu::check_chunk(const hw::WorkSequence& sequence, size_t first) const {
-  const hw::Task& head = sequence.tasks[first];
-  const uint64_t size = head.message_tasks;
-  bool valid = size >= 1 && first + size <= sequence.tasks.size() &&
-               size * params_.functional_bytes <= PayloadPool::kMaxFunctionalBytes;
-  for (uint64_t i = 1; valid && i < size; ++i) {
-    const hw::Task& t = sequence.tasks[first + i];
-    valid = t.kind == hw::TaskKind::send && t.message_tasks == 0 && t.peer == head.peer &&
-            t.counter == head.counter;
+// A chunk's writes must lie in the sequence's element list and their functional bytes fit one
+// payload. Firmware builds chunks, so a malformed one is a firmware bug.
+void Gpu::check_chunk(const hw::WorkSequence& sequence, const hw::Task& task) const {
+  const uint64_t end = static_cast<uint64_t>(task.first_element) + task.elements;
+  if (end <= sequence.elements.size() &&
+      static_cast<uint64_t>(task.elements) * params_.functional_bytes <= PayloadPool::kMaxFunctionalBytes) {
+    return;
   }
-  if (!valid) {
-    std::ostringstream msg;
-    msg << "malformed chunk at task " << first << ": " << size
-        << " sends must follow with message_tasks 0, the same peer and counter, and fit "
-        << PayloadPool::kMaxFunctionalBytes << " functional bytes";
-    SC_REPORT_FATAL(name(), msg.str().c_str());
-  }
-  return size;
+  std::ostringstream msg;
+  msg << "malformed chunk: elements " << task.first_element << " to " << end << " of a list of "
+      << sequence.elements.size() << ", at most " << PayloadPool::kMaxFunctionalBytes
+      << " functional bytes in one message";
+  SC_REPORT_FATAL(name(), msg.str().c_str());
 }
 
-Gpu::TxItem Gpu::request_item(const hw::Task& task, uint64_t elements) const {
+Gpu::TxItem Gpu::request_item(const hw::WorkSequence& sequence, const hw::Task& task) const {
   TxItem item;
   item.opcode = task.kind == hw::TaskKind::read ? Opcode::read : Opcode::write;
   item.peer = task.peer;
   item.counter = task.counter;
-  item.source_address = task.source_address;
-  item.target_address = task.target_address;
   item.bytes = task.bytes;
   item.wire_flits = link_params_.wire_flits(item.opcode == Opcode::read ? 0 : task.bytes);
-  if (elements > 1) {
+  if (task.elements == 0) {
+    item.source_address = task.source_address;
+    item.target_address = task.target_address;
+  } else {
     // The chunk's writes keep their own packets: wire size is the sum of theirs.
-    item.chunk = &task;
-    item.elements = static_cast<uint32_t>(elements);
-    for (uint64_t i = 1; i < elements; ++i) {
-      item.bytes += (&task)[i].bytes;
-      item.wire_flits += link_params_.wire_flits((&task)[i].bytes);
-    }
+    item.chunk = &sequence.elements[task.first_element];
+    item.elements = task.elements;
+    item.source_address = item.chunk[0].source_address;
+    item.target_address = item.chunk[0].target_address;
+    item.bytes *= task.elements;
+    item.wire_flits *= task.elements;
   }
   item.not_before = current_time();
   return item;
@@ -309,11 +304,10 @@ void Gpu::launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, 
         payload->set_data_length(n);
       } else {
         ext.elements = item.elements;
-        ext.element_tasks = item.chunk;
+        ext.element_list = item.chunk;
+        const auto n = static_cast<unsigned>(std::min<uint64_t>(item.bytes / item.elements, params_.functional_bytes));
         for (uint32_t i = 0; i < item.elements; ++i) {
-          const hw::Task& element = item.chunk[i];
-          const auto n = static_cast<unsigned>(std::min<uint64_t>(element.bytes, params_.functional_bytes));
-          memory_.read(element.source_address, payload->get_data_ptr() + i * params_.functional_bytes, n);
+          memory_.read(item.chunk[i].source_address, payload->get_data_ptr() + i * params_.functional_bytes, n);
         }
         payload->set_data_length(item.elements * params_.functional_bytes);
       }
@@ -351,11 +345,10 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
   stats_.payload_bytes_received += ext.payload_bytes;
   switch (ext.opcode) {
     case Opcode::write:
-      if (ext.element_tasks != nullptr) {
+      if (ext.element_list != nullptr) {
+        const auto n = static_cast<size_t>(std::min<uint64_t>(ext.payload_bytes / ext.elements, params_.functional_bytes));
         for (uint32_t i = 0; i < ext.elements; ++i) {
-          const hw::Task& element = ext.element_tasks[i];
-          const auto n = static_cast<size_t>(std::min<uint64_t>(element.bytes, params_.functional_bytes));
-          memory_.write(element.target_address, payload.get_data_ptr() + i * params_.functional_bytes, n);
+          memory_.write(ext.element_list[i].target_address, payload.get_data_ptr() + i * params_.functional_bytes, n);
           record_arrival(ext.counter, arrival);
         }
         break;

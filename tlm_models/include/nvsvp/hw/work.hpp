@@ -14,7 +14,9 @@ namespace nvsvp::hw {
 
 enum class TaskKind : uint8_t {
   send,          // remote write of `bytes` from local `source_address` to `peer`'s `target_address`;
-                 // the peer's counter `counter` counts its arrival
+                 // the peer's counter `counter` counts its arrival. With `elements` k > 0 it is a
+                 // chunk: k writes of `bytes` each (WorkSequence::elements[first_element ..
+                 // first_element + k)) travelling as one message, each counting one arrival
   read,          // remote read of `bytes` at `peer`'s `source_address` into local `target_address`;
                  // the local counter `counter` counts the response's arrival
   local_copy,    // copy within this GPU's memory (no link is used); local counter `counter` counts it
@@ -31,7 +33,13 @@ constexpr uint32_t kMaxFunctionalBytesPerMessage = 1024;
 // The executor records per phase the first start and last end of its tasks (for reports).
 using PhaseId = uint8_t;
 
-// Fields are ordered so that a task takes 64 bytes: a layer holds millions of them.
+// One write of a chunk: where its bytes come from and where they land in the peer.
+struct WriteElement {
+  uint64_t source_address = 0;
+  uint64_t target_address = 0;
+};
+
+// Fields are ordered so that a task takes 72 bytes: a layer holds millions of them.
 struct Task {
   static constexpr uint16_t kNoKernel = 0xffff;
   static constexpr uint32_t kMaxKernels = kNoKernel;  // kernel indices are below this
@@ -39,15 +47,15 @@ struct Task {
   TaskKind kind = TaskKind::compute;
   PhaseId phase = 0;
   Precision precision = Precision::fp8;  // compute
-  // send: how many sends, this one and the ones right after it, travel as one message (a
-  // chunk, as DeepEP-class libraries batch tokens per destination). The others of the chunk
-  // carry 0 and must name the same peer and counter. Each counts as one arrival at the peer.
-  uint16_t message_tasks = 1;
+  // send: 0 for one write; k > 0 for a chunk of k writes (as DeepEP-class libraries batch
+  // tokens per destination), listed in WorkSequence::elements from first_element on.
+  uint16_t elements = 0;
   uint16_t kernel = kNoKernel;  // compute: index into WorkSequence::kernels
   uint32_t peer = 0;            // send: destination GPU
   uint32_t counter = 0;         // send: counter incremented at the receiver; wait: local counter
-  uint64_t bytes = 0;           // send/read/local_copy: payload bytes (what is timed);
-                                // compute: memory traffic
+  uint32_t first_element = 0;   // send with elements > 0
+  uint64_t bytes = 0;           // send/read/local_copy: payload bytes (what is timed), per
+                                // write for a chunk; compute: memory traffic
   uint64_t count = 0;           // wait_counter: arrivals to wait for
   uint64_t source_address = 0;  // send/local_copy
   uint64_t target_address = 0;  // send (in the peer) / local_copy (local)
@@ -69,6 +77,20 @@ struct Task {
     t.peer = peer;
     t.source_address = source;
     t.target_address = target;
+    t.bytes = bytes;
+    t.counter = counter;
+    return t;
+  }
+  // A chunk of `elements` writes of `bytes` each to `peer`, starting at `first_element` of the
+  // sequence's element list.
+  static Task send_chunk(PhaseId phase, uint32_t peer, uint32_t first_element, uint16_t elements,
+                         uint64_t bytes, uint32_t counter) {
+    Task t;
+    t.kind = TaskKind::send;
+    t.phase = phase;
+    t.peer = peer;
+    t.first_element = first_element;
+    t.elements = elements;
     t.bytes = bytes;
     t.counter = counter;
     return t;
@@ -126,6 +148,7 @@ using Kernel = std::function<void(MemoryAccess&)>;
 
 struct WorkSequence {
   std::vector<Task> tasks;
+  std::vector<WriteElement> elements;  // the writes of the chunks among the tasks
   std::vector<Kernel> kernels;
   std::vector<std::string> phase_names;  // indexed by PhaseId
   uint32_t counters = 0;                 // number of arrival counters the sequence uses
@@ -133,4 +156,4 @@ struct WorkSequence {
 
 }  // namespace nvsvp::hw
 
-static_assert(sizeof(nvsvp::hw::Task) == 64, "a task should stay 64 bytes");
+static_assert(sizeof(nvsvp::hw::Task) == 72, "a task should stay 72 bytes");

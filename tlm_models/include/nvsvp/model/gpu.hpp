@@ -87,12 +87,12 @@ class Gpu : public sc_core::sc_module {
     uint64_t source_address = 0;
     uint64_t target_address = 0;
     uint64_t bytes = 0;
-    const hw::Task* chunk = nullptr;  // a chunk's send tasks (elements of them), or nullptr
+    const hw::WriteElement* chunk = nullptr;  // a chunk's writes (elements of them), or nullptr
     uint32_t elements = 1;
     sc_core::sc_time not_before;
   };
-  uint64_t check_chunk(const hw::WorkSequence& sequence, size_t first) const;
-  TxItem request_item(const hw::Task& task, uint64_t elements) const;
+  void check_chunk(const hw::WorkSequence& sequence, const hw::Task& task) const;
+  TxItem request_item(const hw::WorkSequence& sequence, const hw::Task& task) const;
   struct LinkEngine {
     std::deque<TxItem> queues[kTrafficClasses];  // the VC is allocated at launch
     uint64_t queued = 0;

@@ -39,11 +39,11 @@ struct NvlinkExtension : tlm::tlm_extension<NvlinkExtension> {
   uint64_t read_bytes = 0;       // read: bytes the response will carry
   uint64_t return_address = 0;   // read: where the response lands in the requester
   uint32_t wire_flits = 0;
-  // A chunk of `elements` writes (send tasks of one message): element i's functional bytes sit
-  // at data + i * functional_bytes and land at element_tasks[i].target_address. The sender keeps
-  // its tasks until the end of the run, so the addresses the chunk's headers carry are read there.
+  // A chunk of `elements` writes: element i's functional bytes sit at data + i * functional_bytes
+  // and land at element_list[i].target_address. The sender keeps its work sequences until the end
+  // of the run, so the addresses the chunk's headers carry are read from its element list.
   uint32_t elements = 1;
-  const hw::Task* element_tasks = nullptr;
+  const hw::WriteElement* element_list = nullptr;
   uint64_t sequence = 0;         // per-source issue number, for traces and stuck reports
   sc_core::sc_time issue_time;   // when the source put it on its first link
   sc_core::sc_time tail_arrival; // set by the port at each hop: when the last flit arrives
