@@ -7,6 +7,7 @@ find_package(CLI11 REQUIRED)
 find_package(GTest REQUIRED)
 find_package(benchmark REQUIRED)
 find_package(Threads REQUIRED)
+find_package(verilator REQUIRED)        # verilate(): the reduction unit RTL (rtl/)
 
 # SystemC as one imported target; its banner is silenced at run time by the binaries.
 add_library(nvsvp_systemc INTERFACE)

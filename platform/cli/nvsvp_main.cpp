@@ -13,6 +13,7 @@
 
 #include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
+#include "nvsvp/testbench/commands.hpp"
 
 namespace {
 
@@ -68,11 +69,38 @@ int sc_main(int argc, char* argv[]) {
 
   CLI::App* presets = app.add_subcommand("presets", "list the platform and model presets");
 
+  // The reduction unit's verification (testbench/): IEEE vector files and the testbench.
+  nvsvp::testbench::RtlCheckArgs check_args;
+  CLI::App* rtl_check = app.add_subcommand("rtl-check", "run an IEEE test-vector file through the reduction unit");
+  rtl_check->add_option("--vectors", check_args.vectors, "file of 'A B RESULT [FLAGS]' lines (hex)")->required();
+  rtl_check->add_option("--op", check_args.op, "add | min | max")->required();
+  rtl_check->add_option("--dtype", check_args.dtype, "f16 | bf16 | f32")->required();
+  rtl_check->add_option("--backend", check_args.backend, "rtl | model | both")->capture_default_str();
+
+  nvsvp::testbench::RtlVerifyArgs verify_args;
+  std::uint64_t verify_seed = 0;
+  CLI::App* rtl_verify = app.add_subcommand(
+      "rtl-verify", "testbench of the reduction unit: directed cases, then the random regression against the model");
+  CLI::Option* seed_option = rtl_verify->add_option("--seed", verify_seed, "random seed (default: a fresh one, printed)");
+  rtl_verify->add_option("--beats", verify_args.beats, "contribution beats of the random regression")
+      ->capture_default_str();
+  rtl_verify->add_option("--backend", verify_args.backend, "rtl | model | both")->capture_default_str();
+  rtl_verify->add_option("--vcd", verify_args.vcd, "write the random regression's RTL waveform to this VCD file");
+  rtl_verify->add_flag("--coverage", verify_args.coverage, "print the whole functional-coverage table");
+  rtl_verify->add_flag("--directed-only", verify_args.directed_only, "only the directed cases");
+  rtl_verify->add_flag("--random-only", verify_args.random_only, "only the random regression");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : kExitBadInput;
+  }
+
+  if (rtl_check->parsed()) return nvsvp::testbench::rtl_check_command(check_args, std::cout, std::cerr);
+  if (rtl_verify->parsed()) {
+    if (seed_option->count() > 0) verify_args.seed = verify_seed;
+    return nvsvp::testbench::rtl_verify_command(verify_args, std::cout, std::cerr);
   }
 
   try {

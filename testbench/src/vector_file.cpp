@@ -1,0 +1,168 @@
+#include "nvsvp/testbench/vector_file.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+#include "nvsvp/testbench/lanes.hpp"
+
+namespace nvsvp::testbench {
+
+using reduction::Command;
+using reduction::ReduceOp;
+using reduction::ReduceType;
+using reduction::ResultBeat;
+
+namespace {
+
+// A hexadecimal token of at most `max_digits` digits (after an optional 0x); false otherwise.
+bool parse_hex(const std::string& token, int max_digits, std::uint32_t& value) {
+  std::size_t start = 0;
+  if (token.size() > 2 && token[0] == '0' && (token[1] == 'x' || token[1] == 'X')) start = 2;
+  const std::size_t digits = token.size() - start;
+  if (digits == 0 || digits > static_cast<std::size_t>(max_digits)) return false;
+  std::uint32_t v = 0;
+  for (std::size_t i = start; i < token.size(); ++i) {
+    const int c = std::tolower(static_cast<unsigned char>(token[i]));
+    int d = 0;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else return false;
+    v = (v << 4) | static_cast<std::uint32_t>(d);
+  }
+  value = v;
+  return true;
+}
+
+}  // namespace
+
+std::vector<TestVector> read_vector_file(const std::string& path, ReduceType type) {
+  std::ifstream in(path);
+  if (!in) throw VectorFileError(path + ": cannot open the vector file");
+  const int digits = lane_bytes(type) * 2;
+  const std::string what = std::string("a hexadecimal ") + type_name(type) + " encoding of at most " +
+                           std::to_string(digits) + " digits";
+  static const char* const field_names[] = {"A", "B", "RESULT", "FLAGS"};
+  std::vector<TestVector> vectors;
+  std::string text;
+  for (std::size_t line = 1; std::getline(in, text); ++line) {
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    std::istringstream fields(text);
+    std::vector<std::string> tokens;
+    for (std::string token; fields >> token;) tokens.push_back(token);
+    if (tokens.empty() || tokens[0][0] == '#') continue;
+    const std::string where = path + ":" + std::to_string(line) + ": ";
+    if (tokens.size() < 3 || tokens.size() > 4) {
+      throw VectorFileError(where + "expected 3 or 4 fields 'A B RESULT [FLAGS]', found " +
+                            std::to_string(tokens.size()));
+    }
+    std::uint32_t values[4] = {};
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      const int max_digits = i == 3 ? 8 : digits;
+      if (!parse_hex(tokens[i], max_digits, values[i])) {
+        throw VectorFileError(where + "field " + std::to_string(i + 1) + " (" + field_names[i] + ") '" + tokens[i] +
+                              "': expected " + (i == 3 ? std::string("hexadecimal flags") : what));
+      }
+    }
+    vectors.push_back({line, values[0], values[1], values[2]});
+  }
+  if (vectors.empty()) throw VectorFileError(path + ": expected at least one vector line 'A B RESULT [FLAGS]'");
+  return vectors;
+}
+
+VectorCheckReport check_vectors(const std::vector<TestVector>& vectors, ReduceOp op, ReduceType type,
+                                reduction::ReductionUnit& unit, std::size_t max_listed) {
+  if (!is_float(type) || (op != ReduceOp::add && op != ReduceOp::min && op != ReduceOp::max)) {
+    throw std::invalid_argument("vector files take add, min or max on f16, bf16 or f32");
+  }
+  VectorCheckReport report;
+  auto fail = [&](const VectorFailure& failure) {
+    ++report.failed;
+    if (report.first_failures.size() < max_listed) report.first_failures.push_back(failure);
+  };
+  // One context per vector (contexts 0..63 in turn; each has completed before it is reused), in
+  // chunks so that a long file streams through the unit without a huge command vector.
+  constexpr std::size_t chunk = 1024;
+  constexpr std::uint16_t contexts = 64;
+  std::vector<Command> commands;
+  std::vector<ResultBeat> results;
+  for (std::size_t first = 0; first < vectors.size(); first += chunk) {
+    const std::size_t last = std::min(vectors.size(), first + chunk);
+    commands.clear();
+    results.clear();
+    for (std::size_t i = first; i < last; ++i) {
+      const auto context = static_cast<std::uint16_t>(i % contexts);
+      Command open;
+      open.kind = Command::Kind::open_context;
+      open.open = {context, 2, op, type, 1};
+      commands.push_back(open);
+      for (const std::uint32_t operand : {vectors[i].a, vectors[i].b}) {
+        Command c;
+        c.kind = Command::Kind::contribution;
+        c.contribution.context = context;
+        c.contribution.beat = 0;
+        c.contribution.data = splat(type, operand);
+        commands.push_back(c);
+      }
+    }
+    unit.process(commands, results);
+    for (std::size_t i = first; i < last; ++i) {
+      VectorFailure failure;
+      failure.vector = vectors[i];
+      const std::size_t k = i - first;
+      if (k >= results.size()) {
+        failure.problem = "no result beat";
+        fail(failure);
+        continue;
+      }
+      const ResultBeat& r = results[k];
+      if (r.context != i % contexts || r.beat != 0 || r.partial || r.contributions != 2) {
+        failure.problem = "result beat of context " + std::to_string(r.context) + " beat " + std::to_string(r.beat) +
+                          " partial " + std::to_string(r.partial) + " contributions " +
+                          std::to_string(r.contributions) + ", expected context " +
+                          std::to_string(i % contexts) + " beat 0 complete with 2";
+        fail(failure);
+        continue;
+      }
+      const std::uint64_t expected = is_nan(type, vectors[i].result) ? canonical_nan(type) : vectors[i].result;
+      bool ok = true;
+      for (int lane = 0; lane < lane_count(type) && ok; ++lane) {
+        const std::uint64_t actual = get_lane(r.data, type, lane);
+        if (actual != expected) {
+          failure.actual = static_cast<std::uint32_t>(actual);
+          failure.lane = lane;
+          ok = false;
+        }
+      }
+      if (ok) {
+        ++report.passed;
+      } else {
+        fail(failure);
+      }
+    }
+    if (results.size() > last - first) {
+      VectorFailure failure;
+      failure.vector = vectors[last - 1];
+      failure.problem = std::to_string(results.size() - (last - first)) + " result beats more than vectors";
+      fail(failure);
+    }
+  }
+  report.final_sticky = unit.status().sticky;
+  return report;
+}
+
+std::string describe(const VectorFailure& failure, ReduceType type) {
+  const int digits = lane_bytes(type) * 2;
+  std::ostringstream os;
+  os << "line " << failure.vector.line << ": " << hex(failure.vector.a, digits) << " " << hex(failure.vector.b, digits)
+     << ": expected " << hex(failure.vector.result, digits);
+  if (!failure.problem.empty()) {
+    os << ", " << failure.problem;
+  } else {
+    os << ", actual " << hex(failure.actual, digits) << " (lane " << failure.lane << ")";
+  }
+  return os.str();
+}
+
+}  // namespace nvsvp::testbench

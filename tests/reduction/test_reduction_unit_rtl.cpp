@@ -1,0 +1,340 @@
+// The Verilated RTL through its transactor: directed cases against hand-worked results (eviction
+// in a full set, forwarding between back-to-back commands, errors), then RTL against the model on
+// random streams with heavy eviction and output back-pressure, the cycle estimate, and VCD output.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "nvsvp/reduction/reduction_factory.hpp"
+#include "nvsvp/reduction/reduction_model.hpp"
+#include "nvsvp/reduction/rtl_reduction_unit.hpp"
+#include "test_reduction_unit_support.hpp"
+
+namespace nvsvp::reduction {
+namespace {
+
+using test::contribution;
+using test::open_command;
+using test::result_beat;
+using test::u16_splat;
+using test::u32_splat;
+
+std::vector<ResultBeat> run(ReductionUnit& unit, const std::vector<Command>& commands) {
+  std::vector<ResultBeat> results;
+  unit.process(commands, results);
+  return results;
+}
+
+void expect_same_status(const ReductionStatus& expected, const ReductionStatus& actual) {
+  EXPECT_EQ(actual.sticky, expected.sticky);
+  EXPECT_EQ(actual.counters.contributions, expected.counters.contributions);
+  EXPECT_EQ(actual.counters.completed_beats, expected.counters.completed_beats);
+  EXPECT_EQ(actual.counters.evicted_beats, expected.counters.evicted_beats);
+  EXPECT_EQ(actual.counters.passthrough_beats, expected.counters.passthrough_beats);
+  EXPECT_EQ(actual.counters.errors, expected.counters.errors);
+  EXPECT_EQ(actual.counters.contexts_opened, expected.counters.contexts_opened);
+  EXPECT_EQ(actual.counters.contexts_completed, expected.counters.contexts_completed);
+}
+
+// Beat b of context c lies in set (b + 61 c) mod 256: this is the beat of context c in set `set`.
+std::uint32_t beat_in_set(std::uint32_t context, std::uint32_t set) {
+  return (set + 256u * 64u - 61u * context) % 256u;
+}
+
+TEST(ReductionRtl, StartsIdleWithClearStatus) {
+  RtlReductionUnit rtl;
+  const ReductionStatus status = rtl.status();
+  EXPECT_EQ(status.sticky, 0u);
+  EXPECT_EQ(status.counters.contributions, 0u);
+  EXPECT_EQ(status.counters.errors, 0u);
+  EXPECT_EQ(rtl.cycles(), 0u);
+  EXPECT_TRUE(run(rtl, {}).empty());
+  EXPECT_EQ(rtl.cycles(), 0u);
+}
+
+TEST(ReductionRtl, ReducesBackToBackContributionsToOneBeat) {
+  RtlReductionUnit rtl;
+  // Eight contributions to one beat on consecutive clocks: every combine reads the slot its
+  // predecessor writes in the same clock (forwarding), or the one before (the buffer).
+  std::vector<Command> commands{open_command(0, 8, ReduceOp::add, ReduceType::u32, 1)};
+  for (std::uint32_t i = 1; i <= 8; ++i) commands.push_back(contribution(0, 0, u32_splat(i << 4 | i)));
+  EXPECT_EQ(run(rtl, commands),
+            std::vector<ResultBeat>{result_beat(0, 0, u32_splat(36 * 16 + 36), 8, false)});
+  EXPECT_EQ(rtl.status().counters.contexts_completed, 1u);
+}
+
+TEST(ReductionRtl, F16ContributionsAccumulateInF32) {
+  RtlReductionUnit rtl;
+  // 1 + 2^-11 + 2^-11 = 1 + 2^-10 (0x3C01): rounded once, not after each step.
+  EXPECT_EQ(run(rtl, {open_command(3, 3, ReduceOp::add, ReduceType::f16, 1),
+                      contribution(3, 0, u16_splat(0x3C00)), contribution(3, 0, u16_splat(0x1000)),
+                      contribution(3, 0, u16_splat(0x1000))}),
+            std::vector<ResultBeat>{result_beat(3, 0, u16_splat(0x3C01), 3, false)});
+}
+
+TEST(ReductionRtl, EvictsRoundRobinFromAFullSetAndPassesTheRestThrough) {
+  RtlReductionUnit rtl;
+  // Nine contexts of 512 beats, 3 contributions per beat. Beats b and b + 256 of a context share
+  // a set; context c's first beat in set 17 gets c + 1, filling ways 0..7 in order.
+  std::vector<Command> commands;
+  for (std::uint16_t c = 0; c < 9; ++c)
+    commands.push_back(open_command(c, 3, ReduceOp::add, ReduceType::u32, 512));
+  for (std::uint16_t c = 0; c < 8; ++c)
+    commands.push_back(contribution(c, beat_in_set(c, 17), u32_splat(c + 1u)));
+  EXPECT_TRUE(run(rtl, commands).empty());
+  const std::uint32_t b0 = beat_in_set(0, 17);
+  // Context 0's beat takes a second contribution (way 0: 1 + 0x100) and on the very next clock
+  // context 8 misses in the full set: the victim is way 0, whose accumulator is being written in
+  // that clock, so the victim read must see 0x101.
+  EXPECT_EQ(run(rtl, {contribution(0, b0, u32_splat(0x100)),
+                      contribution(8, beat_in_set(8, 17), u32_splat(9))}),
+            std::vector<ResultBeat>{result_beat(0, b0, u32_splat(0x101), 2, true)});
+  // Context 0's beat is evicted: its third contribution passes through alone.
+  EXPECT_EQ(run(rtl, {contribution(0, b0, u32_splat(0x5))}),
+            std::vector<ResultBeat>{result_beat(0, b0, u32_splat(0x5), 1, true)});
+  // The pointer moved to way 1: the next miss evicts context 1's beat.
+  const std::uint32_t b1 = beat_in_set(1, 17);
+  EXPECT_EQ(run(rtl, {contribution(1, b1 + 256, u32_splat(0x7))}),
+            std::vector<ResultBeat>{result_beat(1, b1, u32_splat(2), 1, true)});
+  // Context 2's beat (way 2) completes: 3 + 0x10 + 0x20, and frees way 2.
+  const std::uint32_t b2 = beat_in_set(2, 17);
+  EXPECT_EQ(run(rtl, {contribution(2, b2, u32_splat(0x10)), contribution(2, b2, u32_splat(0x20))}),
+            std::vector<ResultBeat>{result_beat(2, b2, u32_splat(0x33), 3, false)});
+  // A miss takes the free way 2 without moving the pointer (still 2), so the next miss evicts
+  // the newcomer.
+  const std::uint32_t b3 = beat_in_set(3, 17);
+  EXPECT_TRUE(run(rtl, {contribution(3, b3 + 256, u32_splat(0x44))}).empty());
+  EXPECT_EQ(run(rtl, {contribution(4, beat_in_set(4, 17) + 256, u32_splat(0x55))}),
+            std::vector<ResultBeat>{result_beat(3, b3 + 256, u32_splat(0x44), 1, true)});
+  const ReductionStatus status = rtl.status();
+  EXPECT_EQ(status.sticky, 0u);
+  EXPECT_EQ(status.counters.evicted_beats, 3u);
+  EXPECT_EQ(status.counters.passthrough_beats, 1u);
+  EXPECT_EQ(status.counters.completed_beats, 1u);
+  EXPECT_EQ(status.counters.contributions, 16u);
+  EXPECT_EQ(status.counters.contexts_opened, 9u);
+}
+
+TEST(ReductionRtl, SetsEveryErrorBitAndCountsEveryError) {
+  RtlReductionUnit rtl;
+  const auto results =
+      run(rtl, {contribution(5, 0, u32_splat(1)),                          // unknown context
+                contribution(64, 0, u32_splat(1)),                         // no such context
+                open_command(1, 1, ReduceOp::add, ReduceType::u32, 2),
+                contribution(1, 0, u32_splat(1)),                          // completes beat 0
+                contribution(1, 0, u32_splat(1)),                          // too many
+                contribution(1, 2, u32_splat(1)),                          // out of range
+                open_command(1, 1, ReduceOp::add, ReduceType::u32, 2),     // busy
+                open_command(2, 1, ReduceOp::bit_or, ReduceType::bf16, 2), // bad open
+                test::open_command_raw(2, 1, 0, 200, 2),                   // bad open
+                open_command(2, 1, ReduceOp::add, ReduceType::u32, 1025),  // bad open
+                contribution(1, 1, u32_splat(2)),                          // completes context 1
+                contribution(1, 1, u32_splat(3))});                        // after completion
+  EXPECT_EQ(results, (std::vector<ResultBeat>{result_beat(1, 0, u32_splat(1), 1, false),
+                                              result_beat(1, 1, u32_splat(2), 1, false)}));
+  ReductionStatus status = rtl.status();
+  EXPECT_EQ(status.sticky, 0x3Fu);
+  EXPECT_EQ(status.counters.errors, 9u);
+  EXPECT_EQ(status.counters.contributions, 2u);
+  EXPECT_EQ(status.counters.contexts_opened, 1u);
+  EXPECT_EQ(status.counters.contexts_completed, 1u);
+  rtl.clear_status(status_too_many_contributions | status_bad_open);
+  status = rtl.status();
+  EXPECT_EQ(status.sticky, 0x3Fu & ~(status_too_many_contributions | status_bad_open));
+  EXPECT_EQ(status.counters.errors, 9u);
+}
+
+// Runs the same commands through the RTL and the model, in chunks, comparing every beat and the
+// status after each chunk.
+void expect_rtl_matches_model(RtlReductionUnit& rtl, ReductionModel& model,
+                              const std::vector<Command>& commands, std::size_t chunk) {
+  for (std::size_t start = 0; start < commands.size(); start += chunk) {
+    const std::vector<Command> part(commands.begin() + static_cast<std::ptrdiff_t>(start),
+                                    commands.begin() + static_cast<std::ptrdiff_t>(
+                                        std::min(commands.size(), start + chunk)));
+    const std::vector<ResultBeat> expected = run(model, part);
+    const std::vector<ResultBeat> actual = run(rtl, part);
+    ASSERT_EQ(actual.size(), expected.size()) << "chunk at command " << start;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      ASSERT_EQ(actual[i], expected[i])
+          << "result " << i << " of the chunk at command " << start << ", from command "
+          << start + model.last_result_sources()[i];
+    }
+    expect_same_status(model.status(), rtl.status());
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(ReductionRtl, LeftoverSlotOfAClosedIncarnationLeavesLikeTheModelSays) {
+  RtlReductionUnit rtl;
+  ReductionModel model;
+  // Context 0 (2 beats x 2): beat 0 (set 0) is evicted by contexts 1..8, takes two pass-through
+  // contributions (one a surplus), and beat 1's first contribution completes the context with its
+  // partial (0x40) left in set 1. Reopened, beat 1 must start afresh; the leftover leaves when set
+  // 1 fills up.
+  std::vector<Command> commands{open_command(0, 2, ReduceOp::add, ReduceType::u32, 2),
+                                contribution(0, 0, u32_splat(0x10))};
+  for (std::uint16_t c = 1; c <= 8; ++c) {
+    commands.push_back(open_command(c, 2, ReduceOp::add, ReduceType::u32, 256));
+    commands.push_back(contribution(c, beat_in_set(c, 0), u32_splat(c)));
+  }
+  for (std::uint32_t v : {0x11u, 0x12u}) commands.push_back(contribution(0, 0, u32_splat(v)));
+  commands.push_back(contribution(0, 1, u32_splat(0x40)));
+  commands.push_back(open_command(0, 2, ReduceOp::add, ReduceType::u32, 2));
+  commands.push_back(contribution(0, 1, u32_splat(0x50)));
+  commands.push_back(contribution(0, 1, u32_splat(0x60)));
+  for (std::uint16_t c = 1; c <= 8; ++c)
+    commands.push_back(contribution(c, beat_in_set(c, 1), u32_splat(0x100 + c)));
+  // The stale eviction must not mark the new incarnation's beat 1 evicted: it is complete, so
+  // this is too many (not a pass-through).
+  commands.push_back(contribution(0, 1, u32_splat(0x90)));
+  // Hand-worked: evicted context 0 beat 0 (0x10), two pass-throughs, then the reopened beat 1
+  // completes as 0x50 + 0x60 (not with 0x40); filling set 1 (stale way 0, then contexts 1..8 from
+  // way 1, freed by the completion) evicts the stale slot: context 0, beat 1, 0x40, 1 contribution.
+  const std::vector<ResultBeat> results = run(rtl, commands);
+  EXPECT_EQ(results, (std::vector<ResultBeat>{result_beat(0, 0, u32_splat(0x10), 1, true),
+                                              result_beat(0, 0, u32_splat(0x11), 1, true),
+                                              result_beat(0, 0, u32_splat(0x12), 1, true),
+                                              result_beat(0, 1, u32_splat(0xB0), 2, false),
+                                              result_beat(0, 1, u32_splat(0x40), 1, true)}));
+  EXPECT_EQ(results, run(model, commands));
+  expect_same_status(model.status(), rtl.status());
+  EXPECT_EQ(rtl.status().counters.evicted_beats, 2u);
+  EXPECT_EQ(rtl.status().counters.contexts_completed, 1u);
+  EXPECT_EQ(rtl.status().sticky, status_too_many_contributions);
+}
+
+TEST(ReductionRtl, MatchesTheModelOnRandomInterleavedContexts) {
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    RtlReductionUnit rtl;
+    ReductionModel model;
+    test::RandomCommandStream stream(seed, test::RandomStreamOptions{});
+    expect_rtl_matches_model(rtl, model, stream.next(30000), 3000);
+    if (HasFailure()) return;
+    EXPECT_GT(model.status().counters.contexts_completed, 100u);
+    EXPECT_GT(model.status().counters.errors, 100u);
+  }
+}
+
+TEST(ReductionRtl, MatchesTheModelUnderHeavyEviction) {
+  RtlReductionUnit rtl;
+  ReductionModel model;
+  test::RandomStreamOptions options;
+  options.max_open = 24;
+  options.max_length = 1024;
+  options.error_rate = 0.005;
+  test::RandomCommandStream stream(77, options);
+  expect_rtl_matches_model(rtl, model, stream.next(100000), 10000);
+  const ReductionCounters counters = model.status().counters;
+  EXPECT_GT(counters.evicted_beats, 5000u);
+  EXPECT_GT(counters.passthrough_beats, 5000u);
+  EXPECT_GT(counters.completed_beats, 5000u);
+}
+
+TEST(ReductionRtl, BackPressureChangesTheTimingButNotTheResults) {
+  RtlReductionUnit rtl;
+  rtl.set_output_ready_probability(0.3, 12345);
+  ReductionModel model;
+  test::RandomStreamOptions options;
+  options.max_open = 24;
+  options.max_length = 512;
+  test::RandomCommandStream stream(5, options);
+  expect_rtl_matches_model(rtl, model, stream.next(20000), 2500);
+  EXPECT_GT(model.status().counters.evicted_beats, 100u);
+  // Every clock a result waits for res_ready stalls the whole pipeline.
+  EXPECT_GT(rtl.cycles(), model.cycles() + 1000);
+}
+
+TEST(ReductionRtl, TakesTheClocksTheModelEstimates) {
+  RtlReductionUnit rtl;
+  ReductionModel model;
+  test::RandomCommandStream stream(9, test::RandomStreamOptions{});
+  for (std::size_t count : {1u, 2u, 7u, 0u, 500u, 3u}) {
+    expect_rtl_matches_model(rtl, model, stream.next(count), 1000);
+    EXPECT_EQ(rtl.cycles(), model.cycles()) << "after a call of " << count << " commands";
+  }
+  rtl.clear_status(0x3F);
+  model.clear_status(0x3F);
+  EXPECT_EQ(rtl.cycles(), model.cycles());
+  expect_same_status(model.status(), rtl.status());
+  EXPECT_EQ(model.cycles(), (1 + 5) + (2 + 5) + (7 + 5) + (500 + 5) + (3 + 5) + 1u);
+}
+
+TEST(ReductionRtl, BothBackendRunsTheRtlAgainstTheModel) {
+  auto both = make_reduction_unit("both", ReductionUnitConfig{});
+  test::RandomStreamOptions options;
+  options.max_length = 1024;
+  test::RandomCommandStream stream(21, options);
+  std::vector<ResultBeat> results;
+  for (int call = 0; call < 4; ++call) both->process(stream.next(2500), results);
+  EXPECT_GT(results.size(), 1000u);
+  EXPECT_GT(both->cycles(), 10000u);
+}
+
+TEST(ReductionRtl, WritesAVcdOnRequest) {
+  const std::string path = ::testing::TempDir() + "reduction_unit_test.vcd";
+  std::remove(path.c_str());
+  {
+    RtlReductionUnit rtl;
+    rtl.enable_vcd(path);
+    run(rtl, {open_command(0, 2, ReduceOp::add, ReduceType::u32, 1), contribution(0, 0, u32_splat(1)),
+              contribution(0, 0, u32_splat(2))});
+    rtl.disable_vcd();
+  }
+  std::ifstream file(path);
+  ASSERT_TRUE(file.good()) << path;
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string vcd = text.str();
+  EXPECT_NE(vcd.find("$enddefinitions"), std::string::npos);
+  EXPECT_NE(vcd.find(" cmd_valid "), std::string::npos);
+  EXPECT_NE(vcd.find(" res_valid "), std::string::npos);
+  // A clock is 1000 ps; after the 2 reset clocks, 3 commands and 5 clocks of drain: the first
+  // dump is at 2000 ps, the last rising edge at 9500 ps.
+  EXPECT_NE(vcd.find("\n#2000\n"), std::string::npos);
+  EXPECT_EQ(vcd.find("\n#1500\n"), std::string::npos);
+  EXPECT_NE(vcd.find("\n#9500\n"), std::string::npos);
+  EXPECT_EQ(vcd.find("\n#10000\n"), std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST(ReductionRtl, ReopensAVcdAfterClosingIt) {
+  const std::string first = ::testing::TempDir() + "reduction_unit_first.vcd";
+  const std::string second = ::testing::TempDir() + "reduction_unit_second.vcd";
+  RtlReductionUnit rtl;
+  rtl.enable_vcd(first);
+  run(rtl, {open_command(0, 1, ReduceOp::add, ReduceType::u32, 2), contribution(0, 0, u32_splat(1))});
+  rtl.enable_vcd(second);  // closes the first
+  run(rtl, {contribution(0, 1, u32_splat(1))});
+  rtl.disable_vcd();
+  for (const std::string& path : {first, second}) {
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    EXPECT_NE(text.str().find("$enddefinitions"), std::string::npos) << path;
+    std::remove(path.c_str());
+  }
+  EXPECT_EQ(rtl.status().counters.contexts_completed, 1u);
+}
+
+TEST(ReductionRtl, RefusesAnUnwritableVcdAndABadReadyProbability) {
+  RtlReductionUnit rtl;
+  EXPECT_THROW(rtl.enable_vcd("/nonexistent-directory/unit.vcd"), std::runtime_error);
+  for (double p : {0.0, -0.5, 1.5, std::numeric_limits<double>::quiet_NaN()})
+    EXPECT_THROW(rtl.set_output_ready_probability(p, 1), std::invalid_argument) << p;
+  // Still usable afterwards.
+  EXPECT_EQ(run(rtl, {open_command(0, 1, ReduceOp::add, ReduceType::u32, 1),
+                      contribution(0, 0, u32_splat(4))}),
+            std::vector<ResultBeat>{result_beat(0, 0, u32_splat(4), 1, false)});
+}
+
+}  // namespace
+}  // namespace nvsvp::reduction
