@@ -543,6 +543,19 @@ class ScenarioLoader {
                   "a number of experts divisible by the number of GPUs (experts are spread evenly)",
                   std::to_string(w.model.experts) + " experts over " + n_gpus + " GPUs");
     }
+    const uint32_t buffer = p.switch_chip.reduction_buffer_bytes;
+    if ((buffer & (buffer - 1)) != 0) {
+      const Place at = origins_.blame({"platform.switch.reduction_buffer_bytes"});
+      config_fail(at.origin, at.path, "a power of two (the buffer is 8-way set-associative in 32-byte slots)",
+                  std::to_string(buffer));
+    }
+    if (p.switch_chip.reduction_backend != "model" && buffer != 65536) {
+      const Place at = origins_.blame({"platform.switch.reduction_buffer_bytes", "platform.switch.reduction_backend"});
+      config_fail(at.origin, at.path,
+                  "65536 with reduction_backend " + p.switch_chip.reduction_backend +
+                      " (the RTL is built for a 64 KB buffer; other sizes run on the model)",
+                  std::to_string(buffer));
+    }
     const uint64_t chunk_bytes = static_cast<uint64_t>(scenario_.software.chunk_tokens) * p.gpu.functional_bytes;
     if (chunk_bytes > hw::kMaxFunctionalBytesPerMessage) {
       const Place at = origins_.blame({"software.chunk_tokens", "platform.gpu.functional_bytes"});

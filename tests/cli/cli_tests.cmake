@@ -119,3 +119,13 @@ nvsvp_cli_test(chunk_larger_than_a_message_carries_exits_2 --exit 2
                --stderr "software.chunk_tokens: expected chunk_tokens x functional_bytes <= 1024"
                -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml
                   --set software.chunk_tokens=64 --set platform.gpu.functional_bytes=32)
+
+nvsvp_cli_test(rtl_reduction_needs_the_default_buffer_exits_2 --exit 2
+               --stderr "expected 65536 with reduction_backend rtl"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml
+                  --set platform.switch.reduction_backend=rtl --set platform.switch.reduction_buffer_bytes=32768)
+
+nvsvp_cli_test(unknown_reduction_backend_exits_2 --exit 2
+               --stderr "platform.switch.reduction_backend: expected one of model, rtl, both"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml
+                  --set platform.switch.reduction_backend=verilog)

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -315,6 +316,35 @@ TEST(SwitchChip, ReadResponsesPassCongestedWrites) {
   EXPECT_LT(read_done, sc_time(2000 + 4 * 100 + 4 * 272 + 2 * 272, SC_NS)) << "read done at " << read_done;
   EXPECT_EQ(platform.link(LinkDirection::gpu_to_switch, 0, 0).stats().messages[1], 1u);
   EXPECT_EQ(platform.link(LinkDirection::switch_to_gpu, 2, 0).stats().messages[1], 1u);
+}
+
+// Each port's reduction unit comes from the backend the platform names (here "both": the model
+// and the Verilated RTL in lockstep) and reduces: 1.5 + 2.25 = 3.75 in every f32 lane.
+TEST(SwitchReduction, PortUnitsUseTheConfiguredBackend) {
+  PlatformSpec spec = test::small_platform(2, {1});
+  spec.switch_chip.reduction_backend = "both";
+  Platform platform("platform", spec);
+  reduction::ReductionUnit& unit = platform.chip(0).reduction_unit(1);
+  EXPECT_EQ(unit.backend_name(), "both");
+  EXPECT_EQ(&unit, &platform.chip(0).reduction_unit(1));  // one unit per port, kept
+  EXPECT_NE(&unit, &platform.chip(0).reduction_unit(0));
+
+  auto f32_beat = [](float value) {
+    reduction::Beat beat{};
+    for (int lane = 0; lane < 4; ++lane) std::memcpy(beat.data() + 4 * lane, &value, 4);
+    return beat;
+  };
+  std::vector<reduction::Command> commands(3);
+  commands[0].kind = reduction::Command::Kind::open_context;
+  commands[0].open = reduction::OpenContext{5, 2, reduction::ReduceOp::add, reduction::ReduceType::f32, 1};
+  commands[1].contribution = reduction::Contribution{5, 0, f32_beat(1.5f)};
+  commands[2].contribution = reduction::Contribution{5, 0, f32_beat(2.25f)};
+  std::vector<reduction::ResultBeat> results;
+  unit.process(commands, results);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_FALSE(results[0].partial);
+  EXPECT_EQ(results[0].contributions, 2u);
+  EXPECT_EQ(results[0].data, f32_beat(3.75f));
 }
 
 }  // namespace

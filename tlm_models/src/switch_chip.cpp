@@ -6,6 +6,7 @@
 #include "nvsvp/model/sim_time.hpp"
 
 #include "nvsvp/model/address_hash.hpp"
+#include "nvsvp/reduction/reduction_factory.hpp"
 
 namespace nvsvp::model {
 
@@ -207,6 +208,18 @@ sc_time SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_
     request_output(next.output, traffic_class, Request{requester, next.wire_flits, next.ready_at});
   }
   return serialization;
+}
+
+reduction::ReductionUnit& SwitchChip::reduction_unit(uint16_t port) {
+  if (port >= params_.ports) SC_REPORT_FATAL(name(), "reduction unit of a port the chip does not have");
+  if (reduction_units_.empty()) reduction_units_.resize(params_.ports);
+  std::unique_ptr<reduction::ReductionUnit>& unit = reduction_units_[port];
+  if (!unit) {
+    reduction::ReductionUnitConfig config;
+    config.buffer_bytes = params_.reduction_buffer_bytes;
+    unit = reduction::make_reduction_unit(params_.reduction_backend, config);
+  }
+  return *unit;
 }
 
 uint64_t SwitchChip::describe_outstanding(std::ostream& os, uint64_t max_lines) const {

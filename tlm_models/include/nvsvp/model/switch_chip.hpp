@@ -24,6 +24,7 @@
 #include "nvsvp/model/small_fifo.hpp"
 #include "nvsvp/model/switch_params.hpp"
 #include "nvsvp/model/wake_scheduler.hpp"
+#include "nvsvp/reduction/reduction_unit.hpp"
 
 namespace nvsvp::model {
 
@@ -52,6 +53,9 @@ class SwitchChip : public sc_core::sc_module {
   const SwitchParams& params() const { return params_; }
   const SwitchStats& stats() const { return stats_; }
   uint64_t buffered_messages() const { return buffered_; }
+  // The multimem reduction unit of port `port`, created on first use with the backend the
+  // parameters name (reduction_backend, reduction_buffer_bytes).
+  reduction::ReductionUnit& reduction_unit(uint16_t port);
   // Lists up to `max_lines` buffered messages (port, VC, destination); returns how many there are.
   uint64_t describe_outstanding(std::ostream& os, uint64_t max_lines) const;
 
@@ -110,6 +114,7 @@ class SwitchChip : public sc_core::sc_module {
   std::vector<std::vector<uint16_t>> routes_;
   std::vector<ArbiterRequest> eligible_;  // scratch, reused per arbitration
   uint64_t buffered_ = 0;
+  std::vector<std::unique_ptr<reduction::ReductionUnit>> reduction_units_;  // [port], lazily
   SwitchStats stats_;
 };
 

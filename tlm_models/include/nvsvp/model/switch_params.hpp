@@ -18,6 +18,8 @@ struct SwitchParams {
   double latency_ns = 0.0;          // internal pipeline; the 250 ns hop latency already includes it
   double crossbar_speedup = 1.0;    // assumed: an input feeds one output at link rate per crossbar
   std::string arbiter = "round_robin";
+  std::string reduction_backend = "model";  // model | rtl | both (reduction unit, per port)
+  uint32_t reduction_buffer_bytes = 64 * 1024;
 
   template <class V>
   void visit(V& v) {
@@ -31,6 +33,12 @@ struct SwitchParams {
     v("crossbar_speedup", crossbar_speedup, "crossbar bandwidth per input relative to a link",
       hw::between(0.01, 1000.0));
     v("arbiter", arbiter, "output arbiter", hw::Choices{{"round_robin", "fixed_priority", "oldest_first"}});
+    v("reduction_backend", reduction_backend,
+      "multimem reduction unit: the C++ model, the Verilated RTL, or both compared beat by beat",
+      hw::Choices{{"model", "rtl", "both"}});
+    v("reduction_buffer_bytes", reduction_buffer_bytes,
+      "reduction buffer per port, bytes (32-byte slots, 8 ways; rtl and both: 65536 only)",
+      hw::between(256, 1 << 26));
   }
 };
 
