@@ -87,6 +87,23 @@ TEST(Layering, ModelsKnowNothingOfPlatformOrFirmware) {
   }
 }
 
+// The reduction unit (model, transactor, factory) and its testbench stand alone: no SystemC, no
+// TLM models, no platform or firmware, so the testbench and rtl-check run without a simulator.
+TEST(Layering, ReductionUnitAndTestbenchAreSystemCFree) {
+  for (const char* dir : {"tlm_models/include/nvsvp/reduction", "tlm_models/src/reduction", "testbench"}) {
+    const auto files = scan(dir);
+    ASSERT_GE(files.size(), 3u) << dir;
+    for (const auto& [file, includes] : files) {
+      for (const std::string& inc : includes) {
+        EXPECT_FALSE(pulls_in_systemc(inc)) << file << " includes " << inc;
+        EXPECT_FALSE(starts_with(inc, "nvsvp/model/") || starts_with(inc, "nvsvp/platform/") ||
+                     starts_with(inc, "nvsvp/fw/"))
+            << file << " includes " << inc;
+      }
+    }
+  }
+}
+
 // nvsvp/hw is the contract firmware compiles against: no SystemC, no model headers.
 TEST(Layering, HwHeadersAreSystemCFree) {
   const auto files = scan("tlm_models/include/nvsvp/hw");
