@@ -1,0 +1,73 @@
+// The register map of a switch chip's register block (CSR): the one definition firmware and the
+// model share (docs/registers.md). 32-bit registers at byte offsets; 64-bit values are a LO/HI
+// pair (LO at the lower offset). SystemC-free.
+#pragma once
+
+#include <cstdint>
+
+namespace nvsvp::hw::switch_regs {
+
+constexpr uint32_t kIdValue = 0x4E565357;  // "NVSW"
+constexpr uint32_t kVersionValue = 1;
+
+// Identity (read-only).
+constexpr uint32_t kId = 0x000;
+constexpr uint32_t kVersion = 0x004;
+constexpr uint32_t kChipIndex = 0x008;
+constexpr uint32_t kPortCount = 0x00C;
+constexpr uint32_t kMulticastSlots = 0x010;     // multicast group table entries (128 by default)
+constexpr uint32_t kReductionContexts = 0x014;  // reduction contexts per port
+constexpr uint32_t kRouteEntries = 0x018;       // route table entries (GPUs addressable)
+
+// Error status and interrupt. ERROR_STATUS bits are sticky; writing 1 clears a bit (W1C).
+// INT_PENDING = ERROR_STATUS & INT_ENABLE; the chip's interrupt line is INT_PENDING != 0.
+constexpr uint32_t kErrorStatus = 0x040;
+constexpr uint32_t kIntEnable = 0x044;
+constexpr uint32_t kIntPending = 0x048;
+enum ErrorBit : uint32_t {
+  error_group_not_configured = 1u << 0,  // multimem operation on an address no valid group covers
+  error_not_a_member = 1u << 1,          // multimem operation from a GPU that is not a member
+  error_no_route = 1u << 2,              // a message for a GPU with no route
+  error_reduction = 1u << 3,             // a reduction unit raised a sticky error
+  error_context_pool_exhausted = 1u << 4,
+  error_bad_register_access = 1u << 5,   // unknown offset, unaligned, write to read-only
+};
+
+// Counters (read-only, 64-bit LO/HI).
+constexpr uint32_t kCounterForwardedRequests = 0x100;
+constexpr uint32_t kCounterForwardedResponses = 0x108;
+constexpr uint32_t kCounterReplications = 0x110;   // copies made by multicast
+constexpr uint32_t kCounterReductions = 0x118;     // results returned by ld_reduce
+constexpr uint32_t kCounterEvictions = 0x120;      // partial results evicted from reduction buffers
+constexpr uint32_t kCounterAccessErrors = 0x128;   // multimem operations refused
+
+// Reduction-context pool (read-only).
+constexpr uint32_t kContextsInUse = 0x200;
+constexpr uint32_t kContextsPeak = 0x204;
+
+// Route table: entry g (destination GPU g) is a 64-bit mask of the ports towards it.
+constexpr uint32_t kRouteTable = 0x1000;
+constexpr uint32_t kRouteStride = 8;
+constexpr uint32_t route_lo(uint32_t gpu) { return kRouteTable + kRouteStride * gpu; }
+constexpr uint32_t route_hi(uint32_t gpu) { return route_lo(gpu) + 4; }
+
+// Multicast group table: slot s, 64 bytes. A valid group maps multimem addresses
+// [BASE, BASE + SIZE) to LOCAL + (address - BASE) in every member GPU (a 64-bit GPU mask).
+// BASE and SIZE are multiples of kMulticastGranule.
+constexpr uint64_t kMulticastGranule = 2ull << 20;  // 2 MiB
+constexpr uint32_t kGroupTable = 0x4000;
+constexpr uint32_t kGroupStride = 64;
+constexpr uint32_t kGroupControl = 0x00;  // bit 0: valid
+constexpr uint32_t kGroupBaseLo = 0x08;
+constexpr uint32_t kGroupBaseHi = 0x0C;
+constexpr uint32_t kGroupSizeLo = 0x10;
+constexpr uint32_t kGroupSizeHi = 0x14;
+constexpr uint32_t kGroupLocalLo = 0x18;
+constexpr uint32_t kGroupLocalHi = 0x1C;
+constexpr uint32_t kGroupMembersLo = 0x20;
+constexpr uint32_t kGroupMembersHi = 0x24;
+constexpr uint32_t group_register(uint32_t slot, uint32_t field) {
+  return kGroupTable + kGroupStride * slot + field;
+}
+
+}  // namespace nvsvp::hw::switch_regs
