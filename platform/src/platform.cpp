@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 namespace nvsvp::platform {
 
@@ -12,7 +14,8 @@ Platform::Platform(const sc_core::sc_module_name& name, const PlatformSpec& spec
       chips_("switch"),
       gpus_("gpu"),
       up_("gpu_to_switch"),
-      down_("switch_to_gpu") {
+      down_("switch_to_gpu"),
+      register_bus_("register_bus", spec.switch_chips) {
   for (uint32_t c = 0; c < spec.switch_chips; ++c) {
     for (uint32_t s = 0; s < spec.links_per_chip[c]; ++s) {
       chip_of_link_.push_back(c);
@@ -49,15 +52,30 @@ Platform::Platform(const sc_core::sc_module_name& name, const PlatformSpec& spec
       down_[i].out.bind(gpus_[g].rx[l]);
     }
   }
-  // Route tables: a destination GPU is reached over all of its ports on the chip.
-  for (uint32_t c = 0; c < spec.switch_chips; ++c) {
-    const uint32_t per_gpu = spec.links_per_chip[c];
-    for (uint32_t g = 0; g < spec.gpus; ++g) {
-      std::vector<uint16_t> ports;
-      for (uint32_t s = 0; s < per_gpu; ++s) ports.push_back(static_cast<uint16_t>(g * per_gpu + s));
-      chips_[c].set_route(g, ports);
+  // The register blocks hang off the firmware's management bus. Route tables start empty: the
+  // firmware programs them at bring-up from fabric_topology() (switch_bringup.hpp).
+  for (uint32_t c = 0; c < spec.switch_chips; ++c) register_bus_[c].bind(chips_[c].csr);
+}
+
+fw::FabricTopology Platform::fabric_topology() const {
+  fw::FabricTopology topology;
+  topology.gpus = spec_.gpus;
+  topology.switch_chips = spec_.switch_chips;
+  for (uint32_t g = 0; g < spec_.gpus; ++g) {
+    for (uint32_t l = 0; l < links_per_gpu_; ++l) {
+      const LinkEnd end = link_end(g, l);
+      topology.cables.push_back(fw::SwitchCable{g, end.chip, end.port});
     }
   }
+  return topology;
+}
+
+void Platform::register_transport(uint32_t chip, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+  if (chip >= spec_.switch_chips) {
+    throw std::out_of_range("register access to switch chip " + std::to_string(chip) + "; the platform has " +
+                            std::to_string(spec_.switch_chips));
+  }
+  register_bus_[chip]->b_transport(payload, delay);
 }
 
 LinkEnd Platform::link_end(uint32_t gpu, uint32_t link) const {

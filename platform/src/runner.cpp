@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "nvsvp/fw/moe_layer.hpp"
+#include "nvsvp/fw/switch_bringup.hpp"
 #include "nvsvp/platform/platform.hpp"
 #include "nvsvp/platform/report.hpp"
 #include "nvsvp/platform/routing_generator.hpp"
@@ -99,17 +100,30 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
   // function returns: the simulation is over by then.
   Platform& platform = *new Platform("platform", scenario.platform);
   TlmHal hal(platform);
-  sc_core::sc_time layer_end;
+  fw::SwitchFabric fabric(hal);
+  // The switch is brought up through firmware and registers before the layer; the layer is timed
+  // from its own start, so register access time never shows in the layer's figures.
+  sc_core::sc_time layer_start, layer_end;
+  std::string bring_up_error;
   FirmwareHost& host = *new FirmwareHost("firmware", [&] {
+    try {
+      fabric.bring_up(platform.fabric_topology());
+    } catch (const fw::FabricError& e) {
+      bring_up_error = e.what();
+      return;
+    }
+    layer_start = sc_core::sc_time_stamp();
     fw::load_inputs(hal, plan);
     fw::run_layer(hal, plan);
     layer_end = sc_core::sc_time_stamp();
+    fabric.service_interrupts();  // errors the layer raised, for the report
   });
 
   const sc_core::sc_time limit(scenario.simulation.max_time_us, sc_core::SC_US);
   const auto simulate_start = std::chrono::steady_clock::now();
   sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
   const double simulate_seconds = seconds_since(simulate_start);
+  if (!bring_up_error.empty()) throw std::runtime_error("switch bring-up failed: " + bring_up_error);
   const auto verify_start = std::chrono::steady_clock::now();
 
   std::ostringstream stuck;
@@ -130,7 +144,9 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
 
   const fw::MoeCheckResult checks = fw::verify_layer(hal, plan);
   const double verify_seconds = seconds_since(verify_start);
-  const double layer_s = host.done() ? layer_end.to_seconds() : sc_core::sc_time_stamp().to_seconds();
+  const double layer_s = ((host.done() ? layer_end : sc_core::sc_time_stamp()) - layer_start).to_seconds();
+  // Times in the result are measured from the layer's start.
+  auto layer_us = [&](const sc_core::sc_time& t) { return t > layer_start ? to_us(t - layer_start) : 0.0; };
 
   DirectionTotals totals[2];
   json links = link_statistics(platform, layer_s, totals);
@@ -148,7 +164,7 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
       start = std::min(start, times[p].first_start);
       end = std::max(end, times[p].last_end);
     }
-    if (seen) phases[names[p]] = {{"start_us", to_us(start)}, {"end_us", to_us(end)}};
+    if (seen) phases[names[p]] = {{"start_us", layer_us(start)}, {"end_us", layer_us(end)}};
   }
 
   json per_gpu = json::array();
@@ -157,19 +173,28 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
     json gpu_phases = json::object();
     for (size_t p = 0; p < names.size() && p < gpu.phase_times().size(); ++p) {
       const model::PhaseTime& t = gpu.phase_times()[p];
-      if (t.seen) gpu_phases[names[p]] = {{"start_us", to_us(t.first_start)}, {"end_us", to_us(t.last_end)}};
+      if (t.seen) gpu_phases[names[p]] = {{"start_us", layer_us(t.first_start)}, {"end_us", layer_us(t.last_end)}};
     }
     per_gpu.push_back({{"gpu", g},
-                       {"finish_us", to_us(gpu.finish_time())},
+                       {"finish_us", layer_us(gpu.finish_time())},
                        {"messages_sent", gpu.stats().messages_sent},
                        {"messages_received", gpu.stats().messages_received},
                        {"compute_us", to_us(gpu.stats().compute_time)},
                        {"phases", gpu_phases}});
   }
 
-  json switch_stats = {{"forwarded_requests", 0}, {"forwarded_responses", 0}, {"peak_buffered_messages", 0}};
+  const fw::FabricBringUpReport& bring_up = fabric.report();
+  json switch_errors = json::array();
+  for (const fw::SwitchErrorRecord& e : fabric.error_log()) switch_errors.push_back(e.describe());
+  json switch_stats = {{"forwarded_requests", 0},
+                       {"forwarded_responses", 0},
+                       {"peak_buffered_messages", 0},
+                       {"reduction_context_pool", bring_up.reduction_context_pool},
+                       {"multicast_slots", bring_up.multicast_slots},
+                       {"bring_up_us", bring_up.duration_ns / 1e3},
+                       {"errors", switch_errors}};
   for (uint32_t c = 0; c < scenario.platform.switch_chips; ++c) {
-    const model::SwitchStats& s = platform.chip(c).stats();
+    const model::SwitchStats s = platform.chip(c).stats();
     switch_stats["forwarded_requests"] = switch_stats["forwarded_requests"].get<uint64_t>() + s.forwarded[0];
     switch_stats["forwarded_responses"] = switch_stats["forwarded_responses"].get<uint64_t>() + s.forwarded[1];
     switch_stats["peak_buffered_messages"] =

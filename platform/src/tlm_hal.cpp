@@ -1,6 +1,8 @@
 #include "nvsvp/platform/tlm_hal.hpp"
 
+#include <cstring>
 #include <stdexcept>
+#include <string>
 
 namespace nvsvp::platform {
 
@@ -30,6 +32,57 @@ hw::MemoryAccess& TlmHal::memory(uint32_t gpu) { return platform_.gpu(gpu).memor
 
 uint64_t TlmHal::received_messages(uint32_t gpu) const {
   return platform_.gpu(gpu).stats().messages_received;
+}
+
+uint32_t TlmHal::register_access(tlm::tlm_command command, uint32_t chip, uint32_t offset, uint32_t value) {
+  tlm::tlm_generic_payload payload;
+  uint8_t data[4];
+  std::memcpy(data, &value, 4);
+  payload.set_command(command);
+  payload.set_address(offset);
+  payload.set_data_ptr(data);
+  payload.set_data_length(4);
+  payload.set_streaming_width(4);
+  payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  platform_.register_transport(chip, payload, delay);
+  if (!payload.is_response_ok()) {
+    throw std::runtime_error("register access to switch chip " + std::to_string(chip) + " offset " +
+                             std::to_string(offset) + ": " + payload.get_response_string());
+  }
+  // Loosely timed: the access took `delay`; a zero delay costs no delta cycle.
+  if (delay != sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+  std::memcpy(&value, data, 4);
+  return value;
+}
+
+uint32_t TlmHal::read_register(uint32_t chip, uint32_t offset) {
+  return register_access(tlm::TLM_READ_COMMAND, chip, offset, 0);
+}
+
+void TlmHal::write_register(uint32_t chip, uint32_t offset, uint32_t value) {
+  register_access(tlm::TLM_WRITE_COMMAND, chip, offset, value);
+}
+
+bool TlmHal::wait_interrupt(double timeout_ns) {
+  if (!(timeout_ns >= 0.0)) throw std::invalid_argument("wait_interrupt: negative timeout");
+  const sc_core::sc_time deadline = sc_core::sc_time_stamp() + sc_core::sc_time(timeout_ns, sc_core::SC_NS);
+  for (;;) {
+    // The lines are levels read straight from the register blocks: an interrupt raised before
+    // this call is seen here, not lost.
+    sc_core::sc_event_or_list changes;
+    for (uint32_t c = 0; c < platform_.switch_count(); ++c) {
+      if (platform_.chip(c).irq()) return true;
+      changes |= platform_.chip(c).irq_changed();
+    }
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    if (now >= deadline) return false;
+    if (platform_.switch_count() == 0) {
+      sc_core::wait(deadline - now);
+      return false;
+    }
+    sc_core::wait(deadline - now, changes);
+  }
 }
 
 FirmwareHost::FirmwareHost(const sc_core::sc_module_name& name, std::function<void()> entry)

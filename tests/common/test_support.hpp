@@ -1,5 +1,5 @@
 // Helpers shared by the test binaries: a per-test temporary directory, small platform specs with
-// exact timing, and a firmware entry point that runs hand-made work sequences.
+// exact timing, the switch bring-up, and a firmware entry point that runs hand-made work sequences.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 
 #include <systemc>
 
+#include "nvsvp/fw/switch_bringup.hpp"
 #include "nvsvp/platform/platform.hpp"
 #include "nvsvp/platform/scenario.hpp"
 #include "nvsvp/platform/tlm_hal.hpp"
@@ -77,8 +78,15 @@ inline platform::PlatformSpec small_platform(uint32_t gpus, std::vector<uint32_t
   return spec;
 }
 
-// A platform and a firmware thread running `body`: for tests that drive GPUs with hand-made work
-// sequences. Simulation tests only (one per process).
+// Brings the platform's switch chips up through firmware and registers (routes from the cabling),
+// as the runner does; call it from the firmware thread before any message travels.
+inline fw::FabricBringUpReport bring_up_switches(platform::TlmHal& hal, const platform::Platform& platform) {
+  fw::SwitchFabric fabric(hal);
+  return fabric.bring_up(platform.fabric_topology());
+}
+
+// A platform and a firmware thread that brings the switches up and then runs `body`: for tests
+// that drive GPUs with hand-made work sequences. Simulation tests only (one per process).
 struct Machine {
   platform::Platform platform;
   platform::TlmHal hal;
@@ -86,7 +94,10 @@ struct Machine {
 
   Machine(const platform::PlatformSpec& spec,
           std::function<void(platform::TlmHal&, platform::Platform&)> body)
-      : platform("platform", spec), hal(platform), host("firmware", [this, body] { body(hal, platform); }) {}
+      : platform("platform", spec), hal(platform), host("firmware", [this, body] {
+          bring_up_switches(hal, platform);
+          body(hal, platform);
+        }) {}
 
   // Runs until nothing is left to do (at most 1 ms); fails the test, listing what is stuck, if the
   // firmware did not finish.

@@ -1,6 +1,8 @@
 // The deepep scheme end to end on the dgx-h100 preset (model S, small token counts): every check
-// passes, and the traffic the links counted equals the traffic computed here from the routing
-// alone. Also the stuck report of a run cut short by simulation.max_time_us.
+// passes, the traffic the links counted equals the traffic computed here from the routing alone,
+// and the layer time is the one the run had before the switch was brought up through registers,
+// whatever a register access costs. Also the stuck report of a run cut short by
+// simulation.max_time_us.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -19,9 +21,11 @@ namespace {
 
 using nlohmann::json;
 
-std::string scenario_text(uint32_t tokens_per_gpu, double max_time_us) {
+std::string scenario_text(uint32_t tokens_per_gpu, double max_time_us, double register_access_ns = 0.0) {
   return "name: deepep_test\n"
-         "platform: dgx-h100\n"
+         "platform:\n"
+         "  preset: dgx-h100\n"
+         "  switch: {register_access_ns: " + std::to_string(register_access_ns) + "}\n"
          "workload:\n"
          "  model: S\n"
          "  top_k: 8\n"
@@ -99,12 +103,38 @@ TEST(Deepep, DgxH100TrafficMatchesTheRouting) {
   EXPECT_LE(phases["dispatch"]["end_us"].get<double>(), phases["experts"]["end_us"].get<double>());
   EXPECT_LE(phases["experts"]["end_us"].get<double>(), phases["combine"]["end_us"].get<double>());
   EXPECT_DOUBLE_EQ(phases["combine"]["end_us"].get<double>(), layer_us);
+  // The layer time of this scenario before the switch had registers (routes set directly).
+  EXPECT_EQ(layer_us, 33.635478);
+  EXPECT_EQ(phases["dispatch"]["start_us"].get<double>(), 0.0);
+  // Brought up through firmware: every chip reported its pool, nothing went wrong, no time spent.
+  const json& switch_stats = result["switch"];
+  EXPECT_EQ(switch_stats["reduction_context_pool"].get<uint64_t>(), 8u * 18u * 64u);
+  EXPECT_EQ(switch_stats["multicast_slots"].get<uint64_t>(), 128u);
+  EXPECT_EQ(switch_stats["bring_up_us"].get<double>(), 0.0);
+  EXPECT_TRUE(switch_stats["errors"].empty()) << switch_stats["errors"].dump();
   // Link utilization is a fraction, and the layer cannot beat the busiest direction's wire time.
   for (const char* direction : {"gpu_to_switch", "switch_to_gpu"}) {
     const double u = result["utilization"][direction].get<double>();
     EXPECT_GT(u, 0.0);
     EXPECT_LE(u, 1.0);
   }
+}
+
+// With 1 us per register access, bring-up takes 104 us of simulated time (4 chips: 7 identity
+// reads, ERROR_STATUS read and checked, INT_ENABLE, 2 route words for each of 8 GPUs), yet the layer
+// is timed from its own start: layer time, phases and traffic are those of free register access.
+TEST(Deepep, RegisterAccessTimeDoesNotChangeTheLayer) {
+  test::TempDir dir;
+  const Scenario scenario = load_scenario(dir.write("s.yaml", scenario_text(128, 10000, 1000.0)), {}, test::config_dir());
+  ASSERT_EQ(scenario.platform.switch_chip.register_access_ns, 1000.0);
+  const json result = simulate_scheme(scenario, "deepep", make_layer_spec(scenario));
+  EXPECT_TRUE(result["checks"]["passed"].get<bool>()) << result["checks"].dump(2);
+  EXPECT_EQ(result["switch"]["bring_up_us"].get<double>(), 104.0);
+  EXPECT_EQ(result["layer_time_us"].get<double>(), 33.635478);
+  EXPECT_EQ(result["phases"]["dispatch"]["start_us"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(result["phases"]["combine"]["end_us"].get<double>(), 33.635478);
+  // After the layer, firmware reads the 4 chips' ERROR_STATUS once more for the report.
+  EXPECT_DOUBLE_EQ(result["sim"]["simulated_us"].get<double>(), 104.0 + 33.635478 + 4.0);
 }
 
 // The run stops at the limit with pending activity: the report must say the limit was reached

@@ -286,6 +286,7 @@ TEST(SwitchChip, ReadResponsesPassCongestedWrites) {
   constexpr uint64_t kBytes = 4096;  // 272 flits: 272 ns on the wire
   sc_time read_done, writes_done;
   FirmwareHost host("firmware", [&] {
+    test::bring_up_switches(hal, platform);
     const uint8_t pattern[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
     hal.memory(0).write(0x9000, pattern, 16);
     for (uint32_t g = 0; g < 2; ++g) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/mock_hal.hpp"
 #include "nvsvp/fw/hal.hpp"
 #include "nvsvp/fw/moe_data.hpp"
 #include "nvsvp/fw/moe_layer.hpp"
@@ -26,15 +27,7 @@ using ::testing::Invoke;
 using ::testing::NiceMock;
 using ::testing::Return;
 
-class MockHal : public Hal {
- public:
-  MOCK_METHOD(uint32_t, gpu_count, (), (const, override));
-  MOCK_METHOD(void, submit, (uint32_t gpu, hw::WorkSequence sequence), (override));
-  MOCK_METHOD(void, wait_all_finished, (), (override));
-  MOCK_METHOD(double, now_ns, (), (const, override));
-  MOCK_METHOD(hw::MemoryAccess&, memory, (uint32_t gpu), (override));
-  MOCK_METHOD(uint64_t, received_messages, (uint32_t gpu), (const, override));
-};
+using test::MockHal;  // tests/common/mock_hal.hpp
 
 // 4 GPUs, 8 experts (2 per GPU), top-3, 3 tokens per GPU; the routing is written out so that
 // the expected counts below can be checked by hand.

@@ -1,7 +1,9 @@
 #include "nvsvp/model/switch_chip.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <sstream>
+#include <stdexcept>
 
 #include "nvsvp/model/sim_time.hpp"
 
@@ -13,11 +15,33 @@ namespace nvsvp::model {
 using sc_core::sc_time;
 using sc_core::SC_ZERO_TIME;
 
+namespace {
+
+SwitchCsrConfig csr_config(const SwitchParams& params, uint32_t chip_id,
+                           const reduction::ReductionUnitConfig& reduction) {
+  SwitchCsrConfig config;
+  config.chip_index = chip_id;
+  config.ports = params.ports;
+  config.multicast_slots = params.multicast_slots;
+  config.reduction_contexts_per_port = reduction.contexts;
+  return config;
+}
+
+// The reduction units' structure, as the parameters set it (the register block reports it).
+reduction::ReductionUnitConfig reduction_config(const SwitchParams& params) {
+  reduction::ReductionUnitConfig config;
+  config.buffer_bytes = params.reduction_buffer_bytes;
+  return config;
+}
+
+}  // namespace
+
 SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& params,
                        uint32_t chip_id, uint32_t interleave_bytes)
     : sc_module(name),
       in("in", params.ports),
       out("out", params.ports),
+      csr("csr"),
       params_(params),
       chip_id_(chip_id),
       interleave_bytes_(interleave_bytes),
@@ -26,7 +50,14 @@ SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& 
       crossbar_free_(static_cast<size_t>(params.ports) * kTrafficClasses),
       outputs_(params.ports),
       output_scheduler_("outputs", params.ports,
-                        [this](uint32_t output) { serve_output(static_cast<uint16_t>(output)); }) {
+                        [this](uint32_t output) { serve_output(static_cast<uint16_t>(output)); }),
+      reduction_config_(reduction_config(params)),
+      registers_(csr_config(params, chip_id, reduction_config_)),
+      register_access_time_(picoseconds(to_picoseconds(params.register_access_ns))) {
+  csr.register_b_transport(this, &SwitchChip::register_transport);
+  // The line changes inside whatever process touched the registers (firmware's b_transport, the
+  // datapath raising an error); waiters hear it one delta later.
+  registers_.on_interrupt_change([this](bool) { irq_changed_.notify(SC_ZERO_TIME); });
   const size_t fifos = static_cast<size_t>(kTrafficClasses) * params.vcs_per_class;
   for (uint32_t p = 0; p < params.ports; ++p) {
     in[p].register_nb_transport_fw(this, &SwitchChip::nb_transport_fw, static_cast<int>(p));
@@ -45,21 +76,59 @@ void SwitchChip::end_of_elaboration() {
 }
 
 void SwitchChip::set_route(uint32_t gpu, const std::vector<uint16_t>& ports) {
-  for (uint16_t p : ports) {
-    if (p >= params_.ports) SC_REPORT_FATAL(name(), "route names a port the chip does not have");
+  try {
+    registers_.set_route_ports(gpu, ports);
+  } catch (const std::out_of_range& e) {
+    SC_REPORT_FATAL(name(), e.what());
   }
-  if (routes_.size() <= gpu) routes_.resize(gpu + 1);
-  routes_[gpu] = ports;
 }
 
-const std::vector<uint16_t>& SwitchChip::route(uint32_t gpu) const {
-  static const std::vector<uint16_t> none;
-  return gpu < routes_.size() ? routes_[gpu] : none;
+SwitchStats SwitchChip::stats() const {
+  SwitchStats s = stats_;
+  s.forwarded[static_cast<size_t>(TrafficClass::request)] = registers_.counter(SwitchCounter::forwarded_requests);
+  s.forwarded[static_cast<size_t>(TrafficClass::response)] = registers_.counter(SwitchCounter::forwarded_responses);
+  return s;
 }
 
-uint16_t SwitchChip::select_output(const NvlinkExtension& ext) const {
-  const std::vector<uint16_t>& ports = route(ext.target_gpu);
+// The register block's socket. Register-level mistakes (unknown offset, read-only register,
+// refused value) complete normally, as on the chip: the read returns 0, the write is ignored and
+// ERROR_STATUS says so. Only what is no 4-byte read or write at all gets a TLM error response
+// (byte enables, another length, another command); it sets error_bad_register_access as well, so
+// firmware that checks only the status still hears of it.
+void SwitchChip::register_transport(tlm::tlm_generic_payload& payload, sc_time& delay) {
+  delay += register_access_time_;
+  const tlm::tlm_command command = payload.get_command();
+  tlm::tlm_response_status refused = tlm::TLM_OK_RESPONSE;
+  if (payload.get_byte_enable_ptr() != nullptr) {
+    refused = tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE;
+  } else if (payload.get_data_length() != 4 || payload.get_streaming_width() < 4) {
+    refused = tlm::TLM_BURST_ERROR_RESPONSE;
+  } else if (command != tlm::TLM_READ_COMMAND && command != tlm::TLM_WRITE_COMMAND) {
+    refused = tlm::TLM_COMMAND_ERROR_RESPONSE;
+  }
+  if (refused != tlm::TLM_OK_RESPONSE) {
+    registers_.raise_error(hw::switch_regs::error_bad_register_access);
+    payload.set_response_status(refused);
+    return;
+  }
+  // Offsets are 32 bits; an address beyond them is an unknown offset like any other.
+  const uint64_t address = payload.get_address();
+  const uint32_t offset = address > 0xFFFF'FFFFull ? 0xFFFF'FFFCu : static_cast<uint32_t>(address);
+  uint32_t value = 0;
+  if (command == tlm::TLM_READ_COMMAND) {
+    registers_.read(offset, value);
+    std::memcpy(payload.get_data_ptr(), &value, 4);  // little-endian, as the host
+  } else {
+    std::memcpy(&value, payload.get_data_ptr(), 4);
+    registers_.write(offset, value);
+  }
+  payload.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+uint16_t SwitchChip::select_output(const NvlinkExtension& ext) {
+  const std::vector<uint16_t>& ports = registers_.route_ports(ext.target_gpu);
   if (ports.empty()) {
+    registers_.raise_error(hw::switch_regs::error_no_route);
     std::ostringstream msg;
     msg << "no route to GPU " << ext.target_gpu << " (message " << ext.source_gpu << "#"
         << ext.sequence << ")";
@@ -199,7 +268,8 @@ sc_time SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_
   crossbar_free_[port * kTrafficClasses + static_cast<size_t>(traffic_class)] =
       current_time() + serialization / params_.crossbar_speedup;
   input.occupied_flits[fifo] -= std::min(entry.wire_flits, params_.vc_depth_flits);
-  stats_.forwarded[static_cast<size_t>(traffic_class)]++;
+  registers_.count(traffic_class == TrafficClass::request ? SwitchCounter::forwarded_requests
+                                                          : SwitchCounter::forwarded_responses);
   stats_.forwarded_flits[static_cast<size_t>(traffic_class)] += entry.wire_flits;
   payload.release();
 
@@ -215,9 +285,7 @@ reduction::ReductionUnit& SwitchChip::reduction_unit(uint16_t port) {
   if (reduction_units_.empty()) reduction_units_.resize(params_.ports);
   std::unique_ptr<reduction::ReductionUnit>& unit = reduction_units_[port];
   if (!unit) {
-    reduction::ReductionUnitConfig config;
-    config.buffer_bytes = params_.reduction_buffer_bytes;
-    unit = reduction::make_reduction_unit(params_.reduction_backend, config);
+    unit = reduction::make_reduction_unit(params_.reduction_backend, reduction_config_);
   }
   return *unit;
 }

@@ -24,6 +24,18 @@ class Hal {
   virtual hw::MemoryAccess& memory(uint32_t gpu) = 0;
   // The GPU's receive counter: messages that arrived over its links.
   virtual uint64_t received_messages(uint32_t gpu) const = 0;
+
+  // The switch chips' register blocks (docs/registers.md; offsets in nvsvp/hw/switch_registers.hpp).
+  // Chips are numbered 0 .. switch_count()-1. An access takes the chip's register access time
+  // in simulated time. A refused access (unknown offset, read-only register, ...) is no exception:
+  // the read returns 0, the write is ignored and the chip sets error_bad_register_access.
+  virtual uint32_t switch_count() const = 0;
+  virtual uint32_t read_register(uint32_t chip, uint32_t offset) = 0;
+  virtual void write_register(uint32_t chip, uint32_t offset, uint32_t value) = 0;
+  // Blocks (in simulated time) until some chip's interrupt line is high, at most `timeout_ns`;
+  // returns whether a line is high. Returns at once when one already is. The line stays high
+  // until firmware clears the pending bits, so an interrupt is never lost between two waits.
+  virtual bool wait_interrupt(double timeout_ns) = 0;
 };
 
 }  // namespace nvsvp::fw

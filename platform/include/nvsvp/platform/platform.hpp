@@ -2,7 +2,8 @@
 // from a PlatformSpec. GPU link j of every GPU goes to the same chip (chips take consecutive
 // links, links_per_chip[c] each). A source picks its link by hashing the target address over all
 // its links, which fixes the chip; that chip picks among the destination's ports on it by the
-// same hash over their number.
+// same hash over their number. The switch chips come up empty (no routes): firmware brings them
+// up through their register blocks (fw::SwitchFabric) from the cabling fabric_topology() describes.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,10 @@
 #include <vector>
 
 #include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "nvsvp/fw/switch_bringup.hpp"
 
 #include "nvsvp/model/gpu.hpp"
 #include "nvsvp/model/nvlink_packet.hpp"
@@ -41,6 +46,13 @@ class Platform : public sc_core::sc_module {
   // The port of GPU `gpu`'s link `link` in `direction`.
   const model::NvlinkPort& link(LinkDirection direction, uint32_t gpu, uint32_t link) const;
   LinkEnd link_end(uint32_t gpu, uint32_t link) const;
+  uint32_t switch_count() const { return spec_.switch_chips; }
+
+  // The cabling as plain data, for the firmware's bring-up: one cable per GPU link.
+  fw::FabricTopology fabric_topology() const;
+  // One access to chip `chip`'s register block over the management bus (b_transport; `delay`
+  // grows by the access time). Throws std::out_of_range for a chip that does not exist.
+  void register_transport(uint32_t chip, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
 
   // Lists what is not yet done (GPU work, queued and buffered messages, held credits), at most
   // `max_lines` per kind with a count of the rest; returns how many items there are (0 when the
@@ -57,6 +69,8 @@ class Platform : public sc_core::sc_module {
   sc_core::sc_vector<model::Gpu> gpus_;
   sc_core::sc_vector<model::NvlinkPort> up_;    // [gpu * links + link]: GPU -> switch
   sc_core::sc_vector<model::NvlinkPort> down_;  // [gpu * links + link]: switch -> GPU
+  // The firmware's management bus: one initiator socket per chip's `csr` target.
+  sc_core::sc_vector<tlm_utils::simple_initiator_socket<Platform>> register_bus_;
 };
 
 }  // namespace nvsvp::platform

@@ -16,8 +16,17 @@ class TlmHal : public fw::Hal {
   double now_ns() const override;
   hw::MemoryAccess& memory(uint32_t gpu) override;
   uint64_t received_messages(uint32_t gpu) const override;
+  uint32_t switch_count() const override { return platform_.switch_count(); }
+  // b_transport over the platform's management bus, then wait() for the annotated delay.
+  // Throws std::runtime_error if the chip answers with a TLM error (it cannot, for the 4-byte
+  // accesses made here) and std::out_of_range for a chip that does not exist.
+  uint32_t read_register(uint32_t chip, uint32_t offset) override;
+  void write_register(uint32_t chip, uint32_t offset, uint32_t value) override;
+  bool wait_interrupt(double timeout_ns) override;
 
  private:
+  uint32_t register_access(tlm::tlm_command command, uint32_t chip, uint32_t offset, uint32_t value);
+
   Platform& platform_;
 };
 

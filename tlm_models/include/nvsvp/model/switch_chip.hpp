@@ -1,7 +1,9 @@
 // One NVSwitch chip: input ports with per-VC buffers, a request crossbar and a separate response
 // crossbar (each with its own per-output arbiters and its own input transfer slot, so requests
 // and responses never block each other inside the chip), a route table from destination GPU to
-// output ports, and the outputs' NVLink ports.
+// output ports, and the outputs' NVLink ports. The route table, the multicast group table, the
+// counters and the error status live in the chip's register block (SwitchCsr), which firmware
+// reaches through the `csr` socket (docs/registers.md).
 //
 // Messages cut through: a message may leave once its head has arrived (plus the internal
 // latency). Event-driven: an output is evaluated when its link goes idle, when credits return or
@@ -22,6 +24,7 @@
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_port.hpp"
 #include "nvsvp/model/small_fifo.hpp"
+#include "nvsvp/model/switch_csr.hpp"
 #include "nvsvp/model/switch_params.hpp"
 #include "nvsvp/model/wake_scheduler.hpp"
 #include "nvsvp/reduction/reduction_unit.hpp"
@@ -29,7 +32,7 @@
 namespace nvsvp::model {
 
 struct SwitchStats {
-  uint64_t forwarded[kTrafficClasses] = {0, 0};
+  uint64_t forwarded[kTrafficClasses] = {0, 0};  // the register block's forwarding counters
   uint64_t forwarded_flits[kTrafficClasses] = {0, 0};
   uint64_t peak_buffered_messages = 0;
 };
@@ -40,18 +43,31 @@ class SwitchChip : public sc_core::sc_module {
 
   sc_core::sc_vector<TargetSocket> in;                     // one per port, from the GPU side
   sc_core::sc_vector<sc_core::sc_port<NvlinkTxIf>> out;    // one per port, to the GPU side
+  // The register block: TLM-2.0 base protocol, b_transport only, 4-byte accesses. Optional, so
+  // a bench without a management bus may leave it unbound.
+  tlm_utils::simple_target_socket_optional<SwitchChip> csr;
 
   // `interleave_bytes`: granule of address interleaving over a destination's ports.
   SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& params, uint32_t chip_id,
              uint32_t interleave_bytes);
 
-  // Route table: messages for `gpu` leave through one of `ports`, chosen by address.
+  // Route table: messages for `gpu` leave through one of `ports`, chosen by address. set_route
+  // writes the register block's entry directly (a shortcut for benches; firmware programs the
+  // ROUTE registers); the ports are kept ascending.
   void set_route(uint32_t gpu, const std::vector<uint16_t>& ports);
-  const std::vector<uint16_t>& route(uint32_t gpu) const;
+  const std::vector<uint16_t>& route(uint32_t gpu) const { return registers_.route_ports(gpu); }
+
+  // The register block's state, for the datapath and for tests.
+  SwitchCsr& registers() { return registers_; }
+  const SwitchCsr& registers() const { return registers_; }
+  // The interrupt line: high while an enabled error is pending. The event is notified (one delta
+  // later) whenever the line changes.
+  bool irq() const { return registers_.interrupt_line(); }
+  const sc_core::sc_event& irq_changed() const { return irq_changed_; }
 
   uint32_t chip_id() const { return chip_id_; }
   const SwitchParams& params() const { return params_; }
-  const SwitchStats& stats() const { return stats_; }
+  SwitchStats stats() const;
   uint64_t buffered_messages() const { return buffered_; }
   // The multimem reduction unit of port `port`, created on first use with the backend the
   // parameters name (reduction_backend, reduction_buffer_bytes).
@@ -95,7 +111,8 @@ class SwitchChip : public sc_core::sc_module {
   // Moves the head of `requester` to `output`; returns the time it occupies the link.
   sc_core::sc_time forward(uint16_t output, TrafficClass traffic_class, uint32_t requester);
   void request_output(uint16_t output, TrafficClass traffic_class, const Request& request);
-  uint16_t select_output(const NvlinkExtension& ext) const;
+  uint16_t select_output(const NvlinkExtension& ext);
+  void register_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   size_t fifo_index(TrafficClass traffic_class, uint16_t vc) const {
     return static_cast<size_t>(traffic_class) * params_.vcs_per_class + vc;
   }
@@ -111,7 +128,10 @@ class SwitchChip : public sc_core::sc_module {
   std::vector<sc_core::sc_time> crossbar_free_;  // [input * classes + class]: input's transfer slot
   std::vector<OutputPort> outputs_;
   WakeScheduler output_scheduler_;  // serves the outputs (declared after them)
-  std::vector<std::vector<uint16_t>> routes_;
+  reduction::ReductionUnitConfig reduction_config_;
+  SwitchCsr registers_;
+  sc_core::sc_time register_access_time_;
+  sc_core::sc_event irq_changed_;
   std::vector<ArbiterRequest> eligible_;  // scratch, reused per arbitration
   uint64_t buffered_ = 0;
   std::vector<std::unique_ptr<reduction::ReductionUnit>> reduction_units_;  // [port], lazily

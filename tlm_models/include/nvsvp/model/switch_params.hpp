@@ -20,10 +20,12 @@ struct SwitchParams {
   std::string arbiter = "round_robin";
   std::string reduction_backend = "model";  // model | rtl | both (reduction unit, per port)
   uint32_t reduction_buffer_bytes = 64 * 1024;
+  uint32_t multicast_slots = 128;   // multicast group table entries: hardware.md
+  double register_access_ns = 0.0;  // one access to the register block (docs/registers.md)
 
   template <class V>
   void visit(V& v) {
-    v("ports", ports, "NVLink ports per chip", hw::between(1, 4096));
+    v("ports", ports, "NVLink ports per chip (a route entry is a 64-bit port mask)", hw::between(1, 64));
     v("vcs_per_class", vcs_per_class, "virtual channels per class (request, response) per input port",
       hw::between(1, kMaxVcsPerClass));
     v("vc_depth_flits", vc_depth_flits, "input buffer depth per virtual channel, flits",
@@ -39,6 +41,10 @@ struct SwitchParams {
     v("reduction_buffer_bytes", reduction_buffer_bytes,
       "reduction buffer per port, bytes (32-byte slots, 8 ways; rtl and both: 65536 only)",
       hw::between(256, 1 << 26));
+    v("multicast_slots", multicast_slots, "multicast group table entries per chip", hw::between(1, 1024));
+    v("register_access_ns", register_access_ns,
+      "simulated time of one firmware access to the chip's register block, ns (0: bring-up takes no time)",
+      hw::between(0.0, 1e9));
   }
 };
 

@@ -1,0 +1,135 @@
+// The fabric manager's side of the switch chips, through the HAL's register access only
+// (docs/registers.md, "Bring-up"): discovery from the identity registers, route tables programmed
+// from the cabling, multicast groups with slot accounting, and error interrupts read, logged and
+// cleared. Plain C++: the register map is nvsvp/hw/switch_registers.hpp, shared with the model.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "nvsvp/fw/hal.hpp"
+
+namespace nvsvp::fw {
+
+// A switch chip that does not look or behave as the register map says (wrong identity, refused
+// programming), or a topology that does not fit the chips found. The message names the chip,
+// the register and the value.
+class FabricError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One cable: a GPU link plugged into port `port` of switch chip `chip`.
+struct SwitchCable {
+  uint32_t gpu = 0;
+  uint32_t chip = 0;
+  uint16_t port = 0;
+};
+
+// What the fabric manager knows from the cabling (the platform hands it over as plain data).
+struct FabricTopology {
+  uint32_t gpus = 0;
+  uint32_t switch_chips = 0;
+  std::vector<SwitchCable> cables;
+};
+
+// What discovery read from one chip's identity registers.
+struct SwitchChipInfo {
+  uint32_t chip = 0;
+  uint32_t ports = 0;
+  uint32_t multicast_slots = 0;
+  uint32_t reduction_contexts_per_port = 0;
+  uint32_t route_entries = 0;
+};
+
+struct FabricBringUpReport {
+  std::vector<SwitchChipInfo> chips;
+  uint64_t route_entries_programmed = 0;  // over all chips (one per chip and GPU)
+  uint64_t reduction_context_pool = 0;    // contexts over all chips and ports
+  uint32_t multicast_slots = 0;           // groups the fabric can hold (the smallest table)
+  double duration_ns = 0.0;               // simulated time the bring-up took
+};
+
+// One serviced error: the chip, the ERROR_STATUS bits it had, and when firmware read them.
+struct SwitchErrorRecord {
+  uint32_t chip = 0;
+  uint32_t bits = 0;
+  double time_ns = 0.0;
+  std::string describe() const;  // e.g. "switch chip 1: bad_register_access at 20 ns"
+};
+
+// The names of the ERROR_STATUS bits in `bits`, e.g. "no_route, bad_register_access".
+std::string describe_switch_errors(uint32_t bits);
+
+class SwitchFabric {
+ public:
+  explicit SwitchFabric(Hal& hal) : hal_(hal) {}
+
+  // Discovers the chips, checks `topology` against them, clears stale errors (logged), enables
+  // every error interrupt and programs each chip's route entries 0 .. gpus-1 from the cables.
+  // Throws FabricError when a chip or the topology does not fit.
+  const FabricBringUpReport& bring_up(const FabricTopology& topology);
+  const FabricBringUpReport& report() const { return report_; }
+
+  // Reads every chip's ERROR_STATUS; a chip with bits set is logged and cleared (written back:
+  // write 1 to clear). Returns how many chips had errors.
+  size_t service_interrupts();
+  // Waits up to `timeout_ns` (simulated) for an interrupt line and services the chips; returns
+  // whether an interrupt came.
+  bool wait_and_service(double timeout_ns);
+  const std::vector<SwitchErrorRecord>& error_log() const { return error_log_; }
+
+  // A 64-bit counter (offset of its LO register): LO then HI, which the chip keeps coherent.
+  uint64_t read_counter(uint32_t chip, uint32_t counter_offset);
+
+ private:
+  SwitchChipInfo discover(uint32_t chip);
+  void program_routes(uint32_t chip, const FabricTopology& topology);
+
+  Hal& hal_;
+  FabricBringUpReport report_;
+  std::vector<SwitchErrorRecord> error_log_;
+};
+
+// A multicast group as firmware created it; `slot` is the same on every chip.
+struct MulticastGroupHandle {
+  uint32_t slot = 0;
+  uint64_t base = 0;
+  uint64_t size = 0;
+  uint64_t local_base = 0;
+  uint64_t members = 0;
+};
+
+// Slot accounting for multicast groups. Every group is programmed into every chip in the same
+// slot, so a slot number names a group fabric-wide and the fabric holds as many groups as its
+// smallest table.
+class MulticastAllocator {
+ public:
+  // `chips` as bring-up discovered them.
+  MulticastAllocator(Hal& hal, std::vector<SwitchChipInfo> chips);
+
+  // Programs the group into the lowest free slot of every chip (CONTROL cleared, the fields,
+  // CONTROL.valid set last) and reads back that each chip accepted it. Throws std::invalid_argument for a group the hardware would refuse (base or size not a
+  // multiple of 2 MiB, empty, wrapping, no members, a member the tables cannot name, overlap with
+  // a group of this allocator), FabricError when every slot is taken or a chip refuses the group
+  // (then no chip keeps it).
+  MulticastGroupHandle create_group(uint64_t base, uint64_t size, uint64_t local_base, uint64_t members);
+  // Invalidates the group on every chip and frees its slot.
+  void destroy_group(const MulticastGroupHandle& group);
+
+  uint32_t capacity() const { return static_cast<uint32_t>(slot_used_.size()); }
+  uint32_t groups_in_use() const { return groups_in_use_; }
+
+ private:
+  void program_slot(uint32_t chip, const MulticastGroupHandle& group);
+
+  Hal& hal_;
+  std::vector<SwitchChipInfo> chips_;
+  std::vector<MulticastGroupHandle> groups_;  // [slot]
+  std::vector<bool> slot_used_;
+  uint32_t groups_in_use_ = 0;
+};
+
+}  // namespace nvsvp::fw

@@ -1,0 +1,263 @@
+#include "nvsvp/fw/switch_bringup.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+#include "nvsvp/hw/switch_registers.hpp"
+
+namespace nvsvp::fw {
+
+namespace regs = hw::switch_regs;
+
+namespace {
+
+constexpr uint32_t kAllErrors = regs::error_group_not_configured | regs::error_not_a_member | regs::error_no_route |
+                                regs::error_reduction | regs::error_context_pool_exhausted |
+                                regs::error_bad_register_access;
+
+std::string hex(uint64_t value) {
+  std::ostringstream os;
+  os << "0x" << std::hex << std::uppercase << value;
+  return os.str();
+}
+
+std::string chip_name(uint32_t chip) { return "switch chip " + std::to_string(chip); }
+
+uint64_t combine(uint32_t low, uint32_t high) { return (uint64_t{high} << 32) | low; }
+
+}  // namespace
+
+std::string describe_switch_errors(uint32_t bits) {
+  static const std::pair<uint32_t, const char*> kNames[] = {
+      {regs::error_group_not_configured, "group_not_configured"},
+      {regs::error_not_a_member, "not_a_member"},
+      {regs::error_no_route, "no_route"},
+      {regs::error_reduction, "reduction"},
+      {regs::error_context_pool_exhausted, "context_pool_exhausted"},
+      {regs::error_bad_register_access, "bad_register_access"},
+  };
+  std::string names;
+  for (const auto& [bit, name] : kNames) {
+    if ((bits & bit) == 0) continue;
+    names += (names.empty() ? "" : ", ") + std::string(name);
+    bits &= ~bit;
+  }
+  if (bits != 0) names += (names.empty() ? "" : ", ") + std::string("unknown bits ") + hex(bits);
+  return names.empty() ? "none" : names;
+}
+
+std::string SwitchErrorRecord::describe() const {
+  std::ostringstream os;
+  os << chip_name(chip) << ": " << describe_switch_errors(bits) << " at " << time_ns << " ns";
+  return os.str();
+}
+
+SwitchChipInfo SwitchFabric::discover(uint32_t chip) {
+  const uint32_t id = hal_.read_register(chip, regs::kId);
+  if (id != regs::kIdValue) {
+    throw FabricError(chip_name(chip) + ": ID register reads " + hex(id) + ", expected " + hex(regs::kIdValue) +
+                      " (\"NVSW\"): not a switch register block");
+  }
+  const uint32_t version = hal_.read_register(chip, regs::kVersion);
+  if (version != regs::kVersionValue) {
+    throw FabricError(chip_name(chip) + ": register map version " + std::to_string(version) +
+                      ", this firmware knows version " + std::to_string(regs::kVersionValue));
+  }
+  const uint32_t index = hal_.read_register(chip, regs::kChipIndex);
+  if (index != chip) {
+    throw FabricError(chip_name(chip) + ": CHIP_INDEX reads " + std::to_string(index) +
+                      " (the HAL's chip numbering and the chips disagree)");
+  }
+  SwitchChipInfo info;
+  info.chip = chip;
+  info.ports = hal_.read_register(chip, regs::kPortCount);
+  info.multicast_slots = hal_.read_register(chip, regs::kMulticastSlots);
+  info.reduction_contexts_per_port = hal_.read_register(chip, regs::kReductionContexts);
+  info.route_entries = hal_.read_register(chip, regs::kRouteEntries);
+  if (info.ports == 0 || info.ports > 64 || info.route_entries == 0) {
+    throw FabricError(chip_name(chip) + ": implausible identity (PORT_COUNT " + std::to_string(info.ports) +
+                      ", ROUTE_ENTRIES " + std::to_string(info.route_entries) + ")");
+  }
+  return info;
+}
+
+const FabricBringUpReport& SwitchFabric::bring_up(const FabricTopology& topology) {
+  const double start_ns = hal_.now_ns();
+  report_ = FabricBringUpReport{};
+  const uint32_t found = hal_.switch_count();
+  if (found != topology.switch_chips) {
+    throw FabricError("the cabling names " + std::to_string(topology.switch_chips) + " switch chips, the HAL reaches " +
+                      std::to_string(found));
+  }
+  for (uint32_t c = 0; c < found; ++c) report_.chips.push_back(discover(c));
+
+  // The cabling must fit the chips found: a port each chip has, a GPU its route table can name,
+  // and one cable per port.
+  std::vector<std::vector<bool>> cabled(found);
+  for (uint32_t c = 0; c < found; ++c) cabled[c].assign(report_.chips[c].ports, false);
+  for (const SwitchCable& cable : topology.cables) {
+    const std::string where = "cable from GPU " + std::to_string(cable.gpu) + " to " + chip_name(cable.chip) +
+                              " port " + std::to_string(cable.port);
+    if (cable.chip >= found) throw FabricError(where + ": there are " + std::to_string(found) + " chips");
+    const SwitchChipInfo& info = report_.chips[cable.chip];
+    if (cable.port >= info.ports) {
+      throw FabricError(where + ": the chip reports " + std::to_string(info.ports) + " ports");
+    }
+    if (cable.gpu >= topology.gpus) {
+      throw FabricError(where + ": the fabric has " + std::to_string(topology.gpus) + " GPUs");
+    }
+    if (cable.gpu >= info.route_entries) {
+      throw FabricError(where + ": the chip's route table has " + std::to_string(info.route_entries) + " entries");
+    }
+    if (cabled[cable.chip][cable.port]) throw FabricError(where + ": that port is cabled twice");
+    cabled[cable.chip][cable.port] = true;
+  }
+
+  // Errors left from before (a previous owner, power-on) are logged and cleared; from here on
+  // every error interrupts.
+  service_interrupts();
+  for (uint32_t c = 0; c < found; ++c) {
+    hal_.write_register(c, regs::kIntEnable, kAllErrors);
+    program_routes(c, topology);
+    const uint32_t status = hal_.read_register(c, regs::kErrorStatus);
+    if (status != 0) {
+      throw FabricError(chip_name(c) + " refused its route table: ERROR_STATUS " + hex(status) + " (" +
+                        describe_switch_errors(status) + ")");
+    }
+    const SwitchChipInfo& info = report_.chips[c];
+    report_.reduction_context_pool += uint64_t{info.ports} * info.reduction_contexts_per_port;
+    report_.multicast_slots = c == 0 ? info.multicast_slots : std::min(report_.multicast_slots, info.multicast_slots);
+  }
+  report_.duration_ns = hal_.now_ns() - start_ns;
+  return report_;
+}
+
+void SwitchFabric::program_routes(uint32_t chip, const FabricTopology& topology) {
+  std::vector<uint64_t> masks(topology.gpus, 0);
+  for (const SwitchCable& cable : topology.cables) {
+    if (cable.chip == chip) masks[cable.gpu] |= 1ull << cable.port;
+  }
+  // Every entry of the fabric's GPUs is written, empty ones too, so nothing stale survives.
+  for (uint32_t g = 0; g < topology.gpus; ++g) {
+    hal_.write_register(chip, regs::route_lo(g), static_cast<uint32_t>(masks[g]));
+    hal_.write_register(chip, regs::route_hi(g), static_cast<uint32_t>(masks[g] >> 32));
+    report_.route_entries_programmed++;
+  }
+}
+
+size_t SwitchFabric::service_interrupts() {
+  size_t serviced = 0;
+  for (uint32_t c = 0; c < hal_.switch_count(); ++c) {
+    const uint32_t status = hal_.read_register(c, regs::kErrorStatus);
+    if (status == 0) continue;
+    error_log_.push_back(SwitchErrorRecord{c, status, hal_.now_ns()});
+    // Write 1 to clear exactly the bits read: an error raised after the read stays pending.
+    hal_.write_register(c, regs::kErrorStatus, status);
+    ++serviced;
+  }
+  return serviced;
+}
+
+bool SwitchFabric::wait_and_service(double timeout_ns) {
+  if (!hal_.wait_interrupt(timeout_ns)) return false;
+  service_interrupts();
+  return true;
+}
+
+uint64_t SwitchFabric::read_counter(uint32_t chip, uint32_t counter_offset) {
+  const uint32_t low = hal_.read_register(chip, counter_offset);  // latches HI
+  return combine(low, hal_.read_register(chip, counter_offset + 4));
+}
+
+MulticastAllocator::MulticastAllocator(Hal& hal, std::vector<SwitchChipInfo> chips)
+    : hal_(hal), chips_(std::move(chips)) {
+  if (chips_.empty()) throw std::invalid_argument("multicast allocator: no switch chips (run bring-up first)");
+  uint32_t slots = std::numeric_limits<uint32_t>::max();
+  for (const SwitchChipInfo& chip : chips_) slots = std::min(slots, chip.multicast_slots);
+  slot_used_.assign(slots, false);
+  groups_.resize(slots);
+}
+
+MulticastGroupHandle MulticastAllocator::create_group(uint64_t base, uint64_t size, uint64_t local_base,
+                                                      uint64_t members) {
+  // The checks the chips make when CONTROL.valid is set, made here first so that a mistake is
+  // named before anything is written.
+  const std::string what = "multicast group [" + hex(base) + ", +" + hex(size) + ")";
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  if (size == 0) throw std::invalid_argument(what + ": empty");
+  if (base % regs::kMulticastGranule != 0 || size % regs::kMulticastGranule != 0) {
+    throw std::invalid_argument(what + ": base and size must be multiples of 2 MiB");
+  }
+  if (size - 1 > kMax - base || size - 1 > kMax - local_base) {
+    throw std::invalid_argument(what + ": the range runs past the end of the address space");
+  }
+  if (members == 0) throw std::invalid_argument(what + ": no member GPUs");
+  for (const SwitchChipInfo& chip : chips_) {
+    if (chip.route_entries < 64 && (members >> chip.route_entries) != 0) {
+      throw std::invalid_argument(what + ": members " + hex(members) + " name a GPU beyond " + chip_name(chip.chip) +
+                                  "'s " + std::to_string(chip.route_entries) + " route entries");
+    }
+  }
+  for (uint32_t s = 0; s < capacity(); ++s) {
+    if (!slot_used_[s]) continue;
+    const MulticastGroupHandle& other = groups_[s];
+    if (base <= other.base + (other.size - 1) && other.base <= base + (size - 1)) {
+      throw std::invalid_argument(what + " overlaps the group in slot " + std::to_string(s) + " [" + hex(other.base) +
+                                  ", +" + hex(other.size) + ")");
+    }
+  }
+  const auto free_slot = std::find(slot_used_.begin(), slot_used_.end(), false);
+  if (free_slot == slot_used_.end()) {
+    throw FabricError(what + ": no multicast slot left: all " + std::to_string(capacity()) +
+                      " slots are in use (the smallest chip table has " + std::to_string(capacity()) +
+                      "); destroy a group first");
+  }
+  const MulticastGroupHandle group{static_cast<uint32_t>(free_slot - slot_used_.begin()), base, size, local_base,
+                                   members};
+  for (size_t i = 0; i < chips_.size(); ++i) {
+    program_slot(chips_[i].chip, group);
+    if ((hal_.read_register(chips_[i].chip, regs::group_register(group.slot, regs::kGroupControl)) & 1u) == 0) {
+      // Refused (it overlaps a group this allocator does not know of, written by someone else):
+      // no chip keeps a half-created group. The chip's error interrupt stays for the log.
+      for (size_t j = 0; j < i; ++j) {
+        hal_.write_register(chips_[j].chip, regs::group_register(group.slot, regs::kGroupControl), 0);
+      }
+      throw FabricError(what + ": " + chip_name(chips_[i].chip) + " refused it in slot " + std::to_string(group.slot) +
+                        " (CONTROL.valid reads 0; another valid group there overlaps it)");
+    }
+  }
+  slot_used_[group.slot] = true;
+  groups_[group.slot] = group;
+  ++groups_in_use_;
+  return group;
+}
+
+void MulticastAllocator::program_slot(uint32_t chip, const MulticastGroupHandle& group) {
+  auto write64 = [&](uint32_t low_field, uint64_t value) {
+    hal_.write_register(chip, regs::group_register(group.slot, low_field), static_cast<uint32_t>(value));
+    hal_.write_register(chip, regs::group_register(group.slot, low_field + 4), static_cast<uint32_t>(value >> 32));
+  };
+  // The fabric manager owns the table: whatever the slot held is dropped first (a valid group's
+  // fields are locked). Then the fields, CONTROL.valid last: the chip checks the group then.
+  hal_.write_register(chip, regs::group_register(group.slot, regs::kGroupControl), 0);
+  write64(regs::kGroupBaseLo, group.base);
+  write64(regs::kGroupSizeLo, group.size);
+  write64(regs::kGroupLocalLo, group.local_base);
+  write64(regs::kGroupMembersLo, group.members);
+  hal_.write_register(chip, regs::group_register(group.slot, regs::kGroupControl), 1);
+}
+
+void MulticastAllocator::destroy_group(const MulticastGroupHandle& group) {
+  if (group.slot >= capacity() || !slot_used_[group.slot] || groups_[group.slot].base != group.base) {
+    throw std::invalid_argument("destroy_group: slot " + std::to_string(group.slot) +
+                                " does not hold that group (destroyed twice?)");
+  }
+  for (const SwitchChipInfo& chip : chips_) {
+    hal_.write_register(chip.chip, regs::group_register(group.slot, regs::kGroupControl), 0);
+  }
+  slot_used_[group.slot] = false;
+  --groups_in_use_;
+}
+
+}  // namespace nvsvp::fw

@@ -1,0 +1,320 @@
+// The switch register block on its own (SystemC-free): identity values, sticky write-1-to-clear
+// error status, refused accesses (unaligned, unknown offset, read-only, rejected values),
+// 64-bit counters read as a coherent LO/HI pair, route entries decoded for the datapath, the
+// multicast group checks made when CONTROL.valid is set, group lookup by address, interrupt
+// enable/pending and the line's listener, and the reduction-context pool.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "nvsvp/hw/switch_registers.hpp"
+#include "nvsvp/model/switch_csr.hpp"
+
+namespace nvsvp::model {
+namespace {
+
+namespace regs = hw::switch_regs;
+
+constexpr uint64_t kMiB = 1ull << 20;
+
+SwitchCsrConfig config(uint32_t ports = 16, uint32_t slots = 4) {
+  SwitchCsrConfig c;
+  c.chip_index = 3;
+  c.ports = ports;
+  c.multicast_slots = slots;
+  c.reduction_contexts_per_port = 2;
+  return c;
+}
+
+uint32_t read(SwitchCsr& csr, uint32_t offset) {
+  uint32_t value = 0xDEADBEEF;
+  EXPECT_EQ(csr.read(offset, value), RegisterAccess::ok) << "offset 0x" << std::hex << offset;
+  return value;
+}
+
+// Writes a 64-bit field of group `slot` (LO then HI).
+void write64(SwitchCsr& csr, uint32_t slot, uint32_t low_field, uint64_t value) {
+  ASSERT_EQ(csr.write(regs::group_register(slot, low_field), static_cast<uint32_t>(value)), RegisterAccess::ok);
+  ASSERT_EQ(csr.write(regs::group_register(slot, low_field + 4), static_cast<uint32_t>(value >> 32)),
+            RegisterAccess::ok);
+}
+
+// Fills group `slot`'s fields and sets CONTROL.valid; returns what the write said.
+RegisterAccess make_group(SwitchCsr& csr, uint32_t slot, uint64_t base, uint64_t size, uint64_t members = 0b1011,
+                          uint64_t local = 0x4000'0000) {
+  write64(csr, slot, regs::kGroupBaseLo, base);
+  write64(csr, slot, regs::kGroupSizeLo, size);
+  write64(csr, slot, regs::kGroupLocalLo, local);
+  write64(csr, slot, regs::kGroupMembersLo, members);
+  return csr.write(regs::group_register(slot, regs::kGroupControl), 1);
+}
+
+TEST(SwitchCsr, IdentityRegistersReportTheChip) {
+  SwitchCsr csr(config());
+  EXPECT_EQ(read(csr, regs::kId), regs::kIdValue);
+  EXPECT_EQ(read(csr, regs::kVersion), regs::kVersionValue);
+  EXPECT_EQ(read(csr, regs::kChipIndex), 3u);
+  EXPECT_EQ(read(csr, regs::kPortCount), 16u);
+  EXPECT_EQ(read(csr, regs::kMulticastSlots), 4u);
+  EXPECT_EQ(read(csr, regs::kReductionContexts), 2u);
+  EXPECT_EQ(read(csr, regs::kRouteEntries), SwitchCsr::kRouteTableEntries);
+  EXPECT_EQ(read(csr, regs::kErrorStatus), 0u);
+  EXPECT_EQ(csr.error_status(), 0u) << "reading is no error";
+}
+
+TEST(SwitchCsr, ReadOnlyRegistersRefuseWrites) {
+  SwitchCsr csr(config());
+  for (uint32_t offset : {regs::kId, regs::kVersion, regs::kChipIndex, regs::kPortCount, regs::kMulticastSlots,
+                          regs::kReductionContexts, regs::kRouteEntries, regs::kIntPending,
+                          regs::kCounterForwardedRequests, regs::kCounterAccessErrors + 4, regs::kContextsInUse,
+                          regs::kContextsPeak}) {
+    SCOPED_TRACE(offset);
+    EXPECT_EQ(csr.write(offset, 7), RegisterAccess::read_only);
+    EXPECT_EQ(csr.error_status(), uint32_t{regs::error_bad_register_access});
+    ASSERT_EQ(csr.write(regs::kErrorStatus, regs::error_bad_register_access), RegisterAccess::ok);
+  }
+  EXPECT_EQ(read(csr, regs::kId), regs::kIdValue) << "the refused write changed nothing";
+  EXPECT_EQ(read(csr, regs::kPortCount), 16u);
+}
+
+TEST(SwitchCsr, UnalignedAndUnknownOffsetsReadZeroAndSetTheError) {
+  SwitchCsr csr(config(16, 4));
+  // An unaligned offset, a hole between registers, a word inside a slot that holds nothing, a
+  // slot beyond the table, a route entry beyond the table, far away.
+  const std::vector<std::pair<uint32_t, RegisterAccess>> bad = {
+      {regs::kId + 2, RegisterAccess::unaligned},
+      {0x030, RegisterAccess::unknown_offset},
+      {regs::group_register(1, 0x04), RegisterAccess::unknown_offset},
+      {regs::group_register(1, 0x3C), RegisterAccess::unknown_offset},
+      {regs::group_register(4, regs::kGroupControl), RegisterAccess::unknown_offset},
+      {regs::route_lo(SwitchCsr::kRouteTableEntries), RegisterAccess::unknown_offset},
+      {0xFFFF'FFFC, RegisterAccess::unknown_offset},
+  };
+  for (const auto& [offset, why] : bad) {
+    SCOPED_TRACE(offset);
+    uint32_t value = 0xDEADBEEF;
+    EXPECT_EQ(csr.read(offset, value), why);
+    EXPECT_EQ(value, 0u);
+    EXPECT_EQ(csr.error_status(), uint32_t{regs::error_bad_register_access});
+    ASSERT_EQ(csr.write(regs::kErrorStatus, ~0u), RegisterAccess::ok);
+    EXPECT_EQ(csr.write(offset, 1), why);
+    EXPECT_EQ(csr.error_status(), uint32_t{regs::error_bad_register_access});
+    ASSERT_EQ(csr.write(regs::kErrorStatus, ~0u), RegisterAccess::ok);
+  }
+  // The unaligned write into a route entry did not land either.
+  EXPECT_EQ(csr.write(regs::route_lo(2) + 1, 0xFF), RegisterAccess::unaligned);
+  EXPECT_EQ(csr.route_mask(2), 0u);
+}
+
+TEST(SwitchCsr, ErrorStatusIsStickyAndWriteOneClears) {
+  SwitchCsr csr(config());
+  csr.raise_error(regs::error_no_route);
+  csr.raise_error(regs::error_not_a_member);
+  csr.raise_error(regs::error_no_route);  // again: still one bit
+  EXPECT_EQ(read(csr, regs::kErrorStatus), uint32_t{regs::error_no_route | regs::error_not_a_member});
+  // Writing 0 clears nothing; writing 1 clears that bit only.
+  ASSERT_EQ(csr.write(regs::kErrorStatus, 0), RegisterAccess::ok);
+  EXPECT_EQ(read(csr, regs::kErrorStatus), uint32_t{regs::error_no_route | regs::error_not_a_member});
+  ASSERT_EQ(csr.write(regs::kErrorStatus, regs::error_no_route), RegisterAccess::ok);
+  EXPECT_EQ(read(csr, regs::kErrorStatus), uint32_t{regs::error_not_a_member});
+  ASSERT_EQ(csr.write(regs::kErrorStatus, regs::error_not_a_member), RegisterAccess::ok);
+  EXPECT_EQ(read(csr, regs::kErrorStatus), 0u);
+}
+
+TEST(SwitchCsr, InterruptPendingIsStatusAndEnableAndDrivesTheLine) {
+  SwitchCsr csr(config());
+  std::vector<bool> levels;
+  csr.on_interrupt_change([&](bool line) { levels.push_back(line); });
+  csr.raise_error(regs::error_no_route);
+  EXPECT_EQ(read(csr, regs::kIntPending), 0u) << "not enabled";
+  EXPECT_FALSE(csr.interrupt_line());
+  // Enabling a bit that is already set raises the line at once; undefined bits stay 0.
+  ASSERT_EQ(csr.write(regs::kIntEnable, 0xFFFF'FFFF), RegisterAccess::ok);
+  EXPECT_EQ(read(csr, regs::kIntEnable), SwitchCsr::kErrorBits);
+  EXPECT_EQ(read(csr, regs::kIntPending), uint32_t{regs::error_no_route});
+  EXPECT_TRUE(csr.interrupt_line());
+  csr.raise_error(regs::error_reduction);  // the line is already high: no second edge
+  ASSERT_EQ(csr.write(regs::kErrorStatus, regs::error_no_route), RegisterAccess::ok);
+  EXPECT_TRUE(csr.interrupt_line()) << "error_reduction is still pending";
+  ASSERT_EQ(csr.write(regs::kErrorStatus, regs::error_reduction), RegisterAccess::ok);
+  EXPECT_FALSE(csr.interrupt_line());
+  // Masking a pending bit drops the line without clearing the status.
+  csr.raise_error(regs::error_not_a_member);
+  ASSERT_EQ(csr.write(regs::kIntEnable, regs::error_no_route), RegisterAccess::ok);
+  EXPECT_FALSE(csr.interrupt_line());
+  EXPECT_EQ(read(csr, regs::kErrorStatus), uint32_t{regs::error_not_a_member});
+  EXPECT_EQ(levels, (std::vector<bool>{true, false, true, false}));
+}
+
+TEST(SwitchCsr, CountersReadAsACoherentLoHiPair) {
+  SwitchCsr csr(config());
+  csr.count(SwitchCounter::forwarded_requests, 0x1'FFFF'FFFEull);
+  csr.count(SwitchCounter::forwarded_responses, 5);
+  csr.count(SwitchCounter::access_errors);
+  EXPECT_EQ(read(csr, regs::kCounterForwardedRequests), 0xFFFF'FFFEu);
+  // The counter carries into the upper half between the two reads: HI still gives the upper
+  // half that belongs to the LO just read.
+  csr.count(SwitchCounter::forwarded_requests, 2);
+  EXPECT_EQ(read(csr, regs::kCounterForwardedRequests + 4), 1u);
+  EXPECT_EQ(read(csr, regs::kCounterForwardedRequests), 0u);
+  EXPECT_EQ(read(csr, regs::kCounterForwardedRequests + 4), 2u);
+  EXPECT_EQ(csr.counter(SwitchCounter::forwarded_requests), 0x2'0000'0000ull);
+  EXPECT_EQ(read(csr, regs::kCounterForwardedResponses), 5u);
+  EXPECT_EQ(read(csr, regs::kCounterForwardedResponses + 4), 0u);
+  EXPECT_EQ(read(csr, regs::kCounterAccessErrors), 1u);
+  EXPECT_EQ(read(csr, regs::kCounterReplications), 0u);
+  EXPECT_EQ(csr.error_status(), 0u);
+}
+
+TEST(SwitchCsr, RouteEntriesAreDecodedForTheDatapath) {
+  SwitchCsr csr(config(40));
+  ASSERT_EQ(csr.write(regs::route_lo(5), 0b1100), RegisterAccess::ok);
+  EXPECT_EQ(csr.route_ports(5), (std::vector<uint16_t>{2, 3}));
+  ASSERT_EQ(csr.write(regs::route_hi(5), 0x80), RegisterAccess::ok);  // port 39
+  EXPECT_EQ(csr.route_ports(5), (std::vector<uint16_t>{2, 3, 39}));
+  EXPECT_EQ(read(csr, regs::route_lo(5)), 0b1100u);
+  EXPECT_EQ(read(csr, regs::route_hi(5)), 0x80u);
+  EXPECT_TRUE(csr.route_ports(6).empty());
+  EXPECT_TRUE(csr.route_ports(1000).empty()) << "beyond the table: no route, no crash";
+  // A port the chip does not have (40) is refused and the entry keeps its value.
+  EXPECT_EQ(csr.write(regs::route_hi(5), 0x100), RegisterAccess::rejected_value);
+  EXPECT_EQ(csr.error_status(), uint32_t{regs::error_bad_register_access});
+  EXPECT_EQ(csr.route_ports(5), (std::vector<uint16_t>{2, 3, 39}));
+  // The C++ shortcut writes the same state.
+  csr.set_route_ports(7, {9, 1});
+  EXPECT_EQ(read(csr, regs::route_lo(7)), 0x202u);
+  EXPECT_EQ(csr.route_ports(7), (std::vector<uint16_t>{1, 9}));
+  EXPECT_THROW(csr.set_route_ports(7, {40}), std::out_of_range);
+  EXPECT_THROW(csr.set_route_ports(SwitchCsr::kRouteTableEntries, {1}), std::out_of_range);
+}
+
+TEST(SwitchCsr, ValidGroupIsFoundByAddress) {
+  SwitchCsr csr(config());
+  EXPECT_EQ(make_group(csr, 2, 64 * kMiB, 4 * kMiB, 0b101, 0x1000'0000), RegisterAccess::ok);
+  EXPECT_EQ(read(csr, regs::group_register(2, regs::kGroupControl)), 1u);
+  EXPECT_EQ(read(csr, regs::group_register(2, regs::kGroupMembersLo)), 0b101u);
+  const MulticastGroup* g = csr.group_for(64 * kMiB + 100);
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g, &csr.group(2));
+  EXPECT_EQ(g->local_address(64 * kMiB + 100), 0x1000'0000u + 100);
+  EXPECT_TRUE(g->has_member(0));
+  EXPECT_FALSE(g->has_member(1));
+  EXPECT_TRUE(g->has_member(2));
+  EXPECT_EQ(csr.group_for(68 * kMiB - 1), g);
+  EXPECT_EQ(csr.group_for(68 * kMiB), nullptr);
+  EXPECT_EQ(csr.group_for(64 * kMiB - 1), nullptr);
+  // A second group below it; lookup picks the right one.
+  EXPECT_EQ(make_group(csr, 0, 0, 2 * kMiB), RegisterAccess::ok);
+  EXPECT_EQ(csr.group_for(kMiB), &csr.group(0));
+  EXPECT_EQ(csr.group_for(65 * kMiB), &csr.group(2));
+  // Clearing valid removes it from lookup.
+  ASSERT_EQ(csr.write(regs::group_register(2, regs::kGroupControl), 0), RegisterAccess::ok);
+  EXPECT_EQ(csr.group_for(65 * kMiB), nullptr);
+  EXPECT_EQ(csr.error_status(), 0u);
+}
+
+// Each way a group can be malformed: the write of CONTROL.valid = 1 is refused with
+// error_bad_register_access and the group stays invalid.
+TEST(SwitchCsr, MalformedGroupsStayInvalid) {
+  struct Case {
+    const char* why;
+    uint64_t base, size, members, local;
+  };
+  const Case cases[] = {
+      {"base not a multiple of 2 MiB", kMiB, 2 * kMiB, 1, 0},
+      {"size not a multiple of 2 MiB", 0, 3 * kMiB, 1, 0},
+      {"empty", 0, 0, 1, 0},
+      {"no members", 0, 2 * kMiB, 0, 0},
+      {"range wraps", ~(2 * kMiB - 1), 4 * kMiB, 1, 0},
+      {"local range wraps", 0, 4 * kMiB, 1, ~0ull - kMiB},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.why);
+    SwitchCsr csr(config());
+    EXPECT_EQ(make_group(csr, 1, c.base, c.size, c.members, c.local), RegisterAccess::rejected_value);
+    EXPECT_EQ(csr.error_status(), uint32_t{regs::error_bad_register_access});
+    EXPECT_EQ(read(csr, regs::group_register(1, regs::kGroupControl)), 0u);
+    EXPECT_FALSE(csr.group(1).valid);
+    EXPECT_EQ(csr.group_for(c.base), nullptr);
+  }
+}
+
+TEST(SwitchCsr, OverlappingGroupIsRefusedAndAdjacentAccepted) {
+  SwitchCsr csr(config());
+  ASSERT_EQ(make_group(csr, 0, 10 * kMiB, 4 * kMiB), RegisterAccess::ok);
+  EXPECT_EQ(make_group(csr, 1, 12 * kMiB, 4 * kMiB), RegisterAccess::rejected_value);  // overlaps the top
+  EXPECT_FALSE(csr.group(1).valid);
+  EXPECT_EQ(make_group(csr, 2, 8 * kMiB, 20 * kMiB), RegisterAccess::rejected_value);  // contains it
+  EXPECT_EQ(csr.error_status(), uint32_t{regs::error_bad_register_access});
+  ASSERT_EQ(csr.write(regs::kErrorStatus, ~0u), RegisterAccess::ok);
+  // Directly below and directly above: no overlap.
+  EXPECT_EQ(make_group(csr, 1, 8 * kMiB, 2 * kMiB), RegisterAccess::ok);
+  EXPECT_EQ(make_group(csr, 2, 14 * kMiB, 2 * kMiB), RegisterAccess::ok);
+  EXPECT_EQ(csr.error_status(), 0u);
+}
+
+TEST(SwitchCsr, FieldsOfAValidGroupAreLocked) {
+  SwitchCsr csr(config());
+  ASSERT_EQ(make_group(csr, 0, 0, 2 * kMiB, 0b11), RegisterAccess::ok);
+  EXPECT_EQ(csr.write(regs::group_register(0, regs::kGroupMembersLo), 0b111), RegisterAccess::rejected_value);
+  EXPECT_EQ(csr.group(0).members, 0b11u);
+  // Setting valid again is no change and no error; reserved CONTROL bits read as 0.
+  ASSERT_EQ(csr.write(regs::kErrorStatus, ~0u), RegisterAccess::ok);
+  EXPECT_EQ(csr.write(regs::group_register(0, regs::kGroupControl), 0xFF), RegisterAccess::ok);
+  EXPECT_EQ(read(csr, regs::group_register(0, regs::kGroupControl)), 1u);
+  EXPECT_EQ(csr.error_status(), 0u);
+  // Invalidated, the group may change.
+  ASSERT_EQ(csr.write(regs::group_register(0, regs::kGroupControl), 0), RegisterAccess::ok);
+  EXPECT_EQ(csr.write(regs::group_register(0, regs::kGroupMembersLo), 0b111), RegisterAccess::ok);
+  EXPECT_EQ(csr.group(0).members, 0b111u);
+}
+
+TEST(SwitchCsr, ReductionContextPoolCountsAndRefusesWhenFull) {
+  SwitchCsr csr(config(2));  // 2 ports x 2 contexts
+  ASSERT_EQ(csr.reduction_context_capacity(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(csr.acquire_reduction_context());
+  EXPECT_EQ(csr.error_status(), 0u);
+  EXPECT_FALSE(csr.acquire_reduction_context());
+  EXPECT_EQ(csr.error_status(), uint32_t{regs::error_context_pool_exhausted});
+  csr.release_reduction_context();
+  csr.release_reduction_context();
+  EXPECT_EQ(read(csr, regs::kContextsInUse), 2u);
+  EXPECT_EQ(read(csr, regs::kContextsPeak), 4u);
+  csr.release_reduction_context();
+  csr.release_reduction_context();
+  EXPECT_THROW(csr.release_reduction_context(), std::logic_error);
+}
+
+TEST(SwitchCsr, ResetRestoresResetValues) {
+  SwitchCsr csr(config());
+  std::vector<bool> levels;
+  csr.on_interrupt_change([&](bool line) { levels.push_back(line); });
+  csr.set_route_ports(1, {3});
+  ASSERT_EQ(make_group(csr, 0, 0, 2 * kMiB), RegisterAccess::ok);
+  csr.count(SwitchCounter::evictions, 9);
+  ASSERT_EQ(csr.write(regs::kIntEnable, ~0u), RegisterAccess::ok);
+  csr.raise_error(regs::error_reduction);
+  csr.reset();
+  EXPECT_TRUE(csr.route_ports(1).empty());
+  EXPECT_EQ(csr.group_for(0), nullptr);
+  EXPECT_EQ(read(csr, regs::group_register(0, regs::kGroupBaseLo)), 0u);
+  EXPECT_EQ(csr.counter(SwitchCounter::evictions), 0u);
+  EXPECT_EQ(read(csr, regs::kIntEnable), 0u);
+  EXPECT_EQ(read(csr, regs::kErrorStatus), 0u);
+  EXPECT_EQ(levels, (std::vector<bool>{true, false}));
+}
+
+TEST(SwitchCsr, ImpossibleConfigurationsAreRefused) {
+  SwitchCsrConfig c = config();
+  c.ports = 65;
+  EXPECT_THROW(SwitchCsr{c}, std::invalid_argument);
+  c = config();
+  c.multicast_slots = 0;
+  EXPECT_THROW(SwitchCsr{c}, std::invalid_argument);
+  c.multicast_slots = SwitchCsr::kMaxMulticastSlots + 1;
+  EXPECT_THROW(SwitchCsr{c}, std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace nvsvp::model

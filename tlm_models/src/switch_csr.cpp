@@ -1,0 +1,294 @@
+#include "nvsvp/model/switch_csr.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+namespace nvsvp::model {
+
+namespace regs = hw::switch_regs;
+
+namespace {
+
+constexpr uint32_t kCounterEnd = regs::kCounterForwardedRequests + 8 * kSwitchCounters;
+constexpr uint32_t kRouteTableEnd = regs::kRouteTable + regs::kRouteStride * SwitchCsr::kRouteTableEntries;
+
+uint32_t low_half(uint64_t v) { return static_cast<uint32_t>(v); }
+uint32_t high_half(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
+void set_half(uint64_t& v, bool high, uint32_t half) {
+  v = high ? (v & 0xFFFF'FFFFull) | (uint64_t{half} << 32) : (v & ~0xFFFF'FFFFull) | half;
+}
+
+// Identity and pool registers: read-only words outside the tables.
+bool is_read_only_word(uint32_t offset) {
+  switch (offset) {
+    case regs::kId:
+    case regs::kVersion:
+    case regs::kChipIndex:
+    case regs::kPortCount:
+    case regs::kMulticastSlots:
+    case regs::kReductionContexts:
+    case regs::kRouteEntries:
+    case regs::kIntPending:
+    case regs::kContextsInUse:
+    case regs::kContextsPeak:
+      return true;
+    default:
+      return offset >= regs::kCounterForwardedRequests && offset < kCounterEnd;
+  }
+}
+
+}  // namespace
+
+const std::vector<uint16_t> SwitchCsr::no_ports_;
+
+const char* to_string(RegisterAccess access) {
+  switch (access) {
+    case RegisterAccess::ok: return "ok";
+    case RegisterAccess::unaligned: return "unaligned";
+    case RegisterAccess::unknown_offset: return "unknown offset";
+    case RegisterAccess::read_only: return "read-only register";
+    case RegisterAccess::rejected_value: return "value rejected";
+  }
+  return "?";
+}
+
+SwitchCsr::SwitchCsr(const SwitchCsrConfig& config)
+    : config_(config),
+      route_masks_(kRouteTableEntries, 0),
+      route_ports_(kRouteTableEntries),
+      groups_(config.multicast_slots) {
+  if (config.ports < 1 || config.ports > kMaxPorts) {
+    throw std::invalid_argument("switch register block: " + std::to_string(config.ports) +
+                                " ports; a route entry is a 64-bit port mask, so 1 to 64 ports");
+  }
+  if (config.multicast_slots < 1 || config.multicast_slots > kMaxMulticastSlots) {
+    throw std::invalid_argument("switch register block: " + std::to_string(config.multicast_slots) +
+                                " multicast slots; expected 1 to " + std::to_string(kMaxMulticastSlots));
+  }
+  if (config.reduction_contexts_per_port > 65536) {
+    throw std::invalid_argument("switch register block: " + std::to_string(config.reduction_contexts_per_port) +
+                                " reduction contexts per port; at most 65536 (16-bit context index)");
+  }
+}
+
+RegisterAccess SwitchCsr::refuse(RegisterAccess why) {
+  raise_error(regs::error_bad_register_access);
+  return why;
+}
+
+RegisterAccess SwitchCsr::read(uint32_t offset, uint32_t& value) {
+  value = 0;
+  if (offset % 4 != 0) return refuse(RegisterAccess::unaligned);
+  switch (offset) {
+    case regs::kId: value = regs::kIdValue; return RegisterAccess::ok;
+    case regs::kVersion: value = regs::kVersionValue; return RegisterAccess::ok;
+    case regs::kChipIndex: value = config_.chip_index; return RegisterAccess::ok;
+    case regs::kPortCount: value = config_.ports; return RegisterAccess::ok;
+    case regs::kMulticastSlots: value = config_.multicast_slots; return RegisterAccess::ok;
+    case regs::kReductionContexts: value = config_.reduction_contexts_per_port; return RegisterAccess::ok;
+    case regs::kRouteEntries: value = kRouteTableEntries; return RegisterAccess::ok;
+    case regs::kErrorStatus: value = error_status_; return RegisterAccess::ok;
+    case regs::kIntEnable: value = interrupt_enable_; return RegisterAccess::ok;
+    case regs::kIntPending: value = interrupt_pending(); return RegisterAccess::ok;
+    case regs::kContextsInUse: value = contexts_in_use_; return RegisterAccess::ok;
+    case regs::kContextsPeak: value = contexts_peak_; return RegisterAccess::ok;
+    default: break;
+  }
+  if (offset >= regs::kCounterForwardedRequests && offset < kCounterEnd) {
+    // Reading LO latches HI, so LO then HI gives one coherent 64-bit value while the datapath
+    // keeps counting.
+    const uint32_t index = (offset - regs::kCounterForwardedRequests) / 8;
+    if ((offset - regs::kCounterForwardedRequests) % 8 == 0) {
+      value = low_half(counters_[index]);
+      latched_high_[index] = high_half(counters_[index]);
+    } else {
+      value = latched_high_[index];
+    }
+    return RegisterAccess::ok;
+  }
+  if (offset >= regs::kRouteTable && offset < kRouteTableEnd) {
+    const uint32_t gpu = (offset - regs::kRouteTable) / regs::kRouteStride;
+    const bool high = (offset - regs::kRouteTable) % regs::kRouteStride != 0;
+    value = high ? high_half(route_masks_[gpu]) : low_half(route_masks_[gpu]);
+    return RegisterAccess::ok;
+  }
+  const uint64_t group_end = regs::kGroupTable + uint64_t{regs::kGroupStride} * config_.multicast_slots;
+  if (offset >= regs::kGroupTable && offset < group_end) {
+    const RegisterAccess access = read_group((offset - regs::kGroupTable) / regs::kGroupStride,
+                                             (offset - regs::kGroupTable) % regs::kGroupStride, value);
+    return access == RegisterAccess::ok ? access : refuse(access);
+  }
+  return refuse(RegisterAccess::unknown_offset);
+}
+
+RegisterAccess SwitchCsr::write(uint32_t offset, uint32_t value) {
+  if (offset % 4 != 0) return refuse(RegisterAccess::unaligned);
+  if (is_read_only_word(offset)) return refuse(RegisterAccess::read_only);
+  if (offset == regs::kErrorStatus) {
+    set_error_state(error_status_ & ~value, interrupt_enable_);  // write 1 to clear
+    return RegisterAccess::ok;
+  }
+  if (offset == regs::kIntEnable) {
+    set_error_state(error_status_, value & kErrorBits);
+    return RegisterAccess::ok;
+  }
+  if (offset >= regs::kRouteTable && offset < kRouteTableEnd) {
+    const uint32_t gpu = (offset - regs::kRouteTable) / regs::kRouteStride;
+    const bool high = (offset - regs::kRouteTable) % regs::kRouteStride != 0;
+    return write_route(gpu, high, value);
+  }
+  const uint64_t group_end = regs::kGroupTable + uint64_t{regs::kGroupStride} * config_.multicast_slots;
+  if (offset >= regs::kGroupTable && offset < group_end) {
+    return write_group((offset - regs::kGroupTable) / regs::kGroupStride,
+                       (offset - regs::kGroupTable) % regs::kGroupStride, value);
+  }
+  return refuse(RegisterAccess::unknown_offset);
+}
+
+void SwitchCsr::reset() {
+  std::fill(route_masks_.begin(), route_masks_.end(), 0);
+  for (std::vector<uint16_t>& ports : route_ports_) ports.clear();
+  std::fill(groups_.begin(), groups_.end(), MulticastGroup{});
+  group_index_.clear();
+  counters_.fill(0);
+  latched_high_.fill(0);
+  contexts_in_use_ = 0;
+  contexts_peak_ = 0;
+  set_error_state(0, 0);
+}
+
+RegisterAccess SwitchCsr::write_route(uint32_t gpu, bool high, uint32_t value) {
+  uint64_t mask = route_masks_[gpu];
+  set_half(mask, high, value);
+  const uint64_t present = config_.ports == 64 ? ~0ull : (1ull << config_.ports) - 1;
+  if ((mask & ~present) != 0) return refuse(RegisterAccess::rejected_value);
+  set_route_mask(gpu, mask);
+  return RegisterAccess::ok;
+}
+
+void SwitchCsr::set_route_ports(uint32_t gpu, const std::vector<uint16_t>& ports) {
+  if (gpu >= kRouteTableEntries) {
+    throw std::out_of_range("route to GPU " + std::to_string(gpu) + ": the route table has " +
+                            std::to_string(kRouteTableEntries) + " entries");
+  }
+  uint64_t mask = 0;
+  for (uint16_t p : ports) {
+    if (p >= config_.ports) {
+      throw std::out_of_range("route to GPU " + std::to_string(gpu) + " names port " + std::to_string(p) +
+                              "; the chip has " + std::to_string(config_.ports));
+    }
+    mask |= 1ull << p;
+  }
+  set_route_mask(gpu, mask);
+}
+
+void SwitchCsr::set_route_mask(uint32_t gpu, uint64_t mask) {
+  route_masks_[gpu] = mask;
+  std::vector<uint16_t>& ports = route_ports_[gpu];
+  ports.clear();
+  for (uint16_t p = 0; p < 64; ++p) {
+    if ((mask >> p) & 1u) ports.push_back(p);
+  }
+}
+
+RegisterAccess SwitchCsr::read_group(uint32_t slot, uint32_t field, uint32_t& value) const {
+  const MulticastGroup& g = groups_[slot];
+  switch (field) {
+    case regs::kGroupControl: value = g.valid ? 1u : 0u; return RegisterAccess::ok;
+    case regs::kGroupBaseLo: value = low_half(g.base); return RegisterAccess::ok;
+    case regs::kGroupBaseHi: value = high_half(g.base); return RegisterAccess::ok;
+    case regs::kGroupSizeLo: value = low_half(g.size); return RegisterAccess::ok;
+    case regs::kGroupSizeHi: value = high_half(g.size); return RegisterAccess::ok;
+    case regs::kGroupLocalLo: value = low_half(g.local_base); return RegisterAccess::ok;
+    case regs::kGroupLocalHi: value = high_half(g.local_base); return RegisterAccess::ok;
+    case regs::kGroupMembersLo: value = low_half(g.members); return RegisterAccess::ok;
+    case regs::kGroupMembersHi: value = high_half(g.members); return RegisterAccess::ok;
+    default: value = 0; return RegisterAccess::unknown_offset;
+  }
+}
+
+RegisterAccess SwitchCsr::write_group(uint32_t slot, uint32_t field, uint32_t value) {
+  MulticastGroup& g = groups_[slot];
+  uint64_t* target = nullptr;
+  switch (field) {
+    case regs::kGroupControl: {
+      // Bits other than `valid` are reserved: they read as 0 and writes to them are ignored.
+      const bool valid = (value & 1u) != 0;
+      if (valid == g.valid) return RegisterAccess::ok;
+      if (valid && !group_acceptable(slot)) return refuse(RegisterAccess::rejected_value);
+      g.valid = valid;
+      rebuild_group_index();
+      return RegisterAccess::ok;
+    }
+    case regs::kGroupBaseLo:
+    case regs::kGroupBaseHi: target = &g.base; break;
+    case regs::kGroupSizeLo:
+    case regs::kGroupSizeHi: target = &g.size; break;
+    case regs::kGroupLocalLo:
+    case regs::kGroupLocalHi: target = &g.local_base; break;
+    case regs::kGroupMembersLo:
+    case regs::kGroupMembersHi: target = &g.members; break;
+    default: return refuse(RegisterAccess::unknown_offset);
+  }
+  // A valid group's fields are locked, so every valid group always satisfies the checks made
+  // when it became valid; firmware clears CONTROL.valid to change one.
+  if (g.valid) return refuse(RegisterAccess::rejected_value);
+  set_half(*target, field % 8 != 0, value);
+  return RegisterAccess::ok;
+}
+
+bool SwitchCsr::group_acceptable(uint32_t slot) const {
+  const MulticastGroup& g = groups_[slot];
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  if (g.size == 0 || g.base % regs::kMulticastGranule != 0 || g.size % regs::kMulticastGranule != 0) return false;
+  if (g.size - 1 > kMax - g.base || g.size - 1 > kMax - g.local_base) return false;  // the range wraps
+  if (g.members == 0) return false;
+  const uint64_t last = g.base + (g.size - 1);
+  for (const auto& [other_base, other_slot] : group_index_) {
+    const MulticastGroup& o = groups_[other_slot];
+    if (g.base <= o.base + (o.size - 1) && o.base <= last) return false;  // the ranges overlap
+  }
+  return true;
+}
+
+void SwitchCsr::rebuild_group_index() {
+  group_index_.clear();
+  for (uint32_t s = 0; s < groups_.size(); ++s) {
+    if (groups_[s].valid) group_index_.emplace_back(groups_[s].base, s);
+  }
+  std::sort(group_index_.begin(), group_index_.end());
+}
+
+const MulticastGroup* SwitchCsr::group_for(uint64_t address) const {
+  auto after = std::upper_bound(group_index_.begin(), group_index_.end(), address,
+                                [](uint64_t a, const std::pair<uint64_t, uint32_t>& e) { return a < e.first; });
+  if (after == group_index_.begin()) return nullptr;
+  const MulticastGroup& g = groups_[std::prev(after)->second];
+  return g.covers(address) ? &g : nullptr;
+}
+
+void SwitchCsr::raise_error(uint32_t bits) { set_error_state(error_status_ | (bits & kErrorBits), interrupt_enable_); }
+
+void SwitchCsr::set_error_state(uint32_t status, uint32_t enable) {
+  const bool was = interrupt_line();
+  error_status_ = status;
+  interrupt_enable_ = enable;
+  if (interrupt_line() != was && interrupt_listener_) interrupt_listener_(interrupt_line());
+}
+
+bool SwitchCsr::acquire_reduction_context() {
+  if (contexts_in_use_ >= reduction_context_capacity()) {
+    raise_error(regs::error_context_pool_exhausted);
+    return false;
+  }
+  contexts_peak_ = std::max(contexts_peak_, ++contexts_in_use_);
+  return true;
+}
+
+void SwitchCsr::release_reduction_context() {
+  if (contexts_in_use_ == 0) throw std::logic_error("reduction context released while none is in use");
+  --contexts_in_use_;
+}
+
+}  // namespace nvsvp::model
