@@ -11,10 +11,16 @@
 //           needs no forwarding.
 //   READ    the accumulator slot chosen by LOOKUP is read (forwarded from ALU when ALU writes the
 //           same slot in the same clock, the only read-after-write hazard).
-//   ALU     reduce_alu combines (or widens a first contribution); the slot is written back.
-//   FINISH  reduce_finish rounds the leaving accumulator to the result beat.
+//   ALU     reduce_alu::combine combines (or widens a first contribution); the slot is written
+//           back.
+//   FINISH  reduce_alu::finish rounds the leaving accumulator to the result beat.
 //   OUT     the result register (res_valid); a command without a result still occupies it for
 //           one clock, so the pipeline always drains in five clocks.
+// The arithmetic is called inside the clocked blocks of ALU and FINISH/OUT, and only for a command
+// that needs it: the Verilated model then evaluates only the datapath in use on each clock (see
+// "Speed" in the doc). Control state is laid out for the same reason: valid/stale bits by set,
+// {context, beat} as one tag, beat states as one packed vector (a 2-bit read, no row copy), and a
+// per-context slot count so that an open runs the flash compare only when there are leftovers.
 module reduction_unit import reduce_pkg::*; #(
   parameter int BUFFER_BYTES = 65536,
   parameter int WAYS = 8,
@@ -94,22 +100,25 @@ module reduction_unit import reduce_pkg::*; #(
   // ---------------------------------------------------------------------------------------------
   // State.
   // Context table.
-  logic [CONTEXTS-1:0][1:0] ctx_state_q;
+  logic [1:0]          ctx_state_q         [CONTEXTS];
   logic [15:0]         ctx_contributions_q [CONTEXTS];
   reduce_op_e          ctx_op_q            [CONTEXTS];
   reduce_type_e        ctx_dtype_q         [CONTEXTS];
   logic [LenW-1:0]     ctx_length_q        [CONTEXTS];
   logic [31:0]         ctx_total_q         [CONTEXTS];  // contributions x length_beats
   logic [31:0]         ctx_accepted_q      [CONTEXTS];
-  // Beat states: one row per context, cleared in one write when the context opens.
-  logic [2*CONTEXT_MAX_BEATS-1:0] beat_state_q [CONTEXTS];
-  // Buffer tags (slot = set * WAYS + way). A stale slot is a partial result left behind by a
-  // previous incarnation of its context (see the doc): it never matches, it only waits for
-  // eviction.
-  logic [Slots-1:0]    slot_valid_q;
-  logic [Slots-1:0]    slot_stale_q;
-  logic [CtxW-1:0]     slot_ctx_q   [Slots];
-  logic [BeatW-1:0]    slot_beat_q  [Slots];
+  // Valid, not stale buffer slots held by each context (0 .. Slots): the open of a context whose
+  // count is zero needs no flash compare (see slot_stale_q).
+  logic [SlotW:0]      ctx_slots_q         [CONTEXTS];
+  // Beat states: one row of 2 x CONTEXT_MAX_BEATS bits per context, cleared in one write when
+  // the context opens.
+  logic [CONTEXTS-1:0][CONTEXT_MAX_BEATS-1:0][1:0] beat_state_q;
+  // Buffer tags (slot = set * WAYS + way): valid and stale bits by set, {context, beat} by slot.
+  // A stale slot is a partial result left behind by a previous incarnation of its context (see
+  // the doc): it never matches, it only waits for eviction.
+  logic [Sets-1:0][WAYS-1:0] slot_valid_q;
+  logic [Sets-1:0][WAYS-1:0] slot_stale_q;
+  logic [CtxW+BeatW-1:0] slot_tag_q [Slots];
   logic [15:0]         slot_count_q [Slots];
   reduce_type_e        slot_dtype_q [Slots];
   logic [Sets-1:0][WayW-1:0] rr_q;  // per-set round-robin victim pointer
@@ -167,20 +176,19 @@ module reduction_unit import reduce_pkg::*; #(
   assign lk_set = in_beat_q[SetW-1:0] + SetW'(in_context_q * ContextSetStride);
   assign lk_ctx_in_range = in_context_q < 16'(CONTEXTS);
   assign lk_ctx_state = ctx_state_q[lk_ctx];
-  assign lk_beat_state = beat_state_q[lk_ctx][2*lk_beat +: 2];
+  assign lk_beat_state = beat_state_q[lk_ctx][lk_beat];
 
   // The set's ways.
-  logic [WAYS-1:0]  way_valid, way_hit;
+  logic [WAYS-1:0]  way_valid, way_live, way_hit;
   logic [WayW-1:0]  hit_way, free_way, victim_way;
   logic             set_hit, set_full;
   always_comb begin
     hit_way = '0;
     free_way = '0;
+    way_valid = slot_valid_q[lk_set];
+    way_live = way_valid & ~slot_stale_q[lk_set];
     for (int w = WAYS - 1; w >= 0; w--) begin  // downwards: the lowest index wins
-      way_valid[w] = slot_valid_q[{lk_set, WayW'(w)}];
-      way_hit[w] = way_valid[w] && !slot_stale_q[{lk_set, WayW'(w)}] &&
-                   slot_ctx_q[{lk_set, WayW'(w)}] == lk_ctx &&
-                   slot_beat_q[{lk_set, WayW'(w)}] == lk_beat;
+      way_hit[w] = way_live[w] && slot_tag_q[{lk_set, WayW'(w)}] == {lk_ctx, lk_beat};
       if (way_hit[w]) hit_way = WayW'(w);
       if (!way_valid[w]) free_way = WayW'(w);
     end
@@ -204,10 +212,14 @@ module reduction_unit import reduce_pkg::*; #(
   logic [SlotW-1:0] lk_slot;
   logic [SlotW-1:0] lk_victim_slot;
   logic       lk_victim_stale;
+  logic [CtxW-1:0] lk_victim_ctx;
+  logic [BeatW-1:0] lk_victim_beat;
+  logic       lk_evict_own;    // ... and the victim is a live slot of its own context
   logic       open_fields_bad;
 
   assign lk_victim_slot = {lk_set, victim_way};
-  assign lk_victim_stale = slot_stale_q[lk_victim_slot];
+  assign lk_victim_stale = slot_stale_q[lk_set][victim_way];
+  assign {lk_victim_ctx, lk_victim_beat} = slot_tag_q[lk_victim_slot];
 
   always_comb begin
     open_fields_bad = !lk_ctx_in_range || in_contributions_q == 16'd0 || in_length_q == 32'd0 ||
@@ -263,6 +275,7 @@ module reduction_unit import reduce_pkg::*; #(
   end
 
   assign lk_slot = {lk_set, lk_way};
+  assign lk_evict_own = lk_evict && !lk_victim_stale && lk_victim_ctx == lk_ctx;
 
   // LOOKUP stage: state updates.
   logic [31:0] open_total;
@@ -270,7 +283,10 @@ module reduction_unit import reduce_pkg::*; #(
 
   always_ff @(posedge clk) begin
     if (!rst_n) begin
-      ctx_state_q <= '0;
+      for (int c = 0; c < CONTEXTS; c++) begin
+        ctx_state_q[c] <= CtxNeverOpened;
+        ctx_slots_q[c] <= '0;
+      end
       slot_valid_q <= '0;
       slot_stale_q <= '0;
       rr_q <= '0;
@@ -285,24 +301,35 @@ module reduction_unit import reduce_pkg::*; #(
         ctx_accepted_q[lk_ctx] <= 32'd0;
         beat_state_q[lk_ctx] <= {CONTEXT_MAX_BEATS{BeatIdle}};
         // The context's leftover slots (see slot_stale_q) turn stale: a flash compare over all
-        // tags, needed only here.
-        for (int s = 0; s < Slots; s++) begin
-          if (slot_valid_q[s] && slot_ctx_q[s] == lk_ctx) slot_stale_q[s] <= 1'b1;
+        // tags, needed only here, and only when the context still holds slots.
+        ctx_slots_q[lk_ctx] <= '0;
+        if (ctx_slots_q[lk_ctx] != '0) begin
+          for (int s = 0; s < Slots; s++) begin
+            if (slot_valid_q[s / WAYS][s % WAYS] && slot_tag_q[s][BeatW +: CtxW] == lk_ctx)
+              slot_stale_q[s / WAYS][s % WAYS] <= 1'b1;
+          end
         end
       end
       if (lk_accept) begin
         ctx_accepted_q[lk_ctx] <= ctx_accepted_q[lk_ctx] + 32'd1;
         if (lk_ctx_done) ctx_state_q[lk_ctx] <= CtxComplete;
       end
-      if (lk_single || lk_hit_complete) beat_state_q[lk_ctx][2*lk_beat +: 2] <= BeatComplete;
-      if (lk_hit_complete) slot_valid_q[lk_slot] <= 1'b0;
+      if (lk_single || lk_hit_complete) beat_state_q[lk_ctx][lk_beat] <= BeatComplete;
+      if (lk_hit_complete) begin
+        slot_valid_q[lk_set][lk_way] <= 1'b0;
+        ctx_slots_q[lk_ctx] <= ctx_slots_q[lk_ctx] - 1'b1;
+      end
+      // A slot changes hands on an eviction: the victim's context (unless the victim is stale)
+      // loses one, the allocating context gains one; nothing changes when the two are the same.
+      if (lk_alloc && !lk_evict_own) ctx_slots_q[lk_ctx] <= ctx_slots_q[lk_ctx] + 1'b1;
+      if (lk_evict && !lk_victim_stale && !lk_evict_own)
+        ctx_slots_q[lk_victim_ctx] <= ctx_slots_q[lk_victim_ctx] - 1'b1;
       if (lk_hit_update) slot_count_q[lk_slot] <= slot_count_q[lk_slot] + 16'd1;
       if (lk_alloc) begin
-        beat_state_q[lk_ctx][2*lk_beat +: 2] <= BeatBuffered;
-        slot_valid_q[lk_slot] <= 1'b1;
-        slot_stale_q[lk_slot] <= 1'b0;
-        slot_ctx_q[lk_slot] <= lk_ctx;
-        slot_beat_q[lk_slot] <= lk_beat;
+        beat_state_q[lk_ctx][lk_beat] <= BeatBuffered;
+        slot_valid_q[lk_set][lk_way] <= 1'b1;
+        slot_stale_q[lk_set][lk_way] <= 1'b0;
+        slot_tag_q[lk_slot] <= {lk_ctx, lk_beat};
         slot_count_q[lk_slot] <= 16'd1;
         slot_dtype_q[lk_slot] <= ctx_dtype_q[lk_ctx];
       end
@@ -310,7 +337,7 @@ module reduction_unit import reduce_pkg::*; #(
         rr_q[lk_set] <= victim_way + WayW'(1);
         // A stale victim belongs to a closed incarnation: the current beat states are not its.
         if (!lk_victim_stale)
-          beat_state_q[slot_ctx_q[lk_victim_slot]][2*slot_beat_q[lk_victim_slot] +: 2] <= BeatEvicted;
+          beat_state_q[lk_victim_ctx][lk_victim_beat] <= BeatEvicted;
       end
     end
   end
@@ -350,7 +377,7 @@ module reduction_unit import reduce_pkg::*; #(
   assign count_contexts_completed = cnt_ctx_completed_q;
 
   // LOOKUP -> READ register.
-  logic             rd_valid_q, rd_first_q, rd_write_q, rd_emit_q, rd_emit_victim_q;
+  logic             rd_valid_q, rd_first_q, rd_read_q, rd_write_q, rd_emit_q, rd_emit_victim_q;
   logic [SlotW-1:0] rd_slot_q;
   reduce_op_e       rd_op_q;
   reduce_type_e     rd_dtype_q, rd_finish_dtype_q;
@@ -362,11 +389,13 @@ module reduction_unit import reduce_pkg::*; #(
   always_ff @(posedge clk) begin
     if (!rst_n) begin
       rd_valid_q <= 1'b0;
+      rd_read_q <= 1'b0;
       rd_write_q <= 1'b0;
       rd_emit_q <= 1'b0;
     end else if (advance) begin
       rd_valid_q <= in_valid_q;
       rd_first_q <= lk_pass || lk_single || lk_alloc;
+      rd_read_q <= lk_hit_update || lk_hit_complete || lk_evict;
       rd_write_q <= lk_hit_update || lk_alloc;
       rd_emit_q <= lk_pass || lk_single || lk_hit_complete || lk_evict;
       rd_emit_victim_q <= lk_evict;
@@ -375,8 +404,8 @@ module reduction_unit import reduce_pkg::*; #(
       rd_dtype_q <= ctx_dtype_q[lk_ctx];
       rd_finish_dtype_q <= lk_evict ? slot_dtype_q[lk_victim_slot] : ctx_dtype_q[lk_ctx];
       rd_operand_q <= in_data_q;
-      rd_res_context_q <= lk_evict ? 16'(slot_ctx_q[lk_victim_slot]) : in_context_q;
-      rd_res_beat_q <= lk_evict ? 32'(slot_beat_q[lk_victim_slot]) : in_beat_q;
+      rd_res_context_q <= lk_evict ? 16'(lk_victim_ctx) : in_context_q;
+      rd_res_beat_q <= lk_evict ? 32'(lk_victim_beat) : in_beat_q;
       rd_res_contributions_q <= lk_evict ? slot_count_q[lk_victim_slot] :
                                 lk_hit_complete ? ctx_contributions_q[lk_ctx] : 16'd1;
       rd_res_partial_q <= lk_evict || lk_pass;
@@ -384,7 +413,8 @@ module reduction_unit import reduce_pkg::*; #(
   end
 
   // ---------------------------------------------------------------------------------------------
-  // READ stage, with forwarding of the accumulator the ALU stage writes in this clock.
+  // READ stage: the slot chosen by LOOKUP is read when the command needs its accumulator (a hit,
+  // or a victim leaving); see the ALU stage for the forwarding.
   logic             alu_valid_q, alu_first_q, alu_write_q, alu_emit_q, alu_emit_victim_q;
   logic [SlotW-1:0] alu_slot_q;
   reduce_op_e       alu_op_q;
@@ -394,11 +424,6 @@ module reduction_unit import reduce_pkg::*; #(
   logic [15:0]      alu_res_context_q, alu_res_contributions_q;
   logic [31:0]      alu_res_beat_q;
   logic             alu_res_partial_q;
-  logic [255:0]     alu_acc_out;
-  logic [255:0]     rd_acc;
-
-  assign rd_acc = (alu_valid_q && alu_write_q && alu_slot_q == rd_slot_q) ? alu_acc_out
-                                                                          : acc_mem[rd_slot_q];
 
   always_ff @(posedge clk) begin
     if (!rst_n) begin
@@ -415,7 +440,6 @@ module reduction_unit import reduce_pkg::*; #(
       alu_op_q <= rd_op_q;
       alu_dtype_q <= rd_dtype_q;
       alu_finish_dtype_q <= rd_finish_dtype_q;
-      alu_acc_in_q <= rd_acc;
       alu_operand_q <= rd_operand_q;
       alu_res_context_q <= rd_res_context_q;
       alu_res_beat_q <= rd_res_beat_q;
@@ -425,26 +449,33 @@ module reduction_unit import reduce_pkg::*; #(
   end
 
   // ---------------------------------------------------------------------------------------------
-  // ALU stage.
-  reduce_alu u_alu (
-    .op(alu_op_q),
-    .dtype(alu_dtype_q),
-    .first(alu_first_q),
-    .acc_in(alu_acc_in_q),
-    .operand(alu_operand_q),
-    .acc_out(alu_acc_out)
-  );
-
-  always_ff @(posedge clk) begin
-    if (advance && alu_valid_q && alu_write_q) acc_mem[alu_slot_q] <= alu_acc_out;
-  end
-
+  // ALU stage: reduce_alu::combine (which widens a first contribution), computed in front of the
+  // registers it feeds, and only for a command whose accumulator is written back or sent on (not
+  // for a bubble, an open, an error, or a victim's accumulator leaving as it is). The one result
+  // goes to the accumulator write port, to FINISH, and, forwarded, to the READ stage's register
+  // when the command there reads the slot written here (the only data hazard).
   logic             fin_valid_q, fin_emit_q;
   reduce_type_e     fin_dtype_q;
   logic [255:0]     fin_acc_q;
   logic [15:0]      fin_res_context_q, fin_res_contributions_q;
   logic [31:0]      fin_res_beat_q;
   logic             fin_res_partial_q;
+
+  always_ff @(posedge clk) begin : alu_stage
+    logic [255:0] alu_result;
+    alu_result = '0;
+    if (advance && alu_valid_q && (alu_write_q || (alu_emit_q && !alu_emit_victim_q))) begin
+      alu_result = reduce_alu::combine(alu_op_q, alu_dtype_q, alu_first_q, alu_acc_in_q,
+                                       alu_operand_q);
+    end
+    if (advance && alu_valid_q && alu_write_q) acc_mem[alu_slot_q] <= alu_result;
+    if (advance && rd_valid_q && rd_read_q) begin
+      alu_acc_in_q <= (alu_valid_q && alu_write_q && alu_slot_q == rd_slot_q) ? alu_result
+                                                                              : acc_mem[rd_slot_q];
+    end
+    // An eviction sends out the victim's accumulator; the ALU result stays in the slot.
+    if (advance && alu_emit_q) fin_acc_q <= alu_emit_victim_q ? alu_acc_in_q : alu_result;
+  end
 
   always_ff @(posedge clk) begin
     if (!rst_n) begin
@@ -454,8 +485,6 @@ module reduction_unit import reduce_pkg::*; #(
       fin_valid_q <= alu_valid_q;
       fin_emit_q <= alu_emit_q;
       fin_dtype_q <= alu_finish_dtype_q;
-      // An eviction sends out the victim's accumulator; the ALU result stays in the slot.
-      fin_acc_q <= alu_emit_victim_q ? alu_acc_in_q : alu_acc_out;
       fin_res_context_q <= alu_res_context_q;
       fin_res_beat_q <= alu_res_beat_q;
       fin_res_contributions_q <= alu_res_contributions_q;
@@ -464,15 +493,8 @@ module reduction_unit import reduce_pkg::*; #(
   end
 
   // ---------------------------------------------------------------------------------------------
-  // FINISH stage.
-  logic [127:0] fin_result;
-  reduce_finish u_finish (
-    .dtype(fin_dtype_q),
-    .acc(fin_acc_q),
-    .result(fin_result)
-  );
-
-  // OUT register.
+  // FINISH stage and OUT register: reduce_alu::finish rounds the leaving accumulator in front of
+  // res_data, only for a command with a result (res_data is meaningful only with res_valid).
   logic out_valid_q;  // occupied, with or without a result
   logic res_valid_q;
   always_ff @(posedge clk) begin
@@ -484,7 +506,7 @@ module reduction_unit import reduce_pkg::*; #(
       res_valid_q <= fin_valid_q && fin_emit_q;
       res_context <= fin_res_context_q;
       res_beat <= fin_res_beat_q;
-      res_data <= fin_result;
+      if (fin_valid_q && fin_emit_q) res_data <= reduce_alu::finish(fin_dtype_q, fin_acc_q);
       res_contributions <= fin_res_contributions_q;
       res_partial <= fin_res_partial_q;
     end

@@ -1,6 +1,6 @@
 // The Verilated RTL arithmetic (rtl/reduce_alu.sv through tests/reduction/alu_harness.sv)
 // against the C++ ALU, bit for bit: first contributions, single combines, chains fed back through
-// the RTL, and reduce_finish on arbitrary accumulators, for every op x type (the bitwise ops on
+// the RTL, and finish on arbitrary accumulators, for every op x type (the bitwise ops on
 // floats too: the unit rejects them, but both sides define them as add). The RTL is purely
 // combinational: set the inputs, eval(), read the outputs.
 #include <gtest/gtest.h>
@@ -179,7 +179,7 @@ TEST(ReduceAluRtl, ChainedContributions) {
   }
 }
 
-// reduce_finish on accumulators drawn to hit f16/bf16 rounding: values across and beyond the
+// finish on accumulators drawn to hit f16/bf16 rounding: values across and beyond the
 // f16 range, exact ties and their neighbours, and arbitrary bits.
 TEST(ReduceAluRtl, FinishArbitraryAccumulators) {
   RtlAlu rtl;

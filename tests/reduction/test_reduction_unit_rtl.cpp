@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <limits>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -237,6 +238,77 @@ TEST(ReductionRtl, MatchesTheModelUnderHeavyEviction) {
   EXPECT_GT(counters.evicted_beats, 5000u);
   EXPECT_GT(counters.passthrough_beats, 5000u);
   EXPECT_GT(counters.completed_beats, 5000u);
+}
+
+// Surplus contributions to an evicted beat pass through and count, so their context completes
+// early and may leave slots behind; reopening it turns them stale (the flash compare, which the
+// RTL skips when the context holds no slot: this checks its per-context slot count). All 64
+// contexts are open at once (some 2 300 beats buffered against 2 048 slots) and each is reopened
+// as soon as it completes; one command in five is a surplus contribution to a beat that already had
+// all its contributions (accepted only if that beat was evicted), sent alone to learn which.
+TEST(ReductionRtl, MatchesTheModelWithSurplusContributionsAndLeftoverSlots) {
+  RtlReductionUnit rtl;
+  rtl.set_output_ready_probability(0.8, 3);
+  ReductionModel model;
+  std::mt19937_64 random(2024);
+  struct Shadow {
+    std::uint16_t contributions = 0;
+    std::uint32_t length = 0;
+    std::uint64_t accepted = 0;
+    std::vector<std::uint16_t> sent;  // per beat
+  };
+  std::vector<Shadow> contexts(64);
+  std::vector<Command> batch;
+  const auto open = [&](std::uint16_t context) {
+    Shadow& shadow = contexts[context];
+    shadow.contributions = static_cast<std::uint16_t>(1 + random() % 4);
+    shadow.length = static_cast<std::uint32_t>(8 + random() % 57);
+    shadow.accepted = 0;
+    shadow.sent.assign(shadow.length, 0);
+    const auto type = static_cast<ReduceType>(random() % 7);
+    const auto op = static_cast<ReduceOp>(random() % (type <= ReduceType::bf16 ? 3 : 6));
+    batch.push_back(open_command(context, shadow.contributions, op, type, shadow.length));
+  };
+  const auto data = [&] {
+    Beat beat{};
+    for (auto& byte : beat) byte = static_cast<std::uint8_t>(random());
+    return beat;
+  };
+  const auto flush = [&] {
+    if (!batch.empty()) expect_rtl_matches_model(rtl, model, batch, batch.size());
+    batch.clear();
+  };
+  for (std::uint16_t context = 0; context < 64; ++context) open(context);
+  std::uint64_t surplus_accepted = 0;
+  for (int step = 0; step < 300000 && !HasFailure(); ++step) {
+    const auto context = static_cast<std::uint16_t>(random() % 64);
+    Shadow& shadow = contexts[context];
+    std::vector<std::uint32_t> candidates;
+    const bool surplus = random() % 5 == 0;
+    for (std::uint32_t beat = 0; beat < shadow.length; ++beat)
+      if ((shadow.sent[beat] >= shadow.contributions) == surplus) candidates.push_back(beat);
+    if (candidates.empty()) continue;
+    const std::uint32_t beat = candidates[random() % candidates.size()];
+    if (surplus) {
+      flush();
+      const std::uint64_t before = model.status().counters.contributions;
+      batch.push_back(contribution(context, beat, data()));
+      flush();
+      if (model.status().counters.contributions == before) continue;  // too many: rejected
+      ++surplus_accepted;
+    } else {
+      batch.push_back(contribution(context, beat, data()));
+      ++shadow.sent[beat];
+      if (batch.size() > random() % 256) flush();
+    }
+    if (++shadow.accepted == std::uint64_t{shadow.contributions} * shadow.length) open(context);
+  }
+  flush();
+  const ReductionCounters counters = model.status().counters;
+  EXPECT_GT(surplus_accepted, 300u);
+  EXPECT_GT(counters.evicted_beats, 1000u);
+  EXPECT_GT(counters.contexts_completed, 1500u);
+  EXPECT_EQ(counters.contexts_opened, counters.contexts_completed + 64);
 }
 
 TEST(ReductionRtl, BackPressureChangesTheTimingButNotTheResults) {

@@ -1,6 +1,7 @@
-// Arithmetic of the multimem reduction unit, bit-exact with rtl/reduce_alu.sv (reduce_alu,
-// reduce_finish). Floats are computed with integer bit manipulation that mirrors the RTL, never
-// with the host FPU, so the results do not depend on the compiler or its flags.
+// Arithmetic of the multimem reduction unit, bit-exact with rtl/reduce_alu.sv (package
+// reduce_alu: widen, combine, finish). Floats are computed with integer bit manipulation that
+// mirrors the RTL, never with the host FPU, so the results do not depend on the compiler or its
+// flags.
 //
 // Accumulator layout (256 bits per buffer slot): f16/bf16 keep lane i as an f32 at bits
 // [32i+31:32i] (8 lanes); f32 and the integer types keep the 128-bit value at bits [127:0] and
