@@ -110,6 +110,9 @@ module reduction_unit import reduce_pkg::*; #(
   // Valid, not stale buffer slots held by each context (0 .. Slots): the open of a context whose
   // count is zero needs no flash compare (see slot_stale_q).
   logic [SlotW:0]      ctx_slots_q         [CONTEXTS];
+  // The large state arrays (beat states, buffer tags and accumulators) stay out of VCD files:
+  // traced, they cost megabytes per clock; the pipeline registers show what each access did.
+  /* verilator tracing_off */
   // Beat states: one row of 2 x CONTEXT_MAX_BEATS bits per context, cleared in one write when
   // the context opens.
   logic [CONTEXTS-1:0][CONTEXT_MAX_BEATS-1:0][1:0] beat_state_q;
@@ -124,6 +127,7 @@ module reduction_unit import reduce_pkg::*; #(
   logic [Sets-1:0][WayW-1:0] rr_q;  // per-set round-robin victim pointer
   // Accumulators.
   logic [255:0]        acc_mem [Slots];
+  /* verilator tracing_on */
   // Status and counters.
   logic [5:0]          sticky_q;
   logic [63:0]         cnt_contributions_q, cnt_completed_beats_q, cnt_evicted_q, cnt_pass_q;
