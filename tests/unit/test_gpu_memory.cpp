@@ -93,6 +93,28 @@ TEST(GpuMemory, ReadCountedEqualsReadPlusWriteCount) {
   EXPECT_EQ(got, std::vector<uint8_t>(16, 0));
 }
 
+// The dense path finds an element with a multiply instead of a division: for strides of every
+// kind and addresses anywhere in (and just outside) the buffer it behaves like plain sparse memory.
+TEST(GpuMemory, DenseLookupAgreesWithSparseForAnyStride) {
+  for (uint64_t stride : {16ull, 48ull, 7392ull, 14336ull, 65536ull, 1ull << 20, 123456784ull}) {
+    SCOPED_TRACE(stride);
+    GpuMemory dense, sparse;
+    const uint64_t base = 0x4000'0000, elements = 1000;
+    dense.declare_buffer(base, stride, elements);
+    uint64_t x = 12345;
+    for (int i = 0; i < 3000; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const uint64_t element = (x >> 33) % (elements + 2);  // a few beyond the end
+      const uint64_t address = base + element * stride + ((x >> 20) % 4) * 16 % stride;
+      const std::vector<uint8_t> data = pattern(16, static_cast<uint8_t>(i));
+      dense.write(address, data.data(), 16);
+      sparse.write(address, data.data(), 16);
+      ASSERT_EQ(read(dense, address, 16), read(sparse, address, 16)) << "address " << address;
+      ASSERT_EQ(dense.write_count(address), sparse.write_count(address)) << "address " << address;
+    }
+  }
+}
+
 TEST(GpuMemory, ManyGranulesSurviveTableGrowth) {
   GpuMemory m;
   for (uint64_t i = 0; i < 5000; ++i) {

@@ -19,7 +19,8 @@ void GpuMemory::declare_buffer(uint64_t base, uint64_t element_bytes, uint64_t e
   for (const Buffer& b : buffers_) {
     if (base < b.end && b.base < end) return;
   }
-  Buffer buffer{base, element_bytes, end, std::vector<Granule>(elements, Granule{0, {}})};
+  Buffer buffer{base, element_bytes, end, std::vector<Granule>(elements, Granule{0, {}}),
+                element_bytes >> 32 == 0 ? ~uint64_t{0} / element_bytes + 1 : 0};
   // Granules written before the declaration move into the dense array (usually there are none).
   for (uint64_t i = 0; used_ > 0 && i < elements; ++i) {
     if (const Granule* g = find(base + i * element_bytes)) buffer.leading[i] = *g;
@@ -42,7 +43,7 @@ GpuMemory::Granule* GpuMemory::dense(uint64_t address, size_t& last) const {
   }
   const Buffer& b = buffers_[last];
   const uint64_t offset = address - b.base;
-  const uint64_t element = offset / b.element_bytes;  // one division: this runs per message
+  const uint64_t element = b.element_of(offset);
   if (offset - element * b.element_bytes >= kGranuleBytes) return nullptr;
   return const_cast<Granule*>(&b.leading[element]);
 }

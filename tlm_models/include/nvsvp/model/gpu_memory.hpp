@@ -41,6 +41,14 @@ class GpuMemory : public hw::MemoryAccess {
     uint64_t element_bytes;
     uint64_t end;
     std::vector<Granule> leading;  // [element]
+    // offset / element_bytes as a multiply (Lemire's method, exact for offsets below 2^32):
+    // a division per message access costs more than the rest of the lookup.
+    uint64_t reciprocal;  // 2^64 / element_bytes rounded up; 0 when element_bytes >= 2^32
+    uint64_t element_of(uint64_t offset) const {
+      if (reciprocal == 0 || offset >> 32 != 0) return offset / element_bytes;
+      __extension__ using Wide = unsigned __int128;
+      return static_cast<uint64_t>((static_cast<Wide>(reciprocal) * offset) >> 64);
+    }
   };
   static constexpr uint64_t kEmpty = ~0ull;
 
