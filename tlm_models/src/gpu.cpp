@@ -127,7 +127,7 @@ void Gpu::execute() {
       }
       case hw::TaskKind::wait_counter: {
         ArrivalCounter& c = counter(task.counter);
-        if (c.arrival_ps.size() < task.count) {
+        if (c.arrivals < task.count) {
           waiting_on_counter_ = true;
           waited_counter_ = task.counter;
           waited_count_ = task.count;
@@ -137,9 +137,7 @@ void Gpu::execute() {
         waiting_on_counter_ = false;
         // The N-th arrival in time order completes the wait.
         if (task.count > 0) {
-          auto nth = c.arrival_ps.begin() + static_cast<std::ptrdiff_t>(task.count - 1);
-          std::nth_element(c.arrival_ps.begin(), nth, c.arrival_ps.end());
-          const sc_time at = picoseconds(*nth);
+          const sc_time at = picoseconds(c.nth_arrival_ps(task.count));
           if (at > now) {
             sc_core::next_trigger(at - now);
             return;
@@ -174,10 +172,20 @@ void Gpu::execute() {
   sc_core::next_trigger(work_event_);
 }
 
-void Gpu::record_arrival(uint32_t index, const sc_time& at) {
+uint64_t Gpu::ArrivalCounter::nth_arrival_ps(uint64_t n) {
+  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.at_ps < b.at_ps; });
+  uint64_t seen = 0;
+  for (const Run& run : runs) {
+    seen += run.arrivals;
+    if (seen >= n) return run.at_ps;
+  }
+  return runs.back().at_ps;  // n > arrivals: callers check first
+}
+
+void Gpu::record_arrival(uint32_t index, const sc_time& at, uint64_t arrivals) {
   ArrivalCounter& c = counter(index);
-  c.arrival_ps.push_back(at.value());
-  if (waiting_on_counter_ && index == waited_counter_ && c.arrival_ps.size() >= waited_count_) {
+  c.add(at.value(), arrivals);
+  if (waiting_on_counter_ && index == waited_counter_ && c.arrivals >= waited_count_) {
     waiting_on_counter_ = false;
     work_event_.notify(SC_ZERO_TIME);
   }
@@ -349,8 +357,8 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
         const auto n = static_cast<size_t>(std::min<uint64_t>(ext.payload_bytes / ext.elements, params_.functional_bytes));
         for (uint32_t i = 0; i < ext.elements; ++i) {
           memory_.write(ext.element_list[i].target_address, payload.get_data_ptr() + i * params_.functional_bytes, n);
-          record_arrival(ext.counter, arrival);
         }
+        record_arrival(ext.counter, arrival, ext.elements);
         break;
       }
       [[fallthrough]];
@@ -411,7 +419,7 @@ uint64_t Gpu::describe_outstanding(std::ostream& os) const {
     if (task.phase < sequence.phase_names.size()) os << ", phase " << sequence.phase_names[task.phase];
     os << ")";
     if (task.kind == hw::TaskKind::wait_counter) {
-      const size_t have = task.counter < counters_.size() ? counters_[task.counter].arrival_ps.size() : 0;
+      const uint64_t have = task.counter < counters_.size() ? counters_[task.counter].arrivals : 0;
       os << " waiting for counter " << task.counter << ": " << have << " of " << task.count
          << " arrivals";
     }

@@ -98,8 +98,24 @@ class Gpu : public sc_core::sc_module {
     uint64_t queued = 0;
     uint32_t next_queue = 0;
   };
+  // Arrivals as runs of equal time (a chunk's writes land together): a wait for the n-th
+  // arrival sorts the runs and counts through them.
   struct ArrivalCounter {
-    std::vector<uint64_t> arrival_ps;
+    struct Run {
+      uint64_t at_ps;
+      uint64_t arrivals;
+    };
+    std::vector<Run> runs;
+    uint64_t arrivals = 0;
+    void add(uint64_t at_ps, uint64_t count) {
+      if (!runs.empty() && runs.back().at_ps == at_ps) {
+        runs.back().arrivals += count;
+      } else {
+        runs.push_back(Run{at_ps, count});
+      }
+      arrivals += count;
+    }
+    uint64_t nth_arrival_ps(uint64_t n);  // 1 <= n <= arrivals
   };
 
   void end_of_elaboration() override;
@@ -109,7 +125,7 @@ class Gpu : public sc_core::sc_module {
   void launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, uint16_t vc);
   tlm::tlm_sync_enum nb_transport_fw(int link, tlm::tlm_generic_payload& payload,
                                      tlm::tlm_phase& phase, sc_core::sc_time& delay);
-  void record_arrival(uint32_t counter, const sc_core::sc_time& at);
+  void record_arrival(uint32_t counter, const sc_core::sc_time& at, uint64_t arrivals = 1);
   ArrivalCounter& counter(uint32_t index);
   void mark_phase(hw::PhaseId phase, bool start);
 
