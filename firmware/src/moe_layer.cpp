@@ -146,7 +146,7 @@ struct SchemeEntry {
 };
 
 const std::vector<SchemeEntry>& schemes() {
-  static const std::vector<SchemeEntry> entries{{"deepep", &build_deepep}};
+  static const std::vector<SchemeEntry> entries{{"deepep", &build_deepep}, {"nvls", &build_nvls}};
   return entries;
 }
 
@@ -336,7 +336,18 @@ MoeCheckResult verify_layer(Hal& hal, const LayerPlan& plan, size_t max_violatio
     for (uint32_t k = 0; k < routing.top_k; ++k) all.add(experts[k]);
     const Lanes reference = all.of(token_lanes(t));
     bool ok = true;
-    for (uint64_t c = (*plan.copy_first)[t]; c < (*plan.copy_first)[t + 1]; ++c) {
+    if (plan.combine_reduced_in_switch) {
+      // One reduced result per token, written once into the output.
+      const uint32_t writes = memory.write_count(b.output + local * b.combine_stride);
+      if (writes != 1) {
+        ok = false;
+        std::ostringstream os;
+        os << "token " << t << ": the reduced result reached home GPU " << home << " " << writes
+           << " times, expected once";
+        violation(os.str());
+      }
+    }
+    for (uint64_t c = (*plan.copy_first)[t]; c < (*plan.copy_first)[t + 1] && !plan.combine_reduced_in_switch; ++c) {
       const uint32_t writes = memory.write_count(detail::combine_slot_address(plan, home, c));
       if (writes != 1) {
         ok = false;

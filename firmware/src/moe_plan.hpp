@@ -45,5 +45,6 @@ uint32_t local_experts(const MoeRouting& routing, uint64_t token, uint32_t gpu);
 
 using SchemeBuilder = void (*)(LayerPlan& plan, const DispatchMap& map);
 void build_deepep(LayerPlan& plan, const DispatchMap& map);
+void build_nvls(LayerPlan& plan, const DispatchMap& map);
 
 }  // namespace nvsvp::fw::detail

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <systemc>
 
+#include "nvsvp/platform/calibration.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
 #include "nvsvp/testbench/commands.hpp"
@@ -69,6 +71,20 @@ int sc_main(int argc, char* argv[]) {
 
   CLI::App* presets = app.add_subcommand("presets", "list the platform and model presets");
 
+  // The all-reduce calibration against NCCL's anchors (docs/results.md).
+  nvsvp::fw::AllReduceSpec allreduce;
+  CLI::App* calibrate = app.add_subcommand(
+      "calibrate", "all-reduce by NVLS and by a ring on the scenario's platform, as bus bandwidth next to hardware.md's anchors");
+  calibrate->add_option("FILE", file, "scenario YAML file (only its platform is used)")->required();
+  calibrate->add_option("--set", overrides, "override a scenario key: a.b.c=value (repeatable)");
+  calibrate->add_option("--bytes", allreduce.bytes, "buffer per GPU, bytes (a multiple of GPUs x message bytes)")
+      ->capture_default_str();
+  calibrate->add_option("--message-bytes", allreduce.message_bytes, "bytes of one load, store or write")
+      ->capture_default_str();
+  calibrate->add_option("--chunk-bytes", allreduce.chunk_bytes,
+                        "nvls: loads of the next chunk overlap the stores of this one (0: all loads, then all stores)")
+      ->capture_default_str();
+
   // The reduction unit's verification (testbench/): IEEE vector files and the testbench.
   nvsvp::testbench::RtlCheckArgs check_args;
   CLI::App* rtl_check = app.add_subcommand("rtl-check", "run an IEEE test-vector file through the reduction unit");
@@ -111,6 +127,20 @@ int sc_main(int argc, char* argv[]) {
       return 0;
     }
     const nvsvp::platform::Scenario scenario = nvsvp::platform::load_scenario(file, overrides, config_dir);
+    if (calibrate->parsed()) {
+      std::vector<nvsvp::fw::AllReduceRun> runs;
+      try {
+        runs = nvsvp::platform::run_allreduce_calibration(scenario.platform, allreduce);
+      } catch (const std::invalid_argument& e) {
+        std::cerr << "nvsvp: " << e.what() << "\n";
+        return kExitBadInput;
+      }
+      nvsvp::platform::print_calibration(std::cout, scenario.platform, runs);
+      for (const auto& one : runs) {
+        if (!one.values_ok) return kExitCheckFailed;
+      }
+      return 0;
+    }
     if (validate->parsed()) {
       // The routing is generated too: a trace file is only read (and checked) then.
       nvsvp::platform::make_layer_spec(scenario);

@@ -26,7 +26,8 @@ Platform::Platform(const sc_core::sc_module_name& name, const PlatformSpec& spec
   chips_.init(spec.switch_chips, [&](const char* n, size_t c) {
     model::SwitchParams params = spec.switch_chip;
     params.ports = spec.gpus * spec.links_per_chip[c];
-    return new model::SwitchChip(n, params, static_cast<uint32_t>(c), spec.gpu.interleave_bytes);
+    return new model::SwitchChip(n, params, static_cast<uint32_t>(c), spec.gpu.interleave_bytes,
+                                 spec.link.header_flits_per_packet);
   });
   gpus_.init(spec.gpus, [&](const char* n, size_t g) {
     return new model::Gpu(n, spec.gpu, spec.link, static_cast<uint32_t>(g), links_per_gpu_, pool_);

@@ -108,7 +108,14 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
   FirmwareHost& host = *new FirmwareHost("firmware", [&] {
     try {
       fabric.bring_up(platform.fabric_topology());
-    } catch (const fw::FabricError& e) {
+      // Static multimem schemes bind their groups once, at start-up, as a fabric manager does.
+      if (!plan.multicast_groups.empty()) {
+        fw::MulticastAllocator allocator(hal, fabric.report().chips);
+        for (const fw::MulticastGroupRequest& g : plan.multicast_groups) {
+          allocator.create_group(g.base, g.size, g.local_base, g.members);
+        }
+      }
+    } catch (const std::exception& e) {
       bring_up_error = e.what();
       return;
     }
@@ -189,6 +196,10 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
   json switch_stats = {{"forwarded_requests", 0},
                        {"forwarded_responses", 0},
                        {"peak_buffered_messages", 0},
+                       {"replications", 0},
+                       {"reductions", 0},
+                       {"evictions", 0},
+                       {"access_errors", 0},
                        {"reduction_context_pool", bring_up.reduction_context_pool},
                        {"multicast_slots", bring_up.multicast_slots},
                        {"bring_up_us", bring_up.duration_ns / 1e3},
@@ -199,6 +210,11 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
     switch_stats["forwarded_responses"] = switch_stats["forwarded_responses"].get<uint64_t>() + s.forwarded[1];
     switch_stats["peak_buffered_messages"] =
         std::max(switch_stats["peak_buffered_messages"].get<uint64_t>(), s.peak_buffered_messages);
+    // Static multimem (switch_chip.md): summed over chips.
+    switch_stats["replications"] = switch_stats["replications"].get<uint64_t>() + s.replications;
+    switch_stats["reductions"] = switch_stats["reductions"].get<uint64_t>() + s.reductions;
+    switch_stats["evictions"] = switch_stats["evictions"].get<uint64_t>() + s.evictions;
+    switch_stats["access_errors"] = switch_stats["access_errors"].get<uint64_t>() + s.access_errors;
   }
 
   const bool passed = checks.passed() && stuck_report.empty();

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "nvsvp/model/sim_time.hpp"
+#include "nvsvp/reduction/reduce_alu.hpp"
 
 namespace nvsvp::model {
 
@@ -20,11 +21,37 @@ const char* to_string(hw::TaskKind kind) {
     case hw::TaskKind::local_copy: return "local_copy";
     case hw::TaskKind::wait_counter: return "wait_counter";
     case hw::TaskKind::compute: return "compute";
+    case hw::TaskKind::multimem_store: return "multimem_store";
+    case hw::TaskKind::multimem_red: return "multimem_red";
+    case hw::TaskKind::multimem_ld_reduce: return "multimem_ld_reduce";
   }
   return "?";
 }
 
 constexpr uint32_t kMaxCounters = 1u << 20;
+
+// Firmware names reductions with hw::Multimem{Op,Type}; the values are the reduction unit's.
+static_assert(static_cast<int>(hw::MultimemOp::bit_xor) == static_cast<int>(reduction::ReduceOp::bit_xor));
+static_assert(static_cast<int>(hw::MultimemOp::max) == static_cast<int>(reduction::ReduceOp::max));
+static_assert(static_cast<int>(hw::MultimemType::bf16) == static_cast<int>(reduction::ReduceType::bf16));
+static_assert(static_cast<int>(hw::MultimemType::u64) == static_cast<int>(reduction::ReduceType::u64));
+
+// A multimem_red copy lands: every 16-byte beat of `bytes` at `address` becomes the reduction of
+// the memory's value and the operand, with the reduction unit's arithmetic (bit-exact with the
+// switch's), so that red and ld_reduce agree on rounding.
+void combine_into_memory(GpuMemory& memory, uint64_t address, const uint8_t* operand, size_t bytes,
+                         reduction::ReduceOp op, reduction::ReduceType type) {
+  for (size_t offset = 0; offset < bytes; offset += 16) {
+    const size_t n = std::min<size_t>(16, bytes - offset);
+    reduction::Beat current{};
+    reduction::Beat addend{};
+    memory.read(address + offset, current.data(), n);
+    std::copy(operand + offset, operand + offset + n, addend.begin());
+    const reduction::Beat result =
+        reduction::finish(type, reduction::combine(op, type, reduction::widen(type, current), addend));
+    memory.write(address + offset, result.data(), n);
+  }
+}
 
 }  // namespace
 
@@ -114,7 +141,13 @@ void Gpu::execute() {
         break;
       }
       case hw::TaskKind::read:
+      case hw::TaskKind::multimem_ld_reduce:
         enqueue(link_for(task.source_address), TrafficClass::request, request_item(sequence, task));
+        break;
+      case hw::TaskKind::multimem_store:
+      case hw::TaskKind::multimem_red:
+        // Interleaved by the multimem address: the chip that link reaches replicates it.
+        enqueue(link_for(task.target_address), TrafficClass::request, request_item(sequence, task));
         break;
       case hw::TaskKind::local_copy: {
         uint8_t data[PayloadPool::kMaxFunctionalBytes];
@@ -227,11 +260,24 @@ void Gpu::check_chunk(const hw::WorkSequence& sequence, const hw::Task& task) co
 
 Gpu::TxItem Gpu::request_item(const hw::WorkSequence& sequence, const hw::Task& task) const {
   TxItem item;
-  item.opcode = task.kind == hw::TaskKind::read ? Opcode::read : Opcode::write;
-  item.peer = task.peer;
+  switch (task.kind) {
+    case hw::TaskKind::read: item.opcode = Opcode::read; break;
+    case hw::TaskKind::multimem_store: item.opcode = Opcode::multimem_store; break;
+    case hw::TaskKind::multimem_red: item.opcode = Opcode::multimem_red; break;
+    case hw::TaskKind::multimem_ld_reduce: item.opcode = Opcode::multimem_ld_reduce; break;
+    default: item.opcode = Opcode::write; break;
+  }
+  // A multimem request names the switch, not a GPU; the issuer puts itself as the peer.
+  const bool multimem = item.opcode == Opcode::multimem_store || item.opcode == Opcode::multimem_red ||
+                        item.opcode == Opcode::multimem_ld_reduce;
+  item.peer = multimem ? id_ : task.peer;
   item.counter = task.counter;
   item.bytes = task.bytes;
-  item.wire_flits = link_params_.wire_flits(item.opcode == Opcode::read ? 0 : task.bytes);
+  item.reduce_op = static_cast<uint8_t>(task.reduce_op);
+  item.reduce_type = static_cast<uint8_t>(task.reduce_type);
+  // Wire sizes as for plain writes and reads: a load carries no payload on the way out.
+  const bool load = item.opcode == Opcode::read || item.opcode == Opcode::multimem_ld_reduce;
+  item.wire_flits = link_params_.wire_flits(load ? 0 : task.bytes);
   if (task.elements == 0) {
     item.source_address = task.source_address;
     item.target_address = task.target_address;
@@ -303,7 +349,9 @@ void Gpu::launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, 
     ext.target_gpu = item.peer;
     ext.counter = item.counter;
     ext.wire_flits = item.wire_flits;
-    if (item.opcode == Opcode::write) {
+    ext.reduce_op = item.reduce_op;
+    ext.reduce_type = item.reduce_type;
+    if (item.opcode != Opcode::read && item.opcode != Opcode::multimem_ld_reduce) {
       ext.target_address = item.target_address;
       ext.payload_bytes = item.bytes;
       if (item.chunk == nullptr) {
@@ -369,11 +417,36 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
     case Opcode::write_ack:
       record_arrival(ext.counter, arrival);
       break;
+    case Opcode::reduce_write:
+      combine_into_memory(memory_, ext.target_address, payload.get_data_ptr(), payload.get_data_length(),
+                          static_cast<reduction::ReduceOp>(ext.reduce_op),
+                          static_cast<reduction::ReduceType>(ext.reduce_type));
+      record_arrival(ext.counter, arrival);
+      break;
+    case Opcode::multimem_error:
+      // Nothing was written anywhere; the wait on the counter completes so that firmware sees the
+      // error (switch ERROR_STATUS, this count) instead of a hang.
+      stats_.multimem_errors++;
+      record_arrival(ext.counter, arrival);
+      break;
+    case Opcode::member_read_response:
+    case Opcode::multimem_store:
+    case Opcode::multimem_red:
+    case Opcode::multimem_ld_reduce: {
+      std::ostringstream msg;
+      msg << to_string(ext.opcode) << " from GPU " << ext.source_gpu << "#" << ext.sequence
+          << " reached GPU " << id_ << ": only a switch takes it";
+      SC_REPORT_FATAL(name(), msg.str().c_str());
+      break;
+    }
+    case Opcode::member_read:
     case Opcode::read: {
       // The response leaves once the request has fully arrived.
       tlm::tlm_generic_payload& response = pool_.acquire();
       NvlinkExtension& r = extension_of(response);
-      r.opcode = Opcode::read_response;
+      const bool for_switch = ext.opcode == Opcode::member_read;
+      r.opcode = for_switch ? Opcode::member_read_response : Opcode::read_response;
+      r.reduction_tag = ext.reduction_tag;
       r.traffic_class = TrafficClass::response;
       r.source_gpu = id_;
       r.target_gpu = ext.source_gpu;
@@ -390,7 +463,9 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
       item.payload = &response;
       item.wire_flits = r.wire_flits;
       item.not_before = arrival;
-      enqueue(link_for(r.target_address), TrafficClass::response, item);
+      // A member read goes back on the link it came by: that link reaches the switch chip that
+      // reduces it.
+      enqueue(for_switch ? static_cast<uint32_t>(link) : link_for(r.target_address), TrafficClass::response, item);
       break;
     }
   }

@@ -8,6 +8,13 @@ const char* to_string(Opcode opcode) {
     case Opcode::read: return "read";
     case Opcode::read_response: return "read_response";
     case Opcode::write_ack: return "write_ack";
+    case Opcode::multimem_store: return "multimem_store";
+    case Opcode::multimem_red: return "multimem_red";
+    case Opcode::multimem_ld_reduce: return "multimem_ld_reduce";
+    case Opcode::reduce_write: return "reduce_write";
+    case Opcode::member_read: return "member_read";
+    case Opcode::member_read_response: return "member_read_response";
+    case Opcode::multimem_error: return "multimem_error";
   }
   return "?";
 }

@@ -8,6 +8,7 @@
 #include "nvsvp/model/sim_time.hpp"
 
 #include "nvsvp/model/address_hash.hpp"
+#include "nvsvp/reduction/reduce_alu.hpp"
 #include "nvsvp/reduction/reduction_factory.hpp"
 
 namespace nvsvp::model {
@@ -37,23 +38,27 @@ reduction::ReductionUnitConfig reduction_config(const SwitchParams& params) {
 }  // namespace
 
 SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& params,
-                       uint32_t chip_id, uint32_t interleave_bytes)
+                       uint32_t chip_id, uint32_t interleave_bytes, uint32_t header_flits)
     : sc_module(name),
       in("in", params.ports),
       out("out", params.ports),
       csr("csr"),
       params_(params),
       chip_id_(chip_id),
+      header_flits_(header_flits),
       interleave_bytes_(interleave_bytes),
       internal_latency_(picoseconds(to_picoseconds(params.latency_ns))),
-      inputs_(params.ports),
-      crossbar_free_(static_cast<size_t>(params.ports) * kTrafficClasses),
+      // Inputs 0 .. ports-1 are the ports; input ports + o holds what the chip itself made for
+      // output o (member copies, reduced results, error responses).
+      inputs_(2 * static_cast<size_t>(params.ports)),
+      crossbar_free_(2 * static_cast<size_t>(params.ports) * kTrafficClasses),
       outputs_(params.ports),
       output_scheduler_("outputs", params.ports,
                         [this](uint32_t output) { serve_output(static_cast<uint16_t>(output)); }),
       reduction_config_(reduction_config(params)),
       registers_(csr_config(params, chip_id, reduction_config_)),
-      register_access_time_(picoseconds(to_picoseconds(params.register_access_ns))) {
+      register_access_time_(picoseconds(to_picoseconds(params.register_access_ns))),
+      reduction_clock_(picoseconds(to_picoseconds(params.reduction_clock_ns))) {
   csr.register_b_transport(this, &SwitchChip::register_transport);
   // The line changes inside whatever process touched the registers (firmware's b_transport, the
   // datapath raising an error); waiters hear it one delta later.
@@ -61,9 +66,11 @@ SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& 
   const size_t fifos = static_cast<size_t>(kTrafficClasses) * params.vcs_per_class;
   for (uint32_t p = 0; p < params.ports; ++p) {
     in[p].register_nb_transport_fw(this, &SwitchChip::nb_transport_fw, static_cast<int>(p));
-    inputs_[p].fifos.resize(fifos);
-    inputs_[p].occupied_flits.assign(fifos, 0);
     for (CrossbarOutput& xbar : outputs_[p].crossbar) xbar.arbiter = make_arbiter(params.arbiter);
+  }
+  for (InputPort& input : inputs_) {
+    input.fifos.resize(fifos);
+    input.occupied_flits.assign(fifos, 0);
   }
 }
 
@@ -87,6 +94,10 @@ SwitchStats SwitchChip::stats() const {
   SwitchStats s = stats_;
   s.forwarded[static_cast<size_t>(TrafficClass::request)] = registers_.counter(SwitchCounter::forwarded_requests);
   s.forwarded[static_cast<size_t>(TrafficClass::response)] = registers_.counter(SwitchCounter::forwarded_responses);
+  s.replications = registers_.counter(SwitchCounter::replications);
+  s.reductions = registers_.counter(SwitchCounter::reductions);
+  s.evictions = registers_.counter(SwitchCounter::evictions);
+  s.access_errors = registers_.counter(SwitchCounter::access_errors);
   return s;
 }
 
@@ -148,8 +159,20 @@ tlm::tlm_sync_enum SwitchChip::nb_transport_fw(int port, tlm::tlm_generic_payloa
   if (input.occupied_flits[fifo] > params_.vc_depth_flits) {
     SC_REPORT_FATAL(name(), "input buffer overflow: the sender ignored credits");
   }
-  const uint16_t output = select_output(ext);
   const sc_time ready_at = current_time() + delay + internal_latency_;
+  switch (ext.opcode) {
+    case Opcode::multimem_store:
+    case Opcode::multimem_red:
+    case Opcode::multimem_ld_reduce:
+      accept_multimem(static_cast<uint16_t>(port), payload, static_cast<uint32_t>(fifo), flits, ready_at);
+      return tlm::TLM_ACCEPTED;
+    case Opcode::member_read_response:
+      take_member_response(static_cast<uint16_t>(port), payload, static_cast<uint32_t>(fifo), flits);
+      return tlm::TLM_ACCEPTED;
+    default:
+      break;
+  }
+  const uint16_t output = select_output(ext);
   payload.acquire();
   input.fifos[fifo].push_back(Entry{&payload, &ext, ext.wire_flits, output, ready_at});
   stats_.peak_buffered_messages = std::max(stats_.peak_buffered_messages, ++buffered_);
@@ -255,19 +278,28 @@ sc_time SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_
   NvlinkTxIf* link = out_ports_[output];
   const sc_time serialization = link->serialization_time(entry.wire_flits);
 
-  // The input buffer drains as the message leaves: its credits (for the input VC, which the
-  // extension still names) go back when the tail is out.
-  tlm::tlm_phase phase = tlm::END_REQ;
-  sc_time drained = serialization;
-  in_backward_[port]->nb_transport_bw(payload, phase, drained);
+  const bool generated = is_generated_input(port);
+  if (!generated) {
+    // The input buffer drains as the message leaves: its credits (for the input VC, which the
+    // extension still names) go back when the tail is out.
+    tlm::tlm_phase phase = tlm::END_REQ;
+    sc_time drained = serialization;
+    in_backward_[port]->nb_transport_bw(payload, phase, drained);
+  }
 
   // VC allocation for the next hop, then the output link takes the message.
   entry.ext->vc = static_cast<uint16_t>(link->allocate_vc(traffic_class, entry.wire_flits));
   link->send(payload);
 
-  crossbar_free_[port * kTrafficClasses + static_cast<size_t>(traffic_class)] =
-      current_time() + serialization / params_.crossbar_speedup;
-  input.occupied_flits[fifo] -= std::min(entry.wire_flits, params_.vc_depth_flits);
+  if (!generated) {
+    crossbar_free_[port * kTrafficClasses + static_cast<size_t>(traffic_class)] =
+        current_time() + serialization / params_.crossbar_speedup;
+    input.occupied_flits[fifo] -= std::min(entry.wire_flits, params_.vc_depth_flits);
+  } else if (entry.parent != kNoParent) {
+    // A member copy: the crossbar replicates without holding an input slot (multicast is one
+    // read of the buffer); the request's own buffer frees with its last copy.
+    release_copy_parent(entry.parent, serialization);
+  }
   registers_.count(traffic_class == TrafficClass::request ? SwitchCounter::forwarded_requests
                                                           : SwitchCounter::forwarded_responses);
   stats_.forwarded_flits[static_cast<size_t>(traffic_class)] += entry.wire_flits;
@@ -280,6 +312,336 @@ sc_time SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_
   return serialization;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Static multimem
+
+namespace {
+
+static_assert(static_cast<int>(hw::MultimemOp::bit_xor) == static_cast<int>(reduction::ReduceOp::bit_xor));
+static_assert(static_cast<int>(hw::MultimemType::u64) == static_cast<int>(reduction::ReduceType::u64));
+
+bool is_member_of(uint64_t members, uint32_t gpu) { return gpu < 64 && ((members >> gpu) & 1u) != 0; }
+
+}  // namespace
+
+void SwitchChip::free_input_space(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits) {
+  inputs_[port].occupied_flits[fifo] -= flits;
+  const NvlinkExtension& ext = extension_of(payload);
+  tlm::tlm_phase phase = tlm::END_REQ;
+  sc_time freed = ext.tail_arrival > current_time() ? ext.tail_arrival - current_time() : SC_ZERO_TIME;
+  in_backward_[port]->nb_transport_bw(payload, phase, freed);
+}
+
+uint32_t SwitchChip::hold(tlm::tlm_generic_payload& payload, uint16_t port, uint32_t fifo, uint32_t flits,
+                          uint32_t copies) {
+  uint32_t index;
+  if (free_held_.empty()) {
+    index = static_cast<uint32_t>(held_.size());
+    held_.emplace_back();
+  } else {
+    index = free_held_.back();
+    free_held_.pop_back();
+  }
+  payload.acquire();
+  held_[index] = HeldRequest{&payload, port, fifo, flits, copies};
+  return index;
+}
+
+void SwitchChip::release_copy_parent(uint32_t parent, const sc_time& drained) {
+  HeldRequest& held = held_[parent];
+  if (--held.copies_left > 0) return;
+  inputs_[held.port].occupied_flits[held.fifo] -= held.flits;
+  tlm::tlm_phase phase = tlm::END_REQ;
+  sc_time when = drained;
+  in_backward_[held.port]->nb_transport_bw(*held.payload, phase, when);
+  held.payload->release();
+  held.payload = nullptr;
+  free_held_.push_back(parent);
+}
+
+void SwitchChip::push_generated(uint16_t output, const Entry& entry, TrafficClass traffic_class) {
+  const uint32_t input = params_.ports + output;
+  SmallFifo<Entry>& queue = inputs_[input].fifos[fifo_index(traffic_class, 0)];
+  queue.push_back(entry);
+  stats_.peak_buffered_messages = std::max(stats_.peak_buffered_messages, ++buffered_);
+  if (queue.size() == 1) {
+    request_output(output, traffic_class, Request{input * params_.vcs_per_class, entry.wire_flits, entry.ready_at});
+  }
+}
+
+void SwitchChip::refuse_multimem(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
+                                 uint32_t flits, uint32_t error_bit, const sc_time& ready_at) {
+  const NvlinkExtension ext = extension_of(payload);
+  registers_.count(SwitchCounter::access_errors);
+  registers_.raise_error(error_bit);
+  free_input_space(port, payload, fifo, flits);
+  // The issuer hears of it (nothing is written anywhere): a header-only error response.
+  tlm::tlm_generic_payload& response = pool_.acquire();
+  NvlinkExtension& r = extension_of(response);
+  r.opcode = Opcode::multimem_error;
+  r.traffic_class = TrafficClass::response;
+  r.source_gpu = ext.source_gpu;
+  r.target_gpu = ext.source_gpu;
+  r.counter = ext.counter;
+  r.target_address = ext.opcode == Opcode::multimem_ld_reduce ? ext.return_address : ext.target_address;
+  r.wire_flits = header_flits_;
+  r.sequence = ext.sequence;
+  r.issue_time = ext.issue_time;
+  response.set_command(tlm::TLM_WRITE_COMMAND);
+  response.set_address(r.target_address);
+  const uint16_t output = select_output(r);
+  push_generated(output, Entry{&response, &r, r.wire_flits, output, ready_at}, TrafficClass::response);
+}
+
+void SwitchChip::accept_multimem(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
+                                 uint32_t flits, const sc_time& ready_at) {
+  const NvlinkExtension& ext = extension_of(payload);
+  const MulticastGroup* group = registers_.group_for(ext.target_address);
+  if (group == nullptr) {
+    refuse_multimem(port, payload, fifo, flits, hw::switch_regs::error_group_not_configured, ready_at);
+    return;
+  }
+  if (!group->has_member(ext.source_gpu)) {
+    refuse_multimem(port, payload, fifo, flits, hw::switch_regs::error_not_a_member, ready_at);
+    return;
+  }
+  if (ext.opcode != Opcode::multimem_store &&
+      !reduction::op_valid_for_type(static_cast<reduction::ReduceOp>(ext.reduce_op),
+                                    static_cast<reduction::ReduceType>(ext.reduce_type))) {
+    // A bitwise op on a float type: the reduction unit would refuse the context.
+    refuse_multimem(port, payload, fifo, flits, hw::switch_regs::error_reduction, ready_at);
+    return;
+  }
+  if (ext.opcode == Opcode::multimem_ld_reduce) {
+    if (free_contexts_.empty()) {
+      free_contexts_.resize(params_.ports);
+      context_tag_.resize(params_.ports);
+      parked_loads_.resize(params_.ports);
+      evicted_seen_.assign(params_.ports, 0);
+    }
+    std::vector<uint16_t>& free = free_contexts_[port];
+    if (context_tag_[port].empty()) {
+      // Context ids handed out lowest first, so a run is reproducible whatever the backend.
+      context_tag_[port].assign(reduction_config_.contexts, 0);
+      for (uint32_t c = reduction_config_.contexts; c-- > 0;) free.push_back(static_cast<uint16_t>(c));
+    }
+    if (free.empty() || !parked_loads_[port].empty()) {
+      // Flow control, not an error: the request keeps its buffer space (the issuer's credits)
+      // and starts when a context of this port frees.
+      payload.acquire();
+      parked_loads_[port].push_back(ParkedLoad{&payload, fifo, flits});
+      ++stats_.parked_loads;
+      return;
+    }
+    start_ld_reduce(port, payload, fifo, flits, ready_at);
+    return;
+  }
+  // multimem_store / multimem_red: one copy per member, the issuer included, in GPU order.
+  const uint64_t members = group->members;
+  const uint32_t copies = static_cast<uint32_t>(__builtin_popcountll(members));
+  const uint32_t parent = hold(payload, port, fifo, flits, copies);
+  const uint64_t local_address = group->local_address(ext.target_address);
+  for (uint32_t gpu = 0; gpu < 64; ++gpu) {
+    if (!is_member_of(members, gpu)) continue;
+    tlm::tlm_generic_payload& copy = pool_.acquire();
+    NvlinkExtension& c = extension_of(copy);
+    c = ext;
+    c.opcode = ext.opcode == Opcode::multimem_store ? Opcode::write : Opcode::reduce_write;
+    c.traffic_class = TrafficClass::request;
+    c.target_gpu = gpu;
+    c.target_address = local_address;
+    std::memcpy(copy.get_data_ptr(), payload.get_data_ptr(), payload.get_data_length());
+    copy.set_data_length(payload.get_data_length());
+    copy.set_command(tlm::TLM_WRITE_COMMAND);
+    copy.set_address(local_address);
+    const uint16_t output = select_output(c);
+    push_generated(output, Entry{&copy, &c, c.wire_flits, output, ready_at, parent}, TrafficClass::request);
+  }
+  registers_.count(SwitchCounter::replications, copies);
+}
+
+void SwitchChip::start_ld_reduce(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
+                                 uint32_t flits, const sc_time& ready_at) {
+  const NvlinkExtension& ext = extension_of(payload);
+  const MulticastGroup* group = registers_.group_for(ext.target_address);
+  const uint16_t context = free_contexts_[port].back();
+  free_contexts_[port].pop_back();
+  // Always succeeds: the chip-wide pool is the sum of the ports' contexts (kept for the
+  // register block's in-use and peak figures).
+  registers_.acquire_reduction_context();
+  uint32_t tag;
+  if (free_tags_.empty()) {
+    tag = static_cast<uint32_t>(reductions_.size());
+    reductions_.emplace_back();
+  } else {
+    tag = free_tags_.back();
+    free_tags_.pop_back();
+  }
+  context_tag_[port][context] = tag;
+  const uint64_t members = group->members;
+  const uint32_t member_count = static_cast<uint32_t>(__builtin_popcountll(members));
+  PendingReduction& r = reductions_[tag];
+  r = PendingReduction{};
+  r.active = true;
+  r.port = port;
+  r.context = context;
+  r.responses_left = member_count;
+  r.members = member_count;
+  r.reduce_op = ext.reduce_op;
+  r.reduce_type = ext.reduce_type;
+  r.issuer = ext.source_gpu;
+  r.counter = ext.counter;
+  r.return_address = ext.return_address;
+  r.read_bytes = ext.read_bytes;
+  r.issue_sequence = ext.sequence;
+  const uint32_t parent = hold(payload, port, fifo, flits, member_count);
+  const uint64_t local_address = group->local_address(ext.target_address);
+  for (uint32_t gpu = 0; gpu < 64; ++gpu) {
+    if (!is_member_of(members, gpu)) continue;
+    tlm::tlm_generic_payload& read = pool_.acquire();
+    NvlinkExtension& m = extension_of(read);
+    m = ext;
+    m.opcode = Opcode::member_read;
+    m.traffic_class = TrafficClass::request;
+    m.target_gpu = gpu;
+    m.target_address = local_address;
+    m.reduction_tag = tag;
+    read.set_data_length(0);
+    read.set_command(tlm::TLM_READ_COMMAND);
+    read.set_address(local_address);
+    const uint16_t output = select_output(m);
+    push_generated(output, Entry{&read, &m, m.wire_flits, output, ready_at, parent}, TrafficClass::request);
+  }
+  registers_.count(SwitchCounter::replications, member_count);
+}
+
+void SwitchChip::run_reduction_unit(uint16_t port, const std::vector<reduction::Command>& commands) {
+  reduction::ReductionUnit& unit = reduction_unit(port);
+  std::vector<reduction::ResultBeat> results;
+  const uint64_t cycles_before = unit.cycles();
+  try {
+    unit.process(commands, results);
+  } catch (const reduction::ReductionMismatch& mismatch) {
+    // The `both` backend found the RTL and the model disagreeing: the run is not trustworthy.
+    const std::string message = std::string("ReductionMismatch at port ") + std::to_string(port) + ": " + mismatch.what();
+    SC_REPORT_FATAL(name(), message.c_str());
+    return;
+  }
+  const sc_time latency = reduction_clock_ * static_cast<double>(unit.cycles() - cycles_before);
+  const reduction::ReductionStatus status = unit.status();
+  if (status.sticky != 0) registers_.raise_error(hw::switch_regs::error_reduction);
+  if (status.counters.evicted_beats > evicted_seen_[port]) {
+    registers_.count(SwitchCounter::evictions, status.counters.evicted_beats - evicted_seen_[port]);
+    evicted_seen_[port] = status.counters.evicted_beats;
+  }
+  // Result beats may belong to other contexts of this port (a beat evicted to make room): each
+  // goes to its own reduction, where partial beats are folded together.
+  for (const reduction::ResultBeat& beat : results) {
+    const uint32_t tag = context_tag_[port][beat.context];
+    PendingReduction& r = reductions_[tag];
+    if (!r.active || beat.beat >= r.length_beats) SC_REPORT_FATAL(name(), "reduction result for no outstanding ld_reduce");
+    const auto op = static_cast<reduction::ReduceOp>(r.reduce_op);
+    const auto type = static_cast<reduction::ReduceType>(r.reduce_type);
+    if (r.result_parts[beat.beat]++ == 0) {
+      r.result[beat.beat] = beat.data;
+    } else {
+      r.result[beat.beat] = reduction::finish(type, reduction::combine(op, type, reduction::widen(type, r.result[beat.beat]), beat.data));
+    }
+    r.unit_latency = latency;
+  }
+}
+
+void SwitchChip::take_member_response(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits) {
+  const NvlinkExtension& ext = extension_of(payload);
+  // The response is consumed here: its buffer space frees as its tail arrives.
+  free_input_space(port, payload, fifo, flits);
+  if (ext.reduction_tag >= reductions_.size() || !reductions_[ext.reduction_tag].active) {
+    SC_REPORT_FATAL(name(), "member read response for no outstanding ld_reduce");
+  }
+  const uint32_t tag = ext.reduction_tag;
+  PendingReduction& r = reductions_[tag];
+  r.last_arrival = std::max(r.last_arrival, ext.tail_arrival);
+  const uint32_t bytes = static_cast<uint32_t>(payload.get_data_length());
+  std::vector<reduction::Command> commands;
+  if (!r.context_opened) {
+    // The functional bytes (what the members' responses carry) set the context's length.
+    r.context_opened = true;
+    r.functional_bytes = bytes;
+    r.response_flits = ext.wire_flits;
+    r.length_beats = std::max<uint32_t>(1, (bytes + 15) / 16);
+    r.result.assign(r.length_beats, reduction::Beat{});
+    r.result_parts.assign(r.length_beats, 0);
+    reduction::Command open;
+    open.kind = reduction::Command::Kind::open_context;
+    open.open.context = r.context;
+    open.open.contributions = static_cast<uint16_t>(r.members);
+    open.open.op = static_cast<reduction::ReduceOp>(r.reduce_op);
+    open.open.type = static_cast<reduction::ReduceType>(r.reduce_type);
+    open.open.length_beats = r.length_beats;
+    commands.push_back(open);
+  }
+  for (uint32_t beat = 0; beat < r.length_beats; ++beat) {
+    reduction::Command contribution;
+    contribution.kind = reduction::Command::Kind::contribution;
+    contribution.contribution.context = r.context;
+    contribution.contribution.beat = beat;
+    const uint32_t offset = beat * 16;
+    if (offset < bytes) {
+      std::memcpy(contribution.contribution.data.data(), payload.get_data_ptr() + offset, std::min<uint32_t>(16, bytes - offset));
+    }
+    commands.push_back(contribution);
+  }
+  const uint16_t unit_port = r.port;
+  run_reduction_unit(unit_port, commands);
+  if (--reductions_[tag].responses_left == 0) finish_reduction(tag);
+}
+
+void SwitchChip::finish_reduction(uint32_t tag) {
+  PendingReduction& r = reductions_[tag];
+  for (uint32_t beat = 0; beat < r.length_beats; ++beat) {
+    if (r.result_parts[beat] == 0) SC_REPORT_FATAL(name(), "ld_reduce completed without a result beat");
+  }
+  // The one result to the issuer: as large as one member's response, the reduced data inside.
+  tlm::tlm_generic_payload& response = pool_.acquire();
+  NvlinkExtension& x = extension_of(response);
+  x.opcode = Opcode::read_response;
+  x.traffic_class = TrafficClass::response;
+  x.source_gpu = r.issuer;
+  x.target_gpu = r.issuer;
+  x.counter = r.counter;
+  x.target_address = r.return_address;
+  x.payload_bytes = r.read_bytes;
+  x.wire_flits = r.response_flits;
+  x.sequence = r.issue_sequence;
+  x.issue_time = current_time();
+  for (uint32_t beat = 0; beat < r.length_beats; ++beat) {
+    const uint32_t offset = beat * 16;
+    if (offset < r.functional_bytes) {
+      std::memcpy(response.get_data_ptr() + offset, r.result[beat].data(), std::min<uint32_t>(16, r.functional_bytes - offset));
+    }
+  }
+  response.set_data_length(r.functional_bytes);
+  response.set_command(tlm::TLM_WRITE_COMMAND);
+  response.set_address(x.target_address);
+  const sc_time ready_at = std::max(current_time(), r.last_arrival) + internal_latency_ + r.unit_latency;
+  const uint16_t output = select_output(x);
+  push_generated(output, Entry{&response, &x, x.wire_flits, output, ready_at}, TrafficClass::response);
+  registers_.count(SwitchCounter::reductions);
+
+  const uint16_t port = r.port;
+  free_contexts_[port].push_back(r.context);
+  registers_.release_reduction_context();
+  r.active = false;
+  free_tags_.push_back(tag);
+  // A parked ld_reduce of this port takes the context.
+  if (!parked_loads_[port].empty()) {
+    const ParkedLoad parked = parked_loads_[port].front();
+    parked_loads_[port].pop_front();
+    start_ld_reduce(port, *parked.payload, parked.fifo, parked.flits, current_time() + internal_latency_);
+    parked.payload->release();  // hold() took its own reference
+  }
+}
+
 reduction::ReductionUnit& SwitchChip::reduction_unit(uint16_t port) {
   if (port >= params_.ports) SC_REPORT_FATAL(name(), "reduction unit of a port the chip does not have");
   if (reduction_units_.empty()) reduction_units_.resize(params_.ports);
@@ -288,6 +650,12 @@ reduction::ReductionUnit& SwitchChip::reduction_unit(uint16_t port) {
     unit = reduction::make_reduction_unit(params_.reduction_backend, reduction_config_);
   }
   return *unit;
+}
+
+void SwitchChip::replace_reduction_unit(uint16_t port, std::unique_ptr<reduction::ReductionUnit> unit) {
+  if (port >= params_.ports) SC_REPORT_FATAL(name(), "reduction unit of a port the chip does not have");
+  if (reduction_units_.empty()) reduction_units_.resize(params_.ports);
+  reduction_units_[port] = std::move(unit);
 }
 
 uint64_t SwitchChip::describe_outstanding(std::ostream& os, uint64_t max_lines) const {

@@ -26,6 +26,15 @@ struct MoeBuffers {
   uint64_t counts_rx = 0x0700'0000'0000;   // [peer]: 16 bytes, tokens that peer sends here
 };
 
+// A multicast group a scheme needs: firmware creates it at bring-up (MulticastAllocator), before
+// the layer runs, with every GPU as a member.
+struct MulticastGroupRequest {
+  uint64_t base = 0;        // multimem address, 2 MiB aligned
+  uint64_t size = 0;        // 2 MiB multiple
+  uint64_t local_base = 0;  // where the range lands in every member
+  uint64_t members = 0;     // bit g: GPU g
+};
+
 // Arrival counters every scheme uses.
 enum MoeCounter : uint32_t { kCountsCounter = 0, kDispatchCounter = 1, kCombineCounter = 2, kMoeCounters };
 
@@ -43,6 +52,12 @@ struct LayerPlan {
   uint64_t token_copies = 0;         // (token, destination GPU) pairs, local ones included
   uint64_t remote_token_copies = 0;  // of which cross the fabric
   std::vector<hw::WorkSequence> sequences;  // per GPU; moved out by run_layer
+  // Static multimem schemes (nvls): the groups to create before the layer runs.
+  std::vector<MulticastGroupRequest> multicast_groups;
+  // The combine result of each token lands in its home's output in one piece (a switch
+  // reduction), not as partials in combine_rx: verify checks that the output was written exactly
+  // once instead of each partial's slot.
+  bool combine_reduced_in_switch = false;
 };
 
 struct MoeCheckResult {

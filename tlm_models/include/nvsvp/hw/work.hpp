@@ -23,7 +23,24 @@ enum class TaskKind : uint8_t {
   wait_counter,  // block until local counter `counter` has counted `count` arrivals
   compute,       // busy for the GPU's time of `flops` and `bytes` of memory traffic plus
                  // `duration_ns`, then run kernel `kernel` (if any) on local memory
+  // Static multimem (hardware.md "Multimem semantics"). `target_address` / `source_address` that
+  // name a multimem address must lie in a multicast group the switches hold.
+  multimem_store,      // `bytes` from local `source_address` to multimem `target_address`: the
+                       // switch writes one copy into every member (the issuer included); each
+                       // member's counter `counter` counts its copy's arrival
+  multimem_red,        // as multimem_store, but every member combines the operand into its copy
+                       // with `reduce_op` / `reduce_type` instead of overwriting it
+  multimem_ld_reduce,  // load of `bytes` at multimem `source_address`: the switch reads every
+                       // member's copy and reduces them with `reduce_op` / `reduce_type`; the one
+                       // result lands at local `target_address` and local counter `counter`
+                       // counts it
 };
+
+// The reduction of multimem_red / multimem_ld_reduce. The numeric values are the reduction
+// unit's encodings (nvsvp/reduction/reduction_unit.hpp ReduceOp / ReduceType), kept apart so that
+// firmware sees only nvsvp/hw; the models static_assert that they agree.
+enum class MultimemOp : uint8_t { add = 0, min = 1, max = 2, bit_and = 3, bit_or = 4, bit_xor = 5 };
+enum class MultimemType : uint8_t { f32 = 0, f16 = 1, bf16 = 2, s32 = 3, u32 = 4, s64 = 5, u64 = 6 };
 
 enum class Precision : uint8_t { fp8, bf16 };
 
@@ -47,6 +64,7 @@ struct Task {
   TaskKind kind = TaskKind::compute;
   PhaseId phase = 0;
   Precision precision = Precision::fp8;  // compute
+  MultimemOp reduce_op = MultimemOp::add;  // multimem_red / multimem_ld_reduce
   // send: 0 for one write; k > 0 for a chunk of k writes (as DeepEP-class libraries batch
   // tokens per destination), listed in WorkSequence::elements from first_element on.
   uint16_t elements = 0;
@@ -54,6 +72,7 @@ struct Task {
   uint32_t peer = 0;            // send: destination GPU
   uint32_t counter = 0;         // send: counter incremented at the receiver; wait: local counter
   uint32_t first_element = 0;   // send with elements > 0
+  MultimemType reduce_type = MultimemType::f32;  // multimem_red / multimem_ld_reduce
   uint64_t bytes = 0;           // send/read/local_copy: payload bytes (what is timed), per
                                 // write for a chunk; compute: memory traffic
   uint64_t count = 0;           // wait_counter: arrivals to wait for
@@ -118,6 +137,30 @@ struct Task {
                    uint64_t bytes, uint32_t counter) {
     Task t = send(phase, peer, remote_source, local_target, bytes, counter);
     t.kind = TaskKind::read;
+    return t;
+  }
+  // Static multimem: see TaskKind. The multimem address is the target of a store / red and the
+  // source of a ld_reduce.
+  static Task multimem_store(PhaseId phase, uint64_t local_source, uint64_t multimem_target,
+                             uint64_t bytes, uint32_t member_counter) {
+    Task t = send(phase, 0, local_source, multimem_target, bytes, member_counter);
+    t.kind = TaskKind::multimem_store;
+    return t;
+  }
+  static Task multimem_red(PhaseId phase, uint64_t local_operand, uint64_t multimem_target,
+                           uint64_t bytes, MultimemOp op, MultimemType type, uint32_t member_counter) {
+    Task t = send(phase, 0, local_operand, multimem_target, bytes, member_counter);
+    t.kind = TaskKind::multimem_red;
+    t.reduce_op = op;
+    t.reduce_type = type;
+    return t;
+  }
+  static Task multimem_ld_reduce(PhaseId phase, uint64_t multimem_source, uint64_t local_target,
+                                 uint64_t bytes, MultimemOp op, MultimemType type, uint32_t counter) {
+    Task t = send(phase, 0, multimem_source, local_target, bytes, counter);
+    t.kind = TaskKind::multimem_ld_reduce;
+    t.reduce_op = op;
+    t.reduce_type = type;
     return t;
   }
   static Task compute(PhaseId phase, double flops, Precision precision, uint64_t memory_bytes,

@@ -35,6 +35,7 @@ struct GpuStats {
   uint64_t payload_bytes_received = 0;
   uint64_t local_copies = 0;
   uint64_t tasks_done = 0;
+  uint64_t multimem_errors = 0;  // multimem requests the switch refused (multimem_error responses)
   sc_core::sc_time compute_time;
 };
 
@@ -87,6 +88,8 @@ class Gpu : public sc_core::sc_module {
     uint64_t source_address = 0;
     uint64_t target_address = 0;
     uint64_t bytes = 0;
+    uint8_t reduce_op = 0;    // multimem_red / multimem_ld_reduce
+    uint8_t reduce_type = 0;
     const hw::WriteElement* chunk = nullptr;  // a chunk's writes (elements of them), or nullptr
     uint32_t elements = 1;
     sc_core::sc_time not_before;

@@ -16,15 +16,39 @@
 
 namespace nvsvp::model {
 
-enum class Opcode : uint8_t { write, read, read_response, write_ack };
+enum class Opcode : uint8_t {
+  write,
+  read,
+  read_response,
+  write_ack,
+  // Static multimem (docs/models/switch_chip.md, "Static multimem"). From the issuing GPU to the
+  // switch: target_address is a multimem address; the switch replaces each by member copies.
+  multimem_store,      // request: `payload_bytes` to store into every member
+  multimem_red,        // request: an operand every member combines into its copy (reduce_op/type)
+  multimem_ld_reduce,  // request: a load of `read_bytes` to reduce over the members
+  // From the switch to a member and back.
+  reduce_write,        // request: combine the payload into target_address (a multimem_red copy)
+  member_read,         // request: a ld_reduce's read of one member's copy; the member answers
+                       // with member_read_response on the link it arrived on
+  member_read_response,  // response: one member's copy, consumed by the switch that asked
+  // From the switch to the issuer.
+  multimem_error,      // response: the multimem request was refused (no group, not a member)
+};
 enum class TrafficClass : uint8_t { request = 0, response = 1 };
 inline constexpr int kTrafficClasses = 2;
 
 const char* to_string(Opcode opcode);
 const char* to_string(TrafficClass traffic_class);
 inline TrafficClass class_of(Opcode opcode) {
-  return (opcode == Opcode::write || opcode == Opcode::read) ? TrafficClass::request
-                                                             : TrafficClass::response;
+  switch (opcode) {
+    case Opcode::read_response:
+    case Opcode::write_ack:
+    case Opcode::member_read_response:
+    case Opcode::multimem_error:
+      return TrafficClass::response;
+    default:
+      return TrafficClass::request;
+  }
 }
 
 struct NvlinkExtension : tlm::tlm_extension<NvlinkExtension> {
@@ -44,6 +68,12 @@ struct NvlinkExtension : tlm::tlm_extension<NvlinkExtension> {
   // of the run, so the addresses the chunk's headers carry are read from its element list.
   uint32_t elements = 1;
   const hw::WriteElement* element_list = nullptr;
+  // Static multimem: the reduction of multimem_red / reduce_write / multimem_ld_reduce (the
+  // reduction unit's ReduceOp / ReduceType values), and for member_read(_response) the switch
+  // chip's tag of the outstanding ld_reduce the read belongs to.
+  uint8_t reduce_op = 0;
+  uint8_t reduce_type = 0;
+  uint32_t reduction_tag = 0;
   uint64_t sequence = 0;         // per-source issue number, for traces and stuck reports
   sc_core::sc_time issue_time;   // when the source put it on its first link
   sc_core::sc_time tail_arrival; // set by the port at each hop: when the last flit arrives

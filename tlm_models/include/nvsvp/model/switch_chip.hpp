@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -35,6 +36,14 @@ struct SwitchStats {
   uint64_t forwarded[kTrafficClasses] = {0, 0};  // the register block's forwarding counters
   uint64_t forwarded_flits[kTrafficClasses] = {0, 0};
   uint64_t peak_buffered_messages = 0;
+  // Static multimem (the register block's counters): member copies made for multimem_store /
+  // multimem_red / multimem_ld_reduce, completed ld_reduce results, beats the reduction units
+  // evicted, and refused multimem requests.
+  uint64_t replications = 0;
+  uint64_t reductions = 0;
+  uint64_t evictions = 0;
+  uint64_t access_errors = 0;
+  uint64_t parked_loads = 0;  // ld_reduce requests that waited for a free reduction context
 };
 
 class SwitchChip : public sc_core::sc_module {
@@ -48,8 +57,10 @@ class SwitchChip : public sc_core::sc_module {
   tlm_utils::simple_target_socket_optional<SwitchChip> csr;
 
   // `interleave_bytes`: granule of address interleaving over a destination's ports.
+  // `header_flits`: flits of a message without payload (the links' header_flits_per_packet), the
+  // size of the multimem error responses the chip makes.
   SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& params, uint32_t chip_id,
-             uint32_t interleave_bytes);
+             uint32_t interleave_bytes, uint32_t header_flits = 1);
 
   // Route table: messages for `gpu` leave through one of `ports`, chosen by address. set_route
   // writes the register block's entry directly (a shortcut for benches; firmware programs the
@@ -72,16 +83,60 @@ class SwitchChip : public sc_core::sc_module {
   // The multimem reduction unit of port `port`, created on first use with the backend the
   // parameters name (reduction_backend, reduction_buffer_bytes).
   reduction::ReductionUnit& reduction_unit(uint16_t port);
+  // Replaces port `port`'s reduction unit before its first use (tests: a lockstep pair with a
+  // faulty backend, to show a ReductionMismatch ends the run).
+  void replace_reduction_unit(uint16_t port, std::unique_ptr<reduction::ReductionUnit> unit);
   // Lists up to `max_lines` buffered messages (port, VC, destination); returns how many there are.
   uint64_t describe_outstanding(std::ostream& os, uint64_t max_lines) const;
 
  private:
+  static constexpr uint32_t kNoParent = 0xFFFF'FFFFu;
   struct Entry {
     tlm::tlm_generic_payload* payload;
     NvlinkExtension* ext;
     uint32_t wire_flits;
     uint16_t output;
     sc_core::sc_time ready_at;
+    uint32_t parent = kNoParent;  // a member copy: its multimem request in held_
+  };
+  // A multimem request whose member copies are still in the chip. It keeps its input buffer space
+  // (so the issuer's credits stay taken, as for a unicast message) until its last copy has left.
+  struct HeldRequest {
+    tlm::tlm_generic_payload* payload = nullptr;
+    uint16_t port = 0;
+    uint32_t fifo = 0;
+    uint32_t flits = 0;
+    uint32_t copies_left = 0;
+  };
+  // An outstanding multimem_ld_reduce: the member reads went out; their responses are reduced by
+  // the reduction unit of the issuer's port (`port`) in context `context`.
+  struct PendingReduction {
+    bool active = false;
+    bool context_opened = false;
+    uint16_t port = 0;
+    uint16_t context = 0;
+    uint32_t responses_left = 0;
+    uint32_t members = 0;
+    uint32_t length_beats = 0;
+    uint32_t functional_bytes = 0;
+    uint32_t response_flits = 0;
+    uint8_t reduce_op = 0;
+    uint8_t reduce_type = 0;
+    uint32_t issuer = 0;
+    uint32_t counter = 0;
+    uint64_t return_address = 0;
+    uint64_t read_bytes = 0;
+    uint64_t issue_sequence = 0;
+    sc_core::sc_time last_arrival;
+    sc_core::sc_time unit_latency;
+    std::vector<reduction::Beat> result;   // [beat]
+    std::vector<uint16_t> result_parts;    // [beat]: result beats (complete or partial) folded in
+  };
+  // A multimem_ld_reduce waiting for a free context of its port's reduction unit.
+  struct ParkedLoad {
+    tlm::tlm_generic_payload* payload;
+    uint32_t fifo;
+    uint32_t flits;
   };
   struct InputPort {
     std::vector<SmallFifo<Entry>> fifos;  // [class * vcs + vc]
@@ -113,12 +168,35 @@ class SwitchChip : public sc_core::sc_module {
   void request_output(uint16_t output, TrafficClass traffic_class, const Request& request);
   uint16_t select_output(const NvlinkExtension& ext);
   void register_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  // Static multimem (docs/models/switch_chip.md).
+  void accept_multimem(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
+                       uint32_t flits, const sc_core::sc_time& ready_at);
+  void start_ld_reduce(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
+                       uint32_t flits, const sc_core::sc_time& ready_at);
+  void take_member_response(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits);
+  void run_reduction_unit(uint16_t port, const std::vector<reduction::Command>& commands);
+  void finish_reduction(uint32_t tag);
+  void refuse_multimem(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
+                       uint32_t flits, uint32_t error_bit, const sc_core::sc_time& ready_at);
+  // Frees a message's input buffer space now and returns its credits when its tail has arrived.
+  void free_input_space(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits);
+  // Queues a message the chip made (a member copy, a reduced result, an error response) for
+  // `output`; it competes for the output like a message from an input port.
+  void push_generated(uint16_t output, const Entry& entry, TrafficClass traffic_class);
+  uint32_t hold(tlm::tlm_generic_payload& payload, uint16_t port, uint32_t fifo, uint32_t flits,
+                uint32_t copies);
+  void release_copy_parent(uint32_t parent, const sc_core::sc_time& drained);
+  bool is_generated_input(uint32_t port) const { return port >= params_.ports; }
   size_t fifo_index(TrafficClass traffic_class, uint16_t vc) const {
     return static_cast<size_t>(traffic_class) * params_.vcs_per_class + vc;
   }
 
+  // The chip's own messages (member copies, results, error responses) come from here. Declared
+  // first so that it outlives every member that may still point at one of its payloads.
+  PayloadPool pool_;
   SwitchParams params_;
   uint32_t chip_id_;
+  uint32_t header_flits_;
   uint32_t interleave_bytes_;
   sc_core::sc_time internal_latency_;
   std::vector<InputPort> inputs_;
@@ -135,6 +213,15 @@ class SwitchChip : public sc_core::sc_module {
   std::vector<ArbiterRequest> eligible_;  // scratch, reused per arbitration
   uint64_t buffered_ = 0;
   std::vector<std::unique_ptr<reduction::ReductionUnit>> reduction_units_;  // [port], lazily
+  sc_core::sc_time reduction_clock_;
+  std::vector<HeldRequest> held_;
+  std::vector<uint32_t> free_held_;
+  std::vector<PendingReduction> reductions_;  // [tag]
+  std::vector<uint32_t> free_tags_;
+  std::vector<std::vector<uint16_t>> free_contexts_;   // [port]: the unit's free context ids
+  std::vector<std::vector<uint32_t>> context_tag_;     // [port][context]: the reduction using it
+  std::vector<std::deque<ParkedLoad>> parked_loads_;   // [port]
+  std::vector<uint64_t> evicted_seen_;                 // [port]: the unit's evicted_beats counted
   SwitchStats stats_;
 };
 

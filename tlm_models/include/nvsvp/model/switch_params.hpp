@@ -20,6 +20,7 @@ struct SwitchParams {
   std::string arbiter = "round_robin";
   std::string reduction_backend = "model";  // model | rtl | both (reduction unit, per port)
   uint32_t reduction_buffer_bytes = 64 * 1024;
+  double reduction_clock_ns = 1.0;  // assumed: one clock of the reduction unit (its latency is cycles x this)
   uint32_t multicast_slots = 128;   // multicast group table entries: hardware.md
   double register_access_ns = 0.0;  // one access to the register block (docs/registers.md)
 
@@ -41,6 +42,9 @@ struct SwitchParams {
     v("reduction_buffer_bytes", reduction_buffer_bytes,
       "reduction buffer per port, bytes (32-byte slots, 8 ways; rtl and both: 65536 only)",
       hw::between(256, 1 << 26));
+    v("reduction_clock_ns", reduction_clock_ns,
+      "clock period of the reduction unit, ns: a multimem ld_reduce's result leaves the unit's clocks x this after its last response",
+      hw::between(0.0, 1e6));
     v("multicast_slots", multicast_slots, "multicast group table entries per chip", hw::between(1, 1024));
     v("register_access_ns", register_access_ns,
       "simulated time of one firmware access to the chip's register block, ns (0: bring-up takes no time)",

@@ -1,0 +1,103 @@
+// `nvls`: MoE dispatch and combine with static multimem, as a shipped NVSwitch offers it
+// (hardware.md "Multimem semantics"; dysharp.md §2 on why it moves more bytes than deepep):
+//   dispatch: an all-gather: every GPU multimem.st's each of its tokens into a group covering
+//             every GPU's dispatch_rx, so every GPU receives every token (slot = global token);
+//   experts:  the local experts over all tokens; a GPU with no expert of a token writes a zero
+//             partial (its contribution to the sum);
+//   barrier:  every GPU tells every other that its partials are written (16-byte writes), since
+//             the loads below read them;
+//   combine:  a reduce-scatter: each home GPU multimem.ld_reduce's (bf16 add) each of its tokens'
+//             partials over a group covering every GPU's partial buffer; the switch returns the
+//             sum straight into the output.
+// The two groups are created at bring-up (LayerPlan::multicast_groups).
+#include <stdexcept>
+
+#include "moe_plan.hpp"
+
+namespace nvsvp::fw::detail {
+
+namespace {
+
+constexpr uint64_t kGroupGranule = 2ull << 20;  // multicast memory is bound in 2 MiB units
+// Multimem ranges of the two groups (2 MiB aligned, apart from every local buffer).
+constexpr uint64_t kDispatchGroupBase = 0x1000'0000'0000;
+constexpr uint64_t kCombineGroupBase = 0x1100'0000'0000;
+constexpr uint64_t kBarrierBuffer = 0x0800'0000'0000;  // [peer]: 16 bytes, "partials written"
+constexpr uint32_t kBarrierCounter = kMoeCounters;
+
+uint64_t round_up_to_granule(uint64_t bytes) { return (bytes + kGroupGranule - 1) / kGroupGranule * kGroupGranule; }
+
+}  // namespace
+
+void build_nvls(LayerPlan& plan, const DispatchMap& map) {
+  (void)map;  // every GPU receives every token: the routing decides only the experts' work
+  const MoeLayerSpec& spec = *plan.spec;
+  const MoeRouting& routing = spec.routing;
+  const MoeBuffers& b = plan.buffers;
+  const uint32_t gpus = routing.gpus;
+  const uint64_t tokens = routing.tokens();
+  if (gpus > 64) throw std::invalid_argument("nvls: a multicast group names at most 64 GPUs");
+  enum Phase : hw::PhaseId { kDispatch, kExperts, kCombine };
+
+  // Every GPU's dispatch slot s holds global token s.
+  auto all_tokens = std::make_shared<std::vector<std::vector<uint64_t>>>(gpus);
+  for (std::vector<uint64_t>& slots : *all_tokens) {
+    slots.resize(tokens);
+    for (uint64_t t = 0; t < tokens; ++t) slots[t] = t;
+  }
+  plan.received = all_tokens;
+  plan.token_copies = tokens * gpus;
+  plan.remote_token_copies = tokens * (gpus - 1);
+  plan.combine_reduced_in_switch = true;
+  const uint64_t all_members = gpus == 64 ? ~0ull : (1ull << gpus) - 1;
+  plan.multicast_groups.push_back(
+      MulticastGroupRequest{kDispatchGroupBase, round_up_to_granule(tokens * b.dispatch_stride), b.dispatch_rx, all_members});
+  plan.multicast_groups.push_back(
+      MulticastGroupRequest{kCombineGroupBase, round_up_to_granule(tokens * b.combine_stride), b.partial, all_members});
+
+  const uint64_t token_bytes = vector_bytes(spec.dispatch_dtype, spec.model.hidden);
+  const uint64_t partial_bytes = vector_bytes(spec.combine_dtype, spec.model.hidden);
+  for (uint32_t g = 0; g < gpus; ++g) {
+    hw::WorkSequence& seq = plan.sequences[g];
+    seq.phase_names = {"dispatch", "experts", "combine"};
+    seq.counters = kBarrierCounter + 1;
+    const uint64_t first_token = static_cast<uint64_t>(g) * routing.tokens_per_gpu;
+    seq.tasks.reserve(2 * routing.tokens_per_gpu + gpus + 8);
+
+    // Dispatch: one multicast store per local token; every token of every GPU lands here.
+    for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {
+      seq.tasks.push_back(hw::Task::multimem_store(kDispatch, b.input + (t - first_token) * b.dispatch_stride,
+                                                   kDispatchGroupBase + t * b.dispatch_stride, token_bytes,
+                                                   kDispatchCounter));
+    }
+    seq.tasks.push_back(hw::Task::wait(kDispatch, kDispatchCounter, tokens));
+    plan.expected_link_arrivals[g] += tokens;  // the copies, this GPU's own included
+
+    uint64_t pairs = 0;
+    for (uint64_t t = 0; t < tokens; ++t) pairs += local_experts(routing, t, g);
+    seq.kernels.push_back(expert_kernel(plan.spec, b, all_tokens, g));
+    seq.tasks.push_back(expert_task(spec, kExperts, tokens, pairs, static_cast<uint32_t>(seq.kernels.size() - 1)));
+
+    // Barrier: the loads below read every GPU's partials.
+    for (uint32_t p = 0; p < gpus; ++p) {
+      if (p == g) continue;
+      seq.tasks.push_back(hw::Task::send(kCombine, p, kBarrierBuffer + 16ull * p, kBarrierBuffer + 16ull * g, 16,
+                                         kBarrierCounter));
+      plan.expected_link_arrivals[p]++;
+    }
+    seq.tasks.push_back(hw::Task::wait(kCombine, kBarrierCounter, gpus - 1));
+
+    // Combine: one reducing load per local token, the sum landing in the output.
+    for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {
+      seq.tasks.push_back(hw::Task::multimem_ld_reduce(kCombine, kCombineGroupBase + t * b.combine_stride,
+                                                       b.output + (t - first_token) * b.combine_stride, partial_bytes,
+                                                       hw::MultimemOp::add, hw::MultimemType::bf16, kCombineCounter));
+    }
+    seq.tasks.push_back(hw::Task::wait(kCombine, kCombineCounter, routing.tokens_per_gpu));
+    // Every home's loads read this GPU's partial of each of their tokens, and its own loads'
+    // results come back.
+    plan.expected_link_arrivals[g] += tokens + routing.tokens_per_gpu;
+  }
+}
+
+}  // namespace nvsvp::fw::detail

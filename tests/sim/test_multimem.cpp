@@ -1,0 +1,366 @@
+// Static multimem on the assembled platform (3 GPUs on two chips, links 2 + 1), with groups
+// created by firmware through the register block: multimem.st replicated to every member
+// including the issuer, multimem.red combined into every member, multimem.ld_reduce giving one
+// reduced result (model, and model and RTL in lockstep), ld_reduce beyond a port's reduction
+// contexts waiting instead of failing, and access control (no group, not a member): an error
+// response, an error count, the interrupt, and nothing written anywhere; a ReductionMismatch of
+// the `both` backend ends the run naming it.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "../common/test_support.hpp"
+#include "nvsvp/fw/switch_bringup.hpp"
+#include "nvsvp/hw/switch_registers.hpp"
+#include "nvsvp/platform/platform.hpp"
+#include "nvsvp/platform/tlm_hal.hpp"
+#include "nvsvp/reduction/reduction_factory.hpp"
+#include "nvsvp/reduction/reduction_model.hpp"
+
+namespace nvsvp::platform {
+namespace {
+
+namespace regs = hw::switch_regs;
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint32_t kGpus = 3;
+// The group every test creates: multimem [64 MiB, 72 MiB) -> local [1 MiB, 9 MiB) in each member.
+constexpr uint64_t kMultimemBase = 64 * kMiB;
+constexpr uint64_t kGroupSize = 8 * kMiB;
+constexpr uint64_t kLocalBase = 1 * kMiB;
+constexpr uint64_t kAllMembers = 0b111;
+
+PlatformSpec multimem_platform(const std::string& reduction_backend = "model") {
+  PlatformSpec spec = test::small_platform(kGpus, {2, 1});
+  spec.switch_chip.reduction_backend = reduction_backend;
+  return spec;
+}
+
+// Runs `body` as firmware after bring-up and the creation of one group with `members`; fails the
+// test if the firmware does not finish within 1 ms.
+void run_with_group(const PlatformSpec& spec, uint64_t members,
+                    const std::function<void(TlmHal&, Platform&, fw::SwitchFabric&)>& body) {
+  // Left to the process's end, like every module of a simulation test.
+  auto& platform = *new Platform("platform", spec);
+  auto& hal = *new TlmHal(platform);
+  auto& host = *new FirmwareHost("firmware", [&] {
+    fw::SwitchFabric fabric(hal);
+    fabric.bring_up(platform.fabric_topology());
+    fw::MulticastAllocator allocator(hal, fabric.report().chips);
+    allocator.create_group(kMultimemBase, kGroupSize, kLocalBase, members);
+    body(hal, platform, fabric);
+  });
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS), sc_core::SC_EXIT_ON_STARVATION);
+  std::ostringstream stuck;
+  ASSERT_TRUE(host.done()) << "the firmware did not finish:\n" << (platform.describe_outstanding(stuck), stuck.str());
+}
+
+using Bytes16 = std::array<uint8_t, 16>;
+
+Bytes16 f32_lanes(const std::array<float, 4>& values) {
+  Bytes16 out{};
+  std::memcpy(out.data(), values.data(), 16);
+  return out;
+}
+
+// bf16 of a small integer: the upper half of its f32 encoding (exact for |v| < 256).
+uint16_t bf16_of(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+Bytes16 bf16_lanes(const std::array<float, 8>& values) {
+  Bytes16 out{};
+  for (size_t i = 0; i < 8; ++i) {
+    const uint16_t b = bf16_of(values[i]);
+    std::memcpy(out.data() + 2 * i, &b, 2);
+  }
+  return out;
+}
+
+Bytes16 read16(TlmHal& hal, uint32_t gpu, uint64_t address) {
+  Bytes16 out{};
+  hal.memory(gpu).read(address, out.data(), out.size());
+  return out;
+}
+
+uint64_t chips_counter(Platform& platform, uint64_t model::SwitchStats::*field) {
+  uint64_t sum = 0;
+  for (uint32_t c = 0; c < platform.switch_count(); ++c) sum += platform.chip(c).stats().*field;
+  return sum;
+}
+
+hw::WorkSequence one_task(const hw::Task& task) {
+  hw::WorkSequence sequence;
+  sequence.tasks.push_back(task);
+  return sequence;
+}
+
+hw::WorkSequence wait_for(uint32_t counter, uint64_t count) {
+  return one_task(hw::Task::wait(0, counter, count));
+}
+
+TEST(Multimem, StoreReachesEveryMemberIncludingTheIssuerWithExactBytes) {
+  run_with_group(multimem_platform(), kAllMembers, [](TlmHal& hal, Platform& platform, fw::SwitchFabric& fabric) {
+    constexpr uint64_t kBytes = 256;
+    constexpr uint64_t kOffset = 0x40;
+    const Bytes16 pattern = f32_lanes({1.5f, -2.0f, 3.25f, 4.0f});
+    hal.memory(0).write(0x1000, pattern.data(), pattern.size());
+    hal.submit(0, one_task(hw::Task::multimem_store(0, 0x1000, kMultimemBase + kOffset, kBytes, 0)));
+    for (uint32_t g = 0; g < kGpus; ++g) hal.submit(g, wait_for(0, 1));
+    hal.wait_all_finished();
+
+    for (uint32_t g = 0; g < kGpus; ++g) {
+      EXPECT_EQ(read16(hal, g, kLocalBase + kOffset), pattern) << "GPU " << g;
+      EXPECT_EQ(platform.gpu(g).stats().messages_received, 1u) << "GPU " << g;
+      EXPECT_EQ(platform.gpu(g).stats().payload_bytes_received, kBytes) << "GPU " << g;
+    }
+    EXPECT_EQ(platform.gpu(0).stats().messages_sent, 1u) << "one store leaves the issuer";
+    EXPECT_EQ(platform.gpu(0).stats().payload_bytes_sent, kBytes);
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::replications), kGpus);
+    // Each copy is a full write: 256 B of data in 16-byte flits plus one packet header.
+    const model::LinkParams& link = platform.spec().link;
+    ASSERT_LE(kBytes, link.max_packet_payload_bytes);
+    const uint64_t flits_per_copy = kBytes / 16 + link.header_flits_per_packet;
+    uint64_t forwarded_flits = 0;
+    for (uint32_t c = 0; c < platform.switch_count(); ++c) forwarded_flits += platform.chip(c).stats().forwarded_flits[0];
+    EXPECT_EQ(forwarded_flits, kGpus * flits_per_copy);
+    EXPECT_EQ(fabric.service_interrupts(), 0u) << "no error";
+  });
+}
+
+TEST(Multimem, RedAddsTheOperandIntoEveryMember) {
+  run_with_group(multimem_platform(), kAllMembers, [](TlmHal& hal, Platform& platform, fw::SwitchFabric&) {
+    constexpr uint64_t kF32Offset = 0x100;
+    constexpr uint64_t kBf16Offset = 0x200;
+    for (uint32_t g = 0; g < kGpus; ++g) {
+      const float base = static_cast<float>(g + 1);
+      const Bytes16 f32 = f32_lanes({base, 2 * base, 3 * base, -base});
+      const Bytes16 bf16 = bf16_lanes({base, base, 2 * base, 2 * base, 3 * base, 3 * base, 4 * base, -base});
+      hal.memory(g).write(kLocalBase + kF32Offset, f32.data(), 16);
+      hal.memory(g).write(kLocalBase + kBf16Offset, bf16.data(), 16);
+    }
+    const Bytes16 f32_operand = f32_lanes({10, 20, 30, 40});
+    const Bytes16 bf16_operand = bf16_lanes({1, 2, 3, 4, 5, 6, 7, 8});
+    hal.memory(1).write(0x3000, f32_operand.data(), 16);
+    hal.memory(1).write(0x3010, bf16_operand.data(), 16);
+    hw::WorkSequence issuer;
+    issuer.tasks.push_back(hw::Task::multimem_red(0, 0x3000, kMultimemBase + kF32Offset, 16, hw::MultimemOp::add,
+                                                  hw::MultimemType::f32, 0));
+    issuer.tasks.push_back(hw::Task::multimem_red(0, 0x3010, kMultimemBase + kBf16Offset, 16, hw::MultimemOp::add,
+                                                  hw::MultimemType::bf16, 0));
+    hal.submit(1, std::move(issuer));
+    for (uint32_t g = 0; g < kGpus; ++g) hal.submit(g, wait_for(0, 2));
+    hal.wait_all_finished();
+
+    for (uint32_t g = 0; g < kGpus; ++g) {
+      const float base = static_cast<float>(g + 1);
+      EXPECT_EQ(read16(hal, g, kLocalBase + kF32Offset), f32_lanes({base + 10, 2 * base + 20, 3 * base + 30, 40 - base}))
+          << "GPU " << g;
+      EXPECT_EQ(read16(hal, g, kLocalBase + kBf16Offset),
+                bf16_lanes({base + 1, base + 2, 2 * base + 3, 2 * base + 4, 3 * base + 5, 3 * base + 6, 4 * base + 7, 8 - base}))
+          << "GPU " << g;
+    }
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::replications), 2 * kGpus);
+  });
+}
+
+// GPU g holds lanes (g+1) x (1, 2, 3, 4) (f32) and (g+1) x (1 .. 8) (bf16); the sums over the
+// three GPUs are 6 x those lanes. GPU 2 loads both with ld_reduce.
+void ld_reduce_returns_the_sum_once(const std::string& backend) {
+  run_with_group(multimem_platform(backend), kAllMembers, [](TlmHal& hal, Platform& platform, fw::SwitchFabric& fabric) {
+    constexpr uint64_t kF32Offset = 0x400;
+    constexpr uint64_t kBf16Offset = 0x800;
+    for (uint32_t g = 0; g < kGpus; ++g) {
+      const float k = static_cast<float>(g + 1);
+      const Bytes16 f32 = f32_lanes({k, 2 * k, 3 * k, 4 * k});
+      const Bytes16 bf16 = bf16_lanes({k, 2 * k, 3 * k, 4 * k, 5 * k, 6 * k, 7 * k, 8 * k});
+      hal.memory(g).write(kLocalBase + kF32Offset, f32.data(), 16);
+      hal.memory(g).write(kLocalBase + kBf16Offset, bf16.data(), 16);
+    }
+    hw::WorkSequence issuer;
+    issuer.tasks.push_back(hw::Task::multimem_ld_reduce(0, kMultimemBase + kF32Offset, 0x5000, 16, hw::MultimemOp::add,
+                                                        hw::MultimemType::f32, 0));
+    issuer.tasks.push_back(hw::Task::multimem_ld_reduce(0, kMultimemBase + kBf16Offset, 0x5010, 16, hw::MultimemOp::add,
+                                                        hw::MultimemType::bf16, 0));
+    issuer.tasks.push_back(hw::Task::wait(0, 0, 2));
+    hal.submit(2, std::move(issuer));
+    hal.wait_all_finished();
+
+    EXPECT_EQ(read16(hal, 2, 0x5000), f32_lanes({6, 12, 18, 24}));
+    EXPECT_EQ(read16(hal, 2, 0x5010), bf16_lanes({6, 12, 18, 24, 30, 36, 42, 48}));
+    // Every member got one read per load (header only); the issuer got its own two reads and
+    // exactly two results of 16 bytes each.
+    for (uint32_t g = 0; g < 2; ++g) {
+      EXPECT_EQ(platform.gpu(g).stats().messages_received, 2u) << "GPU " << g;
+      EXPECT_EQ(platform.gpu(g).stats().payload_bytes_received, 0u) << "GPU " << g;
+    }
+    EXPECT_EQ(platform.gpu(2).stats().messages_received, 4u);
+    EXPECT_EQ(platform.gpu(2).stats().payload_bytes_received, 32u);
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::reductions), 2u);
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::evictions), 0u);
+    // The members' responses end in the switch: only the two results are forwarded responses.
+    uint64_t forwarded_responses = 0;
+    for (uint32_t c = 0; c < platform.switch_count(); ++c) forwarded_responses += platform.chip(c).stats().forwarded[1];
+    EXPECT_EQ(forwarded_responses, 2u);
+    for (uint32_t c = 0; c < platform.switch_count(); ++c) {
+      EXPECT_EQ(platform.chip(c).registers().reduction_contexts_in_use(), 0u) << "contexts released, chip " << c;
+    }
+    EXPECT_EQ(fabric.service_interrupts(), 0u) << "no error";
+  });
+}
+
+TEST(Multimem, LdReduceReturnsTheReducedValueOnce) { ld_reduce_returns_the_sum_once("model"); }
+
+TEST(Multimem, LdReduceWithModelAndRtlInLockstepReturnsTheReducedValueOnce) { ld_reduce_returns_the_sum_once("both"); }
+
+// 200 loads from one GPU at once: more than a port's 64 reduction contexts are outstanding, so
+// loads wait for a context (counted) and all still return the right sums.
+TEST(Multimem, LdReduceBeyondThePortsContextsWaitsAndCompletes) {
+  run_with_group(multimem_platform(), kAllMembers, [](TlmHal& hal, Platform& platform, fw::SwitchFabric& fabric) {
+    constexpr uint32_t kLoads = 200;
+    for (uint32_t g = 0; g < kGpus; ++g) {
+      for (uint32_t i = 0; i < kLoads; ++i) {
+        const Bytes16 lanes = f32_lanes({static_cast<float>(i), static_cast<float>(g), 1.0f, 0.0f});
+        hal.memory(g).write(kLocalBase + 16ull * i, lanes.data(), 16);
+      }
+    }
+    hw::WorkSequence issuer;
+    for (uint32_t i = 0; i < kLoads; ++i) {
+      issuer.tasks.push_back(hw::Task::multimem_ld_reduce(0, kMultimemBase + 16ull * i, 0x10000 + 16ull * i, 16,
+                                                          hw::MultimemOp::add, hw::MultimemType::f32, 0));
+    }
+    issuer.tasks.push_back(hw::Task::wait(0, 0, kLoads));
+    hal.submit(0, std::move(issuer));
+    hal.wait_all_finished();
+    for (uint32_t i = 0; i < kLoads; ++i) {
+      // Sum over GPUs 0, 1, 2 of (i, g, 1, 0).
+      EXPECT_EQ(read16(hal, 0, 0x10000 + 16ull * i), f32_lanes({3.0f * i, 3.0f, 3.0f, 0.0f})) << "load " << i;
+    }
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::reductions), kLoads);
+    EXPECT_GT(chips_counter(platform, &model::SwitchStats::parked_loads), 0u);
+    EXPECT_EQ(fabric.service_interrupts(), 0u) << "waiting for a context is flow control, not an error";
+  });
+}
+
+// Checks that nothing was written: the member copies would land at kLocalBase + offset.
+void expect_nothing_written(TlmHal& hal, Platform& platform, uint64_t local_address) {
+  for (uint32_t g = 0; g < kGpus; ++g) {
+    EXPECT_EQ(read16(hal, g, local_address), Bytes16{}) << "GPU " << g;
+    EXPECT_EQ(platform.gpu(g).stats().payload_bytes_received, 0u) << "GPU " << g;
+  }
+  EXPECT_EQ(chips_counter(platform, &model::SwitchStats::replications), 0u);
+}
+
+TEST(Multimem, OperationOnAnUnconfiguredGroupIsRefused) {
+  run_with_group(multimem_platform(), kAllMembers, [](TlmHal& hal, Platform& platform, fw::SwitchFabric& fabric) {
+    const Bytes16 pattern = f32_lanes({1, 2, 3, 4});
+    hal.memory(0).write(0x1000, pattern.data(), 16);
+    // 128 MiB: no group covers it.
+    hal.submit(0, one_task(hw::Task::multimem_store(0, 0x1000, 128 * kMiB, 16, 0)));
+    hal.submit(0, wait_for(0, 1));
+    hal.wait_all_finished();
+
+    EXPECT_EQ(platform.gpu(0).stats().multimem_errors, 1u);
+    for (uint32_t g = 0; g < kGpus; ++g) EXPECT_EQ(read16(hal, g, 128 * kMiB), Bytes16{}) << "GPU " << g;
+    expect_nothing_written(hal, platform, kLocalBase);
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::access_errors), 1u);
+    EXPECT_TRUE(fabric.wait_and_service(0.0)) << "the interrupt is up";
+    ASSERT_EQ(fabric.error_log().size(), 1u);
+    EXPECT_EQ(fabric.error_log()[0].bits, regs::error_group_not_configured);
+  });
+}
+
+TEST(Multimem, OperationsFromANonMemberAreRefused) {
+  // GPUs 0 and 1 are members; GPU 2 tries a store, a red and a ld_reduce.
+  run_with_group(multimem_platform(), 0b011, [](TlmHal& hal, Platform& platform, fw::SwitchFabric& fabric) {
+    const Bytes16 pattern = f32_lanes({1, 2, 3, 4});
+    hal.memory(2).write(0x1000, pattern.data(), 16);
+    hw::WorkSequence intruder;
+    intruder.tasks.push_back(hw::Task::multimem_store(0, 0x1000, kMultimemBase, 16, 0));
+    intruder.tasks.push_back(hw::Task::multimem_red(0, 0x1000, kMultimemBase, 16, hw::MultimemOp::add,
+                                                    hw::MultimemType::f32, 0));
+    intruder.tasks.push_back(hw::Task::multimem_ld_reduce(0, kMultimemBase, 0x2000, 16, hw::MultimemOp::add,
+                                                          hw::MultimemType::f32, 0));
+    intruder.tasks.push_back(hw::Task::wait(0, 0, 3));
+    hal.submit(2, std::move(intruder));
+    hal.wait_all_finished();
+
+    EXPECT_EQ(platform.gpu(2).stats().multimem_errors, 3u);
+    EXPECT_EQ(read16(hal, 2, 0x2000), Bytes16{}) << "the refused load returned no data";
+    expect_nothing_written(hal, platform, kLocalBase);
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::access_errors), 3u);
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::reductions), 0u);
+    EXPECT_TRUE(fabric.wait_and_service(0.0)) << "the interrupt is up";
+    uint32_t bits = 0;
+    for (const fw::SwitchErrorRecord& record : fabric.error_log()) bits |= record.bits;
+    EXPECT_EQ(bits, regs::error_not_a_member);
+  });
+}
+
+// A backend that computes like the model but flips the lowest bit of every result beat.
+class BitFlippingUnit : public reduction::ReductionUnit {
+ public:
+  void process(const std::vector<reduction::Command>& commands, std::vector<reduction::ResultBeat>& results) override {
+    const size_t first = results.size();
+    model_.process(commands, results);
+    for (size_t i = first; i < results.size(); ++i) results[i].data[0] ^= 1u;
+  }
+  reduction::ReductionStatus status() const override { return model_.status(); }
+  void clear_status(uint32_t mask) override { model_.clear_status(mask); }
+  uint64_t cycles() const override { return model_.cycles(); }
+  std::string backend_name() const override { return "bit-flipping"; }
+
+ private:
+  reduction::ReductionModel model_;
+};
+
+// The `both` backend's comparison failing inside the switch is a fatal error naming the mismatch:
+// the process ends (in the command, the scheme's run fails and nvsvp exits 1), and no value the
+// backends disagree on reaches a GPU.
+TEST(MultimemDeathTest, ReductionMismatchEndsTheRunNamingIt) {
+  EXPECT_DEATH(
+      {
+        // A fatal report must end the process here, as SystemC's default handler does (the test
+        // handler would only record it).
+        sc_core::sc_report_handler::set_handler([](const sc_core::sc_report& r, const sc_core::sc_actions&) {
+          if (r.get_severity() >= sc_core::SC_ERROR) {
+            std::cerr << r.get_msg() << std::endl;
+            std::abort();
+          }
+        });
+        auto& platform = *new Platform("platform", multimem_platform("both"));
+        auto& hal = *new TlmHal(platform);
+        for (uint32_t c = 0; c < platform.switch_count(); ++c) {
+          const uint32_t ports = kGpus * platform.spec().links_per_chip[c];
+          for (uint32_t p = 0; p < ports; ++p) {
+            platform.chip(c).replace_reduction_unit(
+                static_cast<uint16_t>(p),
+                std::make_unique<reduction::LockstepReductionUnit>(std::make_unique<reduction::ReductionModel>(),
+                                                                   std::make_unique<BitFlippingUnit>()));
+          }
+        }
+        new FirmwareHost("firmware", [&] {
+          fw::SwitchFabric fabric(hal);
+          fabric.bring_up(platform.fabric_topology());
+          fw::MulticastAllocator allocator(hal, fabric.report().chips);
+          allocator.create_group(kMultimemBase, kGroupSize, kLocalBase, kAllMembers);
+          hal.submit(0, one_task(hw::Task::multimem_ld_reduce(0, kMultimemBase, 0x2000, 16, hw::MultimemOp::add,
+                                                              hw::MultimemType::f32, 0)));
+          hal.wait_all_finished();
+          std::cerr << "the load completed" << std::endl;
+        });
+        sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS), sc_core::SC_EXIT_ON_STARVATION);
+      },
+      "ReductionMismatch at port [0-9]+: reduction backends differ .* field data");
+}
+
+}  // namespace
+}  // namespace nvsvp::platform
