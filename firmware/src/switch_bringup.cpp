@@ -1,5 +1,7 @@
 #include "nvsvp/fw/switch_bringup.hpp"
 
+#include "nvsvp/hw/hex_text.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <sstream>
@@ -16,11 +18,7 @@ constexpr uint32_t kAllErrors = regs::error_group_not_configured | regs::error_n
                                 regs::error_reduction | regs::error_context_pool_exhausted |
                                 regs::error_bad_register_access;
 
-std::string hex(uint64_t value) {
-  std::ostringstream os;
-  os << "0x" << std::hex << std::uppercase << value;
-  return os.str();
-}
+using hw::hex_text;
 
 std::string chip_name(uint32_t chip) { return "switch chip " + std::to_string(chip); }
 
@@ -43,7 +41,7 @@ std::string describe_switch_errors(uint32_t bits) {
     names += (names.empty() ? "" : ", ") + std::string(name);
     bits &= ~bit;
   }
-  if (bits != 0) names += (names.empty() ? "" : ", ") + std::string("unknown bits ") + hex(bits);
+  if (bits != 0) names += (names.empty() ? "" : ", ") + std::string("unknown bits ") + hex_text(bits);
   return names.empty() ? "none" : names;
 }
 
@@ -56,7 +54,7 @@ std::string SwitchErrorRecord::describe() const {
 SwitchChipInfo SwitchFabric::discover(uint32_t chip) {
   const uint32_t id = hal_.read_register(chip, regs::kId);
   if (id != regs::kIdValue) {
-    throw FabricError(chip_name(chip) + ": ID register reads " + hex(id) + ", expected " + hex(regs::kIdValue) +
+    throw FabricError(chip_name(chip) + ": ID register reads " + hex_text(id) + ", expected " + hex_text(regs::kIdValue) +
                       " (\"NVSW\"): not a switch register block");
   }
   const uint32_t version = hal_.read_register(chip, regs::kVersion);
@@ -122,7 +120,7 @@ const FabricBringUpReport& SwitchFabric::bring_up(const FabricTopology& topology
     program_routes(c, topology);
     const uint32_t status = hal_.read_register(c, regs::kErrorStatus);
     if (status != 0) {
-      throw FabricError(chip_name(c) + " refused its route table: ERROR_STATUS " + hex(status) + " (" +
+      throw FabricError(chip_name(c) + " refused its route table: ERROR_STATUS " + hex_text(status) + " (" +
                         describe_switch_errors(status) + ")");
     }
     const SwitchChipInfo& info = report_.chips[c];
@@ -183,7 +181,7 @@ MulticastGroupHandle MulticastAllocator::create_group(uint64_t base, uint64_t si
                                                       uint64_t members) {
   // The checks the chips make when CONTROL.valid is set, made here first so that a mistake is
   // named before anything is written.
-  const std::string what = "multicast group [" + hex(base) + ", +" + hex(size) + ")";
+  const std::string what = "multicast group [" + hex_text(base) + ", +" + hex_text(size) + ")";
   constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
   if (size == 0) throw std::invalid_argument(what + ": empty");
   if (base % regs::kMulticastGranule != 0 || size % regs::kMulticastGranule != 0) {
@@ -195,7 +193,7 @@ MulticastGroupHandle MulticastAllocator::create_group(uint64_t base, uint64_t si
   if (members == 0) throw std::invalid_argument(what + ": no member GPUs");
   for (const SwitchChipInfo& chip : chips_) {
     if (chip.route_entries < 64 && (members >> chip.route_entries) != 0) {
-      throw std::invalid_argument(what + ": members " + hex(members) + " name a GPU beyond " + chip_name(chip.chip) +
+      throw std::invalid_argument(what + ": members " + hex_text(members) + " name a GPU beyond " + chip_name(chip.chip) +
                                   "'s " + std::to_string(chip.route_entries) + " route entries");
     }
   }
@@ -203,8 +201,8 @@ MulticastGroupHandle MulticastAllocator::create_group(uint64_t base, uint64_t si
     if (!slot_used_[s]) continue;
     const MulticastGroupHandle& other = groups_[s];
     if (base <= other.base + (other.size - 1) && other.base <= base + (size - 1)) {
-      throw std::invalid_argument(what + " overlaps the group in slot " + std::to_string(s) + " [" + hex(other.base) +
-                                  ", +" + hex(other.size) + ")");
+      throw std::invalid_argument(what + " overlaps the group in slot " + std::to_string(s) + " [" + hex_text(other.base) +
+                                  ", +" + hex_text(other.size) + ")");
     }
   }
   const auto free_slot = std::find(slot_used_.begin(), slot_used_.end(), false);

@@ -140,7 +140,7 @@ TEST_F(SwitchBringUpTest, WrongIdStopsBeforeAnyWrite) {
   EXPECT_CALL(hal_, read_register(1, regs::kId)).WillRepeatedly(Return(0x12345678u));
   EXPECT_CALL(hal_, write_register(_, _, _)).Times(0);
   const std::string error = bring_up_error(topology());
-  EXPECT_THAT(error, HasSubstr("switch chip 1: ID register reads 0x12345678, expected 0x4E565357"));
+  EXPECT_THAT(error, HasSubstr("switch chip 1: ID register reads 0x12345678, expected 0x4e565357"));
 }
 
 TEST_F(SwitchBringUpTest, UnknownRegisterMapVersionIsNamed) {

@@ -1,23 +1,17 @@
 // The destination GPU's Hub (gpu_hub.hpp).
 #include "nvsvp/model/gpu_hub.hpp"
 
+#include "nvsvp/hw/hex_text.hpp"
+
 #include <algorithm>
 
 namespace nvsvp::model {
 
 namespace {
 
-std::string hex(uint64_t value) {
-  static const char* digits = "0123456789abcdef";
-  std::string text;
-  do {
-    text.insert(text.begin(), digits[value & 0xf]);
-    value >>= 4;
-  } while (value != 0);
-  return "0x" + text;
-}
+using hw::hex_text;
 
-std::string range_text(uint64_t begin, uint64_t end) { return "[" + hex(begin) + ", " + hex(end) + ")"; }
+std::string range_text(uint64_t begin, uint64_t end) { return "[" + hex_text(begin) + ", " + hex_text(end) + ")"; }
 
 uint64_t round_up(uint64_t value, uint64_t granule) { return (value + granule - 1) / granule * granule; }
 
@@ -253,7 +247,7 @@ GpuHub::Object& GpuHub::object_at(uint64_t multimem_address) {
                range_text(above.multimem_base, above.multimem_end);
   }
   throw HubError(HubErrorKind::address_outside_objects,
-                 "GPU " + std::to_string(gpu_) + " Hub: multimem address " + hex(multimem_address) +
+                 "GPU " + std::to_string(gpu_) + " Hub: multimem address " + hex_text(multimem_address) +
                      " lies in no bound dynamic multicast object" +
                      (nearest.empty() ? std::string(" (none is bound)") : nearest));
 }
@@ -264,7 +258,7 @@ HubTranslation GpuHub::translate(uint64_t multimem_address, hw::MultimemStage st
   // Error text is built only when needed: translate runs once per packet and target.
   const auto where = [&] {
     return "GPU " + std::to_string(gpu_) + " Hub: object " + std::to_string(descriptor.id) +
-           ", address " + hex(multimem_address);
+           ", address " + hex_text(multimem_address);
   };
   if (stage != descriptor.stage) {
     throw HubError(HubErrorKind::stage_mismatch, where() + ": a " + hw::to_string(stage) +

@@ -1,6 +1,8 @@
 // The dynamic multimem packet format and trimming (multimem_packet.hpp).
 #include "nvsvp/model/multimem_packet.hpp"
 
+#include "nvsvp/hw/hex_text.hpp"
+
 #include <algorithm>
 
 namespace nvsvp::model {
@@ -9,15 +11,7 @@ namespace {
 
 constexpr uint64_t kAddressMask = (1ull << kMultimemAddressBits) - 1;
 
-std::string hex(uint64_t value) {
-  static const char* digits = "0123456789abcdef";
-  std::string text;
-  do {
-    text.insert(text.begin(), digits[value & 0xf]);
-    value >>= 4;
-  } while (value != 0);
-  return "0x" + text;
-}
+using hw::hex_text;
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -33,8 +27,8 @@ uint32_t checked_flits(uint64_t flits) {
 
 uint64_t encode_first_flit(const DynamicFirstFlit& flit) {
   if (flit.multimem_address > kAddressMask) {
-    throw std::out_of_range("dynamic multimem first flit: address " + hex(flit.multimem_address) +
-                            " does not fit 48 bits (limit " + hex(kAddressMask) + ")");
+    throw std::out_of_range("dynamic multimem first flit: address " + hex_text(flit.multimem_address) +
+                            " does not fit 48 bits (limit " + hex_text(kAddressMask) + ")");
   }
   if (flit.target_count >= kTargetCountLimit) {
     throw std::out_of_range("dynamic multimem first flit: target count " +
