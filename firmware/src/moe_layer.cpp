@@ -96,17 +96,19 @@ hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuff
     const std::vector<uint64_t>& slots = (*received)[gpu];
     const uint32_t per = routing.experts_per_gpu();
     const uint32_t first_expert = gpu * per;
-    uint8_t raw[2 * kLanes];
+    constexpr size_t kBytes = 2 * kLanes;
+    std::vector<uint8_t> data(slots.size() * kBytes);  // the received tokens, then the partials
+    memory.read_strided(buffers.dispatch_rx, buffers.dispatch_stride, slots.size(), kBytes, data.data());
     for (uint64_t s = 0; s < slots.size(); ++s) {
-      memory.read(buffers.dispatch_rx + s * buffers.dispatch_stride, raw, sizeof raw);
       ExpertSum local;
       const uint16_t* experts = routing.experts_of(slots[s]);
       for (uint32_t k = 0; k < routing.top_k; ++k) {
         if (experts[k] - first_expert < per) local.add(experts[k]);  // the experts on this GPU
       }
+      uint8_t* raw = data.data() + s * kBytes;
       pack_lanes(local.of(unpack_lanes(raw)), raw);
-      memory.write(buffers.partial + s * buffers.combine_stride, raw, sizeof raw);
     }
+    memory.write_strided(buffers.partial, buffers.combine_stride, slots.size(), kBytes, data.data());
   };
 }
 
@@ -123,18 +125,22 @@ hw::Kernel reduce_kernel(const LayerPlan& plan, uint32_t gpu) {
   return [spec = plan.spec, buffers = plan.buffers, first = plan.copy_first, gpu](hw::MemoryAccess& memory) {
     const MoeRouting& routing = spec->routing;
     const uint64_t begin = static_cast<uint64_t>(gpu) * routing.tokens_per_gpu;
+    const uint64_t end = begin + routing.tokens_per_gpu;
     const uint64_t base = (*first)[begin];
-    uint8_t raw[2 * kLanes];
-    for (uint64_t t = begin; t < begin + routing.tokens_per_gpu; ++t) {
+    constexpr size_t kBytes = 2 * kLanes;
+    // This GPU's tokens' partials sit in combine_rx in copy order, so they are read at once.
+    std::vector<uint8_t> partials(((*first)[end] - base) * kBytes);
+    memory.read_strided(buffers.combine_rx, buffers.combine_stride, (*first)[end] - base, kBytes, partials.data());
+    std::vector<uint8_t> outputs(routing.tokens_per_gpu * kBytes);
+    for (uint64_t t = begin; t < end; ++t) {
       Lanes sum{};
       for (uint64_t c = (*first)[t]; c < (*first)[t + 1]; ++c) {
-        memory.read(buffers.combine_rx + (c - base) * buffers.combine_stride, raw, sizeof raw);
-        const Lanes partial = unpack_lanes(raw);
+        const Lanes partial = unpack_lanes(partials.data() + (c - base) * kBytes);
         for (int l = 0; l < kLanes; ++l) sum[l] += partial[l];
       }
-      pack_lanes(sum, raw);
-      memory.write(buffers.output + (t - begin) * buffers.combine_stride, raw, sizeof raw);
+      pack_lanes(sum, outputs.data() + (t - begin) * kBytes);
     }
+    memory.write_strided(buffers.output, buffers.combine_stride, routing.tokens_per_gpu, kBytes, outputs.data());
   };
 }
 
@@ -278,10 +284,14 @@ MoeCheckResult verify_layer(Hal& hal, const LayerPlan& plan, size_t max_violatio
   for (uint32_t d = 0; d < routing.gpus; ++d) {
     hw::MemoryAccess& memory = hal.memory(d);
     const std::vector<uint64_t>& slots = (*plan.received)[d];
+    std::vector<uint8_t> received(slots.size() * sizeof raw);
+    std::vector<uint32_t> write_counts(slots.size());
+    memory.read_strided(b.dispatch_rx, b.dispatch_stride, slots.size(), sizeof raw, received.data(),
+                        write_counts.data());
     for (uint64_t s = 0; s < slots.size(); ++s) {
       const uint64_t t = slots[s];
-      const uint64_t address = b.dispatch_rx + s * b.dispatch_stride;
-      const uint32_t writes = memory.read_counted(address, raw, sizeof raw);
+      const uint32_t writes = write_counts[s];
+      std::memcpy(raw, received.data() + s * sizeof raw, sizeof raw);
       if (writes == 1 && std::memcmp(raw, token_bytes[t].data(), sizeof raw) == 0) {
         result.token_copies_delivered++;
         continue;

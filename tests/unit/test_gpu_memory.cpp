@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "nvsvp/model/gpu_memory.hpp"
@@ -111,6 +112,38 @@ TEST(GpuMemory, DenseLookupAgreesWithSparseForAnyStride) {
       sparse.write(address, data.data(), 16);
       ASSERT_EQ(read(dense, address, 16), read(sparse, address, 16)) << "address " << address;
       ASSERT_EQ(dense.write_count(address), sparse.write_count(address)) << "address " << address;
+    }
+  }
+}
+
+// The bulk forms give what element-by-element reads and writes give, on the dense path (a
+// declared buffer walked at its own stride) and off it (another stride, an undeclared range).
+TEST(GpuMemory, StridedAccessEqualsElementByElement) {
+  GpuMemory bulk, single;
+  const uint64_t base = 0x10'0000, stride = 7392, count = 50;
+  bulk.declare_buffer(base, stride, count);
+  single.declare_buffer(base, stride, count);
+  std::vector<uint8_t> in(count * 16);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 7 + 3);
+  for (const auto& [at, step, n] : {std::tuple<uint64_t, uint64_t, uint64_t>{base + stride, stride, 30},
+                                    {base, 2 * stride, 20}, {0x900'0000, 64, 40}}) {
+    SCOPED_TRACE(at);
+    bulk.write_strided(at, step, n, 16, in.data());
+    for (uint64_t i = 0; i < n; ++i) single.write(at + i * step, in.data() + i * 16, 16);
+  }
+  bulk.write_strided(base, stride, 5, 16, in.data());  // some elements twice
+  for (uint64_t i = 0; i < 5; ++i) single.write(base + i * stride, in.data() + i * 16, 16);
+  EXPECT_EQ(bulk.writes(), single.writes());
+  for (const auto& [at, step, n] : {std::tuple<uint64_t, uint64_t, uint64_t>{base, stride, count},
+                                    {base, 2 * stride, 25}, {0x900'0000, 64, 45}}) {
+    SCOPED_TRACE(at);
+    std::vector<uint8_t> got(n * 16, 0xAA);
+    std::vector<uint32_t> counts(n, 99);
+    bulk.read_strided(at, step, n, 16, got.data(), counts.data());
+    for (uint64_t i = 0; i < n; ++i) {
+      EXPECT_EQ(std::vector<uint8_t>(got.begin() + i * 16, got.begin() + (i + 1) * 16), read(single, at + i * step, 16))
+          << "element " << i;
+      EXPECT_EQ(counts[i], single.write_count(at + i * step)) << "element " << i;
     }
   }
 }

@@ -155,4 +155,44 @@ uint32_t GpuMemory::read_counted(uint64_t address, void* data, size_t length) co
   return write_count(address);
 }
 
+GpuMemory::Granule* GpuMemory::dense_run(uint64_t base, uint64_t stride, uint64_t count) const {
+  if (count == 0) return nullptr;
+  size_t last = last_read_buffer_;
+  Granule* first = dense(base, last);
+  if (first == nullptr) return nullptr;
+  const Buffer& b = buffers_[last];
+  const uint64_t element = static_cast<uint64_t>(first - b.leading.data());
+  const bool aligned = base == b.base + element * b.element_bytes;
+  if (stride != b.element_bytes || !aligned || element + count > b.leading.size()) return nullptr;
+  return first;
+}
+
+void GpuMemory::read_strided(uint64_t base, uint64_t stride, uint64_t count, size_t length, void* out,
+                             uint32_t* write_counts) const {
+  const Granule* run = length == kGranuleBytes ? dense_run(base, stride, count) : nullptr;
+  if (run == nullptr) {
+    MemoryAccess::read_strided(base, stride, count, length, out, write_counts);
+    return;
+  }
+  auto* bytes = static_cast<uint8_t*>(out);
+  for (uint64_t i = 0; i < count; ++i) {
+    std::memcpy(bytes + i * kGranuleBytes, run[i].bytes, kGranuleBytes);  // unwritten: zeros
+    if (write_counts != nullptr) write_counts[i] = run[i].writes;
+  }
+}
+
+void GpuMemory::write_strided(uint64_t base, uint64_t stride, uint64_t count, size_t length, const void* in) {
+  Granule* run = length == kGranuleBytes ? dense_run(base, stride, count) : nullptr;
+  if (run == nullptr) {
+    MemoryAccess::write_strided(base, stride, count, length, in);
+    return;
+  }
+  const auto* bytes = static_cast<const uint8_t*>(in);
+  for (uint64_t i = 0; i < count; ++i) {
+    std::memcpy(run[i].bytes, bytes + i * kGranuleBytes, kGranuleBytes);
+    run[i].writes++;
+  }
+  writes_ += count;
+}
+
 }  // namespace nvsvp::model

@@ -22,6 +22,9 @@ class GpuMemory : public hw::MemoryAccess {
   void write(uint64_t address, const void* data, size_t length) override;
   uint32_t write_count(uint64_t address) const override;
   uint32_t read_counted(uint64_t address, void* data, size_t length) const override;
+  void read_strided(uint64_t base, uint64_t stride, uint64_t count, size_t length, void* out,
+                    uint32_t* write_counts = nullptr) const override;
+  void write_strided(uint64_t base, uint64_t stride, uint64_t count, size_t length, const void* in) override;
   void declare_buffer(uint64_t base, uint64_t element_bytes, uint64_t elements) override;
 
   uint64_t sparse_granules() const { return used_; }
@@ -58,6 +61,9 @@ class GpuMemory : public hw::MemoryAccess {
   // The dense granule holding `address`, or nullptr; `last` remembers the buffer last hit (reads
   // and writes keep their own: a GPU alternates between its send and receive buffers).
   Granule* dense(uint64_t address, size_t& last) const;
+  // The leading granules of elements [first, first + count) of the declared buffer whose
+  // elements are `stride` apart and start at `base`, or nullptr if no such buffer holds them all.
+  Granule* dense_run(uint64_t base, uint64_t stride, uint64_t count) const;
   size_t slot_of(uint64_t key) const {
     return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
   }
