@@ -222,9 +222,18 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
   auto utilization = [&](const DirectionTotals& t) {
     return (t.links > 0 && layer_s > 0) ? t.busy_s / (t.links * layer_s) : 0.0;
   };
+  // Payload bytes per wire byte (headers, and for multimem the target lists, are the rest).
+  auto efficiency = [](uint64_t payload, uint64_t wire) {
+    return wire > 0 ? static_cast<double>(payload) / static_cast<double>(wire) : 0.0;
+  };
   json result = {
       {"scheme", scheme},
       {"layer_time_us", layer_s * 1e6},
+      {"payload_efficiency",
+       {{"gpu_to_switch", efficiency(totals[0].payload_bytes, totals[0].wire_bytes)},
+        {"switch_to_gpu", efficiency(totals[1].payload_bytes, totals[1].wire_bytes)},
+        {"total", efficiency(totals[0].payload_bytes + totals[1].payload_bytes,
+                             totals[0].wire_bytes + totals[1].wire_bytes)}}},
       {"phases", phases},
       {"traffic_bytes", {{"gpu_to_switch", totals[0].wire_bytes}, {"switch_to_gpu", totals[1].wire_bytes}}},
       {"payload_bytes", {{"gpu_to_switch", totals[0].payload_bytes}, {"switch_to_gpu", totals[1].payload_bytes}}},

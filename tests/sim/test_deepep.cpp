@@ -92,7 +92,11 @@ TEST(Deepep, DgxH100TrafficMatchesTheRouting) {
     EXPECT_EQ(result["traffic_bytes"][direction].get<uint64_t>(), wire);
     EXPECT_EQ(result["payload_bytes"][direction].get<uint64_t>(), payload);
     EXPECT_EQ(result["messages"][direction].get<uint64_t>(), count_messages + 2 * chunks);
+    EXPECT_DOUBLE_EQ(result["payload_efficiency"][direction].get<double>(),
+                     static_cast<double>(payload) / static_cast<double>(wire));
   }
+  EXPECT_DOUBLE_EQ(result["payload_efficiency"]["total"].get<double>(),
+                   static_cast<double>(payload) / static_cast<double>(wire));
   EXPECT_EQ(result["switch"]["forwarded_requests"].get<uint64_t>(), count_messages + 2 * chunks);
   EXPECT_EQ(result["switch"]["forwarded_responses"].get<uint64_t>(), 0u);
 
