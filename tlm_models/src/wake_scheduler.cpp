@@ -8,7 +8,7 @@
 namespace nvsvp::model {
 
 WakeScheduler::WakeScheduler(const char* name, uint32_t clients, Serve serve)
-    : serve_(std::move(serve)), wake_ps_(clients, kNever) {
+    : serve_(std::move(serve)), wake_ps_(clients, kNever), block_min_ps_((clients + kBlock - 1) / kBlock, kNever) {
   sc_core::sc_spawn_options options;
   options.spawn_method();
   options.dont_initialize();
@@ -20,6 +20,8 @@ void WakeScheduler::wake_at(uint32_t client, const sc_core::sc_time& at) {
   const uint64_t t = at.value();
   if (t >= wake_ps_[client]) return;
   wake_ps_[client] = t;
+  uint64_t& block_min = block_min_ps_[client / kBlock];
+  if (t < block_min) block_min = t;
   if (serving_) {
     requested_while_serving_ = std::min(requested_while_serving_, t);
   } else if (t < next_ps_) {
@@ -36,14 +38,24 @@ void WakeScheduler::run() {
   serving_ = true;
   requested_while_serving_ = kNever;
   uint64_t next = kNever;
-  for (uint32_t client = 0; client < wake_ps_.size(); ++client) {
-    const uint64_t t = wake_ps_[client];
-    if (t > now) {
-      next = std::min(next, t);
+  const auto clients = static_cast<uint32_t>(wake_ps_.size());
+  for (uint32_t block = 0; block < block_min_ps_.size(); ++block) {
+    if (block_min_ps_[block] > now) {
+      next = std::min(next, block_min_ps_[block]);
       continue;
     }
-    wake_ps_[client] = kNever;
-    serve_(client);
+    const uint32_t first = block * kBlock;
+    const uint32_t last = std::min(first + kBlock, clients);
+    for (uint32_t client = first; client < last; ++client) {
+      if (wake_ps_[client] > now) continue;
+      wake_ps_[client] = kNever;
+      serve_(client);
+    }
+    // Serving may have re-armed clients of this block: its minimum is taken afresh.
+    uint64_t block_min = kNever;
+    for (uint32_t client = first; client < last; ++client) block_min = std::min(block_min, wake_ps_[client]);
+    block_min_ps_[block] = block_min;
+    next = std::min(next, block_min);
   }
   serving_ = false;
   next = std::min(next, requested_while_serving_);
