@@ -334,14 +334,7 @@ void SwitchChip::free_input_space(uint16_t port, tlm::tlm_generic_payload& paylo
 
 uint32_t SwitchChip::hold(tlm::tlm_generic_payload& payload, uint16_t port, uint32_t fifo, uint32_t flits,
                           uint32_t copies) {
-  uint32_t index;
-  if (free_held_.empty()) {
-    index = static_cast<uint32_t>(held_.size());
-    held_.emplace_back();
-  } else {
-    index = free_held_.back();
-    free_held_.pop_back();
-  }
+  const uint32_t index = held_.take();
   payload.acquire();
   held_[index] = HeldRequest{&payload, port, fifo, flits, copies};
   return index;
@@ -356,7 +349,7 @@ void SwitchChip::release_copy_parent(uint32_t parent, const sc_time& drained) {
   in_backward_[held.port]->nb_transport_bw(*held.payload, phase, when);
   held.payload->release();
   held.payload = nullptr;
-  free_held_.push_back(parent);
+  held_.give(parent);
 }
 
 void SwitchChip::push_generated(uint16_t output, const Entry& entry, TrafficClass traffic_class) {
@@ -469,14 +462,7 @@ void SwitchChip::start_ld_reduce(uint16_t port, tlm::tlm_generic_payload& payloa
   // Always succeeds: the chip-wide pool is the sum of the ports' contexts (kept for the
   // register block's in-use and peak figures).
   registers_.acquire_reduction_context();
-  uint32_t tag;
-  if (free_tags_.empty()) {
-    tag = static_cast<uint32_t>(reductions_.size());
-    reductions_.emplace_back();
-  } else {
-    tag = free_tags_.back();
-    free_tags_.pop_back();
-  }
+  const uint32_t tag = reductions_.take();
   context_tag_[port][context] = tag;
   const uint64_t members = group->members;
   const uint32_t member_count = static_cast<uint32_t>(__builtin_popcountll(members));
@@ -632,7 +618,7 @@ void SwitchChip::finish_reduction(uint32_t tag) {
   free_contexts_[port].push_back(r.context);
   registers_.release_reduction_context();
   r.active = false;
-  free_tags_.push_back(tag);
+  reductions_.give(tag);
   // A parked ld_reduce of this port takes the context.
   if (!parked_loads_[port].empty()) {
     const ParkedLoad parked = parked_loads_[port].front();

@@ -24,6 +24,7 @@
 #include "nvsvp/model/arbiter.hpp"
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_port.hpp"
+#include "nvsvp/model/slot_pool.hpp"
 #include "nvsvp/model/small_fifo.hpp"
 #include "nvsvp/model/switch_csr.hpp"
 #include "nvsvp/model/switch_params.hpp"
@@ -214,10 +215,8 @@ class SwitchChip : public sc_core::sc_module {
   uint64_t buffered_ = 0;
   std::vector<std::unique_ptr<reduction::ReductionUnit>> reduction_units_;  // [port], lazily
   sc_core::sc_time reduction_clock_;
-  std::vector<HeldRequest> held_;
-  std::vector<uint32_t> free_held_;
-  std::vector<PendingReduction> reductions_;  // [tag]
-  std::vector<uint32_t> free_tags_;
+  SlotPool<HeldRequest> held_;
+  SlotPool<PendingReduction> reductions_;  // [tag]
   std::vector<std::vector<uint16_t>> free_contexts_;   // [port]: the unit's free context ids
   std::vector<std::vector<uint32_t>> context_tag_;     // [port][context]: the reduction using it
   std::vector<std::deque<ParkedLoad>> parked_loads_;   // [port]
