@@ -8,6 +8,7 @@
 
 #include "moe_plan.hpp"
 #include "nvsvp/fw/moe_data.hpp"
+#include "nvsvp/hw/switch_registers.hpp"
 
 namespace nvsvp::fw {
 namespace detail {
@@ -112,6 +113,17 @@ hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuff
   };
 }
 
+void append_partials_barrier(LayerPlan& plan, hw::WorkSequence& seq, uint32_t gpu, hw::PhaseId phase) {
+  const uint32_t gpus = plan.spec->routing.gpus;
+  for (uint32_t p = 0; p < gpus; ++p) {
+    if (p == gpu) continue;
+    seq.tasks.push_back(hw::Task::send(phase, p, kBarrierBuffer + 16ull * p, kBarrierBuffer + 16ull * gpu, 16,
+                                       kBarrierCounter));
+    plan.expected_link_arrivals[p]++;
+  }
+  seq.tasks.push_back(hw::Task::wait(phase, kBarrierCounter, gpus - 1));
+}
+
 hw::Task reduce_task(hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers, uint32_t kernel) {
   return hw::Task::compute(phase, 0.0, hw::Precision::bf16, partials * buffers.combine_stride, kernel);
 }
@@ -152,7 +164,10 @@ struct SchemeEntry {
 };
 
 const std::vector<SchemeEntry>& schemes() {
-  static const std::vector<SchemeEntry> entries{{"deepep", &build_deepep}, {"nvls", &build_nvls}};
+  static const std::vector<SchemeEntry> entries{{"deepep", &build_deepep},
+                                                {"nvls", &build_nvls},
+                                                {"dysharp-basic", &build_dysharp_basic},
+                                                {"explicit-addressing", &build_explicit_addressing}};
   return entries;
 }
 
@@ -221,7 +236,9 @@ void load_inputs(Hal& hal, const LayerPlan& plan) {
   const uint64_t tokens = routing.tokens_per_gpu;
   for (uint32_t g = 0; g < routing.gpus; ++g) {
     hw::MemoryAccess& memory = hal.memory(g);
-    const uint64_t slots = (*plan.received)[g].size();
+    // Dynamic schemes pack a block per (token, local expert); the others a slot per token copy.
+    const uint64_t slots = plan.dispatch_per_expert ? plan.dynamic_objects.front().binding.local_blocks(g)
+                                                     : (*plan.received)[g].size();
     const uint64_t copies = (*plan.copy_first)[(g + 1) * tokens] - (*plan.copy_first)[g * tokens];
     memory.declare_buffer(b.input, b.dispatch_stride, tokens);
     memory.declare_buffer(b.dispatch_rx, b.dispatch_stride, slots);
@@ -248,6 +265,21 @@ void load_inputs(Hal& hal, const LayerPlan& plan) {
   }
 }
 
+void install_dynamic_objects(Hal& hal, const LayerPlan& plan) {
+  if (plan.dynamic_objects.empty()) return;
+  const uint32_t per_gpu = plan.spec->routing.experts_per_gpu();
+  for (uint32_t chip = 0; chip < hal.switch_count(); ++chip) {
+    hal.write_register(chip, hw::switch_regs::kDynamicExpertsPerGpu, per_gpu);
+    if (hal.read_register(chip, hw::switch_regs::kDynamicExpertsPerGpu) != per_gpu) {
+      throw std::runtime_error("switch chip " + std::to_string(chip) + " refused DYN_EXPERTS_PER_GPU = " +
+                               std::to_string(per_gpu));
+    }
+  }
+  for (const DynamicObjectRequest& object : plan.dynamic_objects) {
+    for (uint32_t g = 0; g < hal.gpu_count(); ++g) hal.bind_dynamic_object(g, object.binding, object.local_base);
+  }
+}
+
 void run_layer(Hal& hal, LayerPlan& plan) {
   for (uint32_t g = 0; g < plan.sequences.size(); ++g) hal.submit(g, std::move(plan.sequences[g]));
   plan.sequences.clear();
@@ -266,6 +298,73 @@ std::string lanes_text(const Lanes& lanes) {
 
 }  // namespace
 
+// Dynamic dispatch: every (token, expert) block where the Hub's table (or, for explicit
+// addressing, the firmware's layout) says, written once with the token's values; every block of
+// every expert region written exactly once. A token copy (token, GPU) counts as delivered when
+// all its experts' blocks on that GPU are right.
+template <class Violation>
+void verify_dynamic_dispatch(Hal& hal, const LayerPlan& plan,
+                             const std::vector<std::array<uint8_t, 2 * kLanes>>& token_bytes,
+                             MoeCheckResult& result, Violation&& violation) {
+  const MoeRouting& routing = plan.spec->routing;
+  const MoeBuffers& b = plan.buffers;
+  const hw::DynamicMulticastBinding& dispatch = plan.dynamic_objects.front().binding;
+  const uint32_t per_gpu = routing.experts_per_gpu();
+  constexpr size_t kBytes = 2 * kLanes;
+  std::vector<std::vector<uint8_t>> data(routing.gpus);
+  std::vector<std::vector<uint32_t>> writes(routing.gpus);
+  for (uint32_t d = 0; d < routing.gpus; ++d) {
+    const uint64_t blocks = dispatch.local_blocks(d);
+    data[d].resize(blocks * kBytes);
+    writes[d].resize(blocks);
+    hal.memory(d).read_strided(b.dispatch_rx, b.dispatch_stride, blocks, kBytes, data[d].data(), writes[d].data());
+    for (uint64_t block = 0; block < blocks; ++block) {
+      if (writes[d][block] == 1) continue;
+      std::ostringstream os;
+      os << "GPU " << d << ": dispatch block " << block << " written " << writes[d][block] << " times, expected once";
+      violation(os.str());
+      result.receive_count_errors++;
+    }
+  }
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    const uint16_t* experts = routing.experts_of(t);
+    for (uint64_t c = (*plan.copy_first)[t]; c < (*plan.copy_first)[t + 1]; ++c) {
+      const uint32_t d = (*plan.copy_dest)[c];
+      bool ok = true;
+      for (uint32_t k = 0; k < routing.top_k && ok; ++k) {
+        if (experts[k] / per_gpu != d) continue;
+        uint64_t block = 0;
+        if (plan.explicit_layout) {
+          block = (*plan.explicit_layout)[t * routing.top_k + k];
+        } else {
+          uint64_t address = 0;
+          if (!hal.dynamic_local_address(d, dispatch.multimem_address(t), experts[k], address)) {
+            std::ostringstream os;
+            os << "token " << t << " (home GPU " << routing.home_of_token(t) << "): GPU " << d
+               << "'s Hub holds no block for expert " << experts[k];
+            violation(os.str());
+            ok = false;
+            continue;
+          }
+          block = (address - b.dispatch_rx) / b.dispatch_stride;
+        }
+        const bool inside = block < writes[d].size();
+        const uint8_t* got = inside ? data[d].data() + block * kBytes : nullptr;
+        if (!inside || std::memcmp(got, token_bytes[t].data(), kBytes) != 0) {
+          std::ostringstream os;
+          os << "token " << t << " (home GPU " << routing.home_of_token(t) << ") at GPU " << d << ", expert "
+             << experts[k] << ": ";
+          if (!inside) os << "block " << block << " outside the expert regions";
+          else os << "data " << lanes_text(unpack_lanes(got)) << ", expected " << lanes_text(token_lanes(t));
+          violation(os.str());
+          ok = false;
+        }
+      }
+      result.token_copies_delivered += ok;
+    }
+  }
+}
+
 MoeCheckResult verify_layer(Hal& hal, const LayerPlan& plan, size_t max_violations) {
   const MoeRouting& routing = plan.spec->routing;
   const MoeBuffers& b = plan.buffers;
@@ -280,8 +379,11 @@ MoeCheckResult verify_layer(Hal& hal, const LayerPlan& plan, size_t max_violatio
   std::vector<std::array<uint8_t, 2 * kLanes>> token_bytes(routing.tokens());
   for (uint64_t t = 0; t < routing.tokens(); ++t) pack_lanes(token_lanes(t), token_bytes[t].data());
 
+  if (plan.dispatch_per_expert) {
+    verify_dynamic_dispatch(hal, plan, token_bytes, result, violation);
+  }
   // Dispatch: every slot written exactly once, with its token's values.
-  for (uint32_t d = 0; d < routing.gpus; ++d) {
+  for (uint32_t d = 0; d < routing.gpus && !plan.dispatch_per_expert; ++d) {
     hw::MemoryAccess& memory = hal.memory(d);
     const std::vector<uint64_t>& slots = (*plan.received)[d];
     std::vector<uint8_t> received(slots.size() * sizeof raw);

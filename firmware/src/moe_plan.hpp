@@ -43,8 +43,17 @@ uint64_t combine_slot_address(const LayerPlan& plan, uint32_t home, uint64_t cop
 // Token-expert pairs of `token` served by `gpu`.
 uint32_t local_experts(const MoeRouting& routing, uint64_t token, uint32_t gpu);
 
+// Schemes whose combine reads partials on other GPUs wait until every GPU has written its own:
+// each GPU writes 16 bytes to every other (kBarrierBuffer) and waits for the others' writes on
+// kBarrierCounter (the sequence needs kBarrierCounter + 1 counters).
+constexpr uint64_t kBarrierBuffer = 0x0800'0000'0000;  // [peer]: 16 bytes, "partials written"
+constexpr uint32_t kBarrierCounter = kMoeCounters;
+void append_partials_barrier(LayerPlan& plan, hw::WorkSequence& seq, uint32_t gpu, hw::PhaseId phase);
+
 using SchemeBuilder = void (*)(LayerPlan& plan, const DispatchMap& map);
 void build_deepep(LayerPlan& plan, const DispatchMap& map);
 void build_nvls(LayerPlan& plan, const DispatchMap& map);
+void build_dysharp_basic(LayerPlan& plan, const DispatchMap& map);
+void build_explicit_addressing(LayerPlan& plan, const DispatchMap& map);
 
 }  // namespace nvsvp::fw::detail

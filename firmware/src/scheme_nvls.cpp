@@ -22,8 +22,6 @@ constexpr uint64_t kGroupGranule = 2ull << 20;  // multicast memory is bound in 
 // Multimem ranges of the two groups (2 MiB aligned, apart from every local buffer).
 constexpr uint64_t kDispatchGroupBase = 0x1000'0000'0000;
 constexpr uint64_t kCombineGroupBase = 0x1100'0000'0000;
-constexpr uint64_t kBarrierBuffer = 0x0800'0000'0000;  // [peer]: 16 bytes, "partials written"
-constexpr uint32_t kBarrierCounter = kMoeCounters;
 
 uint64_t round_up_to_granule(uint64_t bytes) { return (bytes + kGroupGranule - 1) / kGroupGranule * kGroupGranule; }
 
@@ -79,13 +77,7 @@ void build_nvls(LayerPlan& plan, const DispatchMap& map) {
     seq.tasks.push_back(expert_task(spec, kExperts, tokens, pairs, static_cast<uint32_t>(seq.kernels.size() - 1)));
 
     // Barrier: the loads below read every GPU's partials.
-    for (uint32_t p = 0; p < gpus; ++p) {
-      if (p == g) continue;
-      seq.tasks.push_back(hw::Task::send(kCombine, p, kBarrierBuffer + 16ull * p, kBarrierBuffer + 16ull * g, 16,
-                                         kBarrierCounter));
-      plan.expected_link_arrivals[p]++;
-    }
-    seq.tasks.push_back(hw::Task::wait(kCombine, kBarrierCounter, gpus - 1));
+    append_partials_barrier(plan, seq, g, kCombine);
 
     // Combine: one reducing load per local token, the sum landing in the output.
     for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {

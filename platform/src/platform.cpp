@@ -27,7 +27,7 @@ Platform::Platform(const sc_core::sc_module_name& name, const PlatformSpec& spec
     model::SwitchParams params = spec.switch_chip;
     params.ports = spec.gpus * spec.links_per_chip[c];
     return new model::SwitchChip(n, params, static_cast<uint32_t>(c), spec.gpu.interleave_bytes,
-                                 spec.link.header_flits_per_packet);
+                                 spec.link);
   });
   gpus_.init(spec.gpus, [&](const char* n, size_t g) {
     return new model::Gpu(n, spec.gpu, spec.link, static_cast<uint32_t>(g), links_per_gpu_, pool_);

@@ -115,6 +115,8 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
           allocator.create_group(g.base, g.size, g.local_base, g.members);
         }
       }
+      // Dynamic multimem schemes bind their objects in every Hub and switch.
+      fw::install_dynamic_objects(hal, plan);
     } catch (const std::exception& e) {
       bring_up_error = e.what();
       return;
@@ -204,8 +206,38 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
                        {"multicast_slots", bring_up.multicast_slots},
                        {"bring_up_us", bring_up.duration_ns / 1e3},
                        {"errors", switch_errors}};
+  // Dynamic multimem: the destination Hubs' table-entry caches and the source queues, over GPUs.
+  model::HubStatistics hub;
+  uint64_t queue_stalls = 0, queue_operations = 0;
+  uint32_t queue_peak = 0;
+  for (uint32_t g = 0; g < platform.gpu_count(); ++g) {
+    const model::HubStatistics& h = platform.gpu(g).hub().statistics();
+    hub.dispatch_translations += h.dispatch_translations;
+    hub.combine_translations += h.combine_translations;
+    hub.allocations += h.allocations;
+    hub.cache_hits += h.cache_hits;
+    hub.cache_misses += h.cache_misses;
+    const model::DynamicSourceQueueStatistics& q = platform.gpu(g).source_queue().statistics();
+    queue_operations += q.operations;
+    queue_stalls += q.stalls;
+    queue_peak = std::max(queue_peak, q.peak_occupancy);
+  }
+  json hub_stats = {{"dispatch_translations", hub.dispatch_translations},
+                    {"combine_translations", hub.combine_translations},
+                    {"allocations", hub.allocations},
+                    {"cache_hits", hub.cache_hits},
+                    {"cache_misses", hub.cache_misses},
+                    {"cache_hit_rate", hub.hit_rate()},
+                    {"source_queue_operations", queue_operations},
+                    {"source_queue_stalls", queue_stalls},
+                    {"source_queue_peak", queue_peak}};
+  switch_stats["evicted_partial_bytes"] = 0;
+  switch_stats["peak_reduction_buffer_bytes"] = 0;
   for (uint32_t c = 0; c < scenario.platform.switch_chips; ++c) {
     const model::SwitchStats s = platform.chip(c).stats();
+    switch_stats["evicted_partial_bytes"] = switch_stats["evicted_partial_bytes"].get<uint64_t>() + s.evicted_partial_bytes;
+    switch_stats["peak_reduction_buffer_bytes"] =
+        std::max(switch_stats["peak_reduction_buffer_bytes"].get<uint64_t>(), s.peak_reduction_buffer_bytes);
     switch_stats["forwarded_requests"] = switch_stats["forwarded_requests"].get<uint64_t>() + s.forwarded[0];
     switch_stats["forwarded_responses"] = switch_stats["forwarded_responses"].get<uint64_t>() + s.forwarded[1];
     switch_stats["peak_buffered_messages"] =
@@ -240,6 +272,7 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
       {"messages", {{"gpu_to_switch", totals[0].messages}, {"switch_to_gpu", totals[1].messages}}},
       {"utilization", {{"gpu_to_switch", utilization(totals[0])}, {"switch_to_gpu", utilization(totals[1])}}},
       {"switch", switch_stats},
+      {"hub", hub_stats},
       {"gpus", per_gpu},
       {"checks",
        {{"token_copies_expected", checks.token_copies_expected},

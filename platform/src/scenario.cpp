@@ -556,6 +556,12 @@ class ScenarioLoader {
                       " (the RTL is built for a 64 KB buffer; other sizes run on the model)",
                   std::to_string(buffer));
     }
+    if (p.gpu.hub.cache_entries % p.gpu.hub.cache_ways != 0) {
+      const Place at = origins_.blame({"platform.gpu.hub_cache_entries", "platform.gpu.hub_cache_ways"});
+      config_fail(at.origin, at.path, "hub_cache_entries a multiple of hub_cache_ways (whole sets)",
+                  std::to_string(p.gpu.hub.cache_entries) + " entries in " + std::to_string(p.gpu.hub.cache_ways) +
+                      " ways");
+    }
     const uint64_t chunk_bytes = static_cast<uint64_t>(scenario_.software.chunk_tokens) * p.gpu.functional_bytes;
     if (chunk_bytes > hw::kMaxFunctionalBytesPerMessage) {
       const Place at = origins_.blame({"software.chunk_tokens", "platform.gpu.functional_bytes"});

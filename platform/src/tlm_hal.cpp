@@ -31,7 +31,22 @@ double TlmHal::now_ns() const { return sc_core::sc_time_stamp().to_seconds() * 1
 hw::MemoryAccess& TlmHal::memory(uint32_t gpu) { return platform_.gpu(gpu).memory(); }
 
 uint64_t TlmHal::received_messages(uint32_t gpu) const {
-  return platform_.gpu(gpu).stats().messages_received;
+  const model::GpuStats& stats = platform_.gpu(gpu).stats();
+  return stats.messages_received - stats.partials_received;
+}
+
+void TlmHal::bind_dynamic_object(uint32_t gpu, const hw::DynamicMulticastBinding& binding, uint64_t local_base) {
+  if (gpu >= platform_.gpu_count()) throw std::out_of_range("bind_dynamic_object on a GPU that does not exist");
+  try {
+    platform_.gpu(gpu).install_dynamic_multicast(binding, local_base);
+  } catch (const model::HubError& e) {
+    throw std::invalid_argument(e.what());
+  }
+}
+
+bool TlmHal::dynamic_local_address(uint32_t gpu, uint64_t multimem_address, uint16_t expert, uint64_t& local_address) {
+  if (gpu >= platform_.gpu_count()) throw std::out_of_range("dynamic_local_address on a GPU that does not exist");
+  return platform_.gpu(gpu).hub().lookup(multimem_address, expert, local_address);
 }
 
 uint32_t TlmHal::register_access(tlm::tlm_command command, uint32_t chip, uint32_t offset, uint32_t value) {

@@ -28,7 +28,7 @@ using ::testing::NiceMock;
 using ::testing::Return;
 
 constexpr uint64_t kMiB = 1ull << 20;
-constexpr uint32_t kAllErrors = 0x3F;
+constexpr uint32_t kAllErrors = 0x7F;
 
 // One register access as the chips saw it.
 struct Access {

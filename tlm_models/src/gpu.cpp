@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "nvsvp/hw/hex_text.hpp"
+#include "nvsvp/model/multimem_packet.hpp"
 #include "nvsvp/model/sim_time.hpp"
 #include "nvsvp/reduction/reduce_alu.hpp"
 
@@ -24,6 +26,8 @@ const char* to_string(hw::TaskKind kind) {
     case hw::TaskKind::multimem_store: return "multimem_store";
     case hw::TaskKind::multimem_red: return "multimem_red";
     case hw::TaskKind::multimem_ld_reduce: return "multimem_ld_reduce";
+    case hw::TaskKind::dynamic_store: return "dynamic_store";
+    case hw::TaskKind::dynamic_ld_reduce: return "dynamic_ld_reduce";
   }
   return "?";
 }
@@ -36,21 +40,30 @@ static_assert(static_cast<int>(hw::MultimemOp::max) == static_cast<int>(reductio
 static_assert(static_cast<int>(hw::MultimemType::bf16) == static_cast<int>(reduction::ReduceType::bf16));
 static_assert(static_cast<int>(hw::MultimemType::u64) == static_cast<int>(reduction::ReduceType::u64));
 
-// A multimem_red copy lands: every 16-byte beat of `bytes` at `address` becomes the reduction of
-// the memory's value and the operand, with the reduction unit's arithmetic (bit-exact with the
-// switch's), so that red and ld_reduce agree on rounding.
-void combine_into_memory(GpuMemory& memory, uint64_t address, const uint8_t* operand, size_t bytes,
-                         reduction::ReduceOp op, reduction::ReduceType type) {
+// `into` = reduce(`into`, `operand`) over `bytes`, 16-byte beat by beat, with the reduction
+// unit's arithmetic (bit-exact with the switch's), so that every place a sum is formed rounds
+// alike.
+void accumulate(uint8_t* into, const uint8_t* operand, size_t bytes, reduction::ReduceOp op,
+                reduction::ReduceType type) {
   for (size_t offset = 0; offset < bytes; offset += 16) {
     const size_t n = std::min<size_t>(16, bytes - offset);
     reduction::Beat current{};
     reduction::Beat addend{};
-    memory.read(address + offset, current.data(), n);
+    std::copy(into + offset, into + offset + n, current.begin());
     std::copy(operand + offset, operand + offset + n, addend.begin());
     const reduction::Beat result =
         reduction::finish(type, reduction::combine(op, type, reduction::widen(type, current), addend));
-    memory.write(address + offset, result.data(), n);
+    std::copy(result.begin(), result.begin() + n, into + offset);
   }
+}
+
+// A multimem_red copy lands: the memory's value becomes its reduction with the operand.
+void combine_into_memory(GpuMemory& memory, uint64_t address, const uint8_t* operand, size_t bytes,
+                         reduction::ReduceOp op, reduction::ReduceType type) {
+  uint8_t current[PayloadPool::kMaxFunctionalBytes];
+  memory.read(address, current, bytes);
+  accumulate(current, operand, bytes, op, type);
+  memory.write(address, current, bytes);
 }
 
 }  // namespace
@@ -66,7 +79,10 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const GpuParams& params, const Lin
       pool_(pool),
       lookahead_(picoseconds(to_picoseconds(params.tx_lookahead_ns))),
       links_(links),
-      link_scheduler_("link_engines", links, [this](uint32_t engine) { serve_link(engine); }) {
+      link_scheduler_("link_engines", links, [this](uint32_t engine) { serve_link(engine); }),
+      hub_(gpu_id, params.hub),
+      source_queue_(params.source_queue),
+      hub_miss_time_(picoseconds(to_picoseconds(params.hub_miss_ns))) {
   if (params.functional_bytes > PayloadPool::kMaxFunctionalBytes) {
     SC_REPORT_FATAL(this->name(), "functional_bytes exceeds what a payload carries");
   }
@@ -148,6 +164,10 @@ void Gpu::execute() {
       case hw::TaskKind::multimem_red:
         // Interleaved by the multimem address: the chip that link reaches replicates it.
         enqueue(link_for(task.target_address), TrafficClass::request, request_item(sequence, task));
+        break;
+      case hw::TaskKind::dynamic_store:
+      case hw::TaskKind::dynamic_ld_reduce:
+        run_dynamic(sequence, task);
         break;
       case hw::TaskKind::local_copy: {
         uint8_t data[PayloadPool::kMaxFunctionalBytes];
@@ -258,6 +278,118 @@ void Gpu::check_chunk(const hw::WorkSequence& sequence, const hw::Task& task) co
   SC_REPORT_FATAL(name(), msg.str().c_str());
 }
 
+void Gpu::install_dynamic_multicast(const hw::DynamicMulticastBinding& binding, uint64_t local_base) {
+  if (dynamic_experts_per_gpu_ != 0 && binding.experts_per_gpu != dynamic_experts_per_gpu_) {
+    throw std::invalid_argument(std::string(name()) + ": dynamic multicast object " +
+                                std::to_string(binding.object.id) + " spreads " +
+                                std::to_string(binding.experts_per_gpu) + " experts per GPU, an earlier one " +
+                                std::to_string(dynamic_experts_per_gpu_));
+  }
+  if (!hub_.is_bound(binding.object.id)) hub_.create(binding.object);
+  hub_.bind(binding, local_base);
+  dynamic_experts_per_gpu_ = binding.experts_per_gpu;
+}
+
+uint64_t Gpu::target_location(uint64_t multimem_address, hw::MultimemStage stage, const uint16_t* targets,
+                              const uint64_t* target_addresses, uint32_t index, uint32_t packets, bool& miss) {
+  if (target_addresses != nullptr) return target_addresses[index];
+  try {
+    const HubTranslation t = hub_.translate(multimem_address, stage, targets[index], packets);
+    miss = miss || !t.cache_hit;
+    return t.local_address;
+  } catch (const HubError& e) {
+    SC_REPORT_FATAL(name(), e.what());
+    return 0;
+  }
+}
+
+uint32_t Gpu::add_local_partials(uint64_t multimem_address, const uint16_t* targets, const uint64_t* target_addresses,
+                                 uint32_t first, uint32_t count, uint64_t read_bytes, uint8_t op, uint8_t type,
+                                 uint8_t* sum, size_t bytes, bool have_sum, bool& miss) {
+  const auto packets = static_cast<uint32_t>(packets_of(link_params_, read_bytes));
+  uint8_t partial[PayloadPool::kMaxFunctionalBytes];
+  uint32_t added = 0;
+  for (uint32_t i = first; i < first + count; ++i) {
+    if (!is_local_expert(targets[i])) continue;
+    const uint64_t address =
+        target_location(multimem_address, hw::MultimemStage::combine, targets, target_addresses, i, packets, miss);
+    if (!have_sum) {
+      memory_.read(address, sum, bytes);
+      have_sum = true;
+    } else {
+      memory_.read(address, partial, bytes);
+      accumulate(sum, partial, bytes, static_cast<reduction::ReduceOp>(op), static_cast<reduction::ReduceType>(type));
+    }
+    ++added;
+  }
+  return added;
+}
+
+// A dynamic operation: its targets on other GPUs travel in one request to the switch; its
+// targets on this GPU (the end of its list) are served by the Hub here, without a link: a store
+// writes them now, a load adds their partials to the switch's result when that arrives.
+void Gpu::run_dynamic(const hw::WorkSequence& sequence, const hw::Task& task) {
+  const uint64_t end = static_cast<uint64_t>(task.first_element) + task.elements;
+  const bool explicit_addresses = task.addressing == hw::DynamicAddressing::explicit_addresses;
+  if (task.elements == 0 || end > sequence.targets.size() ||
+      (explicit_addresses && end > sequence.target_addresses.size()) || dynamic_experts_per_gpu_ == 0) {
+    std::ostringstream msg;
+    msg << "malformed dynamic operation: targets " << task.first_element << " to " << end << " of a list of "
+        << sequence.targets.size() << (explicit_addresses ? " (explicit addressing)" : "")
+        << (dynamic_experts_per_gpu_ == 0 ? ", and no dynamic multicast object is bound" : "");
+    SC_REPORT_FATAL(name(), msg.str().c_str());
+    return;
+  }
+  const uint16_t* targets = &sequence.targets[task.first_element];
+  const uint64_t* addresses = explicit_addresses ? &sequence.target_addresses[task.first_element] : nullptr;
+  uint16_t remote = task.elements;
+  while (remote > 0 && is_local_expert(targets[remote - 1])) --remote;
+  for (uint16_t i = 0; i < remote; ++i) {
+    if (is_local_expert(targets[i])) {
+      SC_REPORT_FATAL(name(), "dynamic operation: this GPU's own targets must come last in the list");
+    }
+  }
+  const auto local = static_cast<uint16_t>(task.elements - remote);
+  stats_.dynamic_operations++;
+  const sc_time now = current_time();
+  // The source queue holds the operation while its target list is read.
+  const QueuedOperation queued = source_queue_.admit(static_cast<double>(now.value()) / 1000.0);
+  const sc_time issue = picoseconds(static_cast<uint64_t>(std::llround(queued.issue_ns * 1000.0)));
+  const bool store = task.kind == hw::TaskKind::dynamic_store;
+  const uint64_t multimem_address = store ? task.target_address : task.source_address;
+  if (remote > 0) {
+    TxItem item = request_item(sequence, task);
+    item.targets = targets;
+    item.target_addresses = addresses;
+    item.target_count = remote;
+    item.issuer_targets = store ? 0 : local;
+    item.wire_flits = explicit_addresses ? explicit_wire_flits(link_params_, remote, store ? task.bytes : 0)
+                                         : dynamic_wire_flits(link_params_, remote, store ? task.bytes : 0);
+    item.not_before = issue;
+    enqueue(link_for(multimem_address), TrafficClass::request, item);
+  }
+  if (local == 0 || (!store && remote > 0)) return;
+  bool miss = false;
+  uint8_t data[PayloadPool::kMaxFunctionalBytes];
+  if (store) {
+    const auto n = static_cast<size_t>(std::min<uint64_t>(task.bytes, params_.functional_bytes));
+    memory_.read(task.source_address, data, n);
+    const auto packets = static_cast<uint32_t>(packets_of(link_params_, task.bytes));
+    for (uint32_t i = remote; i < task.elements; ++i) {
+      memory_.write(target_location(multimem_address, hw::MultimemStage::dispatch, targets, addresses, i, packets, miss),
+                    data, n);
+    }
+    stats_.local_copies += local;
+  } else {
+    // Every target is here: the load completes without the switch.
+    const auto n = static_cast<size_t>(std::min<uint64_t>(task.bytes, params_.functional_bytes));
+    add_local_partials(multimem_address, targets, addresses, remote, local, task.bytes,
+                       static_cast<uint8_t>(task.reduce_op), static_cast<uint8_t>(task.reduce_type), data, n, false, miss);
+    memory_.write(task.target_address, data, n);
+  }
+  record_arrival(task.counter, miss ? issue + hub_miss_time_ : issue, store ? local : 1);
+}
+
 Gpu::TxItem Gpu::request_item(const hw::WorkSequence& sequence, const hw::Task& task) const {
   TxItem item;
   switch (task.kind) {
@@ -265,20 +397,24 @@ Gpu::TxItem Gpu::request_item(const hw::WorkSequence& sequence, const hw::Task& 
     case hw::TaskKind::multimem_store: item.opcode = Opcode::multimem_store; break;
     case hw::TaskKind::multimem_red: item.opcode = Opcode::multimem_red; break;
     case hw::TaskKind::multimem_ld_reduce: item.opcode = Opcode::multimem_ld_reduce; break;
+    case hw::TaskKind::dynamic_store: item.opcode = Opcode::dynamic_store; break;
+    case hw::TaskKind::dynamic_ld_reduce: item.opcode = Opcode::dynamic_ld_reduce; break;
     default: item.opcode = Opcode::write; break;
   }
   // A multimem request names the switch, not a GPU; the issuer puts itself as the peer.
   const bool multimem = item.opcode == Opcode::multimem_store || item.opcode == Opcode::multimem_red ||
-                        item.opcode == Opcode::multimem_ld_reduce;
+                        item.opcode == Opcode::multimem_ld_reduce || item.opcode == Opcode::dynamic_store ||
+                        item.opcode == Opcode::dynamic_ld_reduce;
   item.peer = multimem ? id_ : task.peer;
   item.counter = task.counter;
   item.bytes = task.bytes;
   item.reduce_op = static_cast<uint8_t>(task.reduce_op);
   item.reduce_type = static_cast<uint8_t>(task.reduce_type);
   // Wire sizes as for plain writes and reads: a load carries no payload on the way out.
-  const bool load = item.opcode == Opcode::read || item.opcode == Opcode::multimem_ld_reduce;
+  const bool load = item.opcode == Opcode::read || item.opcode == Opcode::multimem_ld_reduce ||
+                    item.opcode == Opcode::dynamic_ld_reduce;
   item.wire_flits = link_params_.wire_flits(load ? 0 : task.bytes);
-  if (task.elements == 0) {
+  if (task.elements == 0 || task.kind != hw::TaskKind::send) {  // dynamic tasks: `elements` are targets
     item.source_address = task.source_address;
     item.target_address = task.target_address;
   } else {
@@ -318,6 +454,10 @@ void Gpu::serve_link(uint32_t link) {
         next_ready = std::min(next_ready, item.not_before);
         continue;
       }
+      if (is_multimem_load(item.opcode) && engine.load_bytes_in_flight > 0 &&
+          engine.load_bytes_in_flight + item.bytes > params_.load_bytes_in_flight_per_link) {
+        continue;  // woken by load_returned
+      }
       const auto traffic_class = static_cast<TrafficClass>(q);
       const int vc = port->allocate_vc(traffic_class, item.wire_flits);
       if (vc < 0) {
@@ -351,7 +491,12 @@ void Gpu::launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, 
     ext.wire_flits = item.wire_flits;
     ext.reduce_op = item.reduce_op;
     ext.reduce_type = item.reduce_type;
-    if (item.opcode != Opcode::read && item.opcode != Opcode::multimem_ld_reduce) {
+    ext.targets = item.targets;
+    ext.target_addresses = item.target_addresses;
+    ext.target_count = item.target_count;
+    ext.targets_here = item.issuer_targets;
+    if (item.opcode != Opcode::read && item.opcode != Opcode::multimem_ld_reduce &&
+        item.opcode != Opcode::dynamic_ld_reduce) {
       ext.target_address = item.target_address;
       ext.payload_bytes = item.bytes;
       if (item.chunk == nullptr) {
@@ -377,6 +522,7 @@ void Gpu::launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, 
     payload->set_address(ext.target_address);
   }
   NvlinkExtension& ext = extension_of(*payload);
+  if (is_multimem_load(item.opcode)) links_[link].load_bytes_in_flight += item.bytes;
   ext.vc = vc;
   ext.sequence = next_sequence_number_++;
   ext.issue_time = current_time();
@@ -397,6 +543,7 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
     SC_REPORT_FATAL(name(), msg.str().c_str());
   }
   const sc_time arrival = ext.tail_arrival;
+  if (ext.load_bytes > 0) load_returned(ext);
   stats_.messages_received++;
   stats_.payload_bytes_received += ext.payload_bytes;
   switch (ext.opcode) {
@@ -410,10 +557,74 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
         break;
       }
       [[fallthrough]];
-    case Opcode::read_response:
-      memory_.write(ext.target_address, payload.get_data_ptr(), payload.get_data_length());
-      record_arrival(ext.counter, arrival);
+    case Opcode::read_response: {
+      if (ext.evicted_parts == 0 && ext.targets_here == 0) {
+        memory_.write(ext.target_address, payload.get_data_ptr(), payload.get_data_length());
+        record_arrival(ext.counter, arrival);
+        break;
+      }
+      // An ld_reduce result to complete here: the partials a full switch buffer passed on before
+      // it, and this GPU's own experts' partials (a dynamic load keeps them out of the request).
+      uint8_t sum[PayloadPool::kMaxFunctionalBytes];
+      const size_t bytes = payload.get_data_length();
+      std::copy(payload.get_data_ptr(), payload.get_data_ptr() + bytes, sum);
+      const auto op = static_cast<reduction::ReduceOp>(ext.reduce_op);
+      const auto type = static_cast<reduction::ReduceType>(ext.reduce_type);
+      if (ext.evicted_parts > 0) {
+        auto held = held_partials_.find(ext.target_address);
+        const uint32_t parts = held == held_partials_.end() ? 0 : held->second.parts;
+        if (parts != ext.evicted_parts) {
+          std::ostringstream msg;
+          msg << "ld_reduce result for " << hw::hex_text(ext.target_address) << " follows " << parts
+              << " passed-on partials, the switch sent " << ext.evicted_parts;
+          SC_REPORT_FATAL(name(), msg.str().c_str());
+        }
+        accumulate(sum, held->second.data, std::min(bytes, held->second.bytes), op, type);
+        held_partials_.erase(held);
+      }
+      bool miss = false;
+      if (ext.targets_here > 0) {
+        add_local_partials(ext.multimem_address, ext.targets, ext.target_addresses, ext.target_count,
+                           ext.targets_here, ext.payload_bytes, ext.reduce_op, ext.reduce_type, sum, bytes, true, miss);
+      }
+      memory_.write(ext.target_address, sum, bytes);
+      record_arrival(ext.counter, miss ? arrival + hub_miss_time_ : arrival);
       break;
+    }
+    case Opcode::reduce_partial: {
+      stats_.partials_received++;
+      HeldPartial& held = held_partials_[ext.target_address];
+      const size_t bytes = std::min<size_t>(payload.get_data_length(), sizeof held.data);
+      if (held.parts++ == 0) {
+        std::copy(payload.get_data_ptr(), payload.get_data_ptr() + bytes, held.data);
+        held.bytes = bytes;
+      } else {
+        accumulate(held.data, payload.get_data_ptr(), std::min(bytes, held.bytes),
+                   static_cast<reduction::ReduceOp>(ext.reduce_op), static_cast<reduction::ReduceType>(ext.reduce_type));
+      }
+      break;
+    }
+    case Opcode::dynamic_write: {
+      const auto n = static_cast<size_t>(std::min<uint64_t>(ext.payload_bytes, params_.functional_bytes));
+      const auto packets = static_cast<uint32_t>(packets_of(link_params_, ext.payload_bytes));
+      bool miss = false;
+      uint32_t written = 0;
+      for (uint32_t i = 0; i < ext.target_count; ++i) {
+        if (!is_local_expert(ext.targets[i])) continue;
+        const uint64_t address = target_location(ext.target_address, hw::MultimemStage::dispatch, ext.targets,
+                                                 ext.target_addresses, i, packets, miss);
+        memory_.write(address, payload.get_data_ptr(), n);
+        ++written;
+      }
+      if (written != ext.targets_here) {
+        std::ostringstream msg;
+        msg << "dynamic write from GPU " << ext.source_gpu << "#" << ext.sequence << " names " << written
+            << " experts of GPU " << id_ << ", the switch trimmed it to " << ext.targets_here;
+        SC_REPORT_FATAL(name(), msg.str().c_str());
+      }
+      record_arrival(ext.counter, miss ? arrival + hub_miss_time_ : arrival, written);
+      break;
+    }
     case Opcode::write_ack:
       record_arrival(ext.counter, arrival);
       break;
@@ -432,19 +643,22 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
     case Opcode::member_read_response:
     case Opcode::multimem_store:
     case Opcode::multimem_red:
-    case Opcode::multimem_ld_reduce: {
+    case Opcode::multimem_ld_reduce:
+    case Opcode::dynamic_store:
+    case Opcode::dynamic_ld_reduce: {
       std::ostringstream msg;
       msg << to_string(ext.opcode) << " from GPU " << ext.source_gpu << "#" << ext.sequence
           << " reached GPU " << id_ << ": only a switch takes it";
       SC_REPORT_FATAL(name(), msg.str().c_str());
       break;
     }
+    case Opcode::dynamic_member_read:
     case Opcode::member_read:
     case Opcode::read: {
       // The response leaves once the request has fully arrived.
       tlm::tlm_generic_payload& response = pool_.acquire();
       NvlinkExtension& r = extension_of(response);
-      const bool for_switch = ext.opcode == Opcode::member_read;
+      const bool for_switch = ext.opcode == Opcode::member_read || ext.opcode == Opcode::dynamic_member_read;
       r.opcode = for_switch ? Opcode::member_read_response : Opcode::read_response;
       r.reduction_tag = ext.reduction_tag;
       r.traffic_class = TrafficClass::response;
@@ -455,14 +669,31 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
       r.payload_bytes = ext.read_bytes;
       r.wire_flits = link_params_.wire_flits(ext.read_bytes);
       const auto n = static_cast<unsigned>(std::min<uint64_t>(ext.read_bytes, params_.functional_bytes));
-      memory_.read(ext.target_address, response.get_data_ptr(), n);
+      bool miss = false;
+      if (ext.opcode == Opcode::dynamic_member_read) {
+        // One response for all of this GPU's targets: the sum of their partials.
+        const uint32_t summed =
+            add_local_partials(ext.target_address, ext.targets, ext.target_addresses, 0, ext.target_count,
+                               ext.read_bytes, ext.reduce_op, ext.reduce_type, response.get_data_ptr(), n, false, miss);
+        if (summed != ext.targets_here || summed == 0) {
+          std::ostringstream msg;
+          msg << "dynamic load from GPU " << ext.source_gpu << "#" << ext.sequence << " names " << summed
+              << " experts of GPU " << id_ << ", the switch trimmed it to " << ext.targets_here;
+          SC_REPORT_FATAL(name(), msg.str().c_str());
+        }
+        if (ext.target_addresses != nullptr) {
+          r.wire_flits = explicit_wire_flits(link_params_, ext.targets_here, ext.read_bytes);
+        }
+      } else {
+        memory_.read(ext.target_address, response.get_data_ptr(), n);
+      }
       response.set_data_length(n);
       response.set_address(r.target_address);
       response.set_command(tlm::TLM_WRITE_COMMAND);
       TxItem item;
       item.payload = &response;
       item.wire_flits = r.wire_flits;
-      item.not_before = arrival;
+      item.not_before = miss ? arrival + hub_miss_time_ : arrival;
       // A member read goes back on the link it came by: that link reaches the switch chip that
       // reduces it.
       enqueue(for_switch ? static_cast<uint32_t>(link) : link_for(r.target_address), TrafficClass::response, item);
@@ -474,6 +705,16 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
   sc_time freed = arrival - current_time();
   rx_backward_[static_cast<size_t>(link)]->nb_transport_bw(payload, end, freed);
   return tlm::TLM_ACCEPTED;
+}
+
+void Gpu::load_returned(const NvlinkExtension& ext) {
+  const uint32_t link = link_for(ext.multimem_address);
+  LinkEngine& engine = links_[link];
+  if (engine.load_bytes_in_flight < ext.load_bytes) {
+    SC_REPORT_FATAL(name(), "a multimem load result for more bytes than its link has in flight");
+  }
+  engine.load_bytes_in_flight -= ext.load_bytes;
+  if (engine.queued > 0) link_scheduler_.wake_at(link, current_time());
 }
 
 uint64_t Gpu::queued_messages() const {

@@ -252,7 +252,8 @@ GpuHub::Object& GpuHub::object_at(uint64_t multimem_address) {
                      (nearest.empty() ? std::string(" (none is bound)") : nearest));
 }
 
-HubTranslation GpuHub::translate(uint64_t multimem_address, hw::MultimemStage stage, uint16_t expert) {
+HubTranslation GpuHub::translate(uint64_t multimem_address, hw::MultimemStage stage, uint16_t expert,
+                                 uint32_t packets) {
   Object& object = object_at(multimem_address);
   const hw::DynamicMulticastObject& descriptor = object.descriptor;
   // Error text is built only when needed: translate runs once per packet and target.
@@ -301,6 +302,8 @@ HubTranslation GpuHub::translate(uint64_t multimem_address, hw::MultimemStage st
 
   const TableEntryCache::Access cached = cache_.access(result.table_entry_address);
   result.cache_hit = cached.hit;
+  // The message's later packets find the entry the first one just brought in.
+  if (packets > 1) statistics_.cache_hits += packets - 1;
   if (cached.hit) {
     ++statistics_.cache_hits;
   } else {
@@ -323,6 +326,22 @@ HubTranslation GpuHub::translate(uint64_t multimem_address, hw::MultimemStage st
   ++(stage == hw::MultimemStage::dispatch ? statistics_.dispatch_translations
                                           : statistics_.combine_translations);
   return result;
+}
+
+bool GpuHub::lookup(uint64_t multimem_address, uint16_t expert, uint64_t& local_address) const {
+  auto after = bound_by_base_.upper_bound(multimem_address);
+  if (after == bound_by_base_.begin()) return false;
+  const Object& object = objects_.at(std::prev(after)->second);
+  if (multimem_address >= object.multimem_end) return false;
+  const Mapping& mapping = *object.mapping;
+  if (expert < mapping.first_expert || expert >= mapping.first_expert + mapping.local_experts) return false;
+  const uint64_t relative = multimem_address - object.multimem_base;
+  const uint32_t entry = mapping.table[static_cast<size_t>(expert - mapping.first_expert) * mapping.token_count +
+                                       relative / object.descriptor.block_bytes];
+  if (!table_entry_valid(entry)) return false;
+  local_address = object.local_base + static_cast<uint64_t>(table_entry_layout_index(entry)) * object.descriptor.block_bytes +
+                  relative % object.descriptor.block_bytes;
+  return true;
 }
 
 const GpuHub::Mapping& GpuHub::mapping(uint32_t id) const {

@@ -15,6 +15,11 @@ const char* to_string(Opcode opcode) {
     case Opcode::member_read: return "member_read";
     case Opcode::member_read_response: return "member_read_response";
     case Opcode::multimem_error: return "multimem_error";
+    case Opcode::dynamic_store: return "dynamic_store";
+    case Opcode::dynamic_ld_reduce: return "dynamic_ld_reduce";
+    case Opcode::dynamic_write: return "dynamic_write";
+    case Opcode::dynamic_member_read: return "dynamic_member_read";
+    case Opcode::reduce_partial: return "reduce_partial";
   }
   return "?";
 }

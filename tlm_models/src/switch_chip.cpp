@@ -38,14 +38,15 @@ reduction::ReductionUnitConfig reduction_config(const SwitchParams& params) {
 }  // namespace
 
 SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& params,
-                       uint32_t chip_id, uint32_t interleave_bytes, uint32_t header_flits)
+                       uint32_t chip_id, uint32_t interleave_bytes, const LinkParams& link)
     : sc_module(name),
       in("in", params.ports),
       out("out", params.ports),
       csr("csr"),
       params_(params),
       chip_id_(chip_id),
-      header_flits_(header_flits),
+      link_(link),
+      header_flits_(link.header_flits_per_packet),
       interleave_bytes_(interleave_bytes),
       internal_latency_(picoseconds(to_picoseconds(params.latency_ns))),
       // Inputs 0 .. ports-1 are the ports; input ports + o holds what the chip itself made for
@@ -165,6 +166,10 @@ tlm::tlm_sync_enum SwitchChip::nb_transport_fw(int port, tlm::tlm_generic_payloa
     case Opcode::multimem_red:
     case Opcode::multimem_ld_reduce:
       accept_multimem(static_cast<uint16_t>(port), payload, static_cast<uint32_t>(fifo), flits, ready_at);
+      return tlm::TLM_ACCEPTED;
+    case Opcode::dynamic_store:
+    case Opcode::dynamic_ld_reduce:
+      accept_dynamic(static_cast<uint16_t>(port), payload, static_cast<uint32_t>(fifo), flits, ready_at);
       return tlm::TLM_ACCEPTED;
     case Opcode::member_read_response:
       take_member_response(static_cast<uint16_t>(port), payload, static_cast<uint32_t>(fifo), flits);
@@ -376,7 +381,12 @@ void SwitchChip::refuse_multimem(uint16_t port, tlm::tlm_generic_payload& payloa
   r.source_gpu = ext.source_gpu;
   r.target_gpu = ext.source_gpu;
   r.counter = ext.counter;
-  r.target_address = ext.opcode == Opcode::multimem_ld_reduce ? ext.return_address : ext.target_address;
+  const bool load = ext.opcode == Opcode::multimem_ld_reduce || ext.opcode == Opcode::dynamic_ld_reduce;
+  r.target_address = load ? ext.return_address : ext.target_address;
+  if (load) {
+    r.multimem_address = ext.target_address;
+    r.load_bytes = ext.read_bytes;
+  }
   r.wire_flits = header_flits_;
   r.sequence = ext.sequence;
   r.issue_time = ext.issue_time;
@@ -406,27 +416,7 @@ void SwitchChip::accept_multimem(uint16_t port, tlm::tlm_generic_payload& payloa
     return;
   }
   if (ext.opcode == Opcode::multimem_ld_reduce) {
-    if (free_contexts_.empty()) {
-      free_contexts_.resize(params_.ports);
-      context_tag_.resize(params_.ports);
-      parked_loads_.resize(params_.ports);
-      evicted_seen_.assign(params_.ports, 0);
-    }
-    std::vector<uint16_t>& free = free_contexts_[port];
-    if (context_tag_[port].empty()) {
-      // Context ids handed out lowest first, so a run is reproducible whatever the backend.
-      context_tag_[port].assign(reduction_config_.contexts, 0);
-      for (uint32_t c = reduction_config_.contexts; c-- > 0;) free.push_back(static_cast<uint16_t>(c));
-    }
-    if (free.empty() || !parked_loads_[port].empty()) {
-      // Flow control, not an error: the request keeps its buffer space (the issuer's credits)
-      // and starts when a context of this port frees.
-      payload.acquire();
-      parked_loads_[port].push_back(ParkedLoad{&payload, fifo, flits});
-      ++stats_.parked_loads;
-      return;
-    }
-    start_ld_reduce(port, payload, fifo, flits, ready_at);
+    if (admit_load(port, payload, fifo, flits)) start_load(port, payload, fifo, flits, ready_at);
     return;
   }
   // multimem_store / multimem_red: one copy per member, the issuer included, in GPU order.
@@ -453,10 +443,39 @@ void SwitchChip::accept_multimem(uint16_t port, tlm::tlm_generic_payload& payloa
   registers_.count(SwitchCounter::replications, copies);
 }
 
-void SwitchChip::start_ld_reduce(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
-                                 uint32_t flits, const sc_time& ready_at) {
-  const NvlinkExtension& ext = extension_of(payload);
-  const MulticastGroup* group = registers_.group_for(ext.target_address);
+bool SwitchChip::admit_load(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits) {
+  if (free_contexts_.empty()) {
+    free_contexts_.resize(params_.ports);
+    context_tag_.resize(params_.ports);
+    parked_loads_.resize(params_.ports);
+    evicted_seen_.assign(params_.ports, 0);
+    buffer_used_.assign(params_.ports, 0);
+  }
+  std::vector<uint16_t>& free = free_contexts_[port];
+  if (context_tag_[port].empty()) {
+    // Context ids handed out lowest first, so a run is reproducible whatever the backend.
+    context_tag_[port].assign(reduction_config_.contexts, 0);
+    for (uint32_t c = reduction_config_.contexts; c-- > 0;) free.push_back(static_cast<uint16_t>(c));
+  }
+  if (!free.empty() && parked_loads_[port].empty()) return true;
+  // Flow control, not an error: the request keeps its buffer space (the issuer's credits) and
+  // starts when a context of this port frees.
+  payload.acquire();
+  parked_loads_[port].push_back(ParkedLoad{&payload, fifo, flits});
+  ++stats_.parked_loads;
+  return false;
+}
+
+void SwitchChip::start_load(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits,
+                            const sc_time& ready_at) {
+  if (extension_of(payload).opcode == Opcode::dynamic_ld_reduce) {
+    start_dynamic_ld_reduce(port, payload, fifo, flits, ready_at);
+  } else {
+    start_ld_reduce(port, payload, fifo, flits, ready_at);
+  }
+}
+
+uint32_t SwitchChip::open_reduction(uint16_t port, const NvlinkExtension& request, uint32_t responses) {
   const uint16_t context = free_contexts_[port].back();
   free_contexts_[port].pop_back();
   // Always succeeds: the chip-wide pool is the sum of the ports' contexts (kept for the
@@ -464,22 +483,31 @@ void SwitchChip::start_ld_reduce(uint16_t port, tlm::tlm_generic_payload& payloa
   registers_.acquire_reduction_context();
   const uint32_t tag = reductions_.take();
   context_tag_[port][context] = tag;
-  const uint64_t members = group->members;
-  const uint32_t member_count = static_cast<uint32_t>(__builtin_popcountll(members));
   PendingReduction& r = reductions_[tag];
   r = PendingReduction{};
   r.active = true;
   r.port = port;
   r.context = context;
-  r.responses_left = member_count;
-  r.members = member_count;
-  r.reduce_op = ext.reduce_op;
-  r.reduce_type = ext.reduce_type;
-  r.issuer = ext.source_gpu;
-  r.counter = ext.counter;
-  r.return_address = ext.return_address;
-  r.read_bytes = ext.read_bytes;
-  r.issue_sequence = ext.sequence;
+  r.responses_left = responses;
+  r.members = responses;
+  r.reduce_op = request.reduce_op;
+  r.reduce_type = request.reduce_type;
+  r.issuer = request.source_gpu;
+  r.counter = request.counter;
+  r.return_address = request.return_address;
+  r.read_bytes = request.read_bytes;
+  r.issue_sequence = request.sequence;
+  r.multimem_address = request.target_address;
+  return tag;
+}
+
+void SwitchChip::start_ld_reduce(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
+                                 uint32_t flits, const sc_time& ready_at) {
+  const NvlinkExtension& ext = extension_of(payload);
+  const MulticastGroup* group = registers_.group_for(ext.target_address);
+  const uint64_t members = group->members;
+  const uint32_t member_count = static_cast<uint32_t>(__builtin_popcountll(members));
+  const uint32_t tag = open_reduction(port, ext, member_count);
   const uint32_t parent = hold(payload, port, fifo, flits, member_count);
   const uint64_t local_address = group->local_address(ext.target_address);
   for (uint32_t gpu = 0; gpu < 64; ++gpu) {
@@ -499,6 +527,107 @@ void SwitchChip::start_ld_reduce(uint16_t port, tlm::tlm_generic_payload& payloa
     push_generated(output, Entry{&read, &m, m.wire_flits, output, ready_at, parent}, TrafficClass::request);
   }
   registers_.count(SwitchCounter::replications, member_count);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dynamic multimem
+
+bool SwitchChip::trim_dynamic(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits,
+                              const sc_time& ready_at) {
+  const NvlinkExtension& ext = extension_of(payload);
+  const uint32_t per_gpu = registers_.dynamic_experts_per_gpu();
+  bool routable = per_gpu != 0 && ext.targets != nullptr && ext.target_count > 0;
+  if (routable) {
+    // One copy per destination GPU (the output port is the GPU's, chosen by address as for any
+    // message to it), each with the targets behind it.
+    auto gpu_of = [&](uint16_t expert) {
+      const uint32_t gpu = expert / per_gpu;
+      if (registers_.route_ports(gpu).empty()) routable = false;
+      return gpu;
+    };
+    try {
+      trim_targets(ext.targets, ext.target_count, gpu_of, ReduceResponses::one_per_port, trim_);
+    } catch (const std::exception&) {
+      routable = false;  // an expert listed twice: it would be written twice
+    }
+  }
+  if (routable && ext.opcode == Opcode::dynamic_ld_reduce &&
+      !reduction::op_valid_for_type(static_cast<reduction::ReduceOp>(ext.reduce_op),
+                                    static_cast<reduction::ReduceType>(ext.reduce_type))) {
+    refuse_multimem(port, payload, fifo, flits, hw::switch_regs::error_reduction, ready_at);
+    return false;
+  }
+  if (!routable) refuse_multimem(port, payload, fifo, flits, hw::switch_regs::error_bad_target, ready_at);
+  return routable;
+}
+
+void SwitchChip::accept_dynamic(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits,
+                                const sc_time& ready_at) {
+  // The target list costs the chip one pipeline cycle (dysharp.md §2).
+  const sc_time leaves = ready_at + reduction_clock_;
+  if (!trim_dynamic(port, payload, fifo, flits, leaves)) return;
+  const NvlinkExtension& ext = extension_of(payload);
+  if (ext.opcode == Opcode::dynamic_ld_reduce) {
+    if (admit_load(port, payload, fifo, flits)) start_dynamic_ld_reduce(port, payload, fifo, flits, leaves);
+    return;
+  }
+  const auto copies = static_cast<uint32_t>(trim_.copies.size());
+  const uint32_t parent = hold(payload, port, fifo, flits, copies);
+  const bool explicit_addresses = ext.target_addresses != nullptr;
+  for (const TrimmedCopy& t : trim_.copies) {
+    tlm::tlm_generic_payload& copy = pool_.acquire();
+    NvlinkExtension& c = extension_of(copy);
+    c = ext;
+    c.opcode = Opcode::dynamic_write;
+    c.traffic_class = TrafficClass::request;
+    c.target_gpu = t.port;  // trimmed per GPU (see trim_dynamic)
+    c.targets_here = static_cast<uint16_t>(t.target_count);
+    c.wire_flits = explicit_addresses ? explicit_wire_flits(link_, t.target_count, ext.payload_bytes)
+                                      : dynamic_wire_flits(link_, t.target_count, ext.payload_bytes);
+    std::memcpy(copy.get_data_ptr(), payload.get_data_ptr(), payload.get_data_length());
+    copy.set_data_length(payload.get_data_length());
+    copy.set_command(tlm::TLM_WRITE_COMMAND);
+    copy.set_address(c.target_address);
+    const uint16_t output = select_output(c);
+    push_generated(output, Entry{&copy, &c, c.wire_flits, output, leaves, parent}, TrafficClass::request);
+  }
+  registers_.count(SwitchCounter::replications, copies);
+}
+
+void SwitchChip::start_dynamic_ld_reduce(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
+                                         uint32_t flits, const sc_time& ready_at) {
+  const NvlinkExtension& ext = extension_of(payload);
+  // A parked load was trimmed when it arrived; trim again (trim_ is scratch), same result.
+  trim_targets(ext.targets, ext.target_count,
+               [per_gpu = registers_.dynamic_experts_per_gpu()](uint16_t expert) { return expert / per_gpu; },
+               ReduceResponses::one_per_port, trim_);
+  const auto copies = static_cast<uint32_t>(trim_.copies.size());
+  const uint32_t tag = open_reduction(port, ext, trim_.expected_responses);
+  PendingReduction& r = reductions_[tag];
+  r.targets = ext.targets;
+  r.target_addresses = ext.target_addresses;
+  r.remote_targets = ext.target_count;
+  r.issuer_targets = ext.targets_here;
+  const uint32_t parent = hold(payload, port, fifo, flits, copies);
+  const bool explicit_addresses = ext.target_addresses != nullptr;
+  for (const TrimmedCopy& t : trim_.copies) {
+    tlm::tlm_generic_payload& read = pool_.acquire();
+    NvlinkExtension& m = extension_of(read);
+    m = ext;
+    m.opcode = Opcode::dynamic_member_read;
+    m.traffic_class = TrafficClass::request;
+    m.target_gpu = t.port;
+    m.targets_here = static_cast<uint16_t>(t.target_count);
+    m.reduction_tag = tag;
+    m.wire_flits = explicit_addresses ? explicit_wire_flits(link_, t.target_count, 0)
+                                      : dynamic_wire_flits(link_, t.target_count, 0);
+    read.set_data_length(0);
+    read.set_command(tlm::TLM_READ_COMMAND);
+    read.set_address(m.target_address);
+    const uint16_t output = select_output(m);
+    push_generated(output, Entry{&read, &m, m.wire_flits, output, ready_at, parent}, TrafficClass::request);
+  }
+  registers_.count(SwitchCounter::replications, copies);
 }
 
 void SwitchChip::run_reduction_unit(uint16_t port, const std::vector<reduction::Command>& commands) {
@@ -550,17 +679,31 @@ void SwitchChip::take_member_response(uint16_t port, tlm::tlm_generic_payload& p
   const uint32_t bytes = static_cast<uint32_t>(payload.get_data_length());
   std::vector<reduction::Command> commands;
   if (!r.context_opened) {
+    // The reduction takes its room in the port's buffer with its first partial. A full buffer
+    // cannot accumulate it: the partial goes on to the issuer (an eviction, extra traffic). A
+    // last response with nothing accumulated before it is the result as it is.
+    const bool full = buffer_used_[r.port] + r.read_bytes > params_.reduction_buffer_bytes;
+    if (r.responses_left == 1 && (full || r.evicted_parts > 0)) {
+      finish_reduction(tag, &payload);
+      return;
+    }
+    if (full) {
+      pass_partial_on(tag, payload);
+      --r.responses_left;
+      return;
+    }
+    buffer_used_[r.port] += r.read_bytes;
+    stats_.peak_reduction_buffer_bytes = std::max(stats_.peak_reduction_buffer_bytes, buffer_used_[r.port]);
     // The functional bytes (what the members' responses carry) set the context's length.
     r.context_opened = true;
     r.functional_bytes = bytes;
-    r.response_flits = ext.wire_flits;
     r.length_beats = std::max<uint32_t>(1, (bytes + 15) / 16);
     r.result.assign(r.length_beats, reduction::Beat{});
     r.result_parts.assign(r.length_beats, 0);
     reduction::Command open;
     open.kind = reduction::Command::Kind::open_context;
     open.open.context = r.context;
-    open.open.contributions = static_cast<uint16_t>(r.members);
+    open.open.contributions = static_cast<uint16_t>(r.responses_left);
     open.open.op = static_cast<reduction::ReduceOp>(r.reduce_op);
     open.open.type = static_cast<reduction::ReduceType>(r.reduce_type);
     open.open.length_beats = r.length_beats;
@@ -582,9 +725,9 @@ void SwitchChip::take_member_response(uint16_t port, tlm::tlm_generic_payload& p
   if (--reductions_[tag].responses_left == 0) finish_reduction(tag);
 }
 
-void SwitchChip::finish_reduction(uint32_t tag) {
+void SwitchChip::finish_reduction(uint32_t tag, const tlm::tlm_generic_payload* last_response) {
   PendingReduction& r = reductions_[tag];
-  for (uint32_t beat = 0; beat < r.length_beats; ++beat) {
+  for (uint32_t beat = 0; beat < r.length_beats && last_response == nullptr; ++beat) {
     if (r.result_parts[beat] == 0) SC_REPORT_FATAL(name(), "ld_reduce completed without a result beat");
   }
   // The one result to the issuer: as large as one member's response, the reduced data inside.
@@ -597,19 +740,37 @@ void SwitchChip::finish_reduction(uint32_t tag) {
   x.counter = r.counter;
   x.target_address = r.return_address;
   x.payload_bytes = r.read_bytes;
-  x.wire_flits = r.response_flits;
+  x.wire_flits = link_.wire_flits(r.read_bytes);
   x.sequence = r.issue_sequence;
   x.issue_time = current_time();
-  for (uint32_t beat = 0; beat < r.length_beats; ++beat) {
-    const uint32_t offset = beat * 16;
-    if (offset < r.functional_bytes) {
-      std::memcpy(response.get_data_ptr() + offset, r.result[beat].data(), std::min<uint32_t>(16, r.functional_bytes - offset));
+  x.reduce_op = r.reduce_op;
+  x.reduce_type = r.reduce_type;
+  x.evicted_parts = r.evicted_parts;
+  x.targets = r.targets;
+  x.target_addresses = r.target_addresses;
+  x.target_count = r.remote_targets;
+  x.targets_here = r.issuer_targets;
+  x.multimem_address = r.multimem_address;
+  x.load_bytes = r.read_bytes;
+  if (last_response != nullptr) {
+    // Passed through: nothing was accumulated here.
+    std::memcpy(response.get_data_ptr(), last_response->get_data_ptr(), last_response->get_data_length());
+    response.set_data_length(last_response->get_data_length());
+    r.last_arrival = std::max(r.last_arrival, extension_of(*last_response).tail_arrival);
+  } else {
+    for (uint32_t beat = 0; beat < r.length_beats; ++beat) {
+      const uint32_t offset = beat * 16;
+      if (offset < r.functional_bytes) {
+        std::memcpy(response.get_data_ptr() + offset, r.result[beat].data(), std::min<uint32_t>(16, r.functional_bytes - offset));
+      }
     }
+    response.set_data_length(r.functional_bytes);
+    buffer_used_[r.port] -= r.read_bytes;
   }
-  response.set_data_length(r.functional_bytes);
   response.set_command(tlm::TLM_WRITE_COMMAND);
   response.set_address(x.target_address);
-  const sc_time ready_at = std::max(current_time(), r.last_arrival) + internal_latency_ + r.unit_latency;
+  const sc_time ready_at = std::max(current_time(), r.last_arrival) + internal_latency_ +
+                           (last_response == nullptr ? r.unit_latency : SC_ZERO_TIME);
   const uint16_t output = select_output(x);
   push_generated(output, Entry{&response, &x, x.wire_flits, output, ready_at}, TrafficClass::response);
   registers_.count(SwitchCounter::reductions);
@@ -623,9 +784,38 @@ void SwitchChip::finish_reduction(uint32_t tag) {
   if (!parked_loads_[port].empty()) {
     const ParkedLoad parked = parked_loads_[port].front();
     parked_loads_[port].pop_front();
-    start_ld_reduce(port, *parked.payload, parked.fifo, parked.flits, current_time() + internal_latency_);
+    start_load(port, *parked.payload, parked.fifo, parked.flits, current_time() + internal_latency_);
     parked.payload->release();  // hold() took its own reference
   }
+}
+
+void SwitchChip::pass_partial_on(uint32_t tag, tlm::tlm_generic_payload& member_response) {
+  PendingReduction& r = reductions_[tag];
+  const NvlinkExtension& m = extension_of(member_response);
+  tlm::tlm_generic_payload& partial = pool_.acquire();
+  NvlinkExtension& x = extension_of(partial);
+  x.opcode = Opcode::reduce_partial;
+  x.traffic_class = TrafficClass::response;
+  x.source_gpu = r.issuer;
+  x.target_gpu = r.issuer;
+  x.counter = r.counter;
+  x.target_address = r.return_address;
+  x.payload_bytes = r.read_bytes;
+  x.wire_flits = link_.wire_flits(r.read_bytes);
+  x.reduce_op = r.reduce_op;
+  x.reduce_type = r.reduce_type;
+  x.sequence = r.issue_sequence;
+  x.issue_time = current_time();
+  std::memcpy(partial.get_data_ptr(), member_response.get_data_ptr(), member_response.get_data_length());
+  partial.set_data_length(member_response.get_data_length());
+  partial.set_command(tlm::TLM_WRITE_COMMAND);
+  partial.set_address(x.target_address);
+  const sc_time ready_at = std::max(current_time(), m.tail_arrival) + internal_latency_;
+  const uint16_t output = select_output(x);
+  push_generated(output, Entry{&partial, &x, x.wire_flits, output, ready_at}, TrafficClass::response);
+  ++r.evicted_parts;
+  registers_.count(SwitchCounter::evictions);
+  stats_.evicted_partial_bytes += r.read_bytes;
 }
 
 reduction::ReductionUnit& SwitchChip::reduction_unit(uint16_t port) {

@@ -93,6 +93,7 @@ RegisterAccess SwitchCsr::read(uint32_t offset, uint32_t& value) {
     case regs::kIntPending: value = interrupt_pending(); return RegisterAccess::ok;
     case regs::kContextsInUse: value = contexts_in_use_; return RegisterAccess::ok;
     case regs::kContextsPeak: value = contexts_peak_; return RegisterAccess::ok;
+    case regs::kDynamicExpertsPerGpu: value = dynamic_experts_per_gpu_; return RegisterAccess::ok;
     default: break;
   }
   if (offset >= regs::kCounterForwardedRequests && offset < kCounterEnd) {
@@ -133,6 +134,11 @@ RegisterAccess SwitchCsr::write(uint32_t offset, uint32_t value) {
     set_error_state(error_status_, value & kErrorBits);
     return RegisterAccess::ok;
   }
+  if (offset == regs::kDynamicExpertsPerGpu) {
+    if (value > regs::kMaxDynamicExpertsPerGpu) return refuse(RegisterAccess::rejected_value);
+    dynamic_experts_per_gpu_ = value;
+    return RegisterAccess::ok;
+  }
   if (offset >= regs::kRouteTable && offset < kRouteTableEnd) {
     const uint32_t gpu = (offset - regs::kRouteTable) / regs::kRouteStride;
     const bool high = (offset - regs::kRouteTable) % regs::kRouteStride != 0;
@@ -155,6 +161,7 @@ void SwitchCsr::reset() {
   latched_high_.fill(0);
   contexts_in_use_ = 0;
   contexts_peak_ = 0;
+  dynamic_experts_per_gpu_ = 0;
   set_error_state(0, 0);
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "nvsvp/hw/dynamic_multicast.hpp"
 #include "nvsvp/hw/memory_access.hpp"
 #include "nvsvp/hw/work.hpp"
 
@@ -22,8 +23,18 @@ class Hal {
   virtual double now_ns() const = 0;
   // Debug access to a GPU's memory: loading inputs, reading results for checks.
   virtual hw::MemoryAccess& memory(uint32_t gpu) = 0;
-  // The GPU's receive counter: messages that arrived over its links.
+  // The GPU's receive counter: messages that arrived over its links, not counting the partial
+  // sums a switch passed on because its reduction buffer was full (how many there are depends on
+  // buffer occupancy, not on the work).
   virtual uint64_t received_messages(uint32_t gpu) const = 0;
+
+  // Dynamic multimem (dysharp.md §2): programs GPU `gpu`'s Hub with a bound object whose blocks
+  // that GPU packs at `local_base`. Throws std::invalid_argument for a binding the Hub refuses.
+  virtual void bind_dynamic_object(uint32_t gpu, const hw::DynamicMulticastBinding& binding, uint64_t local_base) = 0;
+  // Reads GPU `gpu`'s algebraic->layout table (for checks): the local address of byte
+  // `multimem_address` for target `expert`; false when the table holds no entry for it.
+  virtual bool dynamic_local_address(uint32_t gpu, uint64_t multimem_address, uint16_t expert,
+                                     uint64_t& local_address) = 0;
 
   // The switch chips' register blocks (docs/registers.md; offsets in nvsvp/hw/switch_registers.hpp).
   // Chips are numbered 0 .. switch_count()-1. An access takes the chip's register access time

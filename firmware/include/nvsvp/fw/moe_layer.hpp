@@ -9,6 +9,7 @@
 
 #include "nvsvp/fw/hal.hpp"
 #include "nvsvp/fw/moe_workload.hpp"
+#include "nvsvp/hw/dynamic_multicast.hpp"
 #include "nvsvp/hw/work.hpp"
 
 namespace nvsvp::fw {
@@ -35,6 +36,13 @@ struct MulticastGroupRequest {
   uint64_t members = 0;     // bit g: GPU g
 };
 
+// A dynamic multicast object a scheme needs: bound in every GPU's Hub before the layer runs,
+// its blocks packed at `local_base` in every GPU.
+struct DynamicObjectRequest {
+  hw::DynamicMulticastBinding binding;
+  uint64_t local_base = 0;
+};
+
 // Arrival counters every scheme uses.
 enum MoeCounter : uint32_t { kCountsCounter = 0, kDispatchCounter = 1, kCombineCounter = 2, kMoeCounters };
 
@@ -58,6 +66,15 @@ struct LayerPlan {
   // reduction), not as partials in combine_rx: verify checks that the output was written exactly
   // once instead of each partial's slot.
   bool combine_reduced_in_switch = false;
+  // Dynamic multimem schemes (dysharp-basic, explicit-addressing): the dispatch and combine
+  // objects (one mapping), and where each (token, expert) block lands. A token's copy for GPU d
+  // is written once per local expert of d, into that expert's region of dispatch_rx; `received`
+  // is then unused.
+  std::vector<DynamicObjectRequest> dynamic_objects;
+  bool dispatch_per_expert = false;
+  // Explicit addressing: the layout index of the i-th (token, expert) pair of the routing
+  // (token-major, experts in routing order) in its expert's GPU; empty when the Hubs allocate.
+  std::shared_ptr<const std::vector<uint32_t>> explicit_layout;
 };
 
 struct MoeCheckResult {
@@ -83,6 +100,10 @@ LayerPlan build_layer(const std::string& scheme, std::shared_ptr<const MoeLayerS
 // Declares the layer's buffers to every GPU's memory and loads every token's input vector into
 // its home GPU (what the previous layer left there).
 void load_inputs(Hal& hal, const LayerPlan& plan);
+
+// Binds the plan's dynamic multicast objects in every GPU's Hub and tells every switch chip where
+// experts live (DYN_EXPERTS_PER_GPU). Nothing for a plan without dynamic objects.
+void install_dynamic_objects(Hal& hal, const LayerPlan& plan);
 
 // Submits every GPU's sequence and waits until all have finished.
 void run_layer(Hal& hal, LayerPlan& plan);

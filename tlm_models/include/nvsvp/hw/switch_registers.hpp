@@ -18,6 +18,10 @@ constexpr uint32_t kPortCount = 0x00C;
 constexpr uint32_t kMulticastSlots = 0x010;     // multicast group table entries (128 by default)
 constexpr uint32_t kReductionContexts = 0x014;  // reduction contexts per port
 constexpr uint32_t kRouteEntries = 0x018;       // route table entries (GPUs addressable)
+// Dynamic multimem (RW): target expert e lives on GPU e / DYN_EXPERTS_PER_GPU; 0 (reset) means
+// dynamic multimem is not configured and every dynamic request is refused.
+constexpr uint32_t kDynamicExpertsPerGpu = 0x020;
+constexpr uint32_t kMaxDynamicExpertsPerGpu = 0xFFFF;  // expert IDs are 16 bits
 
 // Error status and interrupt. ERROR_STATUS bits are sticky; writing 1 clears a bit (W1C).
 // INT_PENDING = ERROR_STATUS & INT_ENABLE; the chip's interrupt line is INT_PENDING != 0.
@@ -31,6 +35,7 @@ enum ErrorBit : uint32_t {
   error_reduction = 1u << 3,             // a reduction unit raised a sticky error
   error_context_pool_exhausted = 1u << 4,
   error_bad_register_access = 1u << 5,   // unknown offset, unaligned, write to read-only
+  error_bad_target = 1u << 6,            // a dynamic multimem target list the chip cannot serve
 };
 
 // Counters (read-only, 64-bit LO/HI).

@@ -34,6 +34,23 @@ enum class TaskKind : uint8_t {
                        // member's copy and reduces them with `reduce_op` / `reduce_type`; the one
                        // result lands at local `target_address` and local counter `counter`
                        // counts it
+  // Dynamic multimem (dysharp.md §2): one token to a list of target experts, `elements` of them
+  // from WorkSequence::targets[first_element] on, the issuer's own experts last (its Hub serves
+  // them without a link). `addressing` says what the packet carries per target.
+  dynamic_store,      // dymultimem.st: `bytes` from local `source_address` to multimem
+                      // `target_address` (an algebraic block of a bound dispatch object); every
+                      // target's GPU writes it into that expert's region and its counter
+                      // `counter` counts one arrival per local target
+  dynamic_ld_reduce,  // dymultimem.ld_reduce: load of `bytes` at multimem `source_address` (a
+                      // combine object) from every target, summed with `reduce_op` /
+                      // `reduce_type` in the switch; the result lands at local `target_address`
+                      // and local counter `counter` counts it
+};
+
+// What a dynamic multimem packet names per target (dysharp.md §2 and §4).
+enum class DynamicAddressing : uint8_t {
+  algebraic = 0,  // 16-bit expert IDs; each destination's Hub translates the algebraic index
+  explicit_addresses = 1,  // a full 64-bit destination address per target, request and response
 };
 
 // The reduction of multimem_red / multimem_ld_reduce. The numeric values are the reduction
@@ -67,12 +84,14 @@ struct Task {
   MultimemOp reduce_op = MultimemOp::add;  // multimem_red / multimem_ld_reduce
   // send: 0 for one write; k > 0 for a chunk of k writes (as DeepEP-class libraries batch
   // tokens per destination), listed in WorkSequence::elements from first_element on.
+  // dynamic_store / dynamic_ld_reduce: the number of targets.
   uint16_t elements = 0;
   uint16_t kernel = kNoKernel;  // compute: index into WorkSequence::kernels
   uint32_t peer = 0;            // send: destination GPU
   uint32_t counter = 0;         // send: counter incremented at the receiver; wait: local counter
-  uint32_t first_element = 0;   // send with elements > 0
+  uint32_t first_element = 0;   // send with elements > 0; dynamic: first target
   MultimemType reduce_type = MultimemType::f32;  // multimem_red / multimem_ld_reduce
+  DynamicAddressing addressing = DynamicAddressing::algebraic;  // dynamic_store / dynamic_ld_reduce
   uint64_t bytes = 0;           // send/read/local_copy: payload bytes (what is timed), per
                                 // write for a chunk; compute: memory traffic
   uint64_t count = 0;           // wait_counter: arrivals to wait for
@@ -163,6 +182,29 @@ struct Task {
     t.reduce_type = type;
     return t;
   }
+  // Dynamic multimem: see TaskKind. `first_target` / `targets` index WorkSequence::targets.
+  static Task dynamic_store(PhaseId phase, uint64_t local_source, uint64_t multimem_target, uint64_t bytes,
+                            uint32_t first_target, uint16_t targets, DynamicAddressing addressing,
+                            uint32_t counter) {
+    Task t = send(phase, 0, local_source, multimem_target, bytes, counter);
+    t.kind = TaskKind::dynamic_store;
+    t.first_element = first_target;
+    t.elements = targets;
+    t.addressing = addressing;
+    return t;
+  }
+  static Task dynamic_ld_reduce(PhaseId phase, uint64_t multimem_source, uint64_t local_target, uint64_t bytes,
+                                uint32_t first_target, uint16_t targets, DynamicAddressing addressing,
+                                MultimemOp op, MultimemType type, uint32_t counter) {
+    Task t = send(phase, 0, multimem_source, local_target, bytes, counter);
+    t.kind = TaskKind::dynamic_ld_reduce;
+    t.first_element = first_target;
+    t.elements = targets;
+    t.addressing = addressing;
+    t.reduce_op = op;
+    t.reduce_type = type;
+    return t;
+  }
   static Task compute(PhaseId phase, double flops, Precision precision, uint64_t memory_bytes,
                       uint32_t kernel = kNoKernel) {
     check_kernel_index(kernel);
@@ -192,6 +234,11 @@ using Kernel = std::function<void(MemoryAccess&)>;
 struct WorkSequence {
   std::vector<Task> tasks;
   std::vector<WriteElement> elements;  // the writes of the chunks among the tasks
+  // The target lists of the dynamic tasks: expert IDs and, for explicit addressing, the address
+  // in the target's GPU where its copy lands (dynamic_store) or its partial is read
+  // (dynamic_ld_reduce), at the same index.
+  std::vector<uint16_t> targets;
+  std::vector<uint64_t> target_addresses;
   std::vector<Kernel> kernels;
   std::vector<std::string> phase_names;  // indexed by PhaseId
   uint32_t counters = 0;                 // number of arrival counters the sequence uses

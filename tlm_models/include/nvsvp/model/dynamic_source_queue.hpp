@@ -21,12 +21,6 @@ struct DynamicSourceQueueParams {
   uint32_t entries = 32;            // the study's queue
   double target_list_read_ns = 20;  // assumed: one shared-memory read (~30 cycles at ~1.7 GHz)
 
-  template <class V>
-  void visit(V& v) {
-    v("entries", entries, "pending dynamic multimem operations one SM can hold", hw::between(1, 1 << 16));
-    v("target_list_read_ns", target_list_read_ns,
-      "time to read an operation's target list before it can issue, ns", hw::between(0.0, 1e6));
-  }
 };
 
 // The times of one operation.

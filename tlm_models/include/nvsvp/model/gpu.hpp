@@ -11,6 +11,7 @@
 #include <deque>
 #include <ostream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <systemc>
@@ -19,6 +20,8 @@
 
 #include "nvsvp/hw/work.hpp"
 #include "nvsvp/model/address_hash.hpp"
+#include "nvsvp/model/dynamic_source_queue.hpp"
+#include "nvsvp/model/gpu_hub.hpp"
 #include "nvsvp/model/gpu_memory.hpp"
 #include "nvsvp/model/gpu_params.hpp"
 #include "nvsvp/model/nvlink_packet.hpp"
@@ -36,6 +39,8 @@ struct GpuStats {
   uint64_t local_copies = 0;
   uint64_t tasks_done = 0;
   uint64_t multimem_errors = 0;  // multimem requests the switch refused (multimem_error responses)
+  uint64_t dynamic_operations = 0;  // dynamic_store / dynamic_ld_reduce tasks issued
+  uint64_t partials_received = 0;   // reduce_partial messages (a switch's full reduction buffer)
   sc_core::sc_time compute_time;
 };
 
@@ -76,6 +81,13 @@ class Gpu : public sc_core::sc_module {
   // Time of a compute task on this GPU.
   sc_core::sc_time compute_time(const hw::Task& task) const;
 
+  // Dynamic multimem: the runtime created and bound `binding`'s object; this GPU packs its blocks
+  // at `local_base`. Throws HubError (or std::invalid_argument for experts per GPU that differ
+  // from an earlier binding's).
+  void install_dynamic_multicast(const hw::DynamicMulticastBinding& binding, uint64_t local_base);
+  const GpuHub& hub() const { return hub_; }
+  const DynamicSourceQueue& source_queue() const { return source_queue_; }
+
  private:
   // A message waiting for its link: a write or read the executor issued (everything launch
   // needs is copied here, so the task list is not touched again), or a prepared response.
@@ -92,15 +104,40 @@ class Gpu : public sc_core::sc_module {
     uint8_t reduce_type = 0;
     const hw::WriteElement* chunk = nullptr;  // a chunk's writes (elements of them), or nullptr
     uint32_t elements = 1;
+    // Dynamic: the target list (remote targets first, then `issuer_targets` of this GPU's own).
+    const uint16_t* targets = nullptr;
+    const uint64_t* target_addresses = nullptr;  // explicit addressing
+    uint16_t target_count = 0;
+    uint16_t issuer_targets = 0;
     sc_core::sc_time not_before;
   };
   void check_chunk(const hw::WorkSequence& sequence, const hw::Task& task) const;
+  // Dynamic multimem (docs/models/dynamic_multimem.md).
+  void run_dynamic(const hw::WorkSequence& sequence, const hw::Task& task);
+  bool is_local_expert(uint16_t expert) const {
+    return dynamic_experts_per_gpu_ != 0 && expert / dynamic_experts_per_gpu_ == id_;
+  }
+  // Where target `index` of a list lands in this GPU: the Hub's translation of `multimem_address`
+  // for its expert, or its explicit address. A Hub miss sets `miss` (the access waits for memory).
+  uint64_t target_location(uint64_t multimem_address, hw::MultimemStage stage, const uint16_t* targets,
+                           const uint64_t* target_addresses, uint32_t index, uint32_t packets, bool& miss);
+  // Adds this GPU's targets among targets[first, first + count) (their partials at the combine
+  // object) into `sum` (`bytes` functional bytes); returns how many there were.
+  uint32_t add_local_partials(uint64_t multimem_address, const uint16_t* targets, const uint64_t* target_addresses,
+                              uint32_t first, uint32_t count, uint64_t read_bytes, uint8_t op, uint8_t type,
+                              uint8_t* sum, size_t bytes, bool have_sum, bool& miss);
   TxItem request_item(const hw::WorkSequence& sequence, const hw::Task& task) const;
   struct LinkEngine {
     std::deque<TxItem> queues[kTrafficClasses];  // the VC is allocated at launch
     uint64_t queued = 0;
     uint32_t next_queue = 0;
+    uint64_t load_bytes_in_flight = 0;  // multimem loads sent whose results have not come back
   };
+  static bool is_multimem_load(Opcode opcode) {
+    return opcode == Opcode::multimem_ld_reduce || opcode == Opcode::dynamic_ld_reduce;
+  }
+  // A multimem load's result or refusal came back: its link engine may send more.
+  void load_returned(const NvlinkExtension& ext);
   // Arrivals as runs of equal time (a chunk's writes land together): a wait for the n-th
   // arrival sorts the runs and counts through them.
   struct ArrivalCounter {
@@ -159,6 +196,19 @@ class Gpu : public sc_core::sc_module {
   sc_core::sc_event work_event_;
   sc_core::sc_event finished_event_;
   sc_core::sc_time finish_time_;
+
+  GpuHub hub_;
+  DynamicSourceQueue source_queue_;
+  uint32_t dynamic_experts_per_gpu_ = 0;  // from the bound objects; 0: none bound
+  sc_core::sc_time hub_miss_time_;
+  // Partial sums a switch passed on (reduce_partial), by the load's return address, until the
+  // result they belong to arrives.
+  struct HeldPartial {
+    uint8_t data[64];  // the functional bytes (functional_bytes is at most 64)
+    size_t bytes = 0;
+    uint32_t parts = 0;
+  };
+  std::unordered_map<uint64_t, HeldPartial> held_partials_;
 
   std::vector<ArrivalCounter> counters_;
   std::vector<PhaseTime> phase_times_;

@@ -33,16 +33,6 @@ struct GpuHubParams {
   // timing; above the firmware's MoE buffers at 0x0100'0000'0000 .. 0x0800'0000'0000).
   uint64_t table_base_address = 0x0F00'0000'0000;
 
-  template <class V>
-  void visit(V& v) {
-    v("cache_entries", cache_entries, "table entries the Hub's cache holds", hw::between(1, 1 << 20));
-    v("cache_ways", cache_ways, "associativity of the Hub's cache (1: direct-mapped)",
-      hw::between(1, 1 << 20));
-    v("sector_bytes", sector_bytes, "memory bytes a cache miss reads and an allocation writes",
-      hw::between(4, 4096));
-    v("table_base_address", table_base_address,
-      "GPU memory address of the first algebraic->layout table", hw::between(0, 281474976710656.0));
-  }
 };
 
 // A table entry: valid bit and 31-bit layout index.
@@ -169,7 +159,13 @@ class GpuHub {
   // One target expert's access to `multimem_address` with the packet's stage bit. Dispatch
   // allocates on first touch; combine of an unmapped block, a foreign expert, an address in no
   // bound object, a stage that is not the object's, or an expert over its capacity throw HubError.
-  HubTranslation translate(uint64_t multimem_address, hw::MultimemStage stage, uint16_t expert);
+  // `packets`: the packets of the message (each translates; the later ones hit the entry the
+  // first one brought in, and count as hits).
+  HubTranslation translate(uint64_t multimem_address, hw::MultimemStage stage, uint16_t expert,
+                           uint32_t packets = 1);
+  // The table as it stands, for checks: the local address `multimem_address` maps to for
+  // `expert`; false when not mapped. Touches neither the cache nor the statistics.
+  bool lookup(uint64_t multimem_address, uint16_t expert, uint64_t& local_address) const;
 
   uint32_t gpu() const { return gpu_; }
   const HubStatistics& statistics() const { return statistics_; }

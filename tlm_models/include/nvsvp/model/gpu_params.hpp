@@ -4,6 +4,8 @@
 #include <cstdint>
 
 #include "nvsvp/hw/params.hpp"
+#include "nvsvp/model/dynamic_source_queue.hpp"
+#include "nvsvp/model/gpu_hub.hpp"
 
 namespace nvsvp::model {
 
@@ -17,6 +19,13 @@ struct GpuParams {
   uint32_t functional_bytes = 16;   // leading bytes of each message that carry real values
   uint32_t rx_vc_depth_flits = 256; // the GPU's own input buffer per VC (it drains at line rate)
   double tx_lookahead_ns = 1000.0;  // a link engine commits messages that start within this time
+  // Assumed: a link engine keeps multimem loads (static and dynamic ld_reduce) in flight up to
+  // this many result bytes, as many as a switch port's reduction buffer holds.
+  uint32_t load_bytes_in_flight_per_link = 65536;
+  // Dynamic multimem (docs/models/dynamic_multimem.md).
+  GpuHubParams hub;
+  double hub_miss_ns = 500.0;  // assumed: one HBM access for a table entry the cache misses
+  DynamicSourceQueueParams source_queue;
 
   template <class V>
   void visit(V& v) {
@@ -35,6 +44,22 @@ struct GpuParams {
     v("tx_lookahead_ns", tx_lookahead_ns,
       "a link engine commits queued messages that will start within this time (0: one at a time)",
       hw::between(0.0, 1e6));
+    v("load_bytes_in_flight_per_link", load_bytes_in_flight_per_link,
+      "result bytes of multimem loads a link engine keeps in flight; a load beyond waits at the head of its queue "
+      "(one load always goes)",
+      hw::between(1, 1u << 30));
+    v("hub_cache_entries", hub.cache_entries, "algebraic->layout table entries the Hub's cache holds",
+      hw::between(1, 1 << 20));
+    v("hub_cache_ways", hub.cache_ways, "associativity of the Hub's cache (1: direct-mapped)",
+      hw::between(1, 1 << 20));
+    v("hub_sector_bytes", hub.sector_bytes, "memory bytes a Hub cache miss reads and an allocation writes",
+      hw::between(4, 4096));
+    v("hub_miss_ns", hub_miss_ns, "time a Hub cache miss adds before the data lands or the partial is read, ns",
+      hw::between(0.0, 1e6));
+    v("source_queue_entries", source_queue.entries, "pending dynamic multimem operations the source queue holds",
+      hw::between(1, 1 << 16));
+    v("target_list_read_ns", source_queue.target_list_read_ns,
+      "time to read a dynamic operation's target list before it can issue, ns", hw::between(0.0, 1e6));
   }
 };
 

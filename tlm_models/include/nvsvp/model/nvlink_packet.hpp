@@ -33,6 +33,17 @@ enum class Opcode : uint8_t {
   member_read_response,  // response: one member's copy, consumed by the switch that asked
   // From the switch to the issuer.
   multimem_error,      // response: the multimem request was refused (no group, not a member)
+  // Dynamic multimem (docs/models/dynamic_multimem.md). From the issuing GPU to the switch:
+  // target_address is the multimem address (an algebraic block), the target list rides along.
+  dynamic_store,       // request: dymultimem.st, `payload_bytes` to every target expert
+  dynamic_ld_reduce,   // request: dymultimem.ld_reduce, a load of `read_bytes` summed over the targets
+  // From the switch to a target GPU: one copy per output port, the list trimmed to that GPU.
+  dynamic_write,       // request: write the payload for each of the copy's targets
+  dynamic_member_read, // request: read and sum the copy's targets' partials, answer once with
+                       // member_read_response on the link it arrived on
+  // From the switch to the issuer of a dynamic or static ld_reduce.
+  reduce_partial,      // response: a partial sum the switch's full reduction buffer passed on
+                       // (an eviction); the issuer adds it to the result that follows
 };
 enum class TrafficClass : uint8_t { request = 0, response = 1 };
 inline constexpr int kTrafficClasses = 2;
@@ -45,6 +56,7 @@ inline TrafficClass class_of(Opcode opcode) {
     case Opcode::write_ack:
     case Opcode::member_read_response:
     case Opcode::multimem_error:
+    case Opcode::reduce_partial:
       return TrafficClass::response;
     default:
       return TrafficClass::request;
@@ -74,6 +86,21 @@ struct NvlinkExtension : tlm::tlm_extension<NvlinkExtension> {
   uint8_t reduce_op = 0;
   uint8_t reduce_type = 0;
   uint32_t reduction_tag = 0;
+  // Dynamic multimem: the issuer's target list (it keeps its work sequences until the end of the
+  // run, so requests and their copies point into it). A copy for GPU g carries the targets of g
+  // (`targets_here` of them) and the destination takes those from the list; the wire size counts
+  // only the copy's own targets. Explicit addressing adds a destination address per target.
+  const uint16_t* targets = nullptr;
+  const uint64_t* target_addresses = nullptr;  // explicit addressing, else nullptr
+  uint16_t target_count = 0;   // entries of the list
+  uint16_t targets_here = 0;   // a switch copy: the targets on its destination GPU; a dynamic
+                               // ld_reduce request and its result: the issuer's own targets,
+                               // which follow the target_count remote ones in the list
+  uint32_t evicted_parts = 0;  // an ld_reduce result: reduce_partial messages sent before it
+  // A multimem load's result (or refusal): the load's multimem address and read bytes, which the
+  // issuer's link engine counted in flight when it sent the load.
+  uint64_t multimem_address = 0;
+  uint64_t load_bytes = 0;
   uint64_t sequence = 0;         // per-source issue number, for traces and stuck reports
   sc_core::sc_time issue_time;   // when the source put it on its first link
   sc_core::sc_time tail_arrival; // set by the port at each hop: when the last flit arrives

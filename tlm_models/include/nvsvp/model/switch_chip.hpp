@@ -22,7 +22,9 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "nvsvp/model/arbiter.hpp"
+#include "nvsvp/model/multimem_packet.hpp"
 #include "nvsvp/model/nvlink_packet.hpp"
+#include "nvsvp/model/nvlink_params.hpp"
 #include "nvsvp/model/nvlink_port.hpp"
 #include "nvsvp/model/slot_pool.hpp"
 #include "nvsvp/model/small_fifo.hpp"
@@ -37,14 +39,17 @@ struct SwitchStats {
   uint64_t forwarded[kTrafficClasses] = {0, 0};  // the register block's forwarding counters
   uint64_t forwarded_flits[kTrafficClasses] = {0, 0};
   uint64_t peak_buffered_messages = 0;
-  // Static multimem (the register block's counters): member copies made for multimem_store /
-  // multimem_red / multimem_ld_reduce, completed ld_reduce results, beats the reduction units
-  // evicted, and refused multimem requests.
+  // Multimem (the register block's counters): member copies made for multimem_store /
+  // multimem_red / multimem_ld_reduce and target copies for the dynamic operations, completed
+  // ld_reduce results, evictions (beats the reduction units evicted, and partial sums passed on
+  // because the port's reduction buffer was full), and refused multimem requests.
   uint64_t replications = 0;
   uint64_t reductions = 0;
   uint64_t evictions = 0;
   uint64_t access_errors = 0;
   uint64_t parked_loads = 0;  // ld_reduce requests that waited for a free reduction context
+  uint64_t evicted_partial_bytes = 0;  // payload of the partial sums passed on (extra traffic)
+  uint64_t peak_reduction_buffer_bytes = 0;  // most bytes one port's reduction buffer held
 };
 
 class SwitchChip : public sc_core::sc_module {
@@ -58,10 +63,10 @@ class SwitchChip : public sc_core::sc_module {
   tlm_utils::simple_target_socket_optional<SwitchChip> csr;
 
   // `interleave_bytes`: granule of address interleaving over a destination's ports.
-  // `header_flits`: flits of a message without payload (the links' header_flits_per_packet), the
-  // size of the multimem error responses the chip makes.
+  // `link`: the links' packet format, which sizes the messages the chip makes (member copies,
+  // reduced results, error responses).
   SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& params, uint32_t chip_id,
-             uint32_t interleave_bytes, uint32_t header_flits = 1);
+             uint32_t interleave_bytes, const LinkParams& link = LinkParams{});
 
   // Route table: messages for `gpu` leave through one of `ports`, chosen by address. set_route
   // writes the register block's entry directly (a shortcut for benches; firmware programs the
@@ -109,18 +114,20 @@ class SwitchChip : public sc_core::sc_module {
     uint32_t flits = 0;
     uint32_t copies_left = 0;
   };
-  // An outstanding multimem_ld_reduce: the member reads went out; their responses are reduced by
-  // the reduction unit of the issuer's port (`port`) in context `context`.
+  // An outstanding multimem_ld_reduce or dynamic_ld_reduce: the member reads went out; their
+  // responses are reduced by the reduction unit of the issuer's port (`port`) in context
+  // `context`. The port's reduction buffer holds `read_bytes` for it from the first response it
+  // accumulates; a response that finds the buffer full is passed on to the issuer instead.
   struct PendingReduction {
     bool active = false;
     bool context_opened = false;
+    uint32_t evicted_parts = 0;  // responses passed on to the issuer as reduce_partial
     uint16_t port = 0;
     uint16_t context = 0;
     uint32_t responses_left = 0;
     uint32_t members = 0;
     uint32_t length_beats = 0;
     uint32_t functional_bytes = 0;
-    uint32_t response_flits = 0;
     uint8_t reduce_op = 0;
     uint8_t reduce_type = 0;
     uint32_t issuer = 0;
@@ -132,6 +139,13 @@ class SwitchChip : public sc_core::sc_module {
     sc_core::sc_time unit_latency;
     std::vector<reduction::Beat> result;   // [beat]
     std::vector<uint16_t> result_parts;    // [beat]: result beats (complete or partial) folded in
+    // Dynamic: the issuer's target list, handed back with the result (the issuer adds its own
+    // experts' partials, which it keeps out of the request).
+    const uint16_t* targets = nullptr;
+    const uint64_t* target_addresses = nullptr;
+    uint16_t remote_targets = 0;
+    uint16_t issuer_targets = 0;
+    uint64_t multimem_address = 0;  // the load's
   };
   // A multimem_ld_reduce waiting for a free context of its port's reduction unit.
   struct ParkedLoad {
@@ -176,9 +190,30 @@ class SwitchChip : public sc_core::sc_module {
                        uint32_t flits, const sc_core::sc_time& ready_at);
   void take_member_response(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits);
   void run_reduction_unit(uint16_t port, const std::vector<reduction::Command>& commands);
-  void finish_reduction(uint32_t tag);
+  // Returns the result to the issuer and frees the context; `last_response` when the last
+  // member response passes through as the result (nothing accumulated in the buffer).
+  void finish_reduction(uint32_t tag, const tlm::tlm_generic_payload* last_response = nullptr);
   void refuse_multimem(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
                        uint32_t flits, uint32_t error_bit, const sc_core::sc_time& ready_at);
+  // Dynamic multimem (docs/models/dynamic_multimem.md): trims the target list per destination
+  // GPU into trim_; false (and the request refused) when the chip cannot serve the list.
+  bool trim_dynamic(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits,
+                    const sc_core::sc_time& ready_at);
+  void accept_dynamic(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
+                      uint32_t flits, const sc_core::sc_time& ready_at);
+  // Records a reduction of `responses` member responses for `request` in a free context of
+  // `port`; returns its tag.
+  uint32_t open_reduction(uint16_t port, const NvlinkExtension& request, uint32_t responses);
+  // The ld_reduce in `payload` starts: static or dynamic as its opcode says.
+  void start_load(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits,
+                  const sc_core::sc_time& ready_at);
+  void start_dynamic_ld_reduce(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
+                               uint32_t flits, const sc_core::sc_time& ready_at);
+  // Whether port `port` can take a load now (a free context, none parked before it); if not,
+  // parks it.
+  bool admit_load(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits);
+  // A response that found the reduction buffer full goes on to the issuer as it is.
+  void pass_partial_on(uint32_t tag, tlm::tlm_generic_payload& member_response);
   // Frees a message's input buffer space now and returns its credits when its tail has arrived.
   void free_input_space(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits);
   // Queues a message the chip made (a member copy, a reduced result, an error response) for
@@ -197,6 +232,7 @@ class SwitchChip : public sc_core::sc_module {
   PayloadPool pool_;
   SwitchParams params_;
   uint32_t chip_id_;
+  LinkParams link_;
   uint32_t header_flits_;
   uint32_t interleave_bytes_;
   sc_core::sc_time internal_latency_;
@@ -221,6 +257,8 @@ class SwitchChip : public sc_core::sc_module {
   std::vector<std::vector<uint32_t>> context_tag_;     // [port][context]: the reduction using it
   std::vector<std::deque<ParkedLoad>> parked_loads_;   // [port]
   std::vector<uint64_t> evicted_seen_;                 // [port]: the unit's evicted_beats counted
+  std::vector<uint64_t> buffer_used_;                  // [port]: reduction buffer bytes held
+  TrimResult trim_;                                    // scratch of the dynamic requests
   SwitchStats stats_;
 };
 

@@ -68,7 +68,7 @@ class SwitchCsr {
   // A rack holds at most 1024 groups (hardware.md); no chip needs more slots than that.
   static constexpr uint32_t kMaxMulticastSlots = 1024;
   // The error bits the hardware defines; other ERROR_STATUS / INT_ENABLE bits read as 0.
-  static constexpr uint32_t kErrorBits = 0x3F;
+  static constexpr uint32_t kErrorBits = 0x7F;
 
   // Throws std::invalid_argument when a figure is out of range.
   explicit SwitchCsr(const SwitchCsrConfig& config);
@@ -119,6 +119,9 @@ class SwitchCsr {
   uint32_t reduction_contexts_in_use() const { return contexts_in_use_; }
   uint32_t reduction_contexts_peak() const { return contexts_peak_; }
 
+  // Dynamic multimem: experts per GPU (target expert e is on GPU e / this); 0: not configured.
+  uint32_t dynamic_experts_per_gpu() const { return dynamic_experts_per_gpu_; }
+
  private:
   RegisterAccess refuse(RegisterAccess why);
   RegisterAccess write_route(uint32_t gpu, bool high_half, uint32_t value);
@@ -138,6 +141,7 @@ class SwitchCsr {
   std::array<uint32_t, kSwitchCounters> latched_high_{};  // upper halves latched by reading LO
   uint32_t contexts_in_use_ = 0;
   uint32_t contexts_peak_ = 0;
+  uint32_t dynamic_experts_per_gpu_ = 0;
   std::vector<uint64_t> route_masks_;
   std::vector<std::vector<uint16_t>> route_ports_;
   std::vector<MulticastGroup> groups_;
