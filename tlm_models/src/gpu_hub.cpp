@@ -230,10 +230,18 @@ void GpuHub::bind(const hw::DynamicMulticastBinding& binding, uint64_t local_bas
 }
 
 GpuHub::Object& GpuHub::object_at(uint64_t multimem_address) {
+  // Packets come in runs of one object: the last one found is tried first.
+  if (last_object_ != nullptr && multimem_address >= last_object_->multimem_base &&
+      multimem_address < last_object_->multimem_end) {
+    return *last_object_;
+  }
   auto after = bound_by_base_.upper_bound(multimem_address);
   if (after != bound_by_base_.begin()) {
     Object& object = objects_.at(std::prev(after)->second);
-    if (multimem_address < object.multimem_end) return object;
+    if (multimem_address < object.multimem_end) {
+      last_object_ = &object;
+      return object;
+    }
   }
   std::string nearest;
   if (after != bound_by_base_.begin()) {

@@ -632,7 +632,8 @@ void SwitchChip::start_dynamic_ld_reduce(uint16_t port, tlm::tlm_generic_payload
 
 void SwitchChip::run_reduction_unit(uint16_t port, const std::vector<reduction::Command>& commands) {
   reduction::ReductionUnit& unit = reduction_unit(port);
-  std::vector<reduction::ResultBeat> results;
+  std::vector<reduction::ResultBeat>& results = unit_results_;
+  results.clear();
   const uint64_t cycles_before = unit.cycles();
   try {
     unit.process(commands, results);
@@ -677,7 +678,8 @@ void SwitchChip::take_member_response(uint16_t port, tlm::tlm_generic_payload& p
   PendingReduction& r = reductions_[tag];
   r.last_arrival = std::max(r.last_arrival, ext.tail_arrival);
   const uint32_t bytes = static_cast<uint32_t>(payload.get_data_length());
-  std::vector<reduction::Command> commands;
+  std::vector<reduction::Command>& commands = unit_commands_;
+  commands.clear();
   if (!r.context_opened) {
     // The reduction takes its room in the port's buffer with its first partial. A full buffer
     // cannot accumulate it: the partial goes on to the issuer (an eviction, extra traffic). A

@@ -89,9 +89,14 @@ void ReductionModel::open_context(const OpenContext& open) {
   context.length_beats = open.length_beats;
   context.expected = static_cast<std::uint32_t>(open.contributions) * open.length_beats;
   context.accepted = 0;
-  context.beats.assign(config_.context_max_beats, BeatState::idle);
-  for (Slot& slot : slots_) {
-    if (slot.valid && slot.context == open.context) slot.stale = true;
+  context.beats.assign(open.length_beats, BeatState::idle);  // beats beyond are refused in step
+  // Leftovers of an earlier incarnation turn stale; most contexts leave none, and then the
+  // buffer need not be searched.
+  if (context.live_slots > 0) {
+    for (Slot& slot : slots_) {
+      if (slot.valid && slot.context == open.context) slot.stale = true;
+    }
+    context.live_slots = 0;
   }
   status_.counters.contexts_opened++;
 }
@@ -143,6 +148,7 @@ bool ReductionModel::step(const Command& command, ResultBeat& result) {
     slot.acc = combine(context.op, context.type, slot.acc, in.data);
     if (++slot.count < context.contributions) return false;
     slot.valid = false;
+    --context.live_slots;
     beat_state = BeatState::complete;
     counters.completed_beats++;
     result.data = finish(context.type, slot.acc);
@@ -160,7 +166,10 @@ bool ReductionModel::step(const Command& command, ResultBeat& result) {
     victim_way_[set] = (way + 1) % config_.ways;
     const Slot& victim = ways[way];
     // A stale victim belongs to a closed incarnation: the current beat states are not its.
-    if (!victim.stale) contexts_[victim.context].beats[victim.beat] = BeatState::evicted;
+    if (!victim.stale) {
+      contexts_[victim.context].beats[victim.beat] = BeatState::evicted;
+      --contexts_[victim.context].live_slots;
+    }
     counters.evicted_beats++;
     result.context = victim.context;
     result.beat = victim.beat;
@@ -177,6 +186,7 @@ bool ReductionModel::step(const Command& command, ResultBeat& result) {
   slot.count = 1;
   slot.type = context.type;
   slot.acc = widen(context.type, in.data);
+  ++context.live_slots;
   beat_state = BeatState::buffered;
   return evicted;
 }

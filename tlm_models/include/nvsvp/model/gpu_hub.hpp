@@ -209,6 +209,7 @@ class GpuHub {
   std::map<uint32_t, Object> objects_;                        // by id
   std::map<uint32_t, std::unique_ptr<Mapping>> mappings_;     // by id
   std::map<uint64_t, uint32_t> bound_by_base_;                // multimem base -> object id
+  Object* last_object_ = nullptr;  // the object the last translation found (std::map nodes stay put)
   uint64_t next_table_address_;
 };
 

@@ -259,6 +259,8 @@ class SwitchChip : public sc_core::sc_module {
   std::vector<uint64_t> evicted_seen_;                 // [port]: the unit's evicted_beats counted
   std::vector<uint64_t> buffer_used_;                  // [port]: reduction buffer bytes held
   TrimResult trim_;                                    // scratch of the dynamic requests
+  std::vector<reduction::Command> unit_commands_;      // scratch of take_member_response
+  std::vector<reduction::ResultBeat> unit_results_;    // scratch of run_reduction_unit
   SwitchStats stats_;
 };
 

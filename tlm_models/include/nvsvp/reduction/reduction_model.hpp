@@ -60,7 +60,8 @@ class ReductionModel : public ReductionUnit {
     std::uint32_t length_beats = 0;
     std::uint32_t expected = 0;  // contributions x length_beats
     std::uint32_t accepted = 0;
-    std::vector<BeatState> beats;
+    std::uint32_t live_slots = 0;  // valid slots of this incarnation (not stale)
+    std::vector<BeatState> beats;  // [beat < length_beats]
   };
 
   // A stale slot was left behind by an earlier incarnation of its context (possible only after
