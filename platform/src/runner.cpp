@@ -227,7 +227,8 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
                     {"allocations", hub.allocations},
                     {"cache_hits", hub.cache_hits},
                     {"cache_misses", hub.cache_misses},
-                    {"cache_hit_rate", hub.hit_rate()},
+                    // null when no translation happened (no dynamic multimem, or explicit addressing)
+                    {"cache_hit_rate", hub.cache_hits + hub.cache_misses > 0 ? json(hub.hit_rate()) : json(nullptr)},
                     {"source_queue_operations", queue_operations},
                     {"source_queue_stalls", queue_stalls},
                     {"source_queue_peak", queue_peak}};

@@ -17,6 +17,7 @@
 #include "nvsvp/fw/hal.hpp"
 #include "nvsvp/fw/moe_data.hpp"
 #include "nvsvp/fw/moe_layer.hpp"
+#include "nvsvp/hw/switch_registers.hpp"
 #include "nvsvp/model/gpu_memory.hpp"
 
 namespace nvsvp::fw {
@@ -451,6 +452,193 @@ TEST_F(FirmwareTest, VerifyNamesAMissingPartial) {
   const MoeCheckResult r = verify_layer(hal_, plan);
   EXPECT_FALSE(r.passed());
   EXPECT_TRUE(any_violation_has(r, {"from GPU 1", "home GPU 0", "0 times"})) << ::testing::PrintToString(r.violations);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The dynamic multimem schemes.
+
+// Token t's dynamic task on its home GPU and the task's target list.
+std::vector<uint16_t> targets_of(const hw::WorkSequence& seq, const hw::Task& task) {
+  return {seq.targets.begin() + task.first_element, seq.targets.begin() + task.first_element + task.elements};
+}
+
+TEST_F(FirmwareTest, DysharpPlanNamesEveryExpertOfEveryTokenTheIssuersOwnLast) {
+  const LayerPlan plan = build_layer("dysharp-basic", layer_);
+  const MoeRouting& routing = layer_->routing;
+  ASSERT_EQ(plan.dynamic_objects.size(), 2u);
+  const hw::DynamicMulticastBinding& dispatch = plan.dynamic_objects[0].binding;
+  const hw::DynamicMulticastBinding& combine = plan.dynamic_objects[1].binding;
+  EXPECT_EQ(dispatch.object.stage, hw::MultimemStage::dispatch);
+  EXPECT_EQ(combine.object.stage, hw::MultimemStage::combine);
+  EXPECT_EQ(dispatch.object.mapping, combine.object.mapping) << "combine reads the layout dispatch made";
+  EXPECT_EQ(dispatch.token_count, routing.tokens());
+  EXPECT_EQ(plan.dynamic_objects[0].local_base, plan.buffers.dispatch_rx);
+  EXPECT_EQ(plan.dynamic_objects[1].local_base, plan.buffers.partial);
+  // Expert 0 serves tokens 0, 2, 4, 6, 10 (the routing above).
+  EXPECT_EQ(dispatch.tokens_per_expert[0], 5u);
+  EXPECT_TRUE(plan.dispatch_per_expert);
+  EXPECT_TRUE(plan.combine_reduced_in_switch);
+
+  for (uint32_t g = 0; g < kGpus; ++g) {
+    SCOPED_TRACE("GPU " + std::to_string(g));
+    const hw::WorkSequence& seq = plan.sequences[g];
+    EXPECT_EQ(count_tasks(seq, hw::TaskKind::dynamic_store), kTokensPerGpu);
+    EXPECT_EQ(count_tasks(seq, hw::TaskKind::dynamic_ld_reduce), kTokensPerGpu);
+    EXPECT_EQ(count_tasks(seq, hw::TaskKind::send), kGpus - 1) << "only the barrier's flags";
+    // Each token's list: its experts, remote ones in routing order, then the home's own.
+    size_t i = 0;
+    for (const hw::Task& task : seq.tasks) {
+      if (task.kind != hw::TaskKind::dynamic_store) continue;
+      const uint64_t t = static_cast<uint64_t>(g) * kTokensPerGpu + i++;
+      std::vector<uint16_t> expected;
+      for (uint32_t k = 0; k < routing.top_k; ++k) {
+        if (routing.gpu_of_expert(routing.experts_of(t)[k]) != g) expected.push_back(routing.experts_of(t)[k]);
+      }
+      for (uint32_t k = 0; k < routing.top_k; ++k) {
+        if (routing.gpu_of_expert(routing.experts_of(t)[k]) == g) expected.push_back(routing.experts_of(t)[k]);
+      }
+      EXPECT_EQ(targets_of(seq, task), expected) << "token " << t;
+      EXPECT_EQ(task.target_address, dispatch.multimem_address(t));
+      EXPECT_EQ(task.addressing, hw::DynamicAddressing::algebraic);
+    }
+    // The dispatch wait counts one block per (token, local expert).
+    const auto wait = std::find_if(seq.tasks.begin(), seq.tasks.end(), [](const hw::Task& t) {
+      return t.kind == hw::TaskKind::wait_counter && t.counter == kDispatchCounter;
+    });
+    ASSERT_NE(wait, seq.tasks.end());
+    EXPECT_EQ(wait->count, dispatch.local_blocks(g));
+  }
+  // Links: per (token, remote GPU) a copy and a load; per token with a remote GPU its result at
+  // home; the barrier's 3 flags.
+  const std::vector<std::set<uint32_t>> dests = destinations(routing);
+  for (uint32_t g = 0; g < kGpus; ++g) {
+    uint64_t expected = kGpus - 1;
+    for (uint64_t t = 0; t < routing.tokens(); ++t) {
+      const uint32_t home = routing.home_of_token(t);
+      if (home != g && dests[t].count(g) > 0) expected += 2;
+      if (home == g && (dests[t].size() > 1 || dests[t].count(g) == 0)) expected += 1;
+    }
+    EXPECT_EQ(plan.expected_link_arrivals[g], expected) << "GPU " << g;
+  }
+}
+
+TEST_F(FirmwareTest, ExplicitAddressingPlanGivesEveryTargetItsOwnBlock) {
+  const LayerPlan plan = build_layer("explicit-addressing", layer_);
+  const MoeRouting& routing = layer_->routing;
+  ASSERT_TRUE(plan.explicit_layout);
+  const hw::DynamicMulticastBinding& dispatch = plan.dynamic_objects[0].binding;
+  // Per GPU, the (token, expert) pairs fill its blocks 0 .. local_blocks - 1 exactly once, each
+  // expert's tokens in token order within its region.
+  std::vector<std::set<uint32_t>> blocks(kGpus);
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    for (uint32_t k = 0; k < routing.top_k; ++k) {
+      const uint32_t gpu = routing.gpu_of_expert(routing.experts_of(t)[k]);
+      EXPECT_TRUE(blocks[gpu].insert((*plan.explicit_layout)[t * routing.top_k + k]).second) << "token " << t;
+    }
+  }
+  for (uint32_t g = 0; g < kGpus; ++g) {
+    ASSERT_EQ(blocks[g].size(), dispatch.local_blocks(g));
+    EXPECT_EQ(*blocks[g].rbegin(), dispatch.local_blocks(g) - 1);
+    // Stores carry dispatch_rx addresses, loads partial addresses, one per target.
+    const hw::WorkSequence& seq = plan.sequences[g];
+    ASSERT_EQ(seq.target_addresses.size(), seq.targets.size());
+    for (const hw::Task& task : seq.tasks) {
+      if (task.kind != hw::TaskKind::dynamic_store && task.kind != hw::TaskKind::dynamic_ld_reduce) continue;
+      EXPECT_EQ(task.addressing, hw::DynamicAddressing::explicit_addresses);
+      const uint64_t base = task.kind == hw::TaskKind::dynamic_store ? plan.buffers.dispatch_rx : plan.buffers.partial;
+      const uint64_t stride =
+          task.kind == hw::TaskKind::dynamic_store ? plan.buffers.dispatch_stride : plan.buffers.combine_stride;
+      for (uint32_t i = task.first_element; i < task.first_element + task.elements; ++i) {
+        const uint32_t gpu = routing.gpu_of_expert(seq.targets[i]);
+        EXPECT_GE(seq.target_addresses[i], base);
+        EXPECT_LT((seq.target_addresses[i] - base) / stride, dispatch.local_blocks(gpu));
+        EXPECT_EQ((seq.target_addresses[i] - base) % stride, 0u);
+      }
+    }
+  }
+}
+
+TEST_F(FirmwareTest, InstallingDynamicObjectsProgramsEveryChipAndEveryHub) {
+  const LayerPlan plan = build_layer("dysharp-basic", layer_);
+  constexpr uint32_t kChips = 3;
+  uint32_t programmed = 0;
+  ON_CALL(hal_, switch_count()).WillByDefault(Return(kChips));
+  EXPECT_CALL(hal_, write_register(_, hw::switch_regs::kDynamicExpertsPerGpu, 2u)).Times(kChips);
+  EXPECT_CALL(hal_, read_register(_, hw::switch_regs::kDynamicExpertsPerGpu)).Times(kChips).WillRepeatedly(Return(2u));
+  EXPECT_CALL(hal_, bind_dynamic_object(_, _, _))
+      .Times(2 * kGpus)
+      .WillRepeatedly(Invoke([&](uint32_t, const hw::DynamicMulticastBinding& binding, uint64_t local_base) {
+        EXPECT_EQ(local_base, binding.object.stage == hw::MultimemStage::dispatch ? plan.buffers.dispatch_rx
+                                                                                  : plan.buffers.partial);
+        ++programmed;
+      }));
+  install_dynamic_objects(hal_, plan);
+  EXPECT_EQ(programmed, 2 * kGpus);
+}
+
+TEST_F(FirmwareTest, InstallingDynamicObjectsFailsWhenAChipRefusesTheExpertSpread) {
+  const LayerPlan plan = build_layer("dysharp-basic", layer_);
+  ON_CALL(hal_, switch_count()).WillByDefault(Return(1u));
+  ON_CALL(hal_, read_register(_, _)).WillByDefault(Return(0u));
+  EXPECT_THROW(install_dynamic_objects(hal_, plan), std::runtime_error);
+  const LayerPlan deepep = build_layer("deepep", layer_);
+  EXPECT_CALL(hal_, write_register(_, _, _)).Times(0);
+  install_dynamic_objects(hal_, deepep);  // nothing to install
+}
+
+// verify_layer on a dynamic plan: memories filled as the Hubs would (each expert's tokens in
+// token order) pass; a block the Hub never mapped, wrong data and a block written twice are named.
+TEST_F(FirmwareTest, VerifyOfADynamicDispatchNamesWhatIsWrong) {
+  LayerPlan plan = build_layer("dysharp-basic", layer_);
+  const MoeRouting& routing = layer_->routing;
+  const MoeBuffers& b = plan.buffers;
+  load_inputs(hal_, plan);
+  const LayerPlan explicit_plan = build_layer("explicit-addressing", layer_);
+  const std::vector<uint32_t>& layout = *explicit_plan.explicit_layout;  // the same packing
+  uint64_t hidden_block = ~0ull;  // the one (token, expert) the fake Hub does not know
+  ON_CALL(hal_, dynamic_local_address(_, _, _, _))
+      .WillByDefault(Invoke([&](uint32_t gpu, uint64_t address, uint16_t expert, uint64_t& local) {
+        const uint64_t t = (address - plan.dynamic_objects[0].binding.multimem_base) / b.dispatch_stride;
+        for (uint32_t k = 0; k < routing.top_k; ++k) {
+          if (routing.experts_of(t)[k] != expert || routing.gpu_of_expert(expert) != gpu) continue;
+          if (t * routing.top_k + k == hidden_block) return false;
+          local = b.dispatch_rx + layout[t * routing.top_k + k] * b.dispatch_stride;
+          return true;
+        }
+        return false;
+      }));
+  uint8_t raw[2 * kLanes];
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    pack_lanes(token_lanes(t), raw);
+    for (uint32_t k = 0; k < routing.top_k; ++k) {
+      const uint32_t gpu = routing.gpu_of_expert(routing.experts_of(t)[k]);
+      memories_[gpu].write(b.dispatch_rx + layout[t * routing.top_k + k] * b.dispatch_stride, raw, sizeof raw);
+    }
+    ExpertSum all;
+    for (uint32_t k = 0; k < routing.top_k; ++k) all.add(routing.experts_of(t)[k]);
+    pack_lanes(all.of(token_lanes(t)), raw);
+    memories_[routing.home_of_token(t)].write(b.output + (t % kTokensPerGpu) * b.combine_stride, raw, sizeof raw);
+  }
+  for (uint32_t g = 0; g < kGpus; ++g) interpreter_.received[g] = plan.expected_link_arrivals[g];
+  MoeCheckResult r = verify_layer(hal_, plan);
+  EXPECT_TRUE(r.passed()) << ::testing::PrintToString(r.violations);
+  EXPECT_EQ(r.token_copies_delivered, plan.token_copies);
+
+  // Token 1's expert 4 (GPU 2) unknown to the Hub.
+  hidden_block = 1 * routing.top_k + 1;
+  r = verify_layer(hal_, plan);
+  EXPECT_FALSE(r.passed());
+  EXPECT_EQ(r.token_copies_delivered, plan.token_copies - 1);
+  EXPECT_TRUE(any_violation_has(r, {"token 1", "GPU 2", "no block for expert 4"})) << ::testing::PrintToString(r.violations);
+  hidden_block = ~0ull;
+
+  // Token 5's copy at GPU 3 (expert 7) written again with token 4's data.
+  pack_lanes(token_lanes(4), raw);
+  memories_[3].write(b.dispatch_rx + layout[5 * routing.top_k + 0] * b.dispatch_stride, raw, sizeof raw);
+  r = verify_layer(hal_, plan);
+  EXPECT_FALSE(r.passed());
+  EXPECT_TRUE(any_violation_has(r, {"token 5", "GPU 3", "expert 7", "data"})) << ::testing::PrintToString(r.violations);
+  EXPECT_TRUE(any_violation_has(r, {"GPU 3", "written 2 times"})) << ::testing::PrintToString(r.violations);
 }
 
 TEST(Firmware, UnknownSchemeAndInconsistentRoutingThrow) {

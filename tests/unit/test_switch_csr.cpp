@@ -286,6 +286,20 @@ TEST(SwitchCsr, ReductionContextPoolCountsAndRefusesWhenFull) {
   EXPECT_THROW(csr.release_reduction_context(), std::logic_error);
 }
 
+TEST(SwitchCsr, DynamicExpertsPerGpuIsWritableWithin16Bits) {
+  SwitchCsr csr(config());
+  EXPECT_EQ(read(csr, regs::kDynamicExpertsPerGpu), 0u) << "dynamic multimem starts unconfigured";
+  ASSERT_EQ(csr.write(regs::kDynamicExpertsPerGpu, 8), RegisterAccess::ok);
+  EXPECT_EQ(read(csr, regs::kDynamicExpertsPerGpu), 8u);
+  EXPECT_EQ(csr.dynamic_experts_per_gpu(), 8u);
+  EXPECT_EQ(csr.write(regs::kDynamicExpertsPerGpu, 0x10000), RegisterAccess::rejected_value);
+  EXPECT_EQ(csr.dynamic_experts_per_gpu(), 8u) << "a refused write changes nothing";
+  EXPECT_EQ(read(csr, regs::kErrorStatus), uint32_t{regs::error_bad_register_access});
+  ASSERT_EQ(csr.write(regs::kDynamicExpertsPerGpu, regs::kMaxDynamicExpertsPerGpu), RegisterAccess::ok);
+  csr.reset();
+  EXPECT_EQ(csr.dynamic_experts_per_gpu(), 0u);
+}
+
 TEST(SwitchCsr, ResetRestoresResetValues) {
   SwitchCsr csr(config());
   std::vector<bool> levels;

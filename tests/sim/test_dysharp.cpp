@@ -1,0 +1,216 @@
+// The dynamic multimem schemes end to end on dgx-h100 (model S, top-8, few tokens), through
+// run_scenario (one child process per scheme, as the command does):
+//  - `dysharp-basic` moves, per link direction, exactly what dysharp.md §1's table implies for
+//    the routing (counted here from the routing alone): per token with D remote GPUs, dispatch
+//    1 vector up and D down, combine D up and 1 down; `deepep` D, D, D, D; the wire bytes follow
+//    from the packet formats (target flits per packet, trimmed per GPU);
+//  - `explicit-addressing` the same vectors with its own wire format;
+//  - every scheme passes the token and combine checks with the `rtl` reduction backend, and
+//    `model` and `rtl` give identical results but for host measurements.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "../common/test_support.hpp"
+#include "nvsvp/model/multimem_packet.hpp"
+#include "nvsvp/platform/runner.hpp"
+#include "nvsvp/platform/scenario.hpp"
+
+namespace nvsvp::platform {
+namespace {
+
+using nlohmann::json;
+
+std::string scenario_text(const std::string& schemes, const std::string& backend, uint32_t tokens_per_gpu) {
+  return "name: dysharp_test\n"
+         "platform:\n"
+         "  preset: dgx-h100\n"
+         "  switch: {reduction_backend: " + backend + "}\n"
+         "workload:\n"
+         "  model: S\n"
+         "  top_k: 8\n"
+         "  tokens_per_gpu: " + std::to_string(tokens_per_gpu) + "\n"
+         "  routing: {kind: uniform, seed: 21}\n"
+         "schemes: [" + schemes + "]\n"
+         "simulation:\n"
+         "  max_time_us: 10000\n";
+}
+
+struct ScenarioRun {
+  Scenario scenario;
+  json report;
+};
+
+ScenarioRun run(const test::TempDir& dir, const std::string& name, const std::string& text) {
+  ScenarioRun r{load_scenario(dir.write(name + ".yaml", text), {}, test::config_dir()), {}};
+  RunOptions options;
+  options.out_dir = dir.path() + "/" + name;
+  options.quiet = true;
+  std::ostringstream console;
+  EXPECT_EQ(run_scenario(r.scenario, options, console), 0) << console.str();
+  std::ifstream in(options.out_dir + "/report.json");
+  r.report = json::parse(in);
+  return r;
+}
+
+const json& result_of(const json& report, const std::string& scheme) {
+  for (const json& r : report.at("results")) {
+    if (r.at("scheme") == scheme) return r;
+  }
+  throw std::runtime_error("no result for " + scheme);
+}
+
+// Per link direction: payload bytes, wire flits, messages.
+struct Direction {
+  uint64_t payload = 0;
+  uint64_t flits = 0;
+  uint64_t messages = 0;
+};
+
+// What the dynamic schemes move, from the routing alone. `explicit_addresses` picks the wire
+// format: target flits of expert IDs, or a full address per target in requests and responses.
+std::pair<Direction, Direction> dynamic_traffic(const fw::MoeRouting& routing, uint64_t token_bytes,
+                                                uint64_t partial_bytes, const model::LinkParams& link,
+                                                bool explicit_addresses) {
+  auto request_flits = [&](uint32_t targets, uint64_t bytes) {
+    return explicit_addresses ? model::explicit_wire_flits(link, targets, bytes)
+                              : model::dynamic_wire_flits(link, targets, bytes);
+  };
+  auto response_flits = [&](uint32_t targets) {
+    return explicit_addresses ? model::explicit_wire_flits(link, targets, partial_bytes) : link.wire_flits(partial_bytes);
+  };
+  Direction up, down;
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    const uint32_t home = routing.home_of_token(t);
+    std::map<uint32_t, uint32_t> targets_on;  // remote GPU -> its experts of t
+    for (uint32_t k = 0; k < routing.top_k; ++k) {
+      const uint32_t gpu = routing.gpu_of_expert(routing.experts_of(t)[k]);
+      if (gpu != home) targets_on[gpu]++;
+    }
+    if (targets_on.empty()) continue;  // every expert at home: no link used
+    uint32_t remote_targets = 0;
+    for (const auto& [gpu, n] : targets_on) remote_targets += n;
+    const uint64_t d = targets_on.size();
+    // Dispatch: one store up, one trimmed copy down per remote GPU.
+    up.payload += token_bytes;
+    up.flits += request_flits(remote_targets, token_bytes);
+    up.messages += 1;
+    for (const auto& [gpu, n] : targets_on) down.flits += request_flits(n, token_bytes);
+    down.payload += d * token_bytes;
+    down.messages += d;
+    // Combine: one load up, one trimmed read down and one summed answer up per remote GPU, one
+    // result down.
+    up.flits += request_flits(remote_targets, 0);
+    up.messages += 1;
+    for (const auto& [gpu, n] : targets_on) {
+      down.flits += request_flits(n, 0);
+      up.flits += response_flits(n);
+    }
+    down.messages += d;
+    up.payload += d * partial_bytes;
+    up.messages += d;
+    down.payload += partial_bytes;
+    down.flits += link.wire_flits(partial_bytes);
+    down.messages += 1;
+  }
+  // The barrier before the loads: 16 bytes from every GPU to every other.
+  const uint64_t flags = static_cast<uint64_t>(routing.gpus) * (routing.gpus - 1);
+  for (Direction* dir : {&up, &down}) {
+    dir->payload += flags * 16;
+    dir->flits += flags * link.wire_flits(16);
+    dir->messages += flags;
+  }
+  return {up, down};
+}
+
+void expect_direction(const json& result, const char* direction, const Direction& expected, uint32_t flit_bytes) {
+  SCOPED_TRACE(direction);
+  EXPECT_EQ(result.at("payload_bytes").at(direction).get<uint64_t>(), expected.payload);
+  EXPECT_EQ(result.at("traffic_bytes").at(direction).get<uint64_t>(), expected.flits * flit_bytes);
+  EXPECT_EQ(result.at("messages").at(direction).get<uint64_t>(), expected.messages);
+}
+
+TEST(DysharpSchemes, TrafficPerDirectionIsWhatTheRoutingImpliesUnderTheTable) {
+  test::TempDir dir;
+  const ScenarioRun r = run(dir, "traffic", scenario_text("deepep, dysharp-basic, explicit-addressing", "model", 64));
+  const auto layer = make_layer_spec(r.scenario);
+  const fw::MoeRouting& routing = layer->routing;
+  const uint64_t token_bytes = r.report.at("workload").at("dispatch_bytes_per_token").get<uint64_t>();
+  const uint64_t partial_bytes = r.report.at("workload").at("combine_bytes_per_token").get<uint64_t>();
+  const model::LinkParams& link = r.scenario.platform.link;
+
+  // The table in vectors, summed over tokens: D = remote GPUs of a token.
+  uint64_t sum_d = 0, tokens_with_remote = 0;
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    std::map<uint32_t, bool> remote;
+    for (uint32_t k = 0; k < routing.top_k; ++k) {
+      const uint32_t gpu = routing.gpu_of_expert(routing.experts_of(t)[k]);
+      if (gpu != routing.home_of_token(t)) remote[gpu] = true;
+    }
+    sum_d += remote.size();
+    tokens_with_remote += remote.empty() ? 0 : 1;
+  }
+  ASSERT_GT(sum_d, 2 * tokens_with_remote) << "top-8 over 8 GPUs: D well above 1, or the test shows nothing";
+  const uint64_t flags = 8 * 7 * 16;
+
+  for (const char* scheme : {"dysharp-basic", "explicit-addressing"}) {
+    SCOPED_TRACE(scheme);
+    const json& result = result_of(r.report, scheme);
+    EXPECT_TRUE(result.at("checks").at("passed").get<bool>()) << result.at("checks").dump(2);
+    // dispatch up 1, combine up D; dispatch down D, combine down 1 (payload, in vectors).
+    EXPECT_EQ(result.at("payload_bytes").at("gpu_to_switch").get<uint64_t>(),
+              tokens_with_remote * token_bytes + sum_d * partial_bytes + flags);
+    EXPECT_EQ(result.at("payload_bytes").at("switch_to_gpu").get<uint64_t>(),
+              sum_d * token_bytes + tokens_with_remote * partial_bytes + flags);
+    const auto [up, down] =
+        dynamic_traffic(routing, token_bytes, partial_bytes, link, std::string(scheme) == "explicit-addressing");
+    expect_direction(result, "gpu_to_switch", up, link.flit_bytes);
+    expect_direction(result, "switch_to_gpu", down, link.flit_bytes);
+    EXPECT_EQ(result.at("switch").at("evictions").get<uint64_t>(), 0u);
+    EXPECT_EQ(result.at("switch").at("reductions").get<uint64_t>(), tokens_with_remote);
+  }
+  // deepep: D both ways in both phases (plus its 16-byte count exchange).
+  const json& deepep = result_of(r.report, "deepep");
+  for (const char* direction : {"gpu_to_switch", "switch_to_gpu"}) {
+    EXPECT_EQ(deepep.at("payload_bytes").at(direction).get<uint64_t>(), sum_d * (token_bytes + partial_bytes) + flags)
+        << direction;
+  }
+  // The Hub served dysharp-basic and reported its cache; explicit addressing never used it.
+  const json& hub = result_of(r.report, "dysharp-basic").at("hub");
+  EXPECT_EQ(hub.at("dispatch_translations").get<uint64_t>() > 0, true);
+  EXPECT_GT(hub.at("cache_hit_rate").get<double>(), 0.5);
+  EXPECT_LE(hub.at("cache_hit_rate").get<double>(), 1.0);
+  EXPECT_TRUE(result_of(r.report, "explicit-addressing").at("hub").at("cache_hit_rate").is_null());
+}
+
+// Everything in a result but the host's measurements.
+json without_host_measurements(json result) {
+  result.erase("sim");
+  return result;
+}
+
+TEST(DysharpSchemes, EverySchemePassesWithTheRtlBackendAndMatchesTheModel) {
+  test::TempDir dir;
+  const std::string schemes = "deepep, nvls, dysharp-basic, explicit-addressing";
+  const ScenarioRun model = run(dir, "model", scenario_text(schemes, "model", 16));
+  const ScenarioRun rtl = run(dir, "rtl", scenario_text(schemes, "rtl", 16));
+  for (const char* scheme : {"deepep", "nvls", "dysharp-basic", "explicit-addressing"}) {
+    SCOPED_TRACE(scheme);
+    const json& m = result_of(model.report, scheme);
+    const json& r = result_of(rtl.report, scheme);
+    EXPECT_TRUE(r.at("checks").at("passed").get<bool>()) << r.at("checks").dump(2);
+    EXPECT_EQ(without_host_measurements(m), without_host_measurements(r));
+    EXPECT_EQ(m.at("sim").at("simulated_us"), r.at("sim").at("simulated_us"));
+  }
+  EXPECT_GT(result_of(rtl.report, "dysharp-basic").at("switch").at("reductions").get<uint64_t>(), 0u)
+      << "the reduction units were used";
+}
+
+}  // namespace
+}  // namespace nvsvp::platform
