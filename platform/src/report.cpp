@@ -151,6 +151,18 @@ void print_summary(const Report& report, const std::string& out_dir, std::ostrea
       phases += (phases.empty() ? "" : ", ") + phase + " " + fixed(start, 1) + "-" + fixed(end, 1);
     }
     if (!phases.empty()) os << std::left << std::setw(22) << "" << "phases (us): " << phases << "\n";
+    // What the switches computed, for the multimem schemes.
+    const json& sw = r["switch"];
+    if (sw["replications"].get<uint64_t>() > 0 || sw["access_errors"].get<uint64_t>() > 0) {
+      os << std::left << std::setw(22) << "" << "switch: " << sw["replications"].get<uint64_t>() << " replications, "
+         << sw["reductions"].get<uint64_t>() << " reductions, " << sw["evictions"].get<uint64_t>() << " evictions, "
+         << sw["access_errors"].get<uint64_t>() << " access errors; payload efficiency "
+         << fixed(r["payload_efficiency"]["total"].get<double>(), 4);
+      if (!r["hub"]["cache_hit_rate"].is_null()) {
+        os << "; Hub cache hit rate " << fixed(r["hub"]["cache_hit_rate"].get<double>(), 4);
+      }
+      os << "\n";
+    }
   }
   for (const json& r : doc["results"]) {
     if (r.contains("error") || r["checks"]["passed"].get<bool>()) continue;

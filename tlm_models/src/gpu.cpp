@@ -520,6 +520,18 @@ void Gpu::launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, 
       payload->set_command(tlm::TLM_READ_COMMAND);
     }
     payload->set_address(ext.target_address);
+    if (item.opcode == Opcode::dynamic_store || item.opcode == Opcode::dynamic_ld_reduce) {
+      // The first flit's address field: multimem address, stage, target count (dysharp.md §2).
+      DynamicFirstFlit flit;
+      flit.multimem_address = ext.target_address;
+      flit.stage = item.opcode == Opcode::dynamic_store ? hw::MultimemStage::dispatch : hw::MultimemStage::combine;
+      flit.target_count = item.target_count;
+      try {
+        payload->set_address(encode_first_flit(flit));
+      } catch (const std::out_of_range& e) {
+        SC_REPORT_FATAL(name(), e.what());
+      }
+    }
   }
   NvlinkExtension& ext = extension_of(*payload);
   if (is_multimem_load(item.opcode)) links_[link].load_bytes_in_flight += item.bytes;
@@ -616,7 +628,7 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
         memory_.write(address, payload.get_data_ptr(), n);
         ++written;
       }
-      if (written != ext.targets_here) {
+      if (written != ext.targets_here || written != decode_first_flit(payload.get_address()).target_count) {
         std::ostringstream msg;
         msg << "dynamic write from GPU " << ext.source_gpu << "#" << ext.sequence << " names " << written
             << " experts of GPU " << id_ << ", the switch trimmed it to " << ext.targets_here;
@@ -675,7 +687,7 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
         const uint32_t summed =
             add_local_partials(ext.target_address, ext.targets, ext.target_addresses, 0, ext.target_count,
                                ext.read_bytes, ext.reduce_op, ext.reduce_type, response.get_data_ptr(), n, false, miss);
-        if (summed != ext.targets_here || summed == 0) {
+        if (summed != ext.targets_here || summed != decode_first_flit(payload.get_address()).target_count || summed == 0) {
           std::ostringstream msg;
           msg << "dynamic load from GPU " << ext.source_gpu << "#" << ext.sequence << " names " << summed
               << " experts of GPU " << id_ << ", the switch trimmed it to " << ext.targets_here;

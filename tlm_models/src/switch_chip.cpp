@@ -536,7 +536,12 @@ bool SwitchChip::trim_dynamic(uint16_t port, tlm::tlm_generic_payload& payload, 
                               const sc_time& ready_at) {
   const NvlinkExtension& ext = extension_of(payload);
   const uint32_t per_gpu = registers_.dynamic_experts_per_gpu();
-  bool routable = per_gpu != 0 && ext.targets != nullptr && ext.target_count > 0;
+  // The first flit says how many targets follow and which stage this is.
+  const DynamicFirstFlit flit = decode_first_flit(payload.get_address());
+  const hw::MultimemStage stage =
+      ext.opcode == Opcode::dynamic_store ? hw::MultimemStage::dispatch : hw::MultimemStage::combine;
+  bool routable = per_gpu != 0 && ext.targets != nullptr && flit.target_count > 0 && flit.stage == stage &&
+                  flit.target_count == ext.target_count;
   if (routable) {
     // One copy per destination GPU (the output port is the GPU's, chosen by address as for any
     // message to it), each with the targets behind it.
@@ -546,7 +551,7 @@ bool SwitchChip::trim_dynamic(uint16_t port, tlm::tlm_generic_payload& payload, 
       return gpu;
     };
     try {
-      trim_targets(ext.targets, ext.target_count, gpu_of, ReduceResponses::one_per_port, trim_);
+      trim_targets(ext.targets, flit.target_count, gpu_of, ReduceResponses::one_per_port, trim_);
     } catch (const std::exception&) {
       routable = false;  // an expert listed twice: it would be written twice
     }
@@ -587,7 +592,7 @@ void SwitchChip::accept_dynamic(uint16_t port, tlm::tlm_generic_payload& payload
     std::memcpy(copy.get_data_ptr(), payload.get_data_ptr(), payload.get_data_length());
     copy.set_data_length(payload.get_data_length());
     copy.set_command(tlm::TLM_WRITE_COMMAND);
-    copy.set_address(c.target_address);
+    copy.set_address(encode_first_flit(DynamicFirstFlit{c.target_address, hw::MultimemStage::dispatch, t.target_count}));
     const uint16_t output = select_output(c);
     push_generated(output, Entry{&copy, &c, c.wire_flits, output, leaves, parent}, TrafficClass::request);
   }
@@ -623,7 +628,7 @@ void SwitchChip::start_dynamic_ld_reduce(uint16_t port, tlm::tlm_generic_payload
                                       : dynamic_wire_flits(link_, t.target_count, 0);
     read.set_data_length(0);
     read.set_command(tlm::TLM_READ_COMMAND);
-    read.set_address(m.target_address);
+    read.set_address(encode_first_flit(DynamicFirstFlit{m.target_address, hw::MultimemStage::combine, t.target_count}));
     const uint16_t output = select_output(m);
     push_generated(output, Entry{&read, &m, m.wire_flits, output, ready_at, parent}, TrafficClass::request);
   }
