@@ -299,7 +299,9 @@ void expect_refused(const std::vector<uint16_t>& targets, bool program_switches)
         EXPECT_EQ(platform.gpu(0).stats().multimem_errors, 1u);
         for (uint32_t g = 0; g < kGpus; ++g) {
           EXPECT_EQ(platform.gpu(g).hub().statistics().allocations, 0u) << "GPU " << g;
-          if (g > 0) EXPECT_EQ(platform.gpu(g).stats().messages_received, 0u) << "GPU " << g;
+          if (g > 0) {
+            EXPECT_EQ(platform.gpu(g).stats().messages_received, 0u) << "GPU " << g;
+          }
         }
         EXPECT_EQ(chips_counter(platform, &model::SwitchStats::replications), 0u);
         EXPECT_EQ(chips_counter(platform, &model::SwitchStats::access_errors), 1u);
