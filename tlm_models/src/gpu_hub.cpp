@@ -189,7 +189,7 @@ void GpuHub::bind(const hw::DynamicMulticastBinding& binding, uint64_t local_bas
       mapping.region_start[local] = start;
       start += mapping.tokens_per_expert[mapping.first_expert + local];
     }
-    mapping.table.assign(static_cast<size_t>(mapping.token_count) * mapping.local_experts, 0);
+    mapping.table.reset(start);  // at most one entry per bound (token, local expert)
     mapping.table_base = next_table_address_;
     next_table_address_ = round_up(
         next_table_address_ + hub_table_bytes(mapping.token_count, mapping.local_experts),
@@ -227,6 +227,31 @@ void GpuHub::bind(const hw::DynamicMulticastBinding& binding, uint64_t local_bas
   object.local_base = local_base;
   object.mapping = &mapping;
   bound_by_base_[begin] = binding.object.id;
+}
+
+void TableEntries::reset(uint64_t max_entries) {
+  uint64_t cells = 16;
+  while (cells < 2 * max_entries) cells *= 2;  // at most half full: short probe runs
+  cells_.assign(cells, Cell{});
+  mask_ = cells - 1;
+  bits_ = static_cast<uint32_t>(__builtin_ctzll(cells));
+  size_ = 0;
+  capacity_ = max_entries;
+}
+
+void TableEntries::insert(uint64_t slot, uint32_t entry) {
+  if (entry == 0 || size_ >= capacity_) throw std::logic_error("Hub table: insert beyond the bound entries");
+  // Probe runs stay short: the table is at most half full.
+  for (uint64_t i = home(slot);; i = (i + 1) & mask_) {
+    Cell& cell = cells_[i];
+    if (cell.entry == 0) {
+      cell.slot = slot;
+      cell.entry = entry;
+      ++size_;
+      return;
+    }
+    if (cell.slot == slot) throw std::logic_error("Hub table: slot inserted twice");
+  }
 }
 
 GpuHub::Object& GpuHub::object_at(uint64_t multimem_address) {
@@ -292,7 +317,9 @@ HubTranslation GpuHub::translate(uint64_t multimem_address, hw::MultimemStage st
   result.table_entry_address = mapping.table_base + slot * kTableEntryBytes;
 
   // Decide the outcome before touching the cache or the counters, so an error leaves no trace.
-  uint32_t& entry = mapping.table[slot];
+  // The host keys entries token-major, so that a stream of tokens touches neighbouring cells.
+  const uint64_t key = result.algebraic_index * mapping.local_experts + local;
+  uint32_t entry = mapping.table.find(key);
   const bool allocate = !table_entry_valid(entry);
   if (allocate && stage == hw::MultimemStage::combine) {
     throw HubError(HubErrorKind::unmapped_combine,
@@ -321,6 +348,7 @@ HubTranslation GpuHub::translate(uint64_t multimem_address, hw::MultimemStage st
   if (cached.evicted) ++statistics_.cache_evictions;
   if (allocate) {
     entry = encode_table_entry(mapping.region_start[local] + mapping.allocated[local]++);
+    mapping.table.insert(key, entry);
     result.allocated = true;
     result.memory_write_bytes = params_.sector_bytes;
     ++statistics_.allocations;
@@ -344,8 +372,8 @@ bool GpuHub::lookup(uint64_t multimem_address, uint16_t expert, uint64_t& local_
   const Mapping& mapping = *object.mapping;
   if (expert < mapping.first_expert || expert >= mapping.first_expert + mapping.local_experts) return false;
   const uint64_t relative = multimem_address - object.multimem_base;
-  const uint32_t entry = mapping.table[static_cast<size_t>(expert - mapping.first_expert) * mapping.token_count +
-                                       relative / object.descriptor.block_bytes];
+  const uint32_t entry = mapping.table.find(relative / object.descriptor.block_bytes * mapping.local_experts +
+                                           (expert - mapping.first_expert));
   if (!table_entry_valid(entry)) return false;
   local_address = object.local_base + static_cast<uint64_t>(table_entry_layout_index(entry)) * object.descriptor.block_bytes +
                   relative % object.descriptor.block_bytes;

@@ -146,6 +146,40 @@ struct HubStatistics {
   }
 };
 
+// The valid entries of one algebraic->layout table, by key = algebraic index * local experts +
+// local expert. A GPU holds entries only for the tokens its experts receive (a few per cent of a
+// dense table on a large fabric), so the host keeps them in an open-addressing table sized for
+// that bound; the addresses the cache sees are still those of the dense table in GPU memory. The
+// cell of a key is the key with its higher bits folded in: neighbouring tokens stay in
+// neighbouring cells (host cache locality), keys a table size apart do not collide. A missing key
+// reads as 0 (not valid).
+class TableEntries {
+ public:
+  // Room for `max_entries` without ever filling (the Hub never allocates beyond its bound counts).
+  void reset(uint64_t max_entries);
+  uint32_t find(uint64_t slot) const {  // `slot`: the key
+    for (uint64_t i = home(slot);; i = (i + 1) & mask_) {
+      const Cell& cell = cells_[i];
+      if (cell.entry == 0) return 0;
+      if (cell.slot == slot) return cell.entry;
+    }
+  }
+  void insert(uint64_t slot, uint32_t entry);  // entry != 0; the key must be absent
+  uint64_t size() const { return size_; }
+
+ private:
+  struct Cell {
+    uint64_t slot = 0;
+    uint32_t entry = 0;  // 0: empty
+  };
+  uint64_t home(uint64_t slot) const { return (slot ^ (slot >> bits_) ^ (slot >> (2 * bits_))) & mask_; }
+  std::vector<Cell> cells_;
+  uint64_t mask_ = 0;
+  uint32_t bits_ = 1;  // log2 of the cells
+  uint64_t size_ = 0;
+  uint64_t capacity_ = 0;
+};
+
 class GpuHub {
  public:
   explicit GpuHub(uint32_t gpu, const GpuHubParams& params = {});
@@ -188,7 +222,7 @@ class GpuHub {
     uint64_t table_base = 0;            // memory address of the first sub-table
     std::vector<uint32_t> region_start;  // [local expert]: layout index of its first block
     std::vector<uint32_t> allocated;     // [local expert]: bump counter
-    std::vector<uint32_t> table;         // [local expert * token_count + algebraic index]
+    TableEntries table;                  // by slot = local expert * token_count + algebraic index
   };
   struct Object {
     hw::DynamicMulticastObject descriptor;
