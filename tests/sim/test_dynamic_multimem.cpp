@@ -15,6 +15,7 @@
 
 #include <systemc>
 
+#include "../common/multimem_support.hpp"
 #include "../common/test_support.hpp"
 #include "nvsvp/fw/dynamic_multicast_runtime.hpp"
 #include "nvsvp/fw/switch_bringup.hpp"
@@ -49,33 +50,16 @@ struct Objects {
   hw::DynamicMulticastBinding combine;
 };
 
-using Bytes16 = std::array<uint8_t, 16>;
+using test::Bytes16;
+using test::chips_counter;
+using test::read16;
+using test::wait_for;
 
-uint16_t bf16_of(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  return static_cast<uint16_t>(bits >> 16);
-}
-
+// (1 .. 8) x scale in bf16.
 Bytes16 bf16_lanes(float scale) {
-  Bytes16 out{};
-  for (size_t i = 0; i < 8; ++i) {
-    const uint16_t b = bf16_of(scale * static_cast<float>(i + 1));
-    std::memcpy(out.data() + 2 * i, &b, 2);
-  }
-  return out;
-}
-
-Bytes16 read16(TlmHal& hal, uint32_t gpu, uint64_t address) {
-  Bytes16 out{};
-  hal.memory(gpu).read(address, out.data(), out.size());
-  return out;
-}
-
-uint64_t chips_counter(Platform& platform, uint64_t model::SwitchStats::*field) {
-  uint64_t sum = 0;
-  for (uint32_t c = 0; c < platform.switch_count(); ++c) sum += platform.chip(c).stats().*field;
-  return sum;
+  std::array<float, 8> values;
+  for (size_t i = 0; i < 8; ++i) values[i] = scale * static_cast<float>(i + 1);
+  return test::bf16_lanes(values);
 }
 
 uint64_t forwarded_flits(Platform& platform, model::TrafficClass traffic_class) {
@@ -139,18 +123,22 @@ hw::Task load(uint64_t token, const Objects& objects, uint16_t targets, uint64_t
                                      hw::DynamicAddressing::algebraic, hw::MultimemOp::add, hw::MultimemType::bf16, 1);
 }
 
-hw::WorkSequence wait_for(uint32_t counter, uint64_t count) {
-  hw::WorkSequence sequence;
-  sequence.tasks.push_back(hw::Task::wait(0, counter, count));
-  return sequence;
-}
-
 // Where GPU `gpu`'s Hub put `expert`'s copy of `token` (fails the test if nowhere).
 uint64_t block_of(TlmHal& hal, uint32_t gpu, uint64_t multimem_address, uint16_t expert) {
   uint64_t local = 0;
   EXPECT_TRUE(hal.dynamic_local_address(gpu, multimem_address, expert, local))
       << "GPU " << gpu << " holds no block for expert " << expert;
   return local;
+}
+
+// Each target expert's output of a token, (expert + offset) x (1 .. 8), where the combine
+// object at `combine_address` maps it on the expert's GPU.
+void write_partials(TlmHal& hal, uint64_t combine_address, const std::vector<uint16_t>& experts, float offset) {
+  for (uint16_t expert : experts) {
+    const uint32_t gpu = expert / kExpertsPerGpu;
+    const Bytes16 partial = bf16_lanes(static_cast<float>(expert) + offset);
+    hal.memory(gpu).write(block_of(hal, gpu, combine_address, expert), partial.data(), 16);
+  }
 }
 
 TEST(DynamicMultimem, StoreIsTrimmedToOneCopyPerGpuAndWrittenOncePerTargetExpert) {
@@ -234,12 +222,7 @@ void load_returns_the_sum_of_every_target_once(const std::string& backend) {
     hal.submit(2, wait_for(0, 1));
     hal.wait_all_finished();
     // The experts' outputs, where the combine object maps them (the dispatch's layout).
-    const uint64_t combine_address = o.combine.multimem_address(6);
-    for (uint16_t expert : targets) {
-      const uint32_t gpu = expert / kExpertsPerGpu;
-      const Bytes16 partial = bf16_lanes(static_cast<float>(expert + 1));
-      hal.memory(gpu).write(block_of(hal, gpu, combine_address, expert), partial.data(), 16);
-    }
+    write_partials(hal, o.combine.multimem_address(6), targets, 1.0f);
     const uint64_t sent_before = platform.gpu(1).stats().messages_sent;
     hw::WorkSequence issuer = dynamic_task(load(6, o, 4), targets);
     issuer.tasks.push_back(hw::Task::wait(0, 1, 1));
@@ -336,12 +319,7 @@ TEST(DynamicMultimem, FullReductionBufferPassesPartialsOnAndTheResultStaysExact)
         hal.submit(1, wait_for(0, 1));
         hal.submit(2, wait_for(0, 1));
         hal.wait_all_finished();
-        const uint64_t combine_address = o.combine.multimem_address(0);
-        for (uint16_t expert : targets) {
-          const uint32_t gpu = expert / kExpertsPerGpu;
-          const Bytes16 partial = bf16_lanes(static_cast<float>(expert));
-          hal.memory(gpu).write(block_of(hal, gpu, combine_address, expert), partial.data(), 16);
-        }
+        write_partials(hal, o.combine.multimem_address(0), targets, 0.0f);
         hw::WorkSequence issuer = dynamic_task(load(0, o, 2, kBigPartial), targets);
         issuer.tasks.push_back(hw::Task::wait(0, 1, 1));
         hal.submit(0, std::move(issuer));

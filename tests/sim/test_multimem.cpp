@@ -15,6 +15,7 @@
 
 #include <systemc>
 
+#include "../common/multimem_support.hpp"
 #include "../common/test_support.hpp"
 #include "nvsvp/fw/switch_bringup.hpp"
 #include "nvsvp/hw/switch_registers.hpp"
@@ -61,50 +62,17 @@ void run_with_group(const PlatformSpec& spec, uint64_t members,
   ASSERT_TRUE(host.done()) << "the firmware did not finish:\n" << (platform.describe_outstanding(stuck), stuck.str());
 }
 
-using Bytes16 = std::array<uint8_t, 16>;
+using test::bf16_lanes;
+using test::Bytes16;
+using test::chips_counter;
+using test::one_task;
+using test::read16;
+using test::wait_for;
 
 Bytes16 f32_lanes(const std::array<float, 4>& values) {
   Bytes16 out{};
   std::memcpy(out.data(), values.data(), 16);
   return out;
-}
-
-// bf16 of a small integer: the upper half of its f32 encoding (exact for |v| < 256).
-uint16_t bf16_of(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  return static_cast<uint16_t>(bits >> 16);
-}
-
-Bytes16 bf16_lanes(const std::array<float, 8>& values) {
-  Bytes16 out{};
-  for (size_t i = 0; i < 8; ++i) {
-    const uint16_t b = bf16_of(values[i]);
-    std::memcpy(out.data() + 2 * i, &b, 2);
-  }
-  return out;
-}
-
-Bytes16 read16(TlmHal& hal, uint32_t gpu, uint64_t address) {
-  Bytes16 out{};
-  hal.memory(gpu).read(address, out.data(), out.size());
-  return out;
-}
-
-uint64_t chips_counter(Platform& platform, uint64_t model::SwitchStats::*field) {
-  uint64_t sum = 0;
-  for (uint32_t c = 0; c < platform.switch_count(); ++c) sum += platform.chip(c).stats().*field;
-  return sum;
-}
-
-hw::WorkSequence one_task(const hw::Task& task) {
-  hw::WorkSequence sequence;
-  sequence.tasks.push_back(task);
-  return sequence;
-}
-
-hw::WorkSequence wait_for(uint32_t counter, uint64_t count) {
-  return one_task(hw::Task::wait(0, counter, count));
 }
 
 TEST(Multimem, StoreReachesEveryMemberIncludingTheIssuerWithExactBytes) {

@@ -576,27 +576,37 @@ void SwitchChip::accept_dynamic(uint16_t port, tlm::tlm_generic_payload& payload
     if (admit_load(port, payload, fifo, flits)) start_dynamic_ld_reduce(port, payload, fifo, flits, leaves);
     return;
   }
-  const auto copies = static_cast<uint32_t>(trim_.copies.size());
-  const uint32_t parent = hold(payload, port, fifo, flits, copies);
+  const uint32_t parent = hold(payload, port, fifo, flits, static_cast<uint32_t>(trim_.copies.size()));
+  send_dynamic_copies(payload, parent, 0, leaves);
+}
+
+void SwitchChip::send_dynamic_copies(tlm::tlm_generic_payload& request, uint32_t parent, uint32_t tag,
+                                     const sc_time& leaves) {
+  const NvlinkExtension& ext = extension_of(request);
+  const bool store = ext.opcode == Opcode::dynamic_store;
   const bool explicit_addresses = ext.target_addresses != nullptr;
+  // A store's copies carry its payload; a load's reads carry none (the answers do).
+  const uint64_t bytes = store ? ext.payload_bytes : 0;
   for (const TrimmedCopy& t : trim_.copies) {
     tlm::tlm_generic_payload& copy = pool_.acquire();
     NvlinkExtension& c = extension_of(copy);
     c = ext;
-    c.opcode = Opcode::dynamic_write;
+    c.opcode = store ? Opcode::dynamic_write : Opcode::dynamic_member_read;
     c.traffic_class = TrafficClass::request;
     c.target_gpu = t.port;  // trimmed per GPU (see trim_dynamic)
     c.targets_here = static_cast<uint16_t>(t.target_count);
-    c.wire_flits = explicit_addresses ? explicit_wire_flits(link_, t.target_count, ext.payload_bytes)
-                                      : dynamic_wire_flits(link_, t.target_count, ext.payload_bytes);
-    std::memcpy(copy.get_data_ptr(), payload.get_data_ptr(), payload.get_data_length());
-    copy.set_data_length(payload.get_data_length());
-    copy.set_command(tlm::TLM_WRITE_COMMAND);
-    copy.set_address(encode_first_flit(DynamicFirstFlit{c.target_address, hw::MultimemStage::dispatch, t.target_count}));
+    c.reduction_tag = tag;
+    c.wire_flits = explicit_addresses ? explicit_wire_flits(link_, t.target_count, bytes)
+                                      : dynamic_wire_flits(link_, t.target_count, bytes);
+    if (store) std::memcpy(copy.get_data_ptr(), request.get_data_ptr(), request.get_data_length());
+    copy.set_data_length(store ? request.get_data_length() : 0);
+    copy.set_command(store ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    copy.set_address(encode_first_flit(DynamicFirstFlit{
+        c.target_address, store ? hw::MultimemStage::dispatch : hw::MultimemStage::combine, t.target_count}));
     const uint16_t output = select_output(c);
     push_generated(output, Entry{&copy, &c, c.wire_flits, output, leaves, parent}, TrafficClass::request);
   }
-  registers_.count(SwitchCounter::replications, copies);
+  registers_.count(SwitchCounter::replications, trim_.copies.size());
 }
 
 void SwitchChip::start_dynamic_ld_reduce(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
@@ -614,25 +624,7 @@ void SwitchChip::start_dynamic_ld_reduce(uint16_t port, tlm::tlm_generic_payload
   r.remote_targets = ext.target_count;
   r.issuer_targets = ext.targets_here;
   const uint32_t parent = hold(payload, port, fifo, flits, copies);
-  const bool explicit_addresses = ext.target_addresses != nullptr;
-  for (const TrimmedCopy& t : trim_.copies) {
-    tlm::tlm_generic_payload& read = pool_.acquire();
-    NvlinkExtension& m = extension_of(read);
-    m = ext;
-    m.opcode = Opcode::dynamic_member_read;
-    m.traffic_class = TrafficClass::request;
-    m.target_gpu = t.port;
-    m.targets_here = static_cast<uint16_t>(t.target_count);
-    m.reduction_tag = tag;
-    m.wire_flits = explicit_addresses ? explicit_wire_flits(link_, t.target_count, 0)
-                                      : dynamic_wire_flits(link_, t.target_count, 0);
-    read.set_data_length(0);
-    read.set_command(tlm::TLM_READ_COMMAND);
-    read.set_address(encode_first_flit(DynamicFirstFlit{m.target_address, hw::MultimemStage::combine, t.target_count}));
-    const uint16_t output = select_output(m);
-    push_generated(output, Entry{&read, &m, m.wire_flits, output, ready_at, parent}, TrafficClass::request);
-  }
-  registers_.count(SwitchCounter::replications, copies);
+  send_dynamic_copies(payload, parent, tag, ready_at);
 }
 
 void SwitchChip::run_reduction_unit(uint16_t port, const std::vector<reduction::Command>& commands) {
@@ -738,20 +730,8 @@ void SwitchChip::finish_reduction(uint32_t tag, const tlm::tlm_generic_payload* 
     if (r.result_parts[beat] == 0) SC_REPORT_FATAL(name(), "ld_reduce completed without a result beat");
   }
   // The one result to the issuer: as large as one member's response, the reduced data inside.
-  tlm::tlm_generic_payload& response = pool_.acquire();
+  tlm::tlm_generic_payload& response = issuer_response(r, Opcode::read_response);
   NvlinkExtension& x = extension_of(response);
-  x.opcode = Opcode::read_response;
-  x.traffic_class = TrafficClass::response;
-  x.source_gpu = r.issuer;
-  x.target_gpu = r.issuer;
-  x.counter = r.counter;
-  x.target_address = r.return_address;
-  x.payload_bytes = r.read_bytes;
-  x.wire_flits = link_.wire_flits(r.read_bytes);
-  x.sequence = r.issue_sequence;
-  x.issue_time = current_time();
-  x.reduce_op = r.reduce_op;
-  x.reduce_type = r.reduce_type;
   x.evicted_parts = r.evicted_parts;
   x.targets = r.targets;
   x.target_addresses = r.target_addresses;
@@ -774,8 +754,6 @@ void SwitchChip::finish_reduction(uint32_t tag, const tlm::tlm_generic_payload* 
     response.set_data_length(r.functional_bytes);
     buffer_used_[r.port] -= r.read_bytes;
   }
-  response.set_command(tlm::TLM_WRITE_COMMAND);
-  response.set_address(x.target_address);
   const sc_time ready_at = std::max(current_time(), r.last_arrival) + internal_latency_ +
                            (last_response == nullptr ? r.unit_latency : SC_ZERO_TIME);
   const uint16_t output = select_output(x);
@@ -796,12 +774,10 @@ void SwitchChip::finish_reduction(uint32_t tag, const tlm::tlm_generic_payload* 
   }
 }
 
-void SwitchChip::pass_partial_on(uint32_t tag, tlm::tlm_generic_payload& member_response) {
-  PendingReduction& r = reductions_[tag];
-  const NvlinkExtension& m = extension_of(member_response);
-  tlm::tlm_generic_payload& partial = pool_.acquire();
-  NvlinkExtension& x = extension_of(partial);
-  x.opcode = Opcode::reduce_partial;
+tlm::tlm_generic_payload& SwitchChip::issuer_response(const PendingReduction& r, Opcode opcode) {
+  tlm::tlm_generic_payload& response = pool_.acquire();
+  NvlinkExtension& x = extension_of(response);
+  x.opcode = opcode;
   x.traffic_class = TrafficClass::response;
   x.source_gpu = r.issuer;
   x.target_gpu = r.issuer;
@@ -813,10 +789,18 @@ void SwitchChip::pass_partial_on(uint32_t tag, tlm::tlm_generic_payload& member_
   x.reduce_type = r.reduce_type;
   x.sequence = r.issue_sequence;
   x.issue_time = current_time();
+  response.set_command(tlm::TLM_WRITE_COMMAND);
+  response.set_address(x.target_address);
+  return response;
+}
+
+void SwitchChip::pass_partial_on(uint32_t tag, tlm::tlm_generic_payload& member_response) {
+  PendingReduction& r = reductions_[tag];
+  const NvlinkExtension& m = extension_of(member_response);
+  tlm::tlm_generic_payload& partial = issuer_response(r, Opcode::reduce_partial);
+  NvlinkExtension& x = extension_of(partial);
   std::memcpy(partial.get_data_ptr(), member_response.get_data_ptr(), member_response.get_data_length());
   partial.set_data_length(member_response.get_data_length());
-  partial.set_command(tlm::TLM_WRITE_COMMAND);
-  partial.set_address(x.target_address);
   const sc_time ready_at = std::max(current_time(), m.tail_arrival) + internal_latency_;
   const uint16_t output = select_output(x);
   push_generated(output, Entry{&partial, &x, x.wire_flits, output, ready_at}, TrafficClass::response);

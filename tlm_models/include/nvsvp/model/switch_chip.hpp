@@ -207,11 +207,17 @@ class SwitchChip : public sc_core::sc_module {
   // The ld_reduce in `payload` starts: static or dynamic as its opcode says.
   void start_load(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits,
                   const sc_core::sc_time& ready_at);
+  // One copy of a dynamic request per destination GPU in trim_, each with its own targets: a
+  // dynamic_write for a store, a dynamic_member_read of reduction `tag` for a load.
+  void send_dynamic_copies(tlm::tlm_generic_payload& request, uint32_t parent, uint32_t tag,
+                           const sc_core::sc_time& leaves);
   void start_dynamic_ld_reduce(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
                                uint32_t flits, const sc_core::sc_time& ready_at);
   // Whether port `port` can take a load now (a free context, none parked before it); if not,
   // parks it.
   bool admit_load(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits);
+  // A response to the issuer of `r` (its result or a partial passed on) with the header filled.
+  tlm::tlm_generic_payload& issuer_response(const PendingReduction& r, Opcode opcode);
   // A response that found the reduction buffer full goes on to the issuer as it is.
   void pass_partial_on(uint32_t tag, tlm::tlm_generic_payload& member_response);
   // Frees a message's input buffer space now and returns its credits when its tail has arrived.
