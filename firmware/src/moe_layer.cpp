@@ -80,6 +80,7 @@ uint32_t local_experts(const MoeRouting& routing, uint64_t token, uint32_t gpu) 
 
 hw::Task expert_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t slots,
                      uint64_t token_expert_pairs, uint32_t kernel) {
+  if (spec.pure_communication) return hw::Task::delay(phase, 0.0, kernel);
   const double flops = static_cast<double>(token_expert_pairs) * spec.model.expert_flops_per_token();
   // Weights of the local experts (fp8) plus the tokens read and the partials written.
   const uint64_t weights = static_cast<uint64_t>(spec.routing.experts_per_gpu()) * 3ull *
@@ -124,7 +125,9 @@ void append_partials_barrier(LayerPlan& plan, hw::WorkSequence& seq, uint32_t gp
   seq.tasks.push_back(hw::Task::wait(phase, kBarrierCounter, gpus - 1));
 }
 
-hw::Task reduce_task(hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers, uint32_t kernel) {
+hw::Task reduce_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers,
+                     uint32_t kernel) {
+  if (spec.pure_communication) return hw::Task::delay(phase, 0.0, kernel);
   return hw::Task::compute(phase, 0.0, hw::Precision::bf16, partials * buffers.combine_stride, kernel);
 }
 

@@ -26,7 +26,8 @@ DispatchMap map_dispatch(const MoeRouting& routing);
 MoeBuffers make_buffers(const MoeLayerSpec& spec);
 
 // The expert computation on `gpu`: for each received token, the sum of its local experts'
-// outputs into the partial buffer. Timed as fp8 GEMMs over the token-expert pairs.
+// outputs into the partial buffer. Timed as fp8 GEMMs over the token-expert pairs (no time with
+// pure_communication).
 hw::Task expert_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t slots,
                      uint64_t token_expert_pairs, uint32_t kernel);
 hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,
@@ -34,7 +35,8 @@ hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuff
                          uint32_t gpu);
 
 // The home GPU's combine: sums the partials of each local token into the output buffer.
-hw::Task reduce_task(hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers, uint32_t kernel);
+hw::Task reduce_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers,
+                     uint32_t kernel);
 hw::Kernel reduce_kernel(const LayerPlan& plan, uint32_t gpu);
 
 // Where the partial of copy `copy` (of a token whose home is `home`) lands in the home GPU.

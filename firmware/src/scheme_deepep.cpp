@@ -134,7 +134,7 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
     }
     seq.tasks.push_back(hw::Task::wait(kCombine, kCombineCounter, partials));
     seq.kernels.push_back(reduce_kernel(plan, g));
-    seq.tasks.push_back(reduce_task(kCombine, partials, b, static_cast<uint32_t>(seq.kernels.size() - 1)));
+    seq.tasks.push_back(reduce_task(spec, kCombine, partials, b, static_cast<uint32_t>(seq.kernels.size() - 1)));
   }
 }
 

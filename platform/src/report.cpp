@@ -74,7 +74,8 @@ Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std:
         {"tokens_per_gpu", layer.tokens_per_gpu},
         {"dispatch_dtype", fw::to_string(layer.dispatch_dtype)},
         {"combine_dtype", fw::to_string(layer.combine_dtype)},
-        {"routing", routing_summary(scenario.workload.routing)}}},
+        {"routing", routing_summary(scenario.workload.routing)},
+        {"pure_communication", scenario.pure_communication}}},
       {"workload",
        {{"tokens", routing.tokens()},
         {"token_copies", copies},
@@ -151,6 +152,9 @@ void print_summary(const Report& report, const std::string& out_dir, std::ostrea
       phases += (phases.empty() ? "" : ", ") + phase + " " + fixed(start, 1) + "-" + fixed(end, 1);
     }
     if (!phases.empty()) os << std::left << std::setw(22) << "" << "phases (us): " << phases << "\n";
+    os << std::left << std::setw(22) << "" << "ideal communication " << fixed(r["ideal_comm_time_us"].get<double>(), 2)
+       << " us (busiest GPU and direction, all its links busy), communication efficiency "
+       << fixed(r["comm_efficiency"].get<double>(), 3) << "\n";
     // What the switches computed, for the multimem schemes.
     const json& sw = r["switch"];
     if (sw["replications"].get<uint64_t>() > 0 || sw["access_errors"].get<uint64_t>() > 0) {

@@ -37,6 +37,10 @@ struct DirectionTotals {
   uint64_t messages = 0;
   double busy_s = 0.0;
   uint64_t links = 0;
+  // The ideal time of this direction: the busiest GPU's wire time with its links as one pipe
+  // (its links' serialization time summed, over the number of links), and that GPU.
+  double ideal_s = 0.0;
+  uint32_t ideal_gpu = 0;
 };
 
 json link_statistics(const Platform& platform, double layer_s, DirectionTotals totals[2]) {
@@ -44,12 +48,14 @@ json link_statistics(const Platform& platform, double layer_s, DirectionTotals t
   for (int d = 0; d < 2; ++d) {
     const auto direction = d == 0 ? LinkDirection::gpu_to_switch : LinkDirection::switch_to_gpu;
     for (uint32_t g = 0; g < platform.gpu_count(); ++g) {
+      double gpu_busy_s = 0.0;
       for (uint32_t l = 0; l < platform.links_per_gpu(); ++l) {
         const model::NvlinkPort& port = platform.link(direction, g, l);
         const model::LinkStats& s = port.stats();
         const LinkEnd end = platform.link_end(g, l);
         const uint64_t messages = s.messages[0] + s.messages[1];
         DirectionTotals& t = totals[d];
+        gpu_busy_s += s.busy_time.to_seconds();
         t.wire_bytes += s.wire_bytes;
         t.payload_bytes += s.payload_bytes;
         t.messages += messages;
@@ -65,6 +71,11 @@ json link_statistics(const Platform& platform, double layer_s, DirectionTotals t
                          {"payload_bytes", s.payload_bytes},
                          {"busy_us", s.busy_time.to_seconds() * 1e6},
                          {"utilization", layer_s > 0 ? s.busy_time.to_seconds() / layer_s : 0.0}});
+      }
+      const double gpu_ideal_s = gpu_busy_s / platform.links_per_gpu();
+      if (gpu_ideal_s > totals[d].ideal_s) {
+        totals[d].ideal_s = gpu_ideal_s;
+        totals[d].ideal_gpu = g;
       }
     }
   }
@@ -82,6 +93,7 @@ std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario
   spec->dispatch_dtype = scenario.workload.dispatch_dtype;
   spec->combine_dtype = scenario.workload.combine_dtype;
   spec->routing = generate_routing(scenario.workload, scenario.platform.gpus);
+  spec->pure_communication = scenario.pure_communication;
   return spec;
 }
 
@@ -262,6 +274,15 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
   json result = {
       {"scheme", scheme},
       {"layer_time_us", layer_s * 1e6},
+      // The layer cannot beat its busiest GPU's wire time in the busier direction (traffic over
+      // bandwidth, dysharp.md §4); comm_efficiency = that ideal over the layer time.
+      {"ideal_comm_time_us", std::max(totals[0].ideal_s, totals[1].ideal_s) * 1e6},
+      {"ideal_comm",
+       {{"gpu_to_switch_us", totals[0].ideal_s * 1e6},
+        {"gpu_to_switch_gpu", totals[0].ideal_gpu},
+        {"switch_to_gpu_us", totals[1].ideal_s * 1e6},
+        {"switch_to_gpu_gpu", totals[1].ideal_gpu}}},
+      {"comm_efficiency", layer_s > 0 ? std::max(totals[0].ideal_s, totals[1].ideal_s) / layer_s : 0.0},
       {"payload_efficiency",
        {{"gpu_to_switch", efficiency(totals[0].payload_bytes, totals[0].wire_bytes)},
         {"switch_to_gpu", efficiency(totals[1].payload_bytes, totals[1].wire_bytes)},

@@ -63,7 +63,10 @@ const char* const kPlatformKeys[] = {"gpus", "switch_chips", "links_per_chip", "
 const char* const kModelKeys[] = {"hidden", "moe_hidden", "heads", "sequence_length", "experts", "top_k"};
 const char* const kWorkloadKeys[] = {"model",         "top_k",         "tokens_per_gpu",
                                      "dispatch_dtype", "combine_dtype", "routing"};
-const char* const kTopLevelKeys[] = {"name", "platform", "workload", "software", "schemes", "simulation"};
+const char* const kTopLevelKeys[] = {"name",     "platform",   "workload",          "software",
+                                     "schemes",  "simulation", "pure_communication"};
+constexpr const char* kPureCommunicationDescription =
+    "no compute: expert work takes no time (its results still land), the layer is communication only";
 
 const hw::Range kTopKRange = hw::between(1, 64);
 const hw::Range kTokensRange = hw::between(1, 1 << 20);
@@ -297,6 +300,9 @@ class ScenarioLoader {
     read_schemes(*doc.find("schemes"));
     if (const ConfigNode* software = doc.find("software")) read_params(*software, "software", scenario_.software);
     if (const ConfigNode* simulation = doc.find("simulation")) read_simulation(*simulation);
+    if (const ConfigNode* pure = doc.find("pure_communication")) {
+      scenario_.pure_communication = read_bool(*pure, "pure_communication");
+    }
     check();
     return scenario_;
   }
@@ -663,6 +669,7 @@ std::string dump_effective(const Scenario& scenario) {
   dump_params(out, 2, scenario.software);
   top.section("simulation");
   YamlDumper(out, 2)("max_time_us", scenario.simulation.max_time_us, kMaxTimeDescription, hw::Range{});
+  top("pure_communication", scenario.pure_communication, kPureCommunicationDescription, hw::Range{});
   return out;
 }
 

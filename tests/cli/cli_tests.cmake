@@ -111,6 +111,36 @@ foreach(corner ${NVSVP_CORNERS})
                     --out ${NVSVP_CLI_OUT}/corner_${name})
 endforeach()
 
+# The same for the multimem schemes: tight buffers, a reduction buffer too small for one partial
+# (every reduction passes partials on), a 32-GPU fabric with a one-entry source queue and an
+# 8-entry direct-mapped Hub cache.
+set(NVSVP_MULTIMEM_CORNERS
+    "one_shallow_vc|platform.switch.vcs_per_class=1|platform.switch.vc_depth_flits=16|platform.gpu.rx_vc_depth_flits=16"
+    "evicting_reduction_buffer|platform.switch.reduction_buffer_bytes=256|platform.gpu.load_bytes_in_flight_per_link=1048576"
+    "tiny_queue_and_hub_nvl32|platform.preset=gh200-nvl32|platform.switch.vcs_per_class=2|workload.tokens_per_gpu=16|platform.gpu.source_queue_entries=1|platform.gpu.hub_cache_entries=8|platform.gpu.hub_cache_ways=1")
+foreach(corner ${NVSVP_MULTIMEM_CORNERS})
+  string(REPLACE "|" ";" fields "${corner}")
+  list(POP_FRONT fields name)
+  set(sets)
+  foreach(setting ${fields})
+    list(APPEND sets --set ${setting})
+  endforeach()
+  nvsvp_cli_test(multimem_corner_${name}
+                 --stdout "^nvls .* ok$" --stdout "^dysharp-basic .* ok$" --stdout "^explicit-addressing .* ok$"
+                 -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml ${sets}
+                    "--set" "schemes=[nvls,dysharp-basic,explicit-addressing]"
+                    --out ${NVSVP_CLI_OUT}/multimem_corner_${name})
+endforeach()
+
+nvsvp_cli_test(pure_communication_needs_a_boolean_exits_2 --exit 2
+               --stderr "pure_communication: expected true or false, got maybe"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set pure_communication=maybe)
+
+nvsvp_cli_test(hub_cache_in_whole_sets_exits_2 --exit 2
+               --stderr "platform.gpu.hub_cache_entries: expected hub_cache_entries a multiple of hub_cache_ways"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml
+                  --set platform.gpu.hub_cache_entries=100 --set platform.gpu.hub_cache_ways=8)
+
 nvsvp_cli_test(chunk_tokens_out_of_range_exits_2 --exit 2
                --stderr "software.chunk_tokens: expected an integer in \\[1, 64\\], got 0"
                -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set software.chunk_tokens=0)

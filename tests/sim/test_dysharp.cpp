@@ -6,9 +6,12 @@
 //    from the packet formats (target flits per packet, trimmed per GPU);
 //  - `explicit-addressing` the same vectors with its own wire format;
 //  - every scheme passes the token and combine checks with the `rtl` reduction backend, and
-//    `model` and `rtl` give identical results but for host measurements.
+//    `model` and `rtl` give identical results but for host measurements;
+//  - no scheme finishes faster than its ideal communication time, with compute or without
+//    (pure_communication).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -210,6 +213,39 @@ TEST(DysharpSchemes, EverySchemePassesWithTheRtlBackendAndMatchesTheModel) {
   }
   EXPECT_GT(result_of(rtl.report, "dysharp-basic").at("switch").at("reductions").get<uint64_t>(), 0u)
       << "the reduction units were used";
+}
+
+// No scheme beats its ideal communication time (the busiest GPU's wire time in the busier
+// direction with all its links busy), with or without compute; without compute (pure
+// communication) the experts take no time and every check still holds.
+TEST(DysharpSchemes, NoSchemeFinishesFasterThanItsIdealCommunicationTime) {
+  test::TempDir dir;
+  const std::string schemes = "deepep, nvls, dysharp-basic, explicit-addressing";
+  const ScenarioRun with_compute = run(dir, "compute", scenario_text(schemes, "model", 32));
+  const ScenarioRun pure = run(dir, "pure", scenario_text(schemes, "model", 32) + "pure_communication: true\n");
+  EXPECT_TRUE(pure.report.at("scenario").at("pure_communication").get<bool>());
+  for (const char* scheme : {"deepep", "nvls", "dysharp-basic", "explicit-addressing"}) {
+    SCOPED_TRACE(scheme);
+    for (const json* report : {&with_compute.report, &pure.report}) {
+      const json& r = result_of(*report, scheme);
+      EXPECT_TRUE(r.at("checks").at("passed").get<bool>()) << r.at("checks").dump(2);
+      const double ideal = r.at("ideal_comm_time_us").get<double>();
+      const double layer = r.at("layer_time_us").get<double>();
+      EXPECT_GT(ideal, 0.0);
+      EXPECT_LE(ideal, layer);
+      EXPECT_DOUBLE_EQ(r.at("comm_efficiency").get<double>(), ideal / layer);
+      // The ideal is the busier direction's.
+      const json& parts = r.at("ideal_comm");
+      EXPECT_DOUBLE_EQ(ideal, std::max(parts.at("gpu_to_switch_us").get<double>(), parts.at("switch_to_gpu_us").get<double>()));
+    }
+    const json& p = result_of(pure.report, scheme);
+    const json& c = result_of(with_compute.report, scheme);
+    // Same traffic, no expert time: the experts phase ends where it starts on every GPU, and the
+    // layer is shorter.
+    EXPECT_EQ(p.at("traffic_bytes"), c.at("traffic_bytes"));
+    for (const json& gpu : p.at("gpus")) EXPECT_EQ(gpu.at("compute_us").get<double>(), 0.0);
+    EXPECT_LT(p.at("layer_time_us").get<double>(), c.at("layer_time_us").get<double>());
+  }
 }
 
 }  // namespace

@@ -76,6 +76,7 @@ struct MoeLayerSpec {
   DataType dispatch_dtype = DataType::fp8;
   DataType combine_dtype = DataType::bf16;
   MoeRouting routing;
+  bool pure_communication = false;  // compute tasks take no time (their kernels still run)
 };
 
 }  // namespace nvsvp::fw

@@ -66,6 +66,9 @@ struct Scenario {
   std::vector<std::string> schemes;
   fw::SoftwareParams software;
   SimulationSpec simulation;
+  // No compute: the experts' work takes no time (their functional effect stays, so the checks
+  // hold), and a layer is its communication alone.
+  bool pure_communication = false;
 };
 
 // The communication schemes a scenario may name in `schemes`: those the firmware can build
