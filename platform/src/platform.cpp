@@ -89,6 +89,22 @@ const model::NvlinkPort& Platform::link(LinkDirection direction, uint32_t gpu, u
   return direction == LinkDirection::gpu_to_switch ? up_[i] : down_[i];
 }
 
+void Platform::record_link_timelines(uint64_t bin_ps) {
+  for (auto& per_gpu : timelines_) per_gpu.assign(spec_.gpus, model::BusyTimeline(bin_ps));
+  for (uint32_t g = 0; g < spec_.gpus; ++g) {
+    for (uint32_t l = 0; l < links_per_gpu_; ++l) {
+      const size_t i = static_cast<size_t>(g) * links_per_gpu_ + l;
+      up_[i].record_busy_in(&timelines_[0][g]);
+      down_[i].record_busy_in(&timelines_[1][g]);
+    }
+  }
+}
+
+const model::BusyTimeline* Platform::link_timeline(LinkDirection direction, uint32_t gpu) const {
+  const auto& per_gpu = timelines_[direction == LinkDirection::gpu_to_switch ? 0 : 1];
+  return gpu < per_gpu.size() ? &per_gpu[gpu] : nullptr;
+}
+
 uint64_t Platform::describe_outstanding(std::ostream& os, uint64_t max_lines) const {
   auto more = [&](uint64_t shown, uint64_t total, const char* what) {
     if (total > shown) os << "  ... and " << total - shown << " more " << what << "\n";

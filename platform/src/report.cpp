@@ -38,11 +38,14 @@ Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std:
   uint64_t transactions = 0;
   double peak_rss = 0.0;
   for (json& r : results) {
-    if (r.contains("links")) {
-      report.link_stats.push_back(std::move(r["links"]));
-      r.erase("links");
-    } else {
-      report.link_stats.push_back(json::array());
+    // Bulky per-link and per-bin data go to their own files, not into report.json.
+    for (auto [key, kept] : {std::pair{"links", &report.link_stats}, std::pair{"timeline", &report.timelines}}) {
+      if (r.contains(key)) {
+        kept->push_back(std::move(r[key]));
+        r.erase(key);
+      } else {
+        kept->push_back(json());
+      }
     }
     if (r.contains("error")) {
       report.passed = false;
@@ -89,6 +92,105 @@ Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std:
   return report;
 }
 
+namespace {
+
+// utilization_<scheme>.csv: per bin (time from the layer's start), the mean utilization of all
+// GPU links of each direction, then each GPU's links per direction.
+void write_utilization_csv(const json& timeline, const std::string& path) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path);
+  const json& up = timeline["gpu_to_switch"];
+  const json& down = timeline["switch_to_gpu"];
+  const size_t gpus = up.size();
+  f << "time_us,gpu_to_switch,switch_to_gpu";
+  for (size_t g = 0; g < gpus; ++g) f << ",gpu" << g << "_to_switch,switch_to_gpu" << g;
+  f << "\n";
+  const size_t bins = gpus > 0 ? up[0].size() : 0;
+  const double bin_us = timeline["bin_us"].get<double>();
+  const double first_us = timeline["first_bin_start_us"].get<double>();
+  for (size_t b = 0; b < bins; ++b) {
+    double up_sum = 0.0, down_sum = 0.0;
+    for (size_t g = 0; g < gpus; ++g) {
+      up_sum += up[g][b].get<double>();
+      down_sum += down[g][b].get<double>();
+    }
+    f << first_us + static_cast<double>(b) * bin_us << "," << up_sum / static_cast<double>(gpus) << ","
+      << down_sum / static_cast<double>(gpus);
+    for (size_t g = 0; g < gpus; ++g) f << "," << up[g][b].get<double>() << "," << down[g][b].get<double>();
+    f << "\n";
+  }
+}
+
+// trace_<scheme>.json: Chrome / Perfetto trace events (open in ui.perfetto.dev or
+// chrome://tracing). One process per GPU with its phases and compute intervals as slices and its
+// links' utilization per direction as a counter; a "fabric" process with the mean over all GPUs.
+void write_trace(const json& timeline, const std::string& scheme, const std::string& path) {
+  json events = json::array();
+  auto name_thread = [&](int pid, int tid, const std::string& name) {
+    events.push_back({{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", "thread_name"}, {"args", {{"name", name}}}});
+  };
+  const json& gpus = timeline["gpus"];
+  const json& up = timeline["gpu_to_switch"];
+  const json& down = timeline["switch_to_gpu"];
+  const double bin_us = timeline["bin_us"].get<double>();
+  const double first_us = timeline["first_bin_start_us"].get<double>();
+  const int fabric = static_cast<int>(gpus.size());
+  events.push_back({{"ph", "M"}, {"pid", fabric}, {"name", "process_name"}, {"args", {{"name", "fabric (" + scheme + ")"}}}});
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    const int pid = static_cast<int>(g);
+    events.push_back({{"ph", "M"}, {"pid", pid}, {"name", "process_name"}, {"args", {{"name", "GPU " + std::to_string(g)}}}});
+    name_thread(pid, 0, "phases");
+    name_thread(pid, 1, "compute");
+    for (const json& p : gpus[g]["phases"]) {
+      events.push_back({{"ph", "X"}, {"pid", pid}, {"tid", 0}, {"name", p[0]}, {"ts", p[1]},
+                        {"dur", p[2].get<double>() - p[1].get<double>()}});
+    }
+    for (const json& c : gpus[g]["compute"]) {
+      events.push_back({{"ph", "X"}, {"pid", pid}, {"tid", 1}, {"name", "compute (" + c[0].get<std::string>() + ")"},
+                        {"ts", c[1]}, {"dur", c[2].get<double>() - c[1].get<double>()}});
+    }
+  }
+  // Counters: a sample where a value changes (and the last bin), so idle stretches cost nothing.
+  const size_t bins = gpus.empty() ? 0 : up[0].size();
+  auto counter = [&](int pid, size_t b, double to_switch, double to_gpu) {
+    events.push_back({{"ph", "C"}, {"pid", pid}, {"name", "link utilization"}, {"ts", first_us + static_cast<double>(b) * bin_us},
+                      {"args", {{"gpu_to_switch", to_switch}, {"switch_to_gpu", to_gpu}}}});
+  };
+  double last_up_mean = -1.0, last_down_mean = -1.0;
+  std::vector<std::pair<double, double>> last(gpus.size(), {-1.0, -1.0});
+  for (size_t b = 0; b < bins; ++b) {
+    double up_sum = 0.0, down_sum = 0.0;
+    for (size_t g = 0; g < gpus.size(); ++g) {
+      const double u = up[g][b].get<double>();
+      const double d = down[g][b].get<double>();
+      up_sum += u;
+      down_sum += d;
+      if (u != last[g].first || d != last[g].second || b + 1 == bins) counter(static_cast<int>(g), b, u, d);
+      last[g] = {u, d};
+    }
+    const double up_mean = up_sum / static_cast<double>(gpus.size());
+    const double down_mean = down_sum / static_cast<double>(gpus.size());
+    if (up_mean != last_up_mean || down_mean != last_down_mean || b + 1 == bins) counter(fabric, b, up_mean, down_mean);
+    last_up_mean = up_mean;
+    last_down_mean = down_mean;
+  }
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path);
+  f << json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump() << "\n";
+}
+
+void write_timeline_files(const Report& report, const std::string& out_dir) {
+  const json& results = report.document["results"];
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (report.timelines[i].is_null()) continue;
+    const std::string scheme = results[i]["scheme"].get<std::string>();
+    write_utilization_csv(report.timelines[i], out_dir + "/utilization_" + scheme + ".csv");
+    write_trace(report.timelines[i], scheme, out_dir + "/trace_" + scheme + ".json");
+  }
+}
+
+}  // namespace
+
 void write_report_files(const Report& report, const std::string& out_dir) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
@@ -104,12 +206,14 @@ void write_report_files(const Report& report, const std::string& out_dir) {
     std::ofstream f(path);
     if (!f) throw std::runtime_error("cannot write " + path);
     f << "direction,gpu,link,chip,port,messages,wire_bytes,payload_bytes,busy_us,utilization\n";
+    if (report.link_stats[i].is_null()) continue;
     for (const json& l : report.link_stats[i]) {
       f << l["direction"].get<std::string>() << "," << l["gpu"] << "," << l["link"] << "," << l["chip"] << ","
         << l["port"] << "," << l["messages"] << "," << l["wire_bytes"] << "," << l["payload_bytes"] << ","
         << l["busy_us"] << "," << l["utilization"] << "\n";
     }
   }
+  write_timeline_files(report, out_dir);
 }
 
 void print_summary(const Report& report, const std::string& out_dir, std::ostream& os) {

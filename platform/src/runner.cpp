@@ -82,6 +82,51 @@ json link_statistics(const Platform& platform, double layer_s, DirectionTotals t
   return links;
 }
 
+// What the timeline files need (report.cpp writes utilization_<scheme>.csv and
+// trace_<scheme>.json from it): per GPU and direction the links' utilization per bin from the
+// layer's start to its end, and every GPU's phases and compute intervals; times from the layer's
+// start in microseconds.
+json timeline_of(const Platform& platform, const std::vector<std::string>& phase_names, uint64_t bin_ps,
+                 const sc_core::sc_time& layer_start, const sc_core::sc_time& layer_end) {
+  const uint64_t first_bin = layer_start.value() / bin_ps;
+  const uint64_t end_bin = (layer_end.value() + bin_ps - 1) / bin_ps;
+  const double capacity_ps = static_cast<double>(bin_ps) * platform.links_per_gpu();
+  auto utilization = [&](LinkDirection direction) {
+    json per_gpu = json::array();
+    for (uint32_t g = 0; g < platform.gpu_count(); ++g) {
+      const std::vector<uint64_t>& busy = platform.link_timeline(direction, g)->busy_ps();
+      json series = json::array();
+      for (uint64_t bin = first_bin; bin < end_bin; ++bin) {
+        series.push_back(bin < busy.size() ? static_cast<double>(busy[bin]) / capacity_ps : 0.0);
+      }
+      per_gpu.push_back(std::move(series));
+    }
+    return per_gpu;
+  };
+  auto since_start_us = [&](const sc_core::sc_time& t) { return t > layer_start ? to_us(t - layer_start) : 0.0; };
+  json gpus = json::array();
+  for (uint32_t g = 0; g < platform.gpu_count(); ++g) {
+    const model::Gpu& gpu = platform.gpu(g);
+    json phases = json::array();
+    for (size_t p = 0; p < gpu.phase_times().size() && p < phase_names.size(); ++p) {
+      const model::PhaseTime& t = gpu.phase_times()[p];
+      if (t.seen) phases.push_back({phase_names[p], since_start_us(t.first_start), since_start_us(t.last_end)});
+    }
+    json compute = json::array();
+    for (const model::ComputeSpan& span : gpu.compute_spans()) {
+      const std::string phase = span.phase < phase_names.size() ? phase_names[span.phase] : std::to_string(span.phase);
+      compute.push_back({phase, since_start_us(span.start), since_start_us(span.end)});
+    }
+    gpus.push_back({{"phases", phases}, {"compute", compute}});
+  }
+  // Bins are aligned to time 0; the first one may start before the layer.
+  return {{"bin_us", static_cast<double>(bin_ps) / 1e6},
+          {"first_bin_start_us", static_cast<double>(first_bin * bin_ps) / 1e6 - to_us(layer_start)},
+          {"gpu_to_switch", utilization(LinkDirection::gpu_to_switch)},
+          {"switch_to_gpu", utilization(LinkDirection::switch_to_gpu)},
+          {"gpus", gpus}};
+}
+
 }  // namespace
 
 std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario) {
@@ -111,6 +156,8 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
   // tearing down hundreds of MB of model state. The firmware thread never runs after this
   // function returns: the simulation is over by then.
   Platform& platform = *new Platform("platform", scenario.platform);
+  const auto timeline_bin_ps = static_cast<uint64_t>(std::llround(scenario.simulation.timeline_bin_us * 1e6));
+  platform.record_link_timelines(timeline_bin_ps);
   TlmHal hal(platform);
   fw::SwitchFabric fabric(hal);
   // The switch is brought up through firmware and registers before the layer; the layer is timed
@@ -316,6 +363,7 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
         {"peak_rss_mb", peak_rss_mb(RUSAGE_SELF)},
         {"remote_token_copies_per_wall_second", wall > 0 ? checks.remote_token_copies / wall : 0.0}}},
       {"links", links},
+      {"timeline", timeline_of(platform, names, timeline_bin_ps, layer_start, host.done() ? layer_end : sc_core::sc_time_stamp())},
   };
   return result;
 }

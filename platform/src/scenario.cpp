@@ -76,6 +76,8 @@ const char* const kTopKDescription = "experts per token";
 const char* const kTokensDescription = "tokens whose home is each GPU";
 const char* const kDispatchDescription = "wire format of dispatched token vectors";
 const char* const kCombineDescription = "wire format of expert outputs in combine";
+const char* const kTimelineBinDescription =
+    "bin of the link utilization time series (utilization_<scheme>.csv) and the trace's counters, us";
 const char* const kMaxTimeDescription =
     "simulated-time limit, us: a run still busy then is reported as stuck";
 
@@ -509,9 +511,16 @@ class ScenarioLoader {
   void read_simulation(const ConfigNode& node) {
     YamlReader reader(node, "simulation");
     reader.declare("max_time_us");
+    reader.declare("timeline_bin_us");
     reader.finish();
     if (const ConfigNode* n = node.find("max_time_us")) {
       scenario_.simulation.max_time_us = read_positive(*n, "simulation.max_time_us");
+    }
+    if (const ConfigNode* n = node.find("timeline_bin_us")) {
+      scenario_.simulation.timeline_bin_us = read_positive(*n, "simulation.timeline_bin_us");
+      if (scenario_.simulation.timeline_bin_us < 0.001) {
+        config_fail(n->origin, "simulation.timeline_bin_us", "at least 0.001 (1 ns)", describe(*n));
+      }
     }
   }
 
@@ -669,6 +678,7 @@ std::string dump_effective(const Scenario& scenario) {
   dump_params(out, 2, scenario.software);
   top.section("simulation");
   YamlDumper(out, 2)("max_time_us", scenario.simulation.max_time_us, kMaxTimeDescription, hw::Range{});
+  YamlDumper(out, 2)("timeline_bin_us", scenario.simulation.timeline_bin_us, kTimelineBinDescription, hw::Range{});
   top("pure_communication", scenario.pure_communication, kPureCommunicationDescription, hw::Range{});
   return out;
 }

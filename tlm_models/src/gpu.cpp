@@ -204,6 +204,7 @@ void Gpu::execute() {
           compute_running_ = true;
           const sc_time duration = compute_time(task);
           stats_.compute_time += duration;
+          if (duration != SC_ZERO_TIME) compute_spans_.push_back(ComputeSpan{task.phase, now, now + duration});
           sc_core::next_trigger(duration);
           return;
         }

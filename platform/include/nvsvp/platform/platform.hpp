@@ -46,6 +46,12 @@ class Platform : public sc_core::sc_module {
   // The port of GPU `gpu`'s link `link` in `direction`.
   const model::NvlinkPort& link(LinkDirection direction, uint32_t gpu, uint32_t link) const;
   LinkEnd link_end(uint32_t gpu, uint32_t link) const;
+  // From now on every link records when it is busy, in bins of `bin_ps`, one timeline per GPU
+  // and direction (its links together). Call before the simulation starts.
+  void record_link_timelines(uint64_t bin_ps);
+  // GPU `gpu`'s links in `direction`: busy picoseconds per bin, summed over its links; nullptr
+  // unless record_link_timelines was called.
+  const model::BusyTimeline* link_timeline(LinkDirection direction, uint32_t gpu) const;
   uint32_t switch_count() const { return spec_.switch_chips; }
 
   // The cabling as plain data, for the firmware's bring-up: one cable per GPU link.
@@ -69,6 +75,7 @@ class Platform : public sc_core::sc_module {
   sc_core::sc_vector<model::Gpu> gpus_;
   sc_core::sc_vector<model::NvlinkPort> up_;    // [gpu * links + link]: GPU -> switch
   sc_core::sc_vector<model::NvlinkPort> down_;  // [gpu * links + link]: switch -> GPU
+  std::vector<model::BusyTimeline> timelines_[2];  // [direction][gpu], when recorded
   // The firmware's management bus: one initiator socket per chip's `csr` target.
   sc_core::sc_vector<tlm_utils::simple_initiator_socket<Platform>> register_bus_;
 };

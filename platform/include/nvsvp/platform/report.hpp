@@ -15,6 +15,7 @@ namespace nvsvp::platform {
 struct Report {
   nlohmann::json document;                // report.json
   std::vector<nlohmann::json> link_stats; // per scheme, for links_<scheme>.csv
+  std::vector<nlohmann::json> timelines;  // per scheme, for utilization_<scheme>.csv and trace_<scheme>.json
   bool passed = false;
 };
 

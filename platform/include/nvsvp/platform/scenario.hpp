@@ -56,6 +56,7 @@ struct WorkloadSpec {
 
 struct SimulationSpec {
   double max_time_us = 1e6;  // simulated-time limit: a run still busy then is reported as stuck
+  double timeline_bin_us = 1.0;  // bins of the utilization time series and the trace's counters
 };
 
 struct Scenario {

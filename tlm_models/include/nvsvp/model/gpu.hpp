@@ -44,6 +44,13 @@ struct GpuStats {
   sc_core::sc_time compute_time;
 };
 
+// One compute task's busy interval (for timelines).
+struct ComputeSpan {
+  hw::PhaseId phase = 0;
+  sc_core::sc_time start;
+  sc_core::sc_time end;
+};
+
 struct PhaseTime {
   bool seen = false;
   sc_core::sc_time first_start;
@@ -74,6 +81,7 @@ class Gpu : public sc_core::sc_module {
   const GpuMemory& memory() const { return memory_; }
   const GpuStats& stats() const { return stats_; }
   const std::vector<PhaseTime>& phase_times() const { return phase_times_; }
+  const std::vector<ComputeSpan>& compute_spans() const { return compute_spans_; }
   const std::vector<std::string>& phase_names() const { return phase_names_; }
   uint64_t queued_messages() const;
   // Why this GPU has not finished: current task, counters, queued messages. Returns 0 if idle.
@@ -212,6 +220,7 @@ class Gpu : public sc_core::sc_module {
 
   std::vector<ArrivalCounter> counters_;
   std::vector<PhaseTime> phase_times_;
+  std::vector<ComputeSpan> compute_spans_;
   std::vector<std::string> phase_names_;
   uint64_t next_sequence_number_ = 0;
   GpuStats stats_;

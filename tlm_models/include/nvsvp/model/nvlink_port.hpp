@@ -14,6 +14,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "nvsvp/model/busy_timeline.hpp"
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_params.hpp"
 #include "nvsvp/model/switch_params.hpp"
@@ -78,6 +79,9 @@ class NvlinkPort : public sc_core::sc_module, public NvlinkTxIf {
 
   const LinkParams& params() const { return params_; }
   const LinkStats& stats() const { return stats_; }
+  // Also records every message's serialization interval in `timeline` (nullptr: none). Several
+  // ports may share one timeline (a GPU's links of one direction).
+  void record_busy_in(BusyTimeline* timeline) { timeline_ = timeline; }
   // Credits not yet returned, in flits, summed over all VCs (0 when the receiver is empty).
   uint64_t credits_outstanding() const;
   void describe_state(std::ostream& os) const;
@@ -113,6 +117,7 @@ class NvlinkPort : public sc_core::sc_module, public NvlinkTxIf {
   size_t pending_head_ = 0;
   LinkParams params_;
   LinkStats stats_;
+  BusyTimeline* timeline_ = nullptr;
 };
 
 }  // namespace nvsvp::model

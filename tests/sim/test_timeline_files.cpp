@@ -1,0 +1,124 @@
+// The timeline files of a run (dgx-h100, model S, 64 tokens per GPU, through run_scenario as the
+// command runs it): utilization_<scheme>.csv holds per bin the links' busy fraction per
+// direction, mean and per GPU, and summed over the bins it gives back each link direction's busy
+// time of report.json; trace_<scheme>.json is Chrome trace-event JSON with every GPU's phases and
+// compute intervals inside the layer and the links' utilization as counters.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "../common/test_support.hpp"
+#include "nvsvp/platform/runner.hpp"
+#include "nvsvp/platform/scenario.hpp"
+
+namespace nvsvp::platform {
+namespace {
+
+using nlohmann::json;
+
+const char* const kScenario =
+    "name: timeline_test\n"
+    "platform: dgx-h100\n"
+    "workload:\n"
+    "  model: S\n"
+    "  top_k: 8\n"
+    "  tokens_per_gpu: 64\n"
+    "  routing: {kind: uniform, seed: 4}\n"
+    "schemes: [deepep, dysharp-basic]\n"
+    "simulation: {max_time_us: 10000, timeline_bin_us: 0.5}\n";
+
+std::vector<std::vector<std::string>> read_csv(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in) << path;
+  std::vector<std::vector<std::string>> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream fields(line);
+    std::string cell;
+    while (std::getline(fields, cell, ',')) cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+TEST(TimelineFiles, UtilizationSeriesAndTraceAgreeWithTheReport) {
+  test::TempDir dir;
+  const Scenario scenario = load_scenario(dir.write("s.yaml", kScenario), {}, test::config_dir());
+  RunOptions options;
+  options.out_dir = dir.path() + "/out";
+  options.quiet = true;
+  std::ostringstream console;
+  ASSERT_EQ(run_scenario(scenario, options, console), 0) << console.str();
+  std::ifstream report_file(options.out_dir + "/report.json");
+  const json report = json::parse(report_file);
+  ASSERT_FALSE(report.at("results").at(0).contains("timeline")) << "bulky data stays out of report.json";
+
+  for (const json& result : report.at("results")) {
+    const std::string scheme = result.at("scheme").get<std::string>();
+    SCOPED_TRACE(scheme);
+    const double layer_us = result.at("layer_time_us").get<double>();
+    const uint32_t gpus = report.at("scenario").at("gpus").get<uint32_t>();
+
+    // The series: a header, then bins 0.5 us apart from the layer's start to its end.
+    const auto rows = read_csv(options.out_dir + "/utilization_" + scheme + ".csv");
+    ASSERT_GT(rows.size(), 2u);
+    ASSERT_EQ(rows[0].size(), 3 + 2 * gpus);
+    EXPECT_EQ(rows[0][0], "time_us");
+    EXPECT_EQ(rows[0][1], "gpu_to_switch");
+    EXPECT_EQ(rows[0][3], "gpu0_to_switch");
+    const size_t bins = rows.size() - 1;
+    EXPECT_EQ(bins, static_cast<size_t>(std::ceil(layer_us / 0.5)));
+    double up = 0.0, down = 0.0;
+    for (size_t b = 1; b < rows.size(); ++b) {
+      EXPECT_DOUBLE_EQ(std::stod(rows[b][0]), 0.5 * static_cast<double>(b - 1));
+      for (size_t c = 1; c < rows[b].size(); ++c) {
+        const double u = std::stod(rows[b][c]);
+        EXPECT_GE(u, 0.0);
+        EXPECT_LE(u, 1.0 + 1e-9) << "bin " << b - 1 << " column " << rows[0][c];
+      }
+      up += std::stod(rows[b][1]) * 0.5;
+      down += std::stod(rows[b][2]) * 0.5;
+    }
+    // Summed over the bins, the mean busy fraction gives back report.json's utilization (busy time
+    // over links x layer time); the CSV keeps 6 significant digits.
+    EXPECT_NEAR(up / layer_us, result.at("utilization").at("gpu_to_switch").get<double>(), 1e-4);
+    EXPECT_NEAR(down / layer_us, result.at("utilization").at("switch_to_gpu").get<double>(), 1e-4);
+
+    // The trace: every GPU's three phases and its compute, inside the layer; counters per GPU and
+    // for the fabric.
+    std::ifstream trace_file(options.out_dir + "/trace_" + scheme + ".json");
+    const json trace = json::parse(trace_file);
+    std::map<int, std::vector<std::string>> phases;
+    std::map<int, int> compute, counters;
+    for (const json& e : trace.at("traceEvents")) {
+      const std::string ph = e.at("ph").get<std::string>();
+      const int pid = e.at("pid").get<int>();
+      if (ph == "X") {
+        const double ts = e.at("ts").get<double>();
+        EXPECT_GE(ts, 0.0);
+        EXPECT_LE(ts + e.at("dur").get<double>(), layer_us + 1e-6);
+        if (e.at("tid").get<int>() == 0) phases[pid].push_back(e.at("name").get<std::string>());
+        if (e.at("tid").get<int>() == 1) compute[pid]++;
+      } else if (ph == "C") {
+        counters[pid]++;
+      }
+    }
+    for (uint32_t g = 0; g < gpus; ++g) {
+      EXPECT_EQ(phases[static_cast<int>(g)], (std::vector<std::string>{"dispatch", "experts", "combine"})) << "GPU " << g;
+      EXPECT_GE(compute[static_cast<int>(g)], 1) << "GPU " << g;
+      EXPECT_GT(counters[static_cast<int>(g)], 1) << "GPU " << g;
+    }
+    EXPECT_GT(counters[static_cast<int>(gpus)], 1) << "the fabric's counter";
+  }
+}
+
+}  // namespace
+}  // namespace nvsvp::platform
