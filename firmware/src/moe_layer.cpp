@@ -68,26 +68,44 @@ DispatchMap map_dispatch(const MoeRouting& routing) {
   return map;
 }
 
-uint32_t local_experts(const MoeRouting& routing, uint64_t token, uint32_t gpu) {
-  // The GPU's experts are [first, first + per): a range test instead of a division per expert.
-  const uint32_t per = routing.experts_per_gpu();
-  const uint32_t first = gpu * per;
-  uint32_t n = 0;
-  const uint16_t* experts = routing.experts_of(token);
-  for (uint32_t k = 0; k < routing.top_k; ++k) n += experts[k] - first < per;
-  return n;
+std::vector<uint64_t> tokens_per_expert(const MoeRouting& routing) {
+  std::vector<uint64_t> counts(routing.experts, 0);
+  for (uint16_t e : routing.expert_ids) counts[e]++;
+  return counts;
 }
 
-hw::Task expert_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t slots,
-                     uint64_t token_expert_pairs, uint32_t kernel) {
-  if (spec.pure_communication) return hw::Task::delay(phase, 0.0, kernel);
-  const double flops = static_cast<double>(token_expert_pairs) * spec.model.expert_flops_per_token();
-  // Weights of the local experts (fp8) plus the tokens read and the partials written.
-  const uint64_t weights = static_cast<uint64_t>(spec.routing.experts_per_gpu()) * 3ull *
-                           spec.model.hidden * spec.model.moe_hidden;
-  const uint64_t activations = slots * (vector_bytes(spec.dispatch_dtype, spec.model.hidden) +
-                                        vector_bytes(spec.combine_dtype, spec.model.hidden));
-  return hw::Task::compute(phase, flops, hw::Precision::fp8, weights + activations, kernel);
+std::vector<uint64_t> local_slice(const MoeRouting& routing, const std::vector<uint64_t>& per_expert, uint32_t gpu) {
+  const uint32_t per = routing.experts_per_gpu();
+  return {per_expert.begin() + static_cast<ptrdiff_t>(gpu) * per,
+          per_expert.begin() + static_cast<ptrdiff_t>(gpu + 1) * per};
+}
+
+void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::PhaseId phase,
+                         const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel) {
+  hw::Task::check_kernel_index(kernel);
+  if (spec.pure_communication) {
+    seq.tasks.push_back(hw::Task::delay(phase, 0.0, kernel));
+    return;
+  }
+  const MoeModel& m = spec.model;
+  const uint64_t tile = spec.software.tile_tokens;
+  const uint64_t columns = spec.software.tile_columns;
+  uint64_t tile_rows = 0;  // over the experts, each padded to whole tiles
+  uint32_t busy_experts = 0;
+  for (uint64_t tokens : tokens_per_local_expert) {
+    tile_rows += (tokens + tile - 1) / tile;
+    busy_experts += tokens > 0;
+  }
+  auto blocks = [&](uint64_t output_columns) { return tile_rows * ((output_columns + columns - 1) / columns); };
+  auto block_flops = [&](uint64_t depth) { return 2.0 * static_cast<double>(tile * columns * depth); };
+  // Memory: the fp8 weights of the experts that have tokens, the tokens read (GEMM-1), the
+  // outputs written (GEMM-2).
+  const uint64_t up_weights = 2ull * m.hidden * m.moe_hidden * busy_experts;
+  const uint64_t down_weights = 1ull * m.hidden * m.moe_hidden * busy_experts;
+  seq.tasks.push_back(hw::Task::gemm(phase, blocks(2ull * m.moe_hidden), block_flops(m.hidden), hw::Precision::fp8,
+                                     up_weights + slots * vector_bytes(spec.dispatch_dtype, m.hidden), 0));
+  seq.tasks.push_back(hw::Task::gemm(phase, blocks(m.hidden), block_flops(m.moe_hidden), hw::Precision::fp8,
+                                     down_weights + slots * vector_bytes(spec.combine_dtype, m.hidden), 0, kernel));
 }
 
 hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,

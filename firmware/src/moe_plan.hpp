@@ -25,11 +25,17 @@ DispatchMap map_dispatch(const MoeRouting& routing);
 
 MoeBuffers make_buffers(const MoeLayerSpec& spec);
 
-// The expert computation on `gpu`: for each received token, the sum of its local experts'
-// outputs into the partial buffer. Timed as fp8 GEMMs over the token-expert pairs (no time with
-// pure_communication).
-hw::Task expert_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t slots,
-                     uint64_t token_expert_pairs, uint32_t kernel);
+// The local experts' work on one GPU as two grouped fp8 GEMMs (GEMM-1: hidden -> 2 x moe_hidden
+// for gate and up; GEMM-2: moe_hidden -> hidden), each expert's tokens (`tokens_per_local_expert`)
+// in tiles of software.tile_tokens x tile_columns thread blocks; `slots` token vectors are read and
+// as many outputs written. `kernel` (the functional effect) runs when GEMM-2 ends. No time with
+// pure_communication.
+// Tokens routed to each expert, and the slice of GPU `gpu`'s experts.
+std::vector<uint64_t> tokens_per_expert(const MoeRouting& routing);
+std::vector<uint64_t> local_slice(const MoeRouting& routing, const std::vector<uint64_t>& per_expert, uint32_t gpu);
+
+void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::PhaseId phase,
+                         const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel);
 hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,
                          std::shared_ptr<const std::vector<std::vector<uint64_t>>> received,
                          uint32_t gpu);
@@ -41,9 +47,6 @@ hw::Kernel reduce_kernel(const LayerPlan& plan, uint32_t gpu);
 
 // Where the partial of copy `copy` (of a token whose home is `home`) lands in the home GPU.
 uint64_t combine_slot_address(const LayerPlan& plan, uint32_t home, uint64_t copy);
-
-// Token-expert pairs of `token` served by `gpu`.
-uint32_t local_experts(const MoeRouting& routing, uint64_t token, uint32_t gpu);
 
 // Schemes whose combine reads partials on other GPUs wait until every GPU has written its own:
 // each GPU writes 16 bytes to every other (kBarrierBuffer) and waits for the others' writes on

@@ -86,16 +86,15 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
   }
 
   const uint64_t partial_bytes = vector_bytes(spec.combine_dtype, spec.model.hidden);
+  const std::vector<uint64_t> expert_loads = tokens_per_expert(routing);
   for (uint32_t g = 0; g < gpus; ++g) {
     hw::WorkSequence& seq = plan.sequences[g];
     const std::vector<uint64_t>& slots = (*map.received)[g];
     seq.tasks.push_back(hw::Task::wait(kDispatch, kDispatchCounter, slots.size()));
 
-    uint64_t pairs = 0;
-    for (uint64_t t : slots) pairs += local_experts(routing, t, g);
     seq.kernels.push_back(expert_kernel(plan.spec, b, map.received, g));
-    seq.tasks.push_back(expert_task(spec, kExperts, slots.size(), pairs,
-                                    static_cast<uint32_t>(seq.kernels.size() - 1)));
+    append_expert_gemms(spec, seq, kExperts, local_slice(routing, expert_loads, g), slots.size(),
+                        static_cast<uint32_t>(seq.kernels.size() - 1));
 
     // Partials leave interleaved over their home GPUs, starting after this GPU, as a
     // per-rank-channel all-to-all does; sent grouped by home, every GPU would hit the same

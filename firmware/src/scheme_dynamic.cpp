@@ -151,8 +151,7 @@ void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressin
     std::vector<uint64_t> region_blocks(per_gpu);
     for (uint32_t j = 0; j < per_gpu; ++j) region_blocks[j] = tokens_per_expert[g * per_gpu + j];
     seq.kernels.push_back(dynamic_expert_kernel(b, region_blocks, g * per_gpu));
-    seq.tasks.push_back(expert_task(spec, kExperts, local_blocks, local_blocks,
-                                    static_cast<uint32_t>(seq.kernels.size() - 1)));
+    append_expert_gemms(spec, seq, kExperts, region_blocks, local_blocks, static_cast<uint32_t>(seq.kernels.size() - 1));
 
     append_partials_barrier(plan, seq, g, kCombine);
 

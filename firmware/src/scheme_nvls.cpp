@@ -55,6 +55,7 @@ void build_nvls(LayerPlan& plan, const DispatchMap& map) {
 
   const uint64_t token_bytes = vector_bytes(spec.dispatch_dtype, spec.model.hidden);
   const uint64_t partial_bytes = vector_bytes(spec.combine_dtype, spec.model.hidden);
+  const std::vector<uint64_t> expert_loads = tokens_per_expert(routing);
   for (uint32_t g = 0; g < gpus; ++g) {
     hw::WorkSequence& seq = plan.sequences[g];
     seq.phase_names = {"dispatch", "experts", "combine"};
@@ -71,10 +72,10 @@ void build_nvls(LayerPlan& plan, const DispatchMap& map) {
     seq.tasks.push_back(hw::Task::wait(kDispatch, kDispatchCounter, tokens));
     plan.expected_link_arrivals[g] += tokens;  // the copies, this GPU's own included
 
-    uint64_t pairs = 0;
-    for (uint64_t t = 0; t < tokens; ++t) pairs += local_experts(routing, t, g);
+    // Only the tokens of a local expert are computed; the others' partials are zero.
     seq.kernels.push_back(expert_kernel(plan.spec, b, all_tokens, g));
-    seq.tasks.push_back(expert_task(spec, kExperts, tokens, pairs, static_cast<uint32_t>(seq.kernels.size() - 1)));
+    append_expert_gemms(spec, seq, kExperts, local_slice(routing, expert_loads, g), tokens,
+                        static_cast<uint32_t>(seq.kernels.size() - 1));
 
     // Barrier: the loads below read every GPU's partials.
     append_partials_barrier(plan, seq, g, kCombine);

@@ -177,6 +177,40 @@ TEST(Gpu, ComputeTimeIsTheRooflinePlusFixedTime) {
   EXPECT_EQ(gpu.finish_time(), ns(10300));
 }
 
+// A GEMM runs its thread blocks one per SM in waves: time = ceil(blocks / SMs) x one block's
+// time on one SM (its flops over peak x efficiency / SMs), at least the memory time; a partial
+// wave costs a full one, and a task limited to fewer SMs takes more waves.
+TEST(Gpu, GemmRunsInWavesOfThreadBlocks) {
+  PlatformSpec spec = test::small_platform(1, {1});
+  spec.gpu.sms = 100;
+  spec.gpu.fp8_tflops = 1000.0;
+  spec.gpu.gemm_efficiency = 0.5;  // 5 TFLOP/s per SM
+  spec.gpu.hbm_gbps = 1000.0;
+  const double block = 5e6;  // 1 us on one SM
+  const hw::Task one_wave = hw::Task::gemm(0, 100, block, hw::Precision::fp8, 0, 0);
+  const hw::Task two_waves = hw::Task::gemm(0, 101, block, hw::Precision::fp8, 0, 0);
+  const hw::Task on_20_sms = hw::Task::gemm(0, 100, block, hw::Precision::fp8, 0, 20);
+  const hw::Task more_sms_than_the_gpu = hw::Task::gemm(0, 100, block, hw::Precision::fp8, 0, 500);
+  const hw::Task memory_bound = hw::Task::gemm(0, 100, block, hw::Precision::fp8, 3'000'000, 0);  // 3 us
+  Machine m(spec, [&](TlmHal& hal, Platform&) {
+    hw::WorkSequence s;
+    s.tasks = {one_wave, two_waves};
+    hal.submit(0, std::move(s));
+    hal.wait_all_finished();
+  });
+  const model::Gpu& gpu = m.platform.gpu(0);
+  EXPECT_EQ(gpu.compute_time(one_wave), ns(1000));
+  EXPECT_EQ(gpu.compute_time(two_waves), ns(2000));
+  EXPECT_EQ(gpu.compute_time(on_20_sms), ns(5000));
+  EXPECT_EQ(gpu.compute_time(more_sms_than_the_gpu), ns(1000));
+  EXPECT_EQ(gpu.compute_time(memory_bound), ns(3000));
+  m.run();
+  EXPECT_EQ(gpu.finish_time(), ns(3000));
+  ASSERT_EQ(gpu.compute_spans().size(), 2u);
+  EXPECT_EQ(gpu.compute_spans()[1].start, ns(1000));
+  EXPECT_EQ(gpu.compute_spans()[1].end, ns(3000));
+}
+
 // A local copy uses no link, takes no time and counts on the local counter.
 TEST(Gpu, LocalCopyMovesDataWithoutTheFabric) {
   Machine m(gpus_on_one_chip(2), [](TlmHal& hal, Platform&) {

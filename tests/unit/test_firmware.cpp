@@ -137,7 +137,7 @@ struct Interpreter {
             memories[g].read(t.source_address, data, sizeof data);
             memories[g].write(t.target_address, data, sizeof data);
             bump(g, t.counter);
-          } else if (t.kind == hw::TaskKind::compute) {
+          } else if (t.kind == hw::TaskKind::compute || t.kind == hw::TaskKind::gemm) {
             if (t.kernel != hw::Task::kNoKernel) sequences[g].kernels.at(t.kernel)(memories[g]);
           } else {
             ADD_FAILURE() << "deepep issued a task kind the interpreter does not know";
@@ -239,8 +239,19 @@ TEST_F(FirmwareTest, DeepepPlanHasOneCopyPerDestinationGpu) {
     EXPECT_EQ(count_tasks(s, hw::TaskKind::send, kCombine), partials_sent_remote[g]);
     EXPECT_EQ(count_tasks(s, hw::TaskKind::local_copy, kCombine), slots[g] - partials_sent_remote[g]);
     EXPECT_EQ(count_tasks(s, hw::TaskKind::read), 0u);
-    // Exactly one expert computation with its kernel.
-    EXPECT_EQ(count_tasks(s, hw::TaskKind::compute, kExperts), 1u);
+    // The experts as two grouped GEMMs of 128 x 128 thread blocks, the kernel on the second: both
+    // local experts have tokens (one tile row each); GEMM-1 is 256 -> 128 wide (1 block per row),
+    // GEMM-2 64 -> 256 (2 blocks per row).
+    ASSERT_EQ(count_tasks(s, hw::TaskKind::gemm, kExperts), 2u);
+    const auto gemm1 = std::find_if(s.tasks.begin(), s.tasks.end(), [](const hw::Task& t) { return t.kind == hw::TaskKind::gemm; });
+    const hw::Task& gemm2 = *(gemm1 + 1);
+    EXPECT_EQ(gemm1->count, 2u);
+    EXPECT_DOUBLE_EQ(gemm1->flops, 2.0 * 128 * 128 * kHidden);
+    EXPECT_EQ(gemm1->kernel, hw::Task::kNoKernel);
+    EXPECT_EQ(gemm2.count, 4u);
+    EXPECT_DOUBLE_EQ(gemm2.flops, 2.0 * 128 * 128 * 64);
+    EXPECT_NE(gemm2.kernel, hw::Task::kNoKernel);
+    EXPECT_EQ(gemm1->elements, 0u) << "all SMs";
     // Messages this GPU's links deliver: counts, remote dispatch copies, remote partials.
     EXPECT_EQ(plan.expected_link_arrivals[g], (kGpus - 1) + remote_in[g] + partials_home_remote[g]);
     // Every send goes to another GPU.

@@ -23,6 +23,7 @@ const char* to_string(hw::TaskKind kind) {
     case hw::TaskKind::local_copy: return "local_copy";
     case hw::TaskKind::wait_counter: return "wait_counter";
     case hw::TaskKind::compute: return "compute";
+    case hw::TaskKind::gemm: return "gemm";
     case hw::TaskKind::multimem_store: return "multimem_store";
     case hw::TaskKind::multimem_red: return "multimem_red";
     case hw::TaskKind::multimem_ld_reduce: return "multimem_ld_reduce";
@@ -129,7 +130,14 @@ void Gpu::mark_phase(hw::PhaseId phase, bool start) {
 sc_time Gpu::compute_time(const hw::Task& task) const {
   const double peak =
       (task.precision == hw::Precision::fp8 ? params_.fp8_tflops : params_.bf16_tflops) * 1e12;
-  const double math_s = task.flops / (peak * params_.gemm_efficiency);
+  double math_s = task.flops / (peak * params_.gemm_efficiency);
+  if (task.kind == hw::TaskKind::gemm) {
+    // Blocks run one per SM in waves: a partial last wave takes as long as a full one.
+    const uint64_t sms = task.elements == 0 ? params_.sms : std::min<uint64_t>(task.elements, params_.sms);
+    const uint64_t waves = (task.count + sms - 1) / sms;
+    const double block_s = task.flops / (peak * params_.gemm_efficiency / params_.sms);
+    math_s = static_cast<double>(waves) * block_s;
+  }
   const double memory_s = static_cast<double>(task.bytes) / (params_.hbm_gbps * 1e9);
   const double seconds = std::max(math_s, memory_s) + task.duration_ns * 1e-9;
   return picoseconds(static_cast<uint64_t>(std::llround(seconds * 1e12)));
@@ -199,6 +207,7 @@ void Gpu::execute() {
         break;
       }
       case hw::TaskKind::compute:
+      case hw::TaskKind::gemm:
         // First visit: the work takes its time; second visit: its kernel takes effect.
         if (!compute_running_) {
           compute_running_ = true;

@@ -58,6 +58,11 @@ struct SoftwareParams {
   // Tokens a sender batches per destination before publishing them (one message on the links).
   // DeepEP's recommended intranode configuration uses 6 (num_max_nvl_chunked_send_tokens).
   uint32_t chunk_tokens = 6;
+  // The expert GEMMs' tiling: a thread block computes tile_tokens rows (tokens) by tile_columns
+  // output columns; each expert's tokens are padded to whole tiles. 128 x 128 is the study's tile
+  // (dysharp.md §3) and a common Hopper fp8 GEMM tile.
+  uint32_t tile_tokens = 128;
+  uint32_t tile_columns = 128;
 
   template <class Visitor>
   void visit(Visitor& v) {
@@ -65,6 +70,9 @@ struct SoftwareParams {
       "tokens batched per destination into one message (DeepEP: num_max_nvl_chunked_send_tokens); "
       "1 sends every token copy as its own message",
       hw::between(1, 64));
+    v("tile_tokens", tile_tokens, "rows (tokens) of one expert GEMM thread block; experts pad to whole tiles",
+      hw::between(1, 65536));
+    v("tile_columns", tile_columns, "output columns of one expert GEMM thread block", hw::between(1, 65536));
   }
 };
 

@@ -23,6 +23,9 @@ enum class TaskKind : uint8_t {
   wait_counter,  // block until local counter `counter` has counted `count` arrivals
   compute,       // busy for the GPU's time of `flops` and `bytes` of memory traffic plus
                  // `duration_ns`, then run kernel `kernel` (if any) on local memory
+  gemm,          // a (grouped) GEMM as thread blocks: `count` blocks of `flops` each, one block
+                 // per SM at a time on `elements` SMs (0: all of the GPU's), in waves; `bytes` of
+                 // memory traffic set a floor; then kernel `kernel` (if any)
   // Static multimem (hardware.md "Multimem semantics"). `target_address` / `source_address` that
   // name a multimem address must lie in a multicast group the switches hold.
   multimem_store,      // `bytes` from local `source_address` to multimem `target_address`: the
@@ -84,7 +87,7 @@ struct Task {
   MultimemOp reduce_op = MultimemOp::add;  // multimem_red / multimem_ld_reduce
   // send: 0 for one write; k > 0 for a chunk of k writes (as DeepEP-class libraries batch
   // tokens per destination), listed in WorkSequence::elements from first_element on.
-  // dynamic_store / dynamic_ld_reduce: the number of targets.
+  // dynamic_store / dynamic_ld_reduce: the number of targets; gemm: SMs (0: all).
   uint16_t elements = 0;
   uint16_t kernel = kNoKernel;  // compute: index into WorkSequence::kernels
   uint32_t peer = 0;            // send: destination GPU
@@ -94,10 +97,10 @@ struct Task {
   DynamicAddressing addressing = DynamicAddressing::algebraic;  // dynamic_store / dynamic_ld_reduce
   uint64_t bytes = 0;           // send/read/local_copy: payload bytes (what is timed), per
                                 // write for a chunk; compute: memory traffic
-  uint64_t count = 0;           // wait_counter: arrivals to wait for
+  uint64_t count = 0;           // wait_counter: arrivals to wait for; gemm: thread blocks
   uint64_t source_address = 0;  // send/local_copy
   uint64_t target_address = 0;  // send (in the peer) / local_copy (local)
-  double flops = 0.0;           // compute
+  double flops = 0.0;           // compute; gemm: per block
   double duration_ns = 0.0;     // compute: fixed time on top of the work
 
   static void check_kernel_index(uint32_t kernel) {
@@ -215,6 +218,14 @@ struct Task {
     t.precision = precision;
     t.bytes = memory_bytes;
     t.kernel = static_cast<uint16_t>(kernel);
+    return t;
+  }
+  static Task gemm(PhaseId phase, uint64_t blocks, double flops_per_block, Precision precision, uint64_t memory_bytes,
+                   uint16_t sms, uint32_t kernel = kNoKernel) {
+    Task t = compute(phase, flops_per_block, precision, memory_bytes, kernel);
+    t.kind = TaskKind::gemm;
+    t.count = blocks;
+    t.elements = sms;
     return t;
   }
   static Task delay(PhaseId phase, double duration_ns, uint32_t kernel = kNoKernel) {
