@@ -1,9 +1,10 @@
-// nvsvp: run, validate and list scenarios of the NVLink-switch virtual platform.
+// nvsvp: run, validate and list scenarios of the NVLink-switch virtual platform; run studies.
 // Exit codes: 0 success, 1 a run-time check failed, 2 bad input or usage.
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <iostream>
 #include <string>
@@ -15,6 +16,7 @@
 #include "nvsvp/platform/calibration.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
+#include "nvsvp/platform/study.hpp"
 #include "nvsvp/testbench/commands.hpp"
 
 namespace {
@@ -71,6 +73,14 @@ int sc_main(int argc, char* argv[]) {
 
   CLI::App* presets = app.add_subcommand("presets", "list the platform and model presets");
 
+  unsigned jobs = 1;
+  CLI::App* study = app.add_subcommand(
+      "study", "run a parameter study: a base scenario at many points, each point in a process of its own");
+  study->add_option("FILE", file, "study YAML file")->required();
+  study->add_option("--jobs", jobs, "points run at once")->check(CLI::Range(1u, 1024u))->capture_default_str();
+  study->add_option("--out", out_dir, "output directory (default out/<study name>)");
+  study->add_option("--set", overrides, "override a key of the base scenario: a.b.c=value (repeatable)");
+
   // The all-reduce calibration against NCCL's anchors (docs/results.md).
   nvsvp::fw::AllReduceSpec allreduce;
   CLI::App* calibrate = app.add_subcommand(
@@ -125,6 +135,15 @@ int sc_main(int argc, char* argv[]) {
         std::cout << p.kind << "  " << p.name << "  " << p.summary << "\n";
       }
       return 0;
+    }
+    if (study->parsed()) {
+      const nvsvp::platform::Study loaded = nvsvp::platform::load_study(file, overrides, config_dir);
+      nvsvp::platform::StudyOptions options;
+      options.out_dir = out_dir;
+      options.jobs = jobs;
+      options.executable = std::filesystem::read_symlink("/proc/self/exe").string();  // each point runs `nvsvp run`
+      options.config_dir = config_dir;
+      return nvsvp::platform::run_study(loaded, options, std::cout);
     }
     const nvsvp::platform::Scenario scenario = nvsvp::platform::load_scenario(file, overrides, config_dir);
     if (calibrate->parsed()) {

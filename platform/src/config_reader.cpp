@@ -103,15 +103,6 @@ const std::string* plain_scalar(const ConfigNode& node) {
   return &node.text;
 }
 
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += separator;
-    out += items[i];
-  }
-  return out;
-}
-
 }  // namespace
 
 const ConfigNode* ConfigNode::find(const std::string& key) const {
@@ -146,6 +137,15 @@ std::string describe(const ConfigNode& node) {
   if (node.quoted) return "\"" + node.text + "\"";
   if (is_null_word(node.text)) return "nothing (" + node.text + ")";
   return node.text;
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += separator;
+    out += items[i];
+  }
+  return out;
 }
 
 std::string join_path(const std::string& path, const std::string& key) {

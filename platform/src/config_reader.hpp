@@ -45,6 +45,9 @@ struct ConfigNode {
 // What a node is, for the "got ..." part of a message: the scalar itself, "a mapping", ...
 std::string describe(const ConfigNode& node);
 
+// {"a", "b"} joined by ", " -> "a, b".
+std::string join(const std::vector<std::string>& items, const std::string& separator);
+
 // "a.b" + "c" -> "a.b.c"; "" + "c" -> "c".
 std::string join_path(const std::string& path, const std::string& key);
 

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "config_reader.hpp"
+#include "scenario_document.hpp"
 #include "nvsvp/fw/moe_layer.hpp"
 #include "nvsvp/hw/work.hpp"
 
@@ -168,13 +169,6 @@ void require_keys(const ConfigNode& node, const std::string& prefix,
   }
 }
 
-bool valid_name(const std::string& name) {
-  if (name.empty() || name.find_first_not_of('.') == std::string::npos) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
-  });
-}
-
 double read_positive(const ConfigNode& node, const std::string& path) {
   const double value = read_double(node, path, hw::Range{});
   if (!(value > 0.0)) config_fail(node.origin, path, "a number > 0", describe(node));
@@ -211,28 +205,32 @@ void read_preset_header(YamlReader& reader, const std::string& name, std::string
   if (summary) *summary = text;
 }
 
-// "a.b.c=value" applied onto the document tree (the CLI's --set).
-void apply_override(ConfigNode& doc, const std::string& text) {
-  const std::string origin = "command line (--set " + text + ")";
-  const size_t eq = text.find('=');
+}  // namespace
+
+bool valid_name(const std::string& name) {
+  if (name.empty() || name.find_first_not_of('.') == std::string::npos) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+  });
+}
+
+std::vector<std::string> split_key_path(const std::string& path) {
   std::vector<std::string> keys;
-  if (eq != std::string::npos && eq > 0) {
-    const std::string path = text.substr(0, eq);
-    for (size_t start = 0;;) {
-      const size_t dot = path.find('.', start);
-      keys.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-      if (dot == std::string::npos) break;
-      start = dot + 1;
-    }
+  for (size_t start = 0;;) {
+    const size_t dot = path.find('.', start);
+    keys.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
   }
-  const bool well_formed = !keys.empty() && std::none_of(keys.begin(), keys.end(), [](const std::string& k) {
+  const bool well_formed = std::none_of(keys.begin(), keys.end(), [](const std::string& k) {
     return k.empty() || k.find_first_of(" \t[]{}:#") != std::string::npos;
   });
-  if (!well_formed) config_fail(origin, "", "a.b.c=value", "\"" + text + "\"");
+  return well_formed ? keys : std::vector<std::string>{};
+}
 
-  ConfigNode value = parse_config_text(text.substr(eq + 1), origin);
+void set_key(ConfigNode& doc, const std::vector<std::string>& keys, ConfigNode value,
+             const std::string& origin) {
   value.key_origin = origin;
-
   ConfigNode* node = &doc;
   std::string path;
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -271,6 +269,17 @@ void apply_override(ConfigNode& doc, const std::string& text) {
   }
 }
 
+void apply_override(ConfigNode& doc, const std::string& text) {
+  const std::string origin = "command line (--set " + text + ")";
+  const size_t eq = text.find('=');
+  const std::vector<std::string> keys =
+      eq != std::string::npos && eq > 0 ? split_key_path(text.substr(0, eq)) : std::vector<std::string>{};
+  if (keys.empty()) config_fail(origin, "", "a.b.c=value", "\"" + text + "\"");
+  set_key(doc, keys, parse_config_text(text.substr(eq + 1), origin), origin);
+}
+
+namespace {
+
 // --- the loader -----------------------------------------------------------------------------
 
 class ScenarioLoader {
@@ -278,9 +287,7 @@ class ScenarioLoader {
   ScenarioLoader(std::string file, std::string config_dir)
       : file_(std::move(file)), config_dir_(std::move(config_dir)) {}
 
-  Scenario load(const std::vector<std::string>& overrides) {
-    ConfigNode doc = load_config_file(file_);
-    for (const std::string& text : overrides) apply_override(doc, text);
+  Scenario load(const ConfigNode& doc) {
     origins_.set_fallback(file_ + ":1");
     origins_.record(doc, "", kScenarioFile, true);
 
@@ -482,12 +489,14 @@ class ScenarioLoader {
     }
   }
 
-  // A trace path in the scenario is relative to the scenario file's directory; one given with
-  // --set is relative to the current directory, as a shell user would expect.
-  std::string resolve_trace(const std::string& file, const std::string& origin) const {
+  // A trace path is relative to the directory of the file that wrote it (the scenario, or a study
+  // that sets it); one given with --set is relative to the current directory, as a shell user
+  // would expect.
+  static std::string resolve_trace(const std::string& file, const std::string& origin) {
     const fs::path path(file);
     if (path.is_absolute() || from_command_line(origin)) return path.lexically_normal().string();
-    return (fs::path(file_).parent_path() / path).lexically_normal().string();
+    const std::string origin_file = origin.substr(0, origin.rfind(':'));  // origin is FILE:LINE
+    return (fs::path(origin_file).parent_path() / path).lexically_normal().string();
   }
 
   void read_schemes(const ConfigNode& node) {
@@ -596,9 +605,15 @@ class ScenarioLoader {
 
 }  // namespace
 
+Scenario load_scenario_document(const ConfigNode& doc, const std::string& file, const std::string& config_dir) {
+  return ScenarioLoader(file, config_dir).load(doc);
+}
+
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
                        const std::string& config_dir) {
-  return ScenarioLoader(path, config_dir).load(overrides);
+  ConfigNode doc = load_config_file(path);
+  for (const std::string& text : overrides) apply_override(doc, text);
+  return load_scenario_document(doc, path, config_dir);
 }
 
 std::vector<PresetInfo> list_presets(const std::string& config_dir) {

@@ -159,3 +159,74 @@ nvsvp_cli_test(unknown_reduction_backend_exits_2 --exit 2
                --stderr "platform.switch.reduction_backend: expected one of model, rtl, both"
                -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml
                   --set platform.switch.reduction_backend=verilog)
+
+# Studies (`nvsvp study`): a bad study file exits 2 naming the file, line, key (and point) before
+# any point runs; a run writes a row per point and scheme, summary.json and every point's files;
+# a point whose run fails makes the study exit 1 while the others still run; the CSV does not
+# depend on --jobs; the shipped examples run.
+set(NVSVP_STUDIES ${NVSVP_CLI_DATA}/studies)
+set(NVSVP_STUDY_OUT ${NVSVP_CLI_OUT}/studies)
+
+nvsvp_cli_test(study_unknown_key_exits_2 --exit 2
+               --stderr "bad_unknown_key.yaml:5: sweeep: expected one of the keys .*, sweep, points, got unknown key sweeep"
+               -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/bad_unknown_key.yaml --out ${NVSVP_STUDY_OUT}/unknown_key)
+
+nvsvp_cli_test(study_reference_not_among_the_schemes_exits_2 --exit 2
+               --stderr "bad_reference.yaml:4: reference: expected one of the study's schemes deepep, dysharp-basic, got nvls$"
+               -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/bad_reference.yaml --out ${NVSVP_STUDY_OUT}/reference)
+
+nvsvp_cli_test(study_bad_point_value_exits_2_before_any_point_runs --exit 2
+               --fresh ${NVSVP_STUDY_OUT}/bad_point --absent ${NVSVP_STUDY_OUT}/bad_point
+               --stderr "bad_point_value.yaml: point top_k=0: .*bad_point_value.yaml:7: workload.top_k: expected an integer in \\[1, 64\\], got 0$"
+               -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/bad_point_value.yaml --out ${NVSVP_STUDY_OUT}/bad_point)
+
+nvsvp_cli_test(study_zero_jobs_exits_2 --exit 2 --stderr "--jobs: Value 0 not in range 1 to 1024"
+               -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/tiny.yaml --jobs 0)
+
+# tiny.yaml: top_k 2 and 4 from the sweep, then seed 9 (top_k 8 from the base); --set reaches
+# every point. A row: point, the two keys, scheme, 8 numbers, checks.passed, wall seconds, speedup.
+set(NVSVP_TINY ${NVSVP_STUDY_OUT}/tiny)
+set(NVSVP_NUMBER "[0-9.e+-]+")
+set(NVSVP_TINY_CHECKS)
+foreach(row "top_k=2,2,5,deepep" "top_k=2,2,5,dysharp-basic" "top_k=4,4,5,deepep" "top_k=4,4,5,dysharp-basic"
+            "seed=9,8,9,deepep" "seed=9,8,9,dysharp-basic")
+  list(APPEND NVSVP_TINY_CHECKS --file ${NVSVP_TINY}/study.csv
+       "^${row}(,${NVSVP_NUMBER}){8},true,${NVSVP_NUMBER},${NVSVP_NUMBER}$")
+endforeach()
+nvsvp_cli_test(study_runs_two_points_at_a_time --fresh ${NVSVP_TINY}
+               --stdout "^study tiny: 3 points x 2 schemes, 2 at a time"
+               --stdout "^\\[3/3\\] " --stdout "^top_k=4 +${NVSVP_NUMBER} +${NVSVP_NUMBER} +${NVSVP_NUMBER} +ok$"
+               --stdout "^deepep +3 +${NVSVP_NUMBER} +${NVSVP_NUMBER} +(top_k=[24]|seed=9)$"
+               --file ${NVSVP_TINY}/study.csv "^point,workload.top_k,workload.routing.seed,scheme,layer_time_us,traffic_bytes.gpu_to_switch,traffic_bytes.switch_to_gpu,payload_bytes.gpu_to_switch,payload_bytes.switch_to_gpu,utilization.gpu_to_switch,utilization.switch_to_gpu,payload_efficiency.total,checks.passed,sim.wall_seconds,speedup_of_reference$"
+               ${NVSVP_TINY_CHECKS}
+               --file ${NVSVP_TINY}/study.csv "^top_k=2,2,5,dysharp-basic,.*,1$"
+               --file ${NVSVP_TINY}/summary.json "\"geometric_mean\": ${NVSVP_NUMBER},"
+               --file ${NVSVP_TINY}/summary.json "\"passed\": true"
+               --file ${NVSVP_TINY}/3_seed=9/scenario.yaml "^name: tiny "
+               --file ${NVSVP_TINY}/3_seed=9/report.json "\"tokens_per_gpu\": 8,"
+               --file ${NVSVP_TINY}/3_seed=9/run.log "^report: "
+               -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/tiny.yaml --jobs 2 --set workload.tokens_per_gpu=8
+                  --out ${NVSVP_TINY})
+
+set(NVSVP_FAILS ${NVSVP_STUDY_OUT}/one_point_fails)
+nvsvp_cli_test(study_failed_point_exits_1_and_the_others_run --exit 1 --fresh ${NVSVP_FAILS}
+               --stdout "^\\[2/2\\] max_time_us=5: FAILED \\(exit status 1\\), output in .*/2_max_time_us=5/run.log"
+               --stdout "^point max_time_us=5 FAILED: exit status 1"
+               --file ${NVSVP_FAILS}/study.csv "^max_time_us=10000,10000,dysharp-basic,.*,true,${NVSVP_NUMBER},1$"
+               --file ${NVSVP_FAILS}/study.csv "^max_time_us=5,5,deepep,.*,false,${NVSVP_NUMBER},$"
+               --file ${NVSVP_FAILS}/2_max_time_us=5/run.log "simulated-time limit of 5 us"
+               --file ${NVSVP_FAILS}/summary.json "\"failure\": \"exit status 1\""
+               -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/one_point_fails.yaml --set workload.tokens_per_gpu=8
+                  --out ${NVSVP_FAILS})
+
+add_test(NAME cli.study_csv_does_not_depend_on_jobs
+         COMMAND bash ${NVSVP_CLI_DIR}/study_determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_STUDIES}/tiny.yaml 7
+                 ${NVSVP_STUDY_OUT}/determinism --set workload.tokens_per_gpu=8)
+set_tests_properties(cli.study_csv_does_not_depend_on_jobs PROPERTIES TIMEOUT 60
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+
+foreach(example topk_dgx_h100 platforms)
+  nvsvp_cli_test(study_example_${example} --stdout "^\\[[0-9]+/[0-9]+\\] .*: ok" --stdout "^explicit-addressing +[1-9]"
+                 -- $<TARGET_FILE:nvsvp> study ${PROJECT_SOURCE_DIR}/configs/studies/${example}.yaml --jobs 2
+                    --out ${NVSVP_STUDY_OUT}/${example})
+endforeach()

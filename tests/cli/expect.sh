@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs a command and checks its exit code, its output and the files it wrote.
 # usage: expect.sh [--exit N] [--stdout ERE]... [--stderr ERE]... [--file PATH ERE]...
-#                  [--fresh DIR]... -- COMMAND [ARGS...]
-# --fresh removes DIR before the run (so that --file checks see this run's output only).
+#                  [--absent PATH]... [--fresh DIR]... -- COMMAND [ARGS...]
+# --fresh removes DIR before the run (so that --file checks see this run's output only);
+# --absent requires that the command did not write PATH.
 exit_expected=0
 stdout_res=()
 stderr_res=()
 files=()
+absent=()
 fresh=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -14,6 +16,7 @@ while [ $# -gt 0 ]; do
     --stdout) stdout_res+=("$2"); shift 2 ;;
     --stderr) stderr_res+=("$2"); shift 2 ;;
     --file) files+=("$2" "$3"); shift 3 ;;
+    --absent) absent+=("$2"); shift 2 ;;
     --fresh) fresh+=("$2"); shift 2 ;;
     --) shift; break ;;
     *) echo "expect.sh: unknown option $1" >&2; exit 2 ;;
@@ -49,6 +52,9 @@ for ((i = 0; i < ${#files[@]}; i += 2)); do
     echo "FAIL: $f does not match /$re/"
     fail=1
   fi
+done
+for f in "${absent[@]}"; do
+  [ ! -e "$f" ] || { echo "FAIL: $f was written"; fail=1; }
 done
 if [ "$fail" -ne 0 ]; then
   echo "--- command: $*"

@@ -1,0 +1,661 @@
+// Study loading (the points, each a scenario checked by the scenario loader) and running (each
+// point an `nvsvp run` child process, several at once), then the CSV, the summary and its table.
+#include "nvsvp/platform/study.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+#include "config_reader.hpp"
+#include "nvsvp/platform/runner.hpp"
+#include "scenario_document.hpp"
+
+extern char** environ;
+
+namespace nvsvp::platform {
+
+using nlohmann::json;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kStudyKeys[] = {"name", "scenario", "base", "schemes", "reference", "sweep", "points"};
+// The default reference, the product's own scheme; until it exists, a study names another.
+const char* const kDefaultReference = "dysharp";
+
+// The CSV's columns after point, keys and scheme: paths into a scheme's result in report.json.
+const char* const kResultColumns[] = {
+    "layer_time_us",
+    "traffic_bytes.gpu_to_switch",
+    "traffic_bytes.switch_to_gpu",
+    "payload_bytes.gpu_to_switch",
+    "payload_bytes.switch_to_gpu",
+    "utilization.gpu_to_switch",
+    "utilization.switch_to_gpu",
+    "payload_efficiency.total",
+    "checks.passed",
+    "sim.wall_seconds",
+};
+
+// A value as written, compactly, for point names and CSV cells: 8, L, [2,4], {kind:zipf,exponent:2}.
+std::string value_text(const ConfigNode& node) {
+  switch (node.kind) {
+    case ConfigNode::Kind::null: return "null";
+    case ConfigNode::Kind::scalar: return node.text;
+    case ConfigNode::Kind::sequence: {
+      std::vector<std::string> items;
+      for (const ConfigNode& item : node.items) items.push_back(value_text(item));
+      return "[" + join(items, ",") + "]";
+    }
+    case ConfigNode::Kind::mapping: break;
+  }
+  std::vector<std::string> entries;
+  for (const auto& [key, value] : node.entries) entries.push_back(key + ":" + value_text(value));
+  return "{" + join(entries, ",") + "}";
+}
+
+// The value written at `keys` in a scenario document, if any (not one a preset or default gives).
+const ConfigNode* written_value(const ConfigNode& doc, const std::vector<std::string>& keys) {
+  const ConfigNode* node = &doc;
+  for (const std::string& key : keys) {
+    node = node->is_mapping() ? node->find(key) : nullptr;
+    if (!node) return nullptr;
+  }
+  return node;
+}
+
+// The shortest tail of each key path that no other key path ends with, to name points by:
+// workload.top_k -> top_k; with both workload.top_k and workload.model.top_k, they stay apart.
+std::vector<std::string> short_labels(const std::vector<std::string>& paths) {
+  auto ends_with = [](const std::string& path, const std::string& tail) {
+    return path == tail || (path.size() > tail.size() &&
+                            path.compare(path.size() - tail.size() - 1, std::string::npos, "." + tail) == 0);
+  };
+  std::vector<std::string> labels;
+  for (const std::string& path : paths) {
+    std::string label = path;
+    // Tails from the last key outward: "top_k", then "workload.top_k".
+    for (size_t dot = path.rfind('.'); dot != std::string::npos && dot > 0; dot = path.rfind('.', dot - 1)) {
+      const std::string tail = path.substr(dot + 1);
+      if (std::none_of(paths.begin(), paths.end(),
+                       [&](const std::string& other) { return other != path && ends_with(other, tail); })) {
+        label = tail;
+        break;
+      }
+    }
+    labels.push_back(label);
+  }
+  return labels;
+}
+
+// A point's directory: its number (padded, so that listings keep the study's order) and its name
+// with anything a shell or file system would trip on replaced, cut to a safe length.
+std::string point_directory(size_t index, size_t count, const std::string& name) {
+  const std::string number = std::to_string(index + 1);
+  const size_t width = std::to_string(count).size();
+  std::string safe = name.substr(0, 100);
+  for (char& c : safe) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::strchr("._=,+-", c) != nullptr)) c = '_';
+  }
+  return std::string(width - number.size(), '0') + number + "_" + safe;
+}
+
+// One value a point sets.
+struct Setting {
+  std::string path;               // "workload.top_k"
+  std::vector<std::string> keys;  // {"workload", "top_k"}
+  const ConfigNode* value;        // in the study document
+  std::string key_origin;         // where the key path is written
+};
+
+// A point before it is checked: where it was written (for messages) and its settings in order.
+struct PointDraft {
+  std::string origin;
+  std::string path;  // "sweep" or "points[i]"
+  std::vector<Setting> settings;
+};
+
+class StudyLoader {
+ public:
+  StudyLoader(std::string file, std::string config_dir)
+      : file_(std::move(file)), config_dir_(std::move(config_dir)) {}
+
+  Study load(const std::vector<std::string>& overrides) {
+    const ConfigNode doc = load_config_file(file_);
+    YamlReader top(doc, "");
+    for (const char* key : kStudyKeys) top.declare(key);
+    top.finish();
+
+    study_.file = file_;
+    read_name(doc);
+    ConfigNode base = read_base(doc);
+    // The study's own keys first, so that --set can still change them, as on `nvsvp run`.
+    if (const ConfigNode* schemes = doc.find("schemes")) set_key(base, {"schemes"}, *schemes, schemes->key_origin);
+    ConfigNode name;
+    name.kind = ConfigNode::Kind::scalar;
+    name.text = study_.name;
+    name.origin = name.key_origin = name_origin_;
+    set_key(base, {"name"}, name, name_origin_);  // every point's report names the study
+    for (const std::string& text : overrides) apply_override(base, text);
+
+    std::vector<PointDraft> drafts;
+    if (const ConfigNode* sweep = doc.find("sweep")) drafts = read_sweep(*sweep);
+    if (const ConfigNode* points = doc.find("points")) read_points(*points, drafts);
+    if (drafts.empty()) {
+      config_fail(doc.key_origin, "", "at least one point (keys sweep or points)", "none");
+    }
+    make_points(base, drafts);
+    read_reference(doc);
+    return std::move(study_);
+  }
+
+ private:
+  void read_name(const ConfigNode& doc) {
+    const ConfigNode* node = doc.find("name");
+    name_origin_ = node ? node->origin : doc.key_origin;
+    study_.name = node ? read_string(*node, "name") : fs::path(file_).stem().string();
+    if (!valid_name(study_.name)) {
+      config_fail(name_origin_, "name",
+                  "a name of letters, digits, '_', '.' and '-' (it names the output directory)",
+                  node ? describe(*node) : study_.name + " (the file's name; set name)");
+    }
+  }
+
+  // The base scenario's document: the file `scenario` names (relative to the study file), or the
+  // mapping `base`.
+  ConfigNode read_base(const ConfigNode& doc) {
+    const ConfigNode* path = doc.find("scenario");
+    const ConfigNode* inline_base = doc.find("base");
+    const std::string expected = "a base scenario: scenario (a file) or base (a mapping)";
+    if (!path && !inline_base) config_fail(doc.key_origin, "scenario", expected + " (required key)", "nothing");
+    if (path && inline_base) config_fail(inline_base->key_origin, "base", expected + ", not both", "both");
+    if (inline_base) {
+      if (!inline_base->is_mapping()) {
+        config_fail(inline_base->origin, "base", "a scenario mapping", describe(*inline_base));
+      }
+      base_file_ = file_;
+      return *inline_base;
+    }
+    const fs::path written(read_string(*path, "scenario"));
+    base_file_ = written.is_absolute() ? written.string()
+                                       : (fs::path(file_).parent_path() / written).lexically_normal().string();
+    std::error_code ec;
+    if (!fs::is_regular_file(base_file_, ec)) {
+      config_fail(path->origin, "scenario", "an existing scenario file", base_file_ + " (no such file)");
+    }
+    return load_config_file(base_file_);
+  }
+
+  // A key path a point sets: well-formed, and not `schemes` (the study's own key chooses them).
+  Setting read_setting(const std::string& path, const ConfigNode& value, const std::string& parent) const {
+    const std::vector<std::string> keys = split_key_path(path);
+    const std::string at = join_path(parent, path);
+    if (keys.empty()) config_fail(value.key_origin, at, "a scenario key path a.b.c", "\"" + path + "\"");
+    if (keys[0] == "schemes") {
+      config_fail(value.key_origin, at, "a scenario key other than schemes (the study's key schemes lists them)",
+                  "schemes");
+    }
+    return Setting{path, keys, &value, value.key_origin};
+  }
+
+  // The cartesian product of the swept values, the first key outermost.
+  std::vector<PointDraft> read_sweep(const ConfigNode& sweep) const {
+    const std::string expected = "a mapping of scenario key paths to lists of values";
+    if (!sweep.is_mapping() || sweep.entries.empty()) {
+      config_fail(sweep.origin, "sweep", expected, sweep.is_mapping() ? "an empty mapping" : describe(sweep));
+    }
+    std::vector<std::vector<Setting>> axes;
+    for (const auto& [path, values] : sweep.entries) {
+      const std::string at = join_path("sweep", path);
+      if (!values.is_sequence() || values.items.empty()) {
+        config_fail(values.origin, at, "a non-empty list of values", describe(values));
+      }
+      const Setting first = read_setting(path, values, "sweep");
+      std::vector<Setting> axis;
+      for (const ConfigNode& value : values.items) {
+        for (const Setting& earlier : axis) {
+          if (value_text(*earlier.value) == value_text(value)) {
+            config_fail(value.origin, at, "each value once", "a second " + value_text(value));
+          }
+        }
+        axis.push_back(first);
+        axis.back().value = &value;
+      }
+      axes.push_back(std::move(axis));
+    }
+    std::vector<PointDraft> drafts;
+    std::vector<size_t> choice(axes.size(), 0);
+    for (;;) {
+      PointDraft draft{sweep.key_origin, "sweep", {}};
+      for (size_t a = 0; a < axes.size(); ++a) draft.settings.push_back(axes[a][choice[a]]);
+      drafts.push_back(std::move(draft));
+      size_t a = axes.size();  // advance the last key fastest, like nested loops
+      while (a > 0 && ++choice[a - 1] == axes[a - 1].size()) choice[--a] = 0;
+      if (a == 0) return drafts;
+    }
+  }
+
+  void read_points(const ConfigNode& points, std::vector<PointDraft>& drafts) const {
+    if (!points.is_sequence()) {
+      config_fail(points.origin, "points", "a list of mappings (key path: value)", describe(points));
+    }
+    for (size_t i = 0; i < points.items.size(); ++i) {
+      const ConfigNode& point = points.items[i];
+      const std::string at = "points[" + std::to_string(i) + "]";
+      if (!point.is_mapping() || point.entries.empty()) {
+        config_fail(point.origin, at, "a mapping of scenario key paths to values",
+                    point.is_mapping() ? "an empty mapping" : describe(point));
+      }
+      PointDraft draft{point.origin, at, {}};
+      for (const auto& [path, value] : point.entries) draft.settings.push_back(read_setting(path, value, at));
+      drafts.push_back(std::move(draft));
+    }
+  }
+
+  void make_points(const ConfigNode& base, const std::vector<PointDraft>& drafts) {
+    for (const PointDraft& draft : drafts) {
+      for (const Setting& s : draft.settings) {
+        if (std::find(study_.keys.begin(), study_.keys.end(), s.path) == study_.keys.end()) {
+          study_.keys.push_back(s.path);
+        }
+      }
+    }
+    const std::vector<std::string> labels = short_labels(study_.keys);
+    std::map<std::string, std::string> first_origin;  // point name -> where it was first written
+    for (const PointDraft& draft : drafts) {
+      // Named in the keys' order whatever order a point writes them in, so equal points have
+      // equal names.
+      StudyPoint point;
+      std::vector<std::string> parts;
+      for (size_t k = 0; k < study_.keys.size(); ++k) {
+        const auto set = std::find_if(draft.settings.begin(), draft.settings.end(),
+                                      [&](const Setting& s) { return s.path == study_.keys[k]; });
+        if (set != draft.settings.end()) {
+          parts.push_back(labels[k] + "=" + value_text(*set->value));
+          point.values.push_back(value_text(*set->value));
+        } else {
+          const ConfigNode* written = written_value(base, split_key_path(study_.keys[k]));
+          point.values.push_back(written ? value_text(*written) : "");
+        }
+      }
+      point.name = join(parts, ",");
+      const auto [earlier, inserted] = first_origin.emplace(point.name, draft.origin);
+      if (!inserted) {
+        config_fail(draft.origin, draft.path, "each point once",
+                    point.name + " again (first at " + earlier->second + ")");
+      }
+
+      ConfigNode doc = base;
+      for (const Setting& s : draft.settings) set_key(doc, s.keys, *s.value, s.key_origin);
+      try {
+        point.scenario = load_scenario_document(doc, base_file_, config_dir_);
+        make_layer_spec(point.scenario);  // as `nvsvp validate` does: a trace file is read only then
+      } catch (const ConfigError& e) {
+        throw ConfigError(file_ + ": point " + point.name + ": " + e.what());
+      }
+      study_.points.push_back(std::move(point));
+    }
+    for (size_t i = 0; i < study_.points.size(); ++i) {
+      study_.points[i].directory = point_directory(i, study_.points.size(), study_.points[i].name);
+    }
+    study_.schemes = study_.points.front().scenario.schemes;
+  }
+
+  void read_reference(const ConfigNode& doc) {
+    const ConfigNode* node = doc.find("reference");
+    study_.reference = node ? read_string(*node, "reference") : kDefaultReference;
+    if (std::find(study_.schemes.begin(), study_.schemes.end(), study_.reference) != study_.schemes.end()) return;
+    config_fail(node ? node->origin : doc.key_origin, "reference",
+                "one of the study's schemes " + join(study_.schemes, ", "),
+                node ? describe(*node) : study_.reference + " (the default)");
+  }
+
+  std::string file_;
+  std::string config_dir_;
+  std::string base_file_;
+  std::string name_origin_;
+  Study study_;
+};
+
+// --- running the points -----------------------------------------------------------------------
+
+// Starts `nvsvp run` on a point, its console output into run.log. Returns the process id, or 0
+// with `error` set.
+pid_t start_point(const StudyOptions& options, const std::string& dir, std::string& error) {
+  const std::string log = dir + "/run.log";
+  const std::string scenario = dir + "/scenario.yaml";
+  std::vector<std::string> args = {options.executable, "--config-dir", options.config_dir, "run", scenario,
+                                   "--out", dir};
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = 0;
+  const int status = posix_spawn(&pid, options.executable.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (status != 0) {
+    error = "could not start " + options.executable + ": " + std::strerror(status);
+    return 0;
+  }
+  return pid;
+}
+
+// What a finished point's process left: its exit status and report.json's results.
+PointRun finish_point(int wait_status, const std::string& dir) {
+  PointRun run;
+  if (WIFSIGNALED(wait_status)) {
+    const int signal = WTERMSIG(wait_status);
+    run.failure = "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+  } else if (WEXITSTATUS(wait_status) != 0) {
+    run.failure = "exit status " + std::to_string(WEXITSTATUS(wait_status));
+  }
+  std::ifstream report(dir + "/report.json");
+  // A crashed run may leave no file or half of one.
+  const json document = report ? json::parse(report, nullptr, false) : json();
+  if (document.is_object() && document.contains("results")) {
+    run.results = document["results"];
+  } else if (run.failure.empty()) {
+    run.failure = "no readable report.json";
+  }
+  return run;
+}
+
+std::string fixed(double value, int decimals) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(decimals) << value;
+  return os.str();
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+// A result value as a CSV cell: numbers in the fewest digits that read back exactly.
+std::string csv_value(const json& value) {
+  if (value.is_number_float()) return format_number(value.get<double>());
+  if (value.is_number() || value.is_boolean()) return value.dump();
+  if (value.is_string()) return csv_field(value.get<std::string>());
+  return "";
+}
+
+// The result of `scheme` if it ran and passed its checks (the time of a failed run means nothing).
+const json* passed_result(const json& results, const std::string& scheme) {
+  for (const json& r : results) {
+    const bool passed = r.value(json::json_pointer("/checks/passed"), false);
+    if (r.value("scheme", "") == scheme && r.contains("layer_time_us") && passed) return &r;
+  }
+  return nullptr;
+}
+
+// Prints rows as columns, each as wide as its widest cell: the first and last left-aligned (names),
+// the others right-aligned (numbers).
+void print_table(const std::vector<std::vector<std::string>>& rows, std::ostream& os) {
+  std::vector<size_t> widths(rows.front().size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(widths[c] - row[c].size(), ' ');
+      if (c == 0) line += row[c] + pad;
+      else if (c + 1 == row.size()) line += "  " + row[c];
+      else line += "  " + pad + row[c];
+    }
+    os << line << "\n";
+  }
+}
+
+std::string text_or_dash(const json& value, int decimals) {
+  return value.is_number() ? fixed(value.get<double>(), decimals) : "-";
+}
+
+}  // namespace
+
+Study load_study(const std::string& file, const std::vector<std::string>& overrides,
+                 const std::string& config_dir) {
+  return StudyLoader(file, config_dir).load(overrides);
+}
+
+std::optional<double> speedup_of_reference(const json& results, const std::string& scheme,
+                                           const std::string& reference) {
+  const json* of_scheme = passed_result(results, scheme);
+  const json* of_reference = passed_result(results, reference);
+  if (!of_scheme || !of_reference) return std::nullopt;
+  const double reference_us = (*of_reference)["layer_time_us"].get<double>();
+  if (!(reference_us > 0.0)) return std::nullopt;
+  return (*of_scheme)["layer_time_us"].get<double>() / reference_us;
+}
+
+std::vector<SpeedupStatistics> speedup_statistics(const Study& study, const std::vector<PointRun>& runs) {
+  std::vector<SpeedupStatistics> statistics;
+  for (const std::string& scheme : study.schemes) {
+    if (scheme == study.reference) continue;
+    SpeedupStatistics s;
+    s.scheme = scheme;
+    double log_sum = 0.0;
+    for (size_t p = 0; p < study.points.size(); ++p) {
+      const std::optional<double> speedup = speedup_of_reference(runs[p].results, scheme, study.reference);
+      if (!speedup) continue;
+      ++s.points;
+      log_sum += std::log(*speedup);
+      if (!s.max || *speedup > *s.max) {
+        s.max = *speedup;
+        s.max_point = study.points[p].name;
+      }
+    }
+    if (s.points > 0) s.geometric_mean = std::exp(log_sum / static_cast<double>(s.points));
+    statistics.push_back(std::move(s));
+  }
+  return statistics;
+}
+
+std::string study_csv(const Study& study, const std::vector<PointRun>& runs) {
+  std::vector<std::string> header = {"point"};
+  for (const std::string& key : study.keys) header.push_back(csv_field(key));
+  header.push_back("scheme");
+  for (const char* column : kResultColumns) header.push_back(column);
+  header.push_back("speedup_of_reference");
+  std::string csv = join(header, ",") + "\n";
+
+  for (size_t p = 0; p < study.points.size(); ++p) {
+    const StudyPoint& point = study.points[p];
+    for (const json& result : runs[p].results) {
+      if (!result.contains("layer_time_us")) continue;  // the scheme's process died: nothing to list
+      const std::string scheme = result["scheme"].get<std::string>();
+      std::vector<std::string> row = {csv_field(point.name)};
+      for (const std::string& value : point.values) row.push_back(csv_field(value));
+      row.push_back(csv_field(scheme));
+      for (const char* column : kResultColumns) {
+        std::string pointer = std::string("/") + column;
+        std::replace(pointer.begin(), pointer.end(), '.', '/');
+        row.push_back(csv_value(result.value(json::json_pointer(pointer), json())));
+      }
+      const std::optional<double> speedup = speedup_of_reference(runs[p].results, scheme, study.reference);
+      row.push_back(speedup ? format_number(*speedup) : "");
+      csv += join(row, ",") + "\n";
+    }
+  }
+  return csv;
+}
+
+json study_summary(const Study& study, const std::vector<PointRun>& runs, const std::string& out_dir) {
+  json points = json::array();
+  for (size_t p = 0; p < study.points.size(); ++p) {
+    const StudyPoint& point = study.points[p];
+    json values = json::object();
+    for (size_t k = 0; k < study.keys.size(); ++k) values[study.keys[k]] = point.values[k];
+    json layer_time_us = json::object();
+    json speedups = json::object();
+    for (const std::string& scheme : study.schemes) {
+      const json* result = passed_result(runs[p].results, scheme);
+      layer_time_us[scheme] = result ? (*result)["layer_time_us"] : json();
+      if (scheme == study.reference) continue;
+      const std::optional<double> speedup = speedup_of_reference(runs[p].results, scheme, study.reference);
+      speedups[scheme] = speedup ? json(*speedup) : json();
+    }
+    points.push_back({{"name", point.name},
+                      {"directory", out_dir + "/" + point.directory},
+                      {"values", values},
+                      {"passed", runs[p].failure.empty()},
+                      {"failure", runs[p].failure.empty() ? json() : json(runs[p].failure)},
+                      {"layer_time_us", layer_time_us},
+                      {"speedup_of_reference", speedups}});
+  }
+  json statistics = json::object();
+  for (const SpeedupStatistics& s : speedup_statistics(study, runs)) {
+    statistics[s.scheme] = {{"points", s.points},
+                            {"geometric_mean", s.geometric_mean ? json(*s.geometric_mean) : json()},
+                            {"max", s.max ? json(*s.max) : json()},
+                            {"max_point", s.max ? json(s.max_point) : json()}};
+  }
+  const bool passed = std::all_of(runs.begin(), runs.end(), [](const PointRun& r) { return r.failure.empty(); });
+  return {{"study", study.name},
+          {"file", study.file},
+          {"schemes", study.schemes},
+          {"reference", study.reference},
+          {"keys", study.keys},
+          {"points", points},
+          {"speedup_of_reference", statistics},
+          {"directory", out_dir},
+          {"passed", passed}};
+}
+
+void print_study_summary(const json& summary, std::ostream& os) {
+  const std::string reference = summary["reference"].get<std::string>();
+  std::vector<std::string> others;
+  for (const json& scheme : summary["schemes"]) {
+    if (scheme != reference) others.push_back(scheme.get<std::string>());
+  }
+  os << "study " << summary["study"].get<std::string>() << ": layer time (us) of each scheme that passed its checks";
+  if (!others.empty()) {
+    os << "; X/ref: that of X over that of " << reference << " (the speedup of " << reference << " over X)";
+  }
+  os << "\n";
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header = {"point"};
+  for (const json& scheme : summary["schemes"]) header.push_back(scheme.get<std::string>());
+  for (const std::string& scheme : others) header.push_back(scheme + "/ref");
+  header.push_back("run");
+  rows.push_back(header);
+  for (const json& point : summary["points"]) {
+    std::vector<std::string> row = {point["name"].get<std::string>()};
+    for (const json& scheme : summary["schemes"]) {
+      row.push_back(text_or_dash(point["layer_time_us"][scheme.get<std::string>()], 2));
+    }
+    for (const std::string& scheme : others) row.push_back(text_or_dash(point["speedup_of_reference"][scheme], 3));
+    row.push_back(point["passed"].get<bool>() ? "ok" : "FAILED");
+    rows.push_back(row);
+  }
+  print_table(rows, os);
+
+  if (!others.empty()) {
+    os << "speedup of " << reference << " over each scheme, across the points where both passed:\n";
+    rows = {{"scheme", "points", "geomean", "max", "at point"}};
+    for (const std::string& scheme : others) {
+      const json& s = summary["speedup_of_reference"][scheme];
+      rows.push_back({scheme, std::to_string(s["points"].get<size_t>()), text_or_dash(s["geometric_mean"], 3),
+                      text_or_dash(s["max"], 3), s["max_point"].is_string() ? s["max_point"].get<std::string>() : "-"});
+    }
+    print_table(rows, os);
+  }
+  for (const json& point : summary["points"]) {
+    if (point["passed"].get<bool>()) continue;
+    os << "point " << point["name"].get<std::string>() << " FAILED: " << point["failure"].get<std::string>()
+       << "; its output: " << point["directory"].get<std::string>() << "/run.log\n";
+  }
+  const std::string out_dir = summary["directory"].get<std::string>();
+  os << "csv: " << out_dir << "/study.csv, summary: " << out_dir << "/summary.json\n";
+}
+
+int run_study(const Study& study, const StudyOptions& options, std::ostream& console) {
+  const std::string out_dir = options.out_dir.empty() ? "out/" + study.name : options.out_dir;
+  // Every point's scenario is written before any runs: each can be rerun alone with `nvsvp run`.
+  for (const StudyPoint& point : study.points) {
+    const std::string dir = out_dir + "/" + point.directory;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw std::runtime_error("cannot create output directory " + dir + ": " + ec.message());
+    fs::remove(dir + "/report.json", ec);  // a report left by an earlier study is not this run's
+    std::ofstream scenario(dir + "/scenario.yaml");
+    scenario << dump_effective(point.scenario);
+    if (!scenario) throw std::runtime_error("cannot write " + dir + "/scenario.yaml");
+  }
+  const unsigned jobs = std::max(options.jobs, 1u);
+  console << "study " << study.name << ": " << study.points.size() << " points x " << study.schemes.size()
+          << " schemes, " << jobs << " at a time, into " << out_dir << std::endl;
+
+  using Clock = std::chrono::steady_clock;
+  struct Running {
+    size_t point;
+    Clock::time_point start;
+  };
+  std::vector<PointRun> runs(study.points.size());
+  std::map<pid_t, Running> running;
+  size_t next = 0, finished = 0;
+  auto note_finished = [&](size_t p, double seconds) {
+    const std::string& failure = runs[p].failure;
+    console << "[" << ++finished << "/" << runs.size() << "] " << study.points[p].name << ": "
+            << (failure.empty() ? "ok" : "FAILED (" + failure + "), output in " + out_dir + "/" +
+                                             study.points[p].directory + "/run.log")
+            << ", " << fixed(seconds, 1) << " s" << std::endl;
+  };
+  while (finished < runs.size()) {
+    while (running.size() < jobs && next < runs.size()) {
+      const size_t p = next++;
+      std::string error;
+      const pid_t pid = start_point(options, out_dir + "/" + study.points[p].directory, error);
+      if (pid == 0) {
+        runs[p].failure = error;
+        note_finished(p, 0.0);
+      } else {
+        running[pid] = Running{p, Clock::now()};
+      }
+    }
+    if (running.empty()) continue;
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+    }
+    const auto it = running.find(pid);
+    if (it == running.end()) continue;  // not a point's process
+    const Running done = it->second;
+    running.erase(it);
+    runs[done.point] = finish_point(status, out_dir + "/" + study.points[done.point].directory);
+    note_finished(done.point, std::chrono::duration<double>(Clock::now() - done.start).count());
+  }
+
+  const json summary = study_summary(study, runs, out_dir);
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"study.csv", study_csv(study, runs)},
+                                   std::pair<std::string, std::string>{"summary.json", summary.dump(2) + "\n"}}) {
+    std::ofstream f(out_dir + "/" + name);
+    f << text;
+    if (!f) throw std::runtime_error("cannot write " + out_dir + "/" + name);
+  }
+  print_study_summary(summary, console);
+  return summary["passed"].get<bool>() ? 0 : 1;
+}
+
+}  // namespace nvsvp::platform
