@@ -39,6 +39,8 @@ const char* const kDefaultReference = "dysharp";
 // The CSV's columns after point, keys and scheme: paths into a scheme's result in report.json.
 const char* const kResultColumns[] = {
     "layer_time_us",
+    "ideal_comm_time_us",
+    "comm_efficiency",
     "traffic_bytes.gpu_to_switch",
     "traffic_bytes.switch_to_gpu",
     "payload_bytes.gpu_to_switch",

@@ -191,13 +191,13 @@ set(NVSVP_TINY_CHECKS)
 foreach(row "top_k=2,2,5,deepep" "top_k=2,2,5,dysharp-basic" "top_k=4,4,5,deepep" "top_k=4,4,5,dysharp-basic"
             "seed=9,8,9,deepep" "seed=9,8,9,dysharp-basic")
   list(APPEND NVSVP_TINY_CHECKS --file ${NVSVP_TINY}/study.csv
-       "^${row}(,${NVSVP_NUMBER}){8},true,${NVSVP_NUMBER},${NVSVP_NUMBER}$")
+       "^${row}(,${NVSVP_NUMBER}){10},true,${NVSVP_NUMBER},${NVSVP_NUMBER}$")
 endforeach()
 nvsvp_cli_test(study_runs_two_points_at_a_time --fresh ${NVSVP_TINY}
                --stdout "^study tiny: 3 points x 2 schemes, 2 at a time"
                --stdout "^\\[3/3\\] " --stdout "^top_k=4 +${NVSVP_NUMBER} +${NVSVP_NUMBER} +${NVSVP_NUMBER} +ok$"
                --stdout "^deepep +3 +${NVSVP_NUMBER} +${NVSVP_NUMBER} +(top_k=[24]|seed=9)$"
-               --file ${NVSVP_TINY}/study.csv "^point,workload.top_k,workload.routing.seed,scheme,layer_time_us,traffic_bytes.gpu_to_switch,traffic_bytes.switch_to_gpu,payload_bytes.gpu_to_switch,payload_bytes.switch_to_gpu,utilization.gpu_to_switch,utilization.switch_to_gpu,payload_efficiency.total,checks.passed,sim.wall_seconds,speedup_of_reference$"
+               --file ${NVSVP_TINY}/study.csv "^point,workload.top_k,workload.routing.seed,scheme,layer_time_us,ideal_comm_time_us,comm_efficiency,traffic_bytes.gpu_to_switch,traffic_bytes.switch_to_gpu,payload_bytes.gpu_to_switch,payload_bytes.switch_to_gpu,utilization.gpu_to_switch,utilization.switch_to_gpu,payload_efficiency.total,checks.passed,sim.wall_seconds,speedup_of_reference$"
                ${NVSVP_TINY_CHECKS}
                --file ${NVSVP_TINY}/study.csv "^top_k=2,2,5,dysharp-basic,.*,1$"
                --file ${NVSVP_TINY}/summary.json "\"geometric_mean\": ${NVSVP_NUMBER},"

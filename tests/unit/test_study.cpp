@@ -224,6 +224,8 @@ TEST(StudyErrors, BaseIsAScenarioFileOrAMappingNotBoth) {
 json result(const std::string& scheme, double layer_time_us, bool passed) {
   return {{"scheme", scheme},
           {"layer_time_us", layer_time_us},
+          {"ideal_comm_time_us", 5},
+          {"comm_efficiency", 5.0 / layer_time_us},
           {"traffic_bytes", {{"gpu_to_switch", 1000}, {"switch_to_gpu", 2000}}},
           {"payload_bytes", {{"gpu_to_switch", 900}, {"switch_to_gpu", 1800}}},
           {"utilization", {{"gpu_to_switch", 0.25}, {"switch_to_gpu", 0.5}}},
@@ -303,15 +305,15 @@ TEST(StudyCsv, OneRowPerPointAndSchemeWithQuotingWhereNeeded) {
       run_of({}),
   };
   EXPECT_EQ(study_csv(study, runs),
-            "point,workload.top_k,workload.routing,scheme,layer_time_us,traffic_bytes.gpu_to_switch,"
+            "point,workload.top_k,workload.routing,scheme,layer_time_us,ideal_comm_time_us,comm_efficiency,traffic_bytes.gpu_to_switch,"
             "traffic_bytes.switch_to_gpu,payload_bytes.gpu_to_switch,payload_bytes.switch_to_gpu,"
             "utilization.gpu_to_switch,utilization.switch_to_gpu,payload_efficiency.total,checks.passed,"
             "sim.wall_seconds,speedup_of_reference\n"
-            "\"top_k=2,routing={kind:zipf,exponent:2}\",2,\"{kind:zipf,exponent:2}\",deepep,30,1000,2000,900,1800,"
-            "0.25,0.5,0.9,true,1.5,2.4\n"
-            "\"top_k=2,routing={kind:zipf,exponent:2}\",2,\"{kind:zipf,exponent:2}\",ref,12.5,1000,2000,900,1800,"
+            "\"top_k=2,routing={kind:zipf,exponent:2}\",2,\"{kind:zipf,exponent:2}\",deepep,30,5,0.16666666666666666,1000,2000,900,"
+            "1800,0.25,0.5,0.9,true,1.5,2.4\n"
+            "\"top_k=2,routing={kind:zipf,exponent:2}\",2,\"{kind:zipf,exponent:2}\",ref,12.5,5,0.4,1000,2000,900,1800,"
             "0.25,0.5,0.9,true,1.5,1\n"
-            "top_k=4,4,\"say \"\"hi\"\"\",deepep,20,1000,2000,900,1800,0.25,0.5,0.9,true,1.5,\n");
+            "top_k=4,4,\"say \"\"hi\"\"\",deepep,20,5,0.25,1000,2000,900,1800,0.25,0.5,0.9,true,1.5,\n");
 }
 
 // ---------------------------------------------------------------------------------------------
