@@ -122,8 +122,9 @@ void write_utilization_csv(const json& timeline, const std::string& path) {
 }
 
 // trace_<scheme>.json: Chrome / Perfetto trace events (open in ui.perfetto.dev or
-// chrome://tracing). One process per GPU with its phases and compute intervals as slices and its
-// links' utilization per direction as a counter; a "fabric" process with the mean over all GPUs.
+// chrome://tracing). One process per GPU with its phases and its compute intervals (a thread per
+// executor stream, i.e. SM group) as slices and its links' utilization per direction as a
+// counter; a "fabric" process with the mean over all GPUs.
 void write_trace(const json& timeline, const std::string& scheme, const std::string& path) {
   json events = json::array();
   auto name_thread = [&](int pid, int tid, const std::string& name) {
@@ -140,14 +141,20 @@ void write_trace(const json& timeline, const std::string& scheme, const std::str
     const int pid = static_cast<int>(g);
     events.push_back({{"ph", "M"}, {"pid", pid}, {"name", "process_name"}, {"args", {{"name", "GPU " + std::to_string(g)}}}});
     name_thread(pid, 0, "phases");
-    name_thread(pid, 1, "compute");
     for (const json& p : gpus[g]["phases"]) {
       events.push_back({{"ph", "X"}, {"pid", pid}, {"tid", 0}, {"name", p[0]}, {"ts", p[1]},
                         {"dur", p[2].get<double>() - p[1].get<double>()}});
     }
+    // Compute on one thread per executor stream (SM group).
+    std::vector<bool> named;
     for (const json& c : gpus[g]["compute"]) {
-      events.push_back({{"ph", "X"}, {"pid", pid}, {"tid", 1}, {"name", "compute (" + c[0].get<std::string>() + ")"},
-                        {"ts", c[1]}, {"dur", c[2].get<double>() - c[1].get<double>()}});
+      const auto stream = c[3].get<uint32_t>();
+      if (stream >= named.size()) named.resize(stream + 1, false);
+      if (!named[stream]) name_thread(pid, 1 + static_cast<int>(stream), "compute, stream " + std::to_string(stream));
+      named[stream] = true;
+      events.push_back({{"ph", "X"}, {"pid", pid}, {"tid", 1 + static_cast<int>(stream)},
+                        {"name", "compute (" + c[0].get<std::string>() + ")"}, {"ts", c[1]},
+                        {"dur", c[2].get<double>() - c[1].get<double>()}});
     }
   }
   // Counters: a sample where a value changes (and the last bin), so idle stretches cost nothing.

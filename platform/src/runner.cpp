@@ -115,7 +115,7 @@ json timeline_of(const Platform& platform, const std::vector<std::string>& phase
     json compute = json::array();
     for (const model::ComputeSpan& span : gpu.compute_spans()) {
       const std::string phase = span.phase < phase_names.size() ? phase_names[span.phase] : std::to_string(span.phase);
-      compute.push_back({phase, since_start_us(span.start), since_start_us(span.end)});
+      compute.push_back({phase, since_start_us(span.start), since_start_us(span.end), span.stream});
     }
     gpus.push_back({{"phases", phases}, {"compute", compute}});
   }

@@ -4,8 +4,10 @@
 // peer's data over the response class, and phase times.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
+#include <sstream>
 #include <vector>
 
 #include <systemc>
@@ -209,6 +211,79 @@ TEST(Gpu, GemmRunsInWavesOfThreadBlocks) {
   ASSERT_EQ(gpu.compute_spans().size(), 2u);
   EXPECT_EQ(gpu.compute_spans()[1].start, ns(1000));
   EXPECT_EQ(gpu.compute_spans()[1].end, ns(3000));
+}
+
+// Streams run concurrently, each on its SM group, and follow each other through the GPU's
+// arrival counters: two half-GPU GEMMs on two streams end together where one stream would run
+// them one after the other; a stream waiting on a counter another stream counts starts when it
+// does.
+TEST(Gpu, StreamsRunConcurrentlyOnTheirSmGroupsAndSignalThroughCounters) {
+  PlatformSpec spec = test::small_platform(1, {1});
+  spec.gpu.sms = 100;
+  spec.gpu.fp8_tflops = 1000.0;
+  spec.gpu.gemm_efficiency = 0.5;  // 5 TFLOP/s per SM
+  const double block = 5e6;        // 1 us on one SM
+  Machine m(spec, [&](TlmHal& hal, Platform& platform) {
+    // Stream 0 (50 SMs): a GEMM of 50 blocks (1 us), then a local copy that counts on counter 3.
+    hw::WorkSequence producer;
+    producer.sms = 50;
+    producer.tasks = {hw::Task::gemm(0, 50, block, hw::Precision::fp8, 0, 0),
+                      hw::Task::local_copy(0, 0x100, 0x200, 16, 3)};
+    // Stream 1 (50 SMs): a GEMM of 100 blocks (2 waves, 2 us) at once, then waits for stream 0's
+    // signal (there by then) and runs 50 more blocks (1 us).
+    hw::WorkSequence consumer;
+    consumer.stream = 1;
+    consumer.sms = 50;
+    consumer.tasks = {hw::Task::gemm(0, 100, block, hw::Precision::fp8, 0, 0), hw::Task::wait(0, 3, 1),
+                      hw::Task::gemm(0, 50, block, hw::Precision::fp8, 0, 0)};
+    // Stream 2 (20 SMs): waits for the signal, then 100 blocks in 5 waves.
+    hw::WorkSequence late;
+    late.stream = 2;
+    late.sms = 20;
+    late.tasks = {hw::Task::wait(0, 3, 1), hw::Task::gemm(0, 100, block, hw::Precision::fp8, 0, 0)};
+    hal.submit(0, std::move(producer));
+    hal.submit(0, std::move(consumer));
+    hal.submit(0, std::move(late));
+    hal.wait_all_finished();
+    EXPECT_EQ(hal.now_ns(), 6000.0) << "stream 2: 1 us waiting for the signal, then 5 us";
+    // The GEMMs' intervals, in time order: streams 0 and 1 start together; stream 2 at the
+    // signal (1 us); stream 1's second GEMM after its first (the signal came before).
+    std::vector<std::pair<uint64_t, uint64_t>> spans;  // ns
+    for (const model::ComputeSpan& span : platform.gpu(0).compute_spans()) {
+      spans.emplace_back(span.start.value() / 1000, span.end.value() / 1000);  // ps resolution
+    }
+    std::sort(spans.begin(), spans.end());
+    EXPECT_EQ(spans, (std::vector<std::pair<uint64_t, uint64_t>>{{0, 1000}, {0, 2000}, {1000, 6000}, {2000, 3000}}));
+  });
+  m.run();
+  const model::Gpu& gpu = m.platform.gpu(0);
+  EXPECT_EQ(gpu.finish_time(), ns(6000));
+  EXPECT_EQ(gpu.stats().tasks_done, 7u);
+}
+
+// A stream stuck on a counter is named in the stuck report with its task.
+TEST(Gpu, AStuckStreamIsNamedInTheStuckReport) {
+  PlatformSpec spec = test::small_platform(1, {1});
+  auto& platform = *new Platform("platform", spec);
+  auto& hal = *new TlmHal(platform);
+  auto& host = *new FirmwareHost("firmware", [&] {
+    test::bring_up_switches(hal, platform);
+    hw::WorkSequence idle;
+    idle.tasks = {hw::Task::delay(0, 10.0)};
+    hw::WorkSequence waiting;
+    waiting.stream = 2;
+    waiting.tasks = {hw::Task::wait(0, 7, 1)};
+    hal.submit(0, std::move(idle));
+    hal.submit(0, std::move(waiting));
+    hal.wait_all_finished();
+  });
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS), sc_core::SC_EXIT_ON_STARVATION);
+  EXPECT_FALSE(host.done());
+  std::ostringstream stuck;
+  EXPECT_EQ(platform.gpu(0).describe_outstanding(stuck), 1u);
+  EXPECT_NE(stuck.str().find("stream 2 at task 0 (wait_counter) waiting for counter 7: 0 of 1 arrivals"),
+            std::string::npos)
+      << stuck.str();
 }
 
 // A local copy uses no link, takes no time and counts on the local counter.

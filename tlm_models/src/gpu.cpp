@@ -34,6 +34,7 @@ const char* to_string(hw::TaskKind kind) {
 }
 
 constexpr uint32_t kMaxCounters = 1u << 20;
+constexpr uint32_t kMaxStreams = 64;
 
 // Firmware names reductions with hw::Multimem{Op,Type}; the values are the reduction unit's.
 static_assert(static_cast<int>(hw::MultimemOp::bit_xor) == static_cast<int>(reduction::ReduceOp::bit_xor));
@@ -90,11 +91,22 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const GpuParams& params, const Lin
   for (uint32_t l = 0; l < links; ++l) {
     rx[l].register_nb_transport_fw(this, &Gpu::nb_transport_fw, static_cast<int>(l));
   }
-  sc_core::sc_spawn_options options;
-  options.spawn_method();
-  options.dont_initialize();
-  options.set_sensitivity(&work_event_);
-  sc_core::sc_spawn([this] { execute(); }, "executor", &options);
+  stream(0);  // the first stream exists from the start (elaboration)
+}
+
+Gpu::Stream& Gpu::stream(uint32_t index) {
+  if (index >= kMaxStreams) SC_REPORT_FATAL(name(), "executor stream index out of range");
+  while (streams_.size() <= index) {
+    streams_.push_back(std::make_unique<Stream>());
+    Stream& added = *streams_.back();
+    sc_core::sc_spawn_options options;
+    options.spawn_method();
+    options.dont_initialize();
+    options.set_sensitivity(&added.work_event);
+    const std::string process = streams_.size() == 1 ? "executor" : "executor_" + std::to_string(streams_.size() - 1);
+    sc_core::sc_spawn([this, &added] { execute(added); }, process.c_str(), &options);
+  }
+  return *streams_[index];
 }
 
 void Gpu::submit(hw::WorkSequence sequence) {
@@ -104,8 +116,9 @@ void Gpu::submit(hw::WorkSequence sequence) {
     phase_times_.resize(phase_names_.size());
   }
   if (sequence.counters > counters_.size()) counters_.resize(sequence.counters);
-  sequences_.push_back(std::move(sequence));
-  work_event_.notify(SC_ZERO_TIME);
+  Stream& s = stream(sequence.stream);
+  s.sequences.push_back(std::move(sequence));
+  s.work_event.notify(SC_ZERO_TIME);
 }
 
 Gpu::ArrivalCounter& Gpu::counter(uint32_t index) {
@@ -127,13 +140,14 @@ void Gpu::mark_phase(hw::PhaseId phase, bool start) {
   if (!start) p.last_end = std::max(p.last_end, now);
 }
 
-sc_time Gpu::compute_time(const hw::Task& task) const {
+sc_time Gpu::compute_time(const hw::Task& task, uint32_t group_sms) const {
   const double peak =
       (task.precision == hw::Precision::fp8 ? params_.fp8_tflops : params_.bf16_tflops) * 1e12;
   double math_s = task.flops / (peak * params_.gemm_efficiency);
   if (task.kind == hw::TaskKind::gemm) {
     // Blocks run one per SM in waves: a partial last wave takes as long as a full one.
-    const uint64_t sms = task.elements == 0 ? params_.sms : std::min<uint64_t>(task.elements, params_.sms);
+    const uint32_t wanted = task.elements != 0 ? task.elements : group_sms;
+    const uint64_t sms = wanted == 0 ? params_.sms : std::min<uint64_t>(wanted, params_.sms);
     const uint64_t waves = (task.count + sms - 1) / sms;
     const double block_s = task.flops / (peak * params_.gemm_efficiency / params_.sms);
     math_s = static_cast<double>(waves) * block_s;
@@ -143,18 +157,18 @@ sc_time Gpu::compute_time(const hw::Task& task) const {
   return picoseconds(static_cast<uint64_t>(std::llround(seconds * 1e12)));
 }
 
-void Gpu::execute() {
+void Gpu::execute(Stream& stream) {
   const sc_time now = current_time();
-  while (sequence_index_ < sequences_.size()) {
-    hw::WorkSequence& sequence = sequences_[sequence_index_];
-    if (task_index_ >= sequence.tasks.size()) {
-      ++sequence_index_;
-      task_index_ = 0;
+  while (stream.sequence_index < stream.sequences.size()) {
+    hw::WorkSequence& sequence = stream.sequences[stream.sequence_index];
+    if (stream.task_index >= sequence.tasks.size()) {
+      ++stream.sequence_index;
+      stream.task_index = 0;
       continue;
     }
-    const hw::Task& task = sequence.tasks[task_index_];
-    if (!task_started_) {
-      task_started_ = true;
+    const hw::Task& task = sequence.tasks[stream.task_index];
+    if (!stream.task_started) {
+      stream.task_started = true;
       mark_phase(task.phase, true);
     }
     switch (task.kind) {
@@ -189,13 +203,13 @@ void Gpu::execute() {
       case hw::TaskKind::wait_counter: {
         ArrivalCounter& c = counter(task.counter);
         if (c.arrivals < task.count) {
-          waiting_on_counter_ = true;
-          waited_counter_ = task.counter;
-          waited_count_ = task.count;
-          sc_core::next_trigger(work_event_);
+          stream.waiting_on_counter = true;
+          stream.waited_counter = task.counter;
+          stream.waited_count = task.count;
+          sc_core::next_trigger(stream.work_event);
           return;
         }
-        waiting_on_counter_ = false;
+        stream.waiting_on_counter = false;
         // The N-th arrival in time order completes the wait.
         if (task.count > 0) {
           const sc_time at = picoseconds(c.nth_arrival_ps(task.count));
@@ -209,21 +223,21 @@ void Gpu::execute() {
       case hw::TaskKind::compute:
       case hw::TaskKind::gemm:
         // First visit: the work takes its time; second visit: its kernel takes effect.
-        if (!compute_running_) {
-          compute_running_ = true;
-          const sc_time duration = compute_time(task);
+        if (!stream.compute_running) {
+          stream.compute_running = true;
+          const sc_time duration = compute_time(task, sequence.sms);
           stats_.compute_time += duration;
-          if (duration != SC_ZERO_TIME) compute_spans_.push_back(ComputeSpan{task.phase, now, now + duration});
+          if (duration != SC_ZERO_TIME) compute_spans_.push_back(ComputeSpan{task.phase, sequence.stream, now, now + duration});
           sc_core::next_trigger(duration);
           return;
         }
-        compute_running_ = false;
+        stream.compute_running = false;
         if (task.kernel != hw::Task::kNoKernel) sequence.kernels.at(task.kernel)(memory_);
         break;
     }
     mark_phase(task.phase, false);
-    task_started_ = false;
-    ++task_index_;
+    stream.task_started = false;
+    ++stream.task_index;
     ++pc_;
     stats_.tasks_done++;
   }
@@ -232,7 +246,7 @@ void Gpu::execute() {
     finish_time_ = now;
     finished_event_.notify(SC_ZERO_TIME);
   }
-  sc_core::next_trigger(work_event_);
+  sc_core::next_trigger(stream.work_event);
 }
 
 uint64_t Gpu::ArrivalCounter::nth_arrival_ps(uint64_t n) {
@@ -248,9 +262,11 @@ uint64_t Gpu::ArrivalCounter::nth_arrival_ps(uint64_t n) {
 void Gpu::record_arrival(uint32_t index, const sc_time& at, uint64_t arrivals) {
   ArrivalCounter& c = counter(index);
   c.add(at.value(), arrivals);
-  if (waiting_on_counter_ && index == waited_counter_ && c.arrivals >= waited_count_) {
-    waiting_on_counter_ = false;
-    work_event_.notify(SC_ZERO_TIME);
+  for (const std::unique_ptr<Stream>& s : streams_) {
+    if (s->waiting_on_counter && index == s->waited_counter && c.arrivals >= s->waited_count) {
+      s->waiting_on_counter = false;
+      s->work_event.notify(SC_ZERO_TIME);
+    }
   }
 }
 
@@ -750,20 +766,26 @@ uint64_t Gpu::describe_outstanding(std::ostream& os) const {
   const uint64_t queued = queued_messages();
   if (tasks_left == 0 && queued == 0) return 0;
   os << "  " << name() << ": " << tasks_left << " of " << total_tasks_ << " tasks not done";
-  if (sequence_index_ < sequences_.size() && task_index_ < sequences_[sequence_index_].tasks.size()) {
-    const hw::WorkSequence& sequence = sequences_[sequence_index_];
-    const hw::Task& task = sequence.tasks[task_index_];
-    os << "; at task " << task_index_ << " (" << to_string(task.kind);
-    if (task.phase < sequence.phase_names.size()) os << ", phase " << sequence.phase_names[task.phase];
-    os << ")";
-    if (task.kind == hw::TaskKind::wait_counter) {
-      const uint64_t have = task.counter < counters_.size() ? counters_[task.counter].arrivals : 0;
-      os << " waiting for counter " << task.counter << ": " << have << " of " << task.count
-         << " arrivals";
-    }
-  }
+  for (uint32_t i = 0; i < streams_.size(); ++i) describe_stream(os, *streams_[i], i);
   os << "; " << queued << " messages queued on its links\n";
   return tasks_left + queued;
+}
+
+void Gpu::describe_stream(std::ostream& os, const Stream& stream, uint32_t index) const {
+  if (stream.sequence_index >= stream.sequences.size() ||
+      stream.task_index >= stream.sequences[stream.sequence_index].tasks.size()) {
+    return;
+  }
+  const hw::WorkSequence& sequence = stream.sequences[stream.sequence_index];
+  const hw::Task& task = sequence.tasks[stream.task_index];
+  os << ";" << (streams_.size() > 1 ? " stream " + std::to_string(index) : std::string()) << " at task "
+     << stream.task_index << " (" << to_string(task.kind);
+  if (task.phase < sequence.phase_names.size()) os << ", phase " << sequence.phase_names[task.phase];
+  os << ")";
+  if (task.kind == hw::TaskKind::wait_counter) {
+    const uint64_t have = task.counter < counters_.size() ? counters_[task.counter].arrivals : 0;
+    os << " waiting for counter " << task.counter << ": " << have << " of " << task.count << " arrivals";
+  }
 }
 
 }  // namespace nvsvp::model

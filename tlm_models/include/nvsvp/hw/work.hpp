@@ -253,6 +253,12 @@ struct WorkSequence {
   std::vector<Kernel> kernels;
   std::vector<std::string> phase_names;  // indexed by PhaseId
   uint32_t counters = 0;                 // number of arrival counters the sequence uses
+  // The executor stream it runs on: a GPU runs its streams concurrently, each in order (an SM
+  // group each, as the groups of a persistent kernel); `sms` is the group's size, the SMs its
+  // GEMMs run on (0: all of the GPU's). Streams share the GPU's arrival counters, so one
+  // stream's wait can follow another's progress.
+  uint32_t stream = 0;
+  uint16_t sms = 0;
 };
 
 }  // namespace nvsvp::hw

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <unordered_map>
@@ -47,6 +48,7 @@ struct GpuStats {
 // One compute task's busy interval (for timelines).
 struct ComputeSpan {
   hw::PhaseId phase = 0;
+  uint32_t stream = 0;  // the executor stream (SM group) it ran on
   sc_core::sc_time start;
   sc_core::sc_time end;
 };
@@ -67,7 +69,8 @@ class Gpu : public sc_core::sc_module {
   Gpu(const sc_core::sc_module_name& name, const GpuParams& params, const LinkParams& link,
       uint32_t gpu_id, uint32_t links, PayloadPool& pool);
 
-  // Runs `sequence` after whatever was submitted before. The GPU keeps it until the end.
+  // Runs `sequence` after whatever was submitted before to its stream (`sequence.stream`); streams
+  // run concurrently. The GPU keeps it until the end.
   void submit(hw::WorkSequence sequence);
   bool finished() const { return pc_ == total_tasks_; }
   const sc_core::sc_event& finished_event() const { return finished_event_; }
@@ -86,8 +89,9 @@ class Gpu : public sc_core::sc_module {
   uint64_t queued_messages() const;
   // Why this GPU has not finished: current task, counters, queued messages. Returns 0 if idle.
   uint64_t describe_outstanding(std::ostream& os) const;
-  // Time of a compute task on this GPU.
-  sc_core::sc_time compute_time(const hw::Task& task) const;
+  // Time of a compute task on this GPU; a GEMM without its own SM count runs on `group_sms`
+  // (0: all the GPU's SMs).
+  sc_core::sc_time compute_time(const hw::Task& task, uint32_t group_sms = 0) const;
 
   // Dynamic multimem: the runtime created and bound `binding`'s object; this GPU packs its blocks
   // at `local_base`. Throws HubError (or std::invalid_argument for experts per GPU that differ
@@ -167,7 +171,6 @@ class Gpu : public sc_core::sc_module {
   };
 
   void end_of_elaboration() override;
-  void execute();
   void serve_link(uint32_t link);
   void enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item);
   void launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, uint16_t vc);
@@ -189,19 +192,28 @@ class Gpu : public sc_core::sc_module {
   std::vector<tlm::tlm_bw_transport_if<NvlinkProtocolTypes>*> rx_backward_;
   WakeScheduler link_scheduler_;  // serves the link engines (declared after them)
 
-  // The executor: every sequence ever submitted stays here, so queued sends can point at tasks.
-  std::deque<hw::WorkSequence> sequences_;
-  size_t sequence_index_ = 0;
-  size_t task_index_ = 0;
-  uint64_t pc_ = 0;           // tasks finished over all sequences
-  uint64_t total_tasks_ = 0;  // tasks submitted over all sequences
-  bool task_started_ = false;
-  bool compute_running_ = false;
+  // One stream of the executor: its sequences run in order, task by task; streams run
+  // concurrently (an SM group each). Every sequence ever submitted stays, so queued sends can
+  // point at tasks.
+  struct Stream {
+    std::deque<hw::WorkSequence> sequences;
+    size_t sequence_index = 0;
+    size_t task_index = 0;
+    bool task_started = false;
+    bool compute_running = false;
+    bool waiting_on_counter = false;
+    uint32_t waited_counter = 0;
+    uint64_t waited_count = 0;
+    sc_core::sc_event work_event;
+  };
+  Stream& stream(uint32_t index);  // created (with its process) on first use
+  void execute(Stream& stream);
+  void describe_stream(std::ostream& os, const Stream& stream, uint32_t index) const;
+
+  std::vector<std::unique_ptr<Stream>> streams_;
+  uint64_t pc_ = 0;           // tasks finished over all streams
+  uint64_t total_tasks_ = 0;  // tasks submitted over all streams
   uint64_t reported_finish_tasks_ = 0;
-  bool waiting_on_counter_ = false;
-  uint32_t waited_counter_ = 0;
-  uint64_t waited_count_ = 0;
-  sc_core::sc_event work_event_;
   sc_core::sc_event finished_event_;
   sc_core::sc_time finish_time_;
 
