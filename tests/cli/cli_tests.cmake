@@ -99,16 +99,22 @@ set(NVSVP_CORNERS
     "one_deep_vc|platform.switch.vcs_per_class=1|platform.switch.vc_depth_flits=4096|platform.gpu.tx_lookahead_ns=0"
     "fixed_priority_slow_crossbar|platform.switch.arbiter=fixed_priority|platform.switch.crossbar_speedup=0.5|platform.switch.latency_ns=150"
     "oldest_first_nvl32|platform.preset=gh200-nvl32|platform.switch.arbiter=oldest_first|platform.switch.vcs_per_class=2|workload.tokens_per_gpu=16")
-foreach(corner ${NVSVP_CORNERS})
+# A corner "name|key=value|...": sets CORNER_NAME and CORNER_SETS (its --set arguments).
+function(nvsvp_parse_corner corner)
   string(REPLACE "|" ";" fields "${corner}")
   list(POP_FRONT fields name)
   set(sets)
   foreach(setting ${fields})
     list(APPEND sets --set ${setting})
   endforeach()
-  nvsvp_cli_test(fabric_corner_${name} --stdout "deepep .* ok"
-                 -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml ${sets}
-                    --out ${NVSVP_CLI_OUT}/corner_${name})
+  set(CORNER_NAME ${name} PARENT_SCOPE)
+  set(CORNER_SETS ${sets} PARENT_SCOPE)
+endfunction()
+foreach(corner ${NVSVP_CORNERS})
+  nvsvp_parse_corner("${corner}")
+  nvsvp_cli_test(fabric_corner_${CORNER_NAME} --stdout "deepep .* ok"
+                 -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml ${CORNER_SETS}
+                    --out ${NVSVP_CLI_OUT}/corner_${CORNER_NAME})
 endforeach()
 
 # The same for the multimem schemes: tight buffers, a reduction buffer too small for one partial
@@ -119,17 +125,12 @@ set(NVSVP_MULTIMEM_CORNERS
     "evicting_reduction_buffer|platform.switch.reduction_buffer_bytes=256|platform.gpu.load_bytes_in_flight_per_link=1048576"
     "tiny_queue_and_hub_nvl32|platform.preset=gh200-nvl32|platform.switch.vcs_per_class=2|workload.tokens_per_gpu=16|platform.gpu.source_queue_entries=1|platform.gpu.hub_cache_entries=8|platform.gpu.hub_cache_ways=1")
 foreach(corner ${NVSVP_MULTIMEM_CORNERS})
-  string(REPLACE "|" ";" fields "${corner}")
-  list(POP_FRONT fields name)
-  set(sets)
-  foreach(setting ${fields})
-    list(APPEND sets --set ${setting})
-  endforeach()
-  nvsvp_cli_test(multimem_corner_${name}
+  nvsvp_parse_corner("${corner}")
+  nvsvp_cli_test(multimem_corner_${CORNER_NAME}
                  --stdout "^nvls .* ok$" --stdout "^dysharp-basic .* ok$" --stdout "^explicit-addressing .* ok$"
-                 -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml ${sets}
+                 -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml ${CORNER_SETS}
                     "--set" "schemes=[nvls,dysharp-basic,explicit-addressing]"
-                    --out ${NVSVP_CLI_OUT}/multimem_corner_${name})
+                    --out ${NVSVP_CLI_OUT}/multimem_corner_${CORNER_NAME})
 endforeach()
 
 nvsvp_cli_test(pure_communication_needs_a_boolean_exits_2 --exit 2
