@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -110,26 +111,45 @@ void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::Ph
 
 hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,
                          std::shared_ptr<const std::vector<std::vector<uint64_t>>> received,
-                         uint32_t gpu) {
-  return [spec, buffers, received, gpu](hw::MemoryAccess& memory) {
+                         uint32_t gpu, std::vector<SlotRun> runs) {
+  if (runs.empty()) runs.push_back(SlotRun{0, (*received)[gpu].size()});
+  return [spec, buffers, received, gpu, runs](hw::MemoryAccess& memory) {
     const MoeRouting& routing = spec->routing;
     const std::vector<uint64_t>& slots = (*received)[gpu];
     const uint32_t per = routing.experts_per_gpu();
     const uint32_t first_expert = gpu * per;
     constexpr size_t kBytes = 2 * kLanes;
-    std::vector<uint8_t> data(slots.size() * kBytes);  // the received tokens, then the partials
-    memory.read_strided(buffers.dispatch_rx, buffers.dispatch_stride, slots.size(), kBytes, data.data());
-    for (uint64_t s = 0; s < slots.size(); ++s) {
-      ExpertSum local;
-      const uint16_t* experts = routing.experts_of(slots[s]);
-      for (uint32_t k = 0; k < routing.top_k; ++k) {
-        if (experts[k] - first_expert < per) local.add(experts[k]);  // the experts on this GPU
+    std::vector<uint8_t> data;  // the received tokens, then the partials
+    for (const SlotRun& run : runs) {
+      const uint64_t count = run.end - run.begin;
+      data.resize(count * kBytes);
+      memory.read_strided(buffers.dispatch_rx + run.begin * buffers.dispatch_stride, buffers.dispatch_stride, count,
+                          kBytes, data.data());
+      for (uint64_t s = 0; s < count; ++s) {
+        ExpertSum local;
+        const uint16_t* experts = routing.experts_of(slots[run.begin + s]);
+        for (uint32_t k = 0; k < routing.top_k; ++k) {
+          if (experts[k] - first_expert < per) local.add(experts[k]);  // the experts on this GPU
+        }
+        uint8_t* raw = data.data() + s * kBytes;
+        pack_lanes(local.of(unpack_lanes(raw)), raw);
       }
-      uint8_t* raw = data.data() + s * kBytes;
-      pack_lanes(local.of(unpack_lanes(raw)), raw);
+      memory.write_strided(buffers.partial + run.begin * buffers.combine_stride, buffers.combine_stride, count, kBytes,
+                           data.data());
     }
-    memory.write_strided(buffers.partial, buffers.combine_stride, slots.size(), kBytes, data.data());
   };
+}
+
+void append_write_chunk(LayerPlan& plan, hw::WorkSequence& seq, hw::PhaseId phase, uint32_t peer, uint64_t bytes,
+                        uint32_t counter, std::vector<hw::WriteElement>& pending) {
+  if (seq.elements.size() + pending.size() > std::numeric_limits<uint32_t>::max()) {
+    throw std::length_error("more than 2^32 chunk elements in one sequence");
+  }
+  seq.tasks.push_back(hw::Task::send_chunk(phase, peer, static_cast<uint32_t>(seq.elements.size()),
+                                           static_cast<uint16_t>(pending.size()), bytes, counter));
+  seq.elements.insert(seq.elements.end(), pending.begin(), pending.end());
+  plan.expected_link_arrivals[peer]++;
+  pending.clear();
 }
 
 void append_partials_barrier(LayerPlan& plan, hw::WorkSequence& seq, uint32_t gpu, hw::PhaseId phase) {
@@ -188,7 +208,8 @@ const std::vector<SchemeEntry>& schemes() {
   static const std::vector<SchemeEntry> entries{{"deepep", &build_deepep},
                                                 {"nvls", &build_nvls},
                                                 {"dysharp-basic", &build_dysharp_basic},
-                                                {"explicit-addressing", &build_explicit_addressing}};
+                                                {"explicit-addressing", &build_explicit_addressing},
+                                                {"coarse-overlap", &build_coarse_overlap}};
   return entries;
 }
 
@@ -303,7 +324,9 @@ void install_dynamic_objects(Hal& hal, const LayerPlan& plan) {
 
 void run_layer(Hal& hal, LayerPlan& plan) {
   for (uint32_t g = 0; g < plan.sequences.size(); ++g) hal.submit(g, std::move(plan.sequences[g]));
+  for (uint32_t g = 0; g < plan.extra_sequences.size(); ++g) hal.submit(g, std::move(plan.extra_sequences[g]));
   plan.sequences.clear();
+  plan.extra_sequences.clear();
   hal.wait_all_finished();
 }
 

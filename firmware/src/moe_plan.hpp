@@ -36,9 +36,19 @@ std::vector<uint64_t> local_slice(const MoeRouting& routing, const std::vector<u
 
 void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::PhaseId phase,
                          const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel);
+// The kernel over the slots [begin, end) of each of `runs` (all of the GPU's slots when empty).
+struct SlotRun {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
 hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,
                          std::shared_ptr<const std::vector<std::vector<uint64_t>>> received,
-                         uint32_t gpu);
+                         uint32_t gpu, std::vector<SlotRun> runs = {});
+
+// Appends the writes in `pending` (to `peer`, `bytes` each) as one chunk message (a software
+// all-to-all sender's batch) and empties it; counts the message in the peer's expected arrivals.
+void append_write_chunk(LayerPlan& plan, hw::WorkSequence& seq, hw::PhaseId phase, uint32_t peer, uint64_t bytes,
+                        uint32_t counter, std::vector<hw::WriteElement>& pending);
 
 // The home GPU's combine: sums the partials of each local token into the output buffer.
 hw::Task reduce_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers,
@@ -60,5 +70,6 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map);
 void build_nvls(LayerPlan& plan, const DispatchMap& map);
 void build_dysharp_basic(LayerPlan& plan, const DispatchMap& map);
 void build_explicit_addressing(LayerPlan& plan, const DispatchMap& map);
+void build_coarse_overlap(LayerPlan& plan, const DispatchMap& map);
 
 }  // namespace nvsvp::fw::detail

@@ -15,23 +15,6 @@
 
 namespace nvsvp::fw::detail {
 
-namespace {
-
-// Appends the writes in `pending` (to `peer`, `bytes` each) as one chunk message and empties it.
-void append_chunk(LayerPlan& plan, hw::WorkSequence& seq, hw::PhaseId phase, uint32_t peer, uint64_t bytes,
-                  uint32_t counter, std::vector<hw::WriteElement>& pending) {
-  if (seq.elements.size() + pending.size() > std::numeric_limits<uint32_t>::max()) {
-    throw std::length_error("deepep: more than 2^32 chunk elements in one sequence");
-  }
-  seq.tasks.push_back(hw::Task::send_chunk(phase, peer, static_cast<uint32_t>(seq.elements.size()),
-                                           static_cast<uint16_t>(pending.size()), bytes, counter));
-  seq.elements.insert(seq.elements.end(), pending.begin(), pending.end());
-  plan.expected_link_arrivals[peer]++;
-  pending.clear();
-}
-
-}  // namespace
-
 void build_deepep(LayerPlan& plan, const DispatchMap& map) {
   const MoeLayerSpec& spec = *plan.spec;
   const MoeRouting& routing = spec.routing;
@@ -77,11 +60,11 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
           continue;
         }
         pending[d].push_back(hw::WriteElement{source, target});
-        if (pending[d].size() == chunk) append_chunk(plan, seq, kDispatch, d, token_bytes, kDispatchCounter, pending[d]);
+        if (pending[d].size() == chunk) append_write_chunk(plan, seq, kDispatch, d, token_bytes, kDispatchCounter, pending[d]);
       }
     }
     for (uint32_t d = 0; d < gpus; ++d) {
-      if (!pending[d].empty()) append_chunk(plan, seq, kDispatch, d, token_bytes, kDispatchCounter, pending[d]);
+      if (!pending[d].empty()) append_write_chunk(plan, seq, kDispatch, d, token_bytes, kDispatchCounter, pending[d]);
     }
   }
 
@@ -122,7 +105,7 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
           }
         }
         if (!partials_out.empty()) {
-          append_chunk(plan, seq, kCombine, home, partial_bytes, kCombineCounter, partials_out);
+          append_write_chunk(plan, seq, kCombine, home, partial_bytes, kCombineCounter, partials_out);
         }
       }
     }

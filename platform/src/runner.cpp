@@ -139,6 +139,7 @@ std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario
   spec->combine_dtype = scenario.workload.combine_dtype;
   spec->routing = generate_routing(scenario.workload, scenario.platform.gpus);
   spec->pure_communication = scenario.pure_communication;
+  spec->gpu_sms = scenario.platform.gpu.sms;
   return spec;
 }
 

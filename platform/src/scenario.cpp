@@ -580,6 +580,11 @@ class ScenarioLoader {
                       " (the RTL is built for a 64 KB buffer; other sizes run on the model)",
                   std::to_string(buffer));
     }
+    if (scenario_.software.comm_sms >= p.gpu.sms) {
+      const Place at = origins_.blame({"software.comm_sms", "platform.gpu.sms"});
+      config_fail(at.origin, at.path, "comm_sms below the GPU's SMs (the GEMMs need at least one)",
+                  std::to_string(scenario_.software.comm_sms) + " of " + std::to_string(p.gpu.sms) + " SMs");
+    }
     if (p.gpu.hub.cache_entries % p.gpu.hub.cache_ways != 0) {
       const Place at = origins_.blame({"platform.gpu.hub_cache_entries", "platform.gpu.hub_cache_ways"});
       config_fail(at.origin, at.path, "hub_cache_entries a multiple of hub_cache_ways (whole sets)",

@@ -133,6 +133,10 @@ foreach(corner ${NVSVP_MULTIMEM_CORNERS})
                     --out ${NVSVP_CLI_OUT}/multimem_corner_${CORNER_NAME})
 endforeach()
 
+nvsvp_cli_test(comm_sms_must_leave_gemm_sms_exits_2 --exit 2
+               --stderr "software.comm_sms: expected comm_sms below the GPU's SMs"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set software.comm_sms=132)
+
 nvsvp_cli_test(pure_communication_needs_a_boolean_exits_2 --exit 2
                --stderr "pure_communication: expected true or false, got maybe"
                -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set pure_communication=maybe)

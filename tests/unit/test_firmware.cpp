@@ -652,6 +652,48 @@ TEST_F(FirmwareTest, VerifyOfADynamicDispatchNamesWhatIsWrong) {
   EXPECT_TRUE(any_violation_has(r, {"GPU 3", "written 2 times"})) << ::testing::PrintToString(r.violations);
 }
 
+// coarse-overlap: per GPU a communication stream (the count exchange, every chunk's dispatch,
+// then each chunk's partials once the experts signal it) and an experts stream on the other SMs
+// (per chunk: wait for its copies, two GEMMs, a signal).
+TEST_F(FirmwareTest, CoarseOverlapPlanPipelinesChunksOverTwoStreams) {
+  auto spec = std::make_shared<MoeLayerSpec>(*small_layer());
+  spec->software.overlap_chunks = 3;  // one token per chunk
+  spec->software.comm_sms = 20;
+  spec->gpu_sms = 132;
+  const LayerPlan overlap = build_layer("coarse-overlap", spec);
+  const LayerPlan deepep = build_layer("deepep", spec);
+  ASSERT_EQ(overlap.extra_sequences.size(), kGpus);
+  const std::vector<std::set<uint32_t>> dests = destinations(spec->routing);
+  for (uint32_t g = 0; g < kGpus; ++g) {
+    SCOPED_TRACE("GPU " + std::to_string(g));
+    const hw::WorkSequence& comm = overlap.sequences[g];
+    const hw::WorkSequence& experts = overlap.extra_sequences[g];
+    EXPECT_EQ(comm.stream, 0u);
+    EXPECT_EQ(comm.sms, 20u);
+    EXPECT_EQ(experts.stream, 1u);
+    EXPECT_EQ(experts.sms, 112u);
+    // The same sends and copies as deepep, only in chunk order.
+    EXPECT_EQ(comm.elements.size(), deepep.sequences[g].elements.size());
+    EXPECT_EQ(count_tasks(comm, hw::TaskKind::local_copy), count_tasks(deepep.sequences[g], hw::TaskKind::local_copy));
+    EXPECT_EQ(count_tasks(comm, hw::TaskKind::gemm), 0u);
+    // Per chunk: a wait for the chunk's copies, two GEMMs, a signal (a 0-byte local copy).
+    EXPECT_EQ(count_tasks(experts, hw::TaskKind::gemm), 2u * 3u);
+    EXPECT_EQ(count_tasks(experts, hw::TaskKind::wait_counter), 3u);
+    EXPECT_EQ(count_tasks(experts, hw::TaskKind::local_copy), 3u);
+    uint64_t awaited = 0;
+    for (const hw::Task& t : experts.tasks) {
+      if (t.kind == hw::TaskKind::wait_counter) awaited += t.count;
+      if (t.kind == hw::TaskKind::local_copy) {
+        EXPECT_EQ(t.bytes, 0u);
+      }
+    }
+    uint64_t received = 0;
+    for (uint64_t t = 0; t < spec->routing.tokens(); ++t) received += dests[t].count(g);
+    EXPECT_EQ(awaited, received) << "every copy this GPU receives is awaited once";
+  }
+  EXPECT_EQ(overlap.token_copies, deepep.token_copies);
+}
+
 TEST(Firmware, UnknownSchemeAndInconsistentRoutingThrow) {
   EXPECT_THROW(build_layer("no-such-scheme", small_layer()), std::invalid_argument);
   auto bad = std::make_shared<MoeLayerSpec>(*small_layer());

@@ -169,7 +169,9 @@ void Gpu::execute(Stream& stream) {
     const hw::Task& task = sequence.tasks[stream.task_index];
     if (!stream.task_started) {
       stream.task_started = true;
-      mark_phase(task.phase, true);
+      // Waiting opens no phase (a stream may wait long before the phase's work starts); the
+      // wait's end still counts as the phase's end.
+      if (task.kind != hw::TaskKind::wait_counter) mark_phase(task.phase, true);
     }
     switch (task.kind) {
       case hw::TaskKind::send: {
@@ -197,7 +199,7 @@ void Gpu::execute(Stream& stream) {
         memory_.read(task.source_address, data, n);
         memory_.write(task.target_address, data, n);
         record_arrival(task.counter, now);
-        stats_.local_copies++;
+        if (task.bytes > 0) stats_.local_copies++;  // 0 bytes: a signal between streams
         break;
       }
       case hw::TaskKind::wait_counter: {

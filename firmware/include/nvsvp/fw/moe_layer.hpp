@@ -60,6 +60,9 @@ struct LayerPlan {
   uint64_t token_copies = 0;         // (token, destination GPU) pairs, local ones included
   uint64_t remote_token_copies = 0;  // of which cross the fabric
   std::vector<hw::WorkSequence> sequences;  // per GPU; moved out by run_layer
+  // Overlapped schedules: per GPU, a sequence for another executor stream (its `stream` set),
+  // running concurrently with `sequences`; empty when the scheme uses one stream.
+  std::vector<hw::WorkSequence> extra_sequences;
   // Static multimem schemes (nvls): the groups to create before the layer runs.
   std::vector<MulticastGroupRequest> multicast_groups;
   // The combine result of each token lands in its home's output in one piece (a switch

@@ -63,6 +63,11 @@ struct SoftwareParams {
   // (dysharp.md §3) and a common Hopper fp8 GEMM tile.
   uint32_t tile_tokens = 128;
   uint32_t tile_columns = 128;
+  // Overlapped software schedules: how many chunks coarse-overlap cuts each GPU's tokens into
+  // (assumed: Tutel and FasterMoE pipeline a few), and the SMs the communication kernels keep
+  // while GEMMs run (assumed: DeepEP's default of 20 SMs for its normal kernels).
+  uint32_t overlap_chunks = 4;
+  uint32_t comm_sms = 20;
 
   template <class Visitor>
   void visit(Visitor& v) {
@@ -73,6 +78,9 @@ struct SoftwareParams {
     v("tile_tokens", tile_tokens, "rows (tokens) of one expert GEMM thread block; experts pad to whole tiles",
       hw::between(1, 65536));
     v("tile_columns", tile_columns, "output columns of one expert GEMM thread block", hw::between(1, 65536));
+    v("overlap_chunks", overlap_chunks, "chunks coarse-overlap cuts each GPU's tokens into", hw::between(1, 1024));
+    v("comm_sms", comm_sms, "SMs the communication kernels hold while GEMMs run (overlapped schedules)",
+      hw::between(0, 65535));
   }
 };
 
@@ -85,6 +93,7 @@ struct MoeLayerSpec {
   DataType combine_dtype = DataType::bf16;
   MoeRouting routing;
   bool pure_communication = false;  // compute tasks take no time (their kernels still run)
+  uint32_t gpu_sms = 132;            // the GPUs' SMs (device properties firmware may query)
 };
 
 }  // namespace nvsvp::fw

@@ -20,6 +20,7 @@ enum class TaskKind : uint8_t {
   read,          // remote read of `bytes` at `peer`'s `source_address` into local `target_address`;
                  // the local counter `counter` counts the response's arrival
   local_copy,    // copy within this GPU's memory (no link is used); local counter `counter` counts it
+                 // (0 bytes: only the count, a signal from one executor stream to another)
   wait_counter,  // block until local counter `counter` has counted `count` arrivals
   compute,       // busy for the GPU's time of `flops` and `bytes` of memory traffic plus
                  // `duration_ns`, then run kernel `kernel` (if any) on local memory
