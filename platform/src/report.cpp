@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "text.hpp"
+
 namespace nvsvp::platform {
 
 using nlohmann::json;
@@ -21,12 +23,6 @@ json routing_summary(const RoutingSpec& r) {
   if (r.kind == "zipf") j["exponent"] = r.exponent;
   if (r.kind == "trace") j["file"] = r.file;
   return j;
-}
-
-std::string fixed(double value, int decimals) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(decimals) << value;
-  return os.str();
 }
 
 }  // namespace

@@ -32,11 +32,7 @@ bool from_command_line(const std::string& origin) {
   return origin.compare(0, std::char_traits<char>::length(kCommandLinePrefix), kCommandLinePrefix) == 0;
 }
 
-std::string join_list(const std::vector<std::string>& items) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
-  return out;
-}
+std::string join_list(const std::vector<std::string>& items) { return join(items, ", "); }
 
 // --- keys of the scenario's own sections, listed once for reading and dumping ---------------
 

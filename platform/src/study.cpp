@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "config_reader.hpp"
+#include "text.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "scenario_document.hpp"
 
@@ -377,12 +378,6 @@ PointRun finish_point(int wait_status, const std::string& dir) {
     run.failure = "no readable report.json";
   }
   return run;
-}
-
-std::string fixed(double value, int decimals) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(decimals) << value;
-  return os.str();
 }
 
 std::string csv_field(const std::string& text) {
