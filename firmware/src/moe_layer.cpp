@@ -140,6 +140,10 @@ hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuff
   };
 }
 
+void append_software_cost(hw::WorkSequence& seq, hw::PhaseId phase, double ns) {
+  if (ns > 0.0) seq.tasks.push_back(hw::Task::delay(phase, ns));
+}
+
 void append_write_chunk(LayerPlan& plan, hw::WorkSequence& seq, hw::PhaseId phase, uint32_t peer, uint64_t bytes,
                         uint32_t counter, std::vector<hw::WriteElement>& pending) {
   if (seq.elements.size() + pending.size() > std::numeric_limits<uint32_t>::max()) {

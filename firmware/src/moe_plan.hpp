@@ -45,6 +45,9 @@ hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuff
                          std::shared_ptr<const std::vector<std::vector<uint64_t>>> received,
                          uint32_t gpu, std::vector<SlotRun> runs = {});
 
+// A software cost (software.count_exchange_ns and the like): a delay of `ns`, none when 0.
+void append_software_cost(hw::WorkSequence& seq, hw::PhaseId phase, double ns);
+
 // Appends the writes in `pending` (to `peer`, `bytes` each) as one chunk message (a software
 // all-to-all sender's batch) and empties it; counts the message in the peer's expected arrivals.
 void append_write_chunk(LayerPlan& plan, hw::WorkSequence& seq, hw::PhaseId phase, uint32_t peer, uint64_t bytes,

@@ -9,6 +9,8 @@
 //   experts (stream 1; the other SMs): for each chunk, wait until all its copies arrived, run the
 //     local experts' GEMMs over them and signal the communication stream.
 // Chunk c of a GPU is its local tokens [c x size, (c + 1) x size), size = ceil(tokens / chunks).
+// Software costs: count_exchange_ns (+ bookkeeping per copy) after the count exchange, one sync_ns
+// barrier at the end (the chunks hand over through counters, not barriers).
 #include <algorithm>
 #include <stdexcept>
 
@@ -64,6 +66,14 @@ void build_coarse_overlap(LayerPlan& plan, const DispatchMap& map) {
       plan.expected_link_arrivals[p]++;
     }
     comm.tasks.push_back(hw::Task::wait(kDispatch, kCountsCounter, gpus - 1));
+    uint64_t copies_sent = 0;
+    for (uint64_t t = static_cast<uint64_t>(g) * routing.tokens_per_gpu;
+         t < static_cast<uint64_t>(g + 1) * routing.tokens_per_gpu; ++t) {
+      copies_sent += map.first[t + 1] - map.first[t];
+    }
+    append_software_cost(comm, kDispatch,
+                         spec.software.count_exchange_ns +
+                             spec.software.bookkeeping_ns_per_copy * static_cast<double>(copies_sent));
 
     // Dispatch, chunk after chunk; a chunk's last batches leave before the next chunk's first.
     const uint64_t first_token = static_cast<uint64_t>(g) * routing.tokens_per_gpu;
@@ -157,6 +167,7 @@ void build_coarse_overlap(LayerPlan& plan, const DispatchMap& map) {
       partials += map.first[t + 1] - map.first[t];
     }
     comm.tasks.push_back(hw::Task::wait(kCombine, kCombineCounter, partials));
+    append_software_cost(comm, kCombine, spec.software.sync_ns);  // one barrier: the pipeline's end
     comm.kernels.push_back(reduce_kernel(plan, g));
     comm.tasks.push_back(reduce_task(spec, kCombine, partials, b, static_cast<uint32_t>(comm.kernels.size() - 1)));
   }

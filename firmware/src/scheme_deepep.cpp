@@ -5,6 +5,8 @@
 //   experts:  the local experts' GEMMs over the received tokens (one partial sum per token);
 //   combine:  every partial goes back to its token's home GPU, which waits for all of them and
 //             sums them.
+// Software costs (software.count_exchange_ns, sync_ns, bookkeeping_ns_per_copy) are delays: after
+// the count exchange, and after the dispatch and combine waits (their barriers).
 // Remote copies travel in chunks of software.chunk_tokens per destination, as DeepEP's senders
 // batch tokens before publishing them to the receiver's ring buffer.
 #include <algorithm>
@@ -40,6 +42,12 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
       plan.expected_link_arrivals[p]++;
     }
     seq.tasks.push_back(hw::Task::wait(kDispatch, kCountsCounter, gpus - 1));
+    uint64_t copies_sent = 0;
+    const uint64_t first = static_cast<uint64_t>(g) * routing.tokens_per_gpu;
+    for (uint64_t t = first; t < first + routing.tokens_per_gpu; ++t) copies_sent += map.first[t + 1] - map.first[t];
+    append_software_cost(seq, kDispatch,
+                         spec.software.count_exchange_ns +
+                             spec.software.bookkeeping_ns_per_copy * static_cast<double>(copies_sent));
   }
 
   // Dispatch copies, in token order on each home GPU; a destination's chunk leaves when it is
@@ -74,6 +82,7 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
     hw::WorkSequence& seq = plan.sequences[g];
     const std::vector<uint64_t>& slots = (*map.received)[g];
     seq.tasks.push_back(hw::Task::wait(kDispatch, kDispatchCounter, slots.size()));
+    append_software_cost(seq, kDispatch, spec.software.sync_ns);
 
     seq.kernels.push_back(expert_kernel(plan.spec, b, map.received, g));
     append_expert_gemms(spec, seq, kExperts, local_slice(routing, expert_loads, g), slots.size(),
@@ -115,6 +124,7 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
       partials += map.first[t + 1] - map.first[t];
     }
     seq.tasks.push_back(hw::Task::wait(kCombine, kCombineCounter, partials));
+    append_software_cost(seq, kCombine, spec.software.sync_ns);
     seq.kernels.push_back(reduce_kernel(plan, g));
     seq.tasks.push_back(reduce_task(spec, kCombine, partials, b, static_cast<uint32_t>(seq.kernels.size() - 1)));
   }

@@ -108,8 +108,9 @@ TEST(Deepep, DgxH100TrafficMatchesTheRouting) {
   EXPECT_LE(phases["experts"]["end_us"].get<double>(), phases["combine"]["end_us"].get<double>());
   EXPECT_DOUBLE_EQ(phases["combine"]["end_us"].get<double>(), layer_us);
   // The layer time of this scenario: unchanged since before the switch had registers (routes set
-  // directly) but for the expert compute, timed in GEMM thread blocks since (33.635478 us before).
-  EXPECT_EQ(layer_us, 37.076333);
+  // directly) but for the expert compute, timed in GEMM thread blocks since (33.635478 us before,
+  // 37.076333 us after), and the software costs (5 us count exchange, two 5 us barriers).
+  EXPECT_DOUBLE_EQ(layer_us, 52.076333);
   EXPECT_EQ(phases["dispatch"]["start_us"].get<double>(), 0.0);
   // Brought up through firmware: every chip reported its pool, nothing went wrong, no time spent.
   const json& switch_stats = result["switch"];
@@ -135,25 +136,26 @@ TEST(Deepep, RegisterAccessTimeDoesNotChangeTheLayer) {
   const json result = simulate_scheme(scenario, "deepep", make_layer_spec(scenario));
   EXPECT_TRUE(result["checks"]["passed"].get<bool>()) << result["checks"].dump(2);
   EXPECT_EQ(result["switch"]["bring_up_us"].get<double>(), 104.0);
-  EXPECT_EQ(result["layer_time_us"].get<double>(), 37.076333);
+  EXPECT_DOUBLE_EQ(result["layer_time_us"].get<double>(), 52.076333);
   EXPECT_EQ(result["phases"]["dispatch"]["start_us"].get<double>(), 0.0);
-  EXPECT_DOUBLE_EQ(result["phases"]["combine"]["end_us"].get<double>(), 37.076333);
+  EXPECT_DOUBLE_EQ(result["phases"]["combine"]["end_us"].get<double>(), 52.076333);
   // After the layer, firmware reads the 4 chips' ERROR_STATUS once more for the report.
-  EXPECT_DOUBLE_EQ(result["sim"]["simulated_us"].get<double>(), 104.0 + 37.076333 + 4.0);
+  EXPECT_DOUBLE_EQ(result["sim"]["simulated_us"].get<double>(), 104.0 + 52.076333 + 4.0);
 }
 
-// The run stops at the limit with pending activity: the report must say the limit was reached
-// (not that nothing could make progress) and name a GPU waiting on its counter.
+// The run stops at the limit with pending activity (9 us: dispatch under way, after the count
+// exchange and its 5 us of software cost): the report must say the limit was reached (not that
+// nothing could make progress) and name a GPU waiting on its counter.
 TEST(Deepep, RunCutShortByTheTimeLimitIsReportedStuck) {
   test::TempDir dir;
-  const Scenario scenario = load_scenario(dir.write("s.yaml", scenario_text(64, 5)), {}, test::config_dir());
+  const Scenario scenario = load_scenario(dir.write("s.yaml", scenario_text(64, 9)), {}, test::config_dir());
   const json result = simulate_scheme(scenario, "deepep", make_layer_spec(scenario));
   const json& checks = result["checks"];
   EXPECT_FALSE(checks["passed"].get<bool>());
   EXPECT_LT(checks["token_copies_delivered"].get<uint64_t>(), checks["token_copies_expected"].get<uint64_t>());
   ASSERT_TRUE(checks["stuck"].is_string());
   const std::string stuck = checks["stuck"].get<std::string>();
-  EXPECT_NE(stuck.find("simulated-time limit of 5 us reached"), std::string::npos) << stuck;
+  EXPECT_NE(stuck.find("simulated-time limit of 9 us reached"), std::string::npos) << stuck;
   EXPECT_EQ(stuck.find("nothing left that could make progress"), std::string::npos) << stuck;
   EXPECT_NE(stuck.find("platform.gpu_"), std::string::npos) << stuck;
   EXPECT_NE(stuck.find("waiting for counter"), std::string::npos) << stuck;

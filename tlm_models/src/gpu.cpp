@@ -34,7 +34,6 @@ const char* to_string(hw::TaskKind kind) {
 }
 
 constexpr uint32_t kMaxCounters = 1u << 20;
-constexpr uint32_t kMaxStreams = 64;
 
 // Firmware names reductions with hw::Multimem{Op,Type}; the values are the reduction unit's.
 static_assert(static_cast<int>(hw::MultimemOp::bit_xor) == static_cast<int>(reduction::ReduceOp::bit_xor));
@@ -91,20 +90,25 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const GpuParams& params, const Lin
   for (uint32_t l = 0; l < links; ++l) {
     rx[l].register_nb_transport_fw(this, &Gpu::nb_transport_fw, static_cast<int>(l));
   }
-  stream(0);  // the first stream exists from the start (elaboration)
-}
-
-Gpu::Stream& Gpu::stream(uint32_t index) {
-  if (index >= kMaxStreams) SC_REPORT_FATAL(name(), "executor stream index out of range");
-  while (streams_.size() <= index) {
+  // Every stream's process is made here, during elaboration, so that it belongs to this GPU (a
+  // process spawned later would belong to whichever process was running).
+  for (uint32_t i = 0; i < kExecutorStreams; ++i) {
     streams_.push_back(std::make_unique<Stream>());
     Stream& added = *streams_.back();
     sc_core::sc_spawn_options options;
     options.spawn_method();
     options.dont_initialize();
     options.set_sensitivity(&added.work_event);
-    const std::string process = streams_.size() == 1 ? "executor" : "executor_" + std::to_string(streams_.size() - 1);
+    const std::string process = i == 0 ? "executor" : "executor_" + std::to_string(i);
     sc_core::sc_spawn([this, &added] { execute(added); }, process.c_str(), &options);
+  }
+}
+
+Gpu::Stream& Gpu::stream(uint32_t index) {
+  if (index >= streams_.size()) {
+    const std::string message = "executor stream " + std::to_string(index) + " of a GPU with " +
+                                std::to_string(streams_.size()) + " streams (SM groups)";
+    SC_REPORT_FATAL(name(), message.c_str());
   }
   return *streams_[index];
 }

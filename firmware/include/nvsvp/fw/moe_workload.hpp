@@ -68,6 +68,14 @@ struct SoftwareParams {
   // while GEMMs run (assumed: DeepEP's default of 20 SMs for its normal kernels).
   uint32_t overlap_chunks = 4;
   uint32_t comm_sms = 20;
+  // Software costs of the software all-to-all (deepep, coarse-overlap), on top of the traffic
+  // they cause (the count exchange's messages are simulated): turning the exchanged token counts
+  // into receive offsets (assumed: one small kernel, 5 us), the barrier that ends dispatch and
+  // combine (assumed: a kernel boundary with a cross-GPU flag, 5 us each), and per token copy the
+  // sender's index and metadata work (0 by default: not measured; a knob for studies).
+  double count_exchange_ns = 5000.0;
+  double sync_ns = 5000.0;
+  double bookkeeping_ns_per_copy = 0.0;
 
   template <class Visitor>
   void visit(Visitor& v) {
@@ -81,6 +89,13 @@ struct SoftwareParams {
     v("overlap_chunks", overlap_chunks, "chunks coarse-overlap cuts each GPU's tokens into", hw::between(1, 1024));
     v("comm_sms", comm_sms, "SMs the communication kernels hold while GEMMs run (overlapped schedules)",
       hw::between(0, 65535));
+    v("count_exchange_ns", count_exchange_ns,
+      "software all-to-all: time to turn the exchanged token counts into offsets before dispatch, ns",
+      hw::between(0.0, 1e9));
+    v("sync_ns", sync_ns, "software all-to-all: the barrier that ends dispatch and combine, ns each",
+      hw::between(0.0, 1e9));
+    v("bookkeeping_ns_per_copy", bookkeeping_ns_per_copy,
+      "software all-to-all: the sender's index and metadata work per token copy, ns", hw::between(0.0, 1e6));
   }
 };
 

@@ -61,6 +61,9 @@ struct PhaseTime {
 
 class Gpu : public sc_core::sc_module {
  public:
+  // Executor streams (SM groups) a GPU offers: the four groups of the study's persistent kernel
+  // (dysharp.md §3: dispatch, GEMM-1, GEMM-2, combine).
+  static constexpr uint32_t kExecutorStreams = 4;
   using TargetSocket = tlm_utils::simple_target_socket_tagged<Gpu, 32, NvlinkProtocolTypes>;
 
   sc_core::sc_vector<sc_core::sc_port<NvlinkTxIf>> tx;  // one per link, towards the switch
@@ -206,7 +209,7 @@ class Gpu : public sc_core::sc_module {
     uint64_t waited_count = 0;
     sc_core::sc_event work_event;
   };
-  Stream& stream(uint32_t index);  // created (with its process) on first use
+  Stream& stream(uint32_t index);
   void execute(Stream& stream);
   void describe_stream(std::ostream& os, const Stream& stream, uint32_t index) const;
 
