@@ -91,6 +91,14 @@ add_test(NAME cli.runs_are_deterministic
                  ${NVSVP_CLI_OUT}/determinism)
 set_tests_properties(cli.runs_are_deterministic PROPERTIES TIMEOUT 120
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+# The same for every scheme: static and dynamic multimem (Hub allocation order, switch
+# reductions) and the two-stream coarse-overlap.
+add_test(NAME cli.every_scheme_is_deterministic
+         COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
+                 ${NVSVP_CLI_OUT}/determinism_all_schemes
+                 --set "schemes=[deepep,nvls,dysharp-basic,explicit-addressing,coarse-overlap]")
+set_tests_properties(cli.every_scheme_is_deterministic PROPERTIES TIMEOUT 120
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 
 # Corners of the fabric's parameters: every token copy and combine result must still be right and
 # nothing may deadlock (a sweep of 216 combinations passed; these keep the extremes in the suite).

@@ -2,10 +2,12 @@
 # Runs the same scenario twice and requires identical reports apart from host measurements
 # (wall-clock times, memory); a run with another routing seed must differ, so the comparison
 # itself can fail.
-# usage: determinism.sh NVSVP SCENARIO WORKDIR
+# usage: determinism.sh NVSVP SCENARIO WORKDIR [nvsvp run options, e.g. --set schemes=[...]]
 nvsvp=$1
 scenario=$2
 work=$3
+shift 3
+options=("$@")
 rm -rf "$work"
 mkdir -p "$work"
 
@@ -13,7 +15,7 @@ host_fields='"(wall_seconds|peak_rss_mb|plan_seconds|simulate_seconds|verify_sec
 run() {  # run DIR [--set ...]
   local dir=$1
   shift
-  "$nvsvp" run "$scenario" --out "$work/$dir" --quiet "$@" || { echo "FAIL: run $dir exited $?"; exit 1; }
+  "$nvsvp" run "$scenario" --out "$work/$dir" --quiet "${options[@]}" "$@" || { echo "FAIL: run $dir exited $?"; exit 1; }
   grep -Ev "$host_fields" "$work/$dir/report.json" >"$work/$dir.stripped"
 }
 run a
@@ -25,10 +27,15 @@ if ! diff -u "$work/a.stripped" "$work/b.stripped"; then
   echo "FAIL: two runs of $scenario gave different reports"
   exit 1
 fi
-if ! diff -q "$work/a/links_deepep.csv" "$work/b/links_deepep.csv"; then
-  echo "FAIL: two runs of $scenario gave different link statistics"
-  exit 1
-fi
+# Every per-scheme file: link statistics, utilization series, traces.
+for f in "$work"/a/*.csv "$work"/a/*.json; do
+  name=$(basename "$f")
+  [ "$name" = report.json ] && continue
+  if ! diff -q "$f" "$work/b/$name"; then
+    echo "FAIL: two runs of $scenario gave different $name"
+    exit 1
+  fi
+done
 if diff -q "$work/a.stripped" "$work/c.stripped" >/dev/null; then
   echo "FAIL: another routing seed gave the same report: the comparison proves nothing"
   exit 1
