@@ -246,6 +246,31 @@ TEST(DynamicMultimem, LoadReturnsTheSumOfEveryTargetOnce) { load_returns_the_sum
 
 TEST(DynamicMultimem, LoadWithModelAndRtlInLockstepReturnsTheSumOnce) { load_returns_the_sum_of_every_target_once("both"); }
 
+// Per-expert arrival counters (dysharp.md §3): each block counts on the counter base plus its
+// expert's local index, at the destinations and at the issuer alike; the base alone counts nothing
+// more.
+TEST(DynamicMultimem, StoreCanCountArrivalsPerTargetExpert) {
+  run_dynamic(dynamic_platform(), [](TlmHal& hal, Platform& platform, fw::SwitchFabric&, const Objects& o) {
+    const Bytes16 token = bf16_lanes(2.0f);
+    hal.memory(0).write(kSource, token.data(), 16);
+    constexpr uint32_t kBase = 10;
+    hw::WorkSequence issuer;
+    issuer.targets = {3, 2, 5, 4, 1, 0};  // GPU 1: experts 3, 2; GPU 2: 5, 4; GPU 0 (issuer): 1, 0
+    issuer.tasks.push_back(hw::Task::dynamic_store(0, kSource, o.dispatch.multimem_address(4), kDispatchBlock, 0, 6,
+                                                   hw::DynamicAddressing::algebraic, kBase, true));
+    issuer.tasks.push_back(hw::Task::wait(0, kBase + 1, 1));
+    hal.submit(0, std::move(issuer));
+    hal.submit(1, wait_for(kBase + 1, 1));
+    hal.submit(2, wait_for(kBase + 1, 1));
+    hal.wait_all_finished();
+    for (uint32_t g = 0; g < kGpus; ++g) {
+      EXPECT_EQ(platform.gpu(g).counter_arrivals(kBase), 1u) << "GPU " << g << ": its first local expert";
+      EXPECT_EQ(platform.gpu(g).counter_arrivals(kBase + 1), 1u) << "GPU " << g << ": its second local expert";
+      EXPECT_EQ(platform.gpu(g).counter_arrivals(kBase + 2), 0u) << "GPU " << g;
+    }
+  });
+}
+
 TEST(DynamicMultimem, ExplicitAddressingWritesWhereTheListSaysWithoutTheHub) {
   run_dynamic(dynamic_platform(), [](TlmHal& hal, Platform& platform, fw::SwitchFabric&, const Objects& o) {
     const Bytes16 token = bf16_lanes(7.0f);

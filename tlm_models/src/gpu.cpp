@@ -395,6 +395,7 @@ void Gpu::run_dynamic(const hw::WorkSequence& sequence, const hw::Task& task) {
     item.target_addresses = addresses;
     item.target_count = remote;
     item.issuer_targets = store ? 0 : local;
+    item.count_per_expert = store && task.count != 0;
     item.wire_flits = explicit_addresses ? explicit_wire_flits(link_params_, remote, store ? task.bytes : 0)
                                          : dynamic_wire_flits(link_params_, remote, store ? task.bytes : 0);
     item.not_before = issue;
@@ -412,6 +413,12 @@ void Gpu::run_dynamic(const hw::WorkSequence& sequence, const hw::Task& task) {
                     data, n);
     }
     stats_.local_copies += local;
+    if (task.count != 0) {  // per-expert arrival counters
+      for (uint32_t i = remote; i < task.elements; ++i) {
+        count_dynamic_block(task.counter, true, targets[i], miss ? issue + hub_miss_time_ : issue);
+      }
+      return;
+    }
   } else {
     // Every target is here: the load completes without the switch.
     const auto n = static_cast<size_t>(std::min<uint64_t>(task.bytes, params_.functional_bytes));
@@ -527,6 +534,7 @@ void Gpu::launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, 
     ext.target_addresses = item.target_addresses;
     ext.target_count = item.target_count;
     ext.targets_here = item.issuer_targets;
+    ext.count_per_expert = item.count_per_expert;
     if (item.opcode != Opcode::read && item.opcode != Opcode::multimem_ld_reduce &&
         item.opcode != Opcode::dynamic_ld_reduce) {
       ext.target_address = item.target_address;
@@ -660,13 +668,20 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
         memory_.write(address, payload.get_data_ptr(), n);
         ++written;
       }
+      const sc_time landed = miss ? arrival + hub_miss_time_ : arrival;
       if (written != ext.targets_here || written != decode_first_flit(payload.get_address()).target_count) {
         std::ostringstream msg;
         msg << "dynamic write from GPU " << ext.source_gpu << "#" << ext.sequence << " names " << written
             << " experts of GPU " << id_ << ", the switch trimmed it to " << ext.targets_here;
         SC_REPORT_FATAL(name(), msg.str().c_str());
       }
-      record_arrival(ext.counter, miss ? arrival + hub_miss_time_ : arrival, written);
+      if (ext.count_per_expert) {
+        for (uint32_t i = 0; i < ext.target_count; ++i) {
+          if (is_local_expert(ext.targets[i])) count_dynamic_block(ext.counter, true, ext.targets[i], landed);
+        }
+      } else {
+        record_arrival(ext.counter, landed, written);
+      }
       break;
     }
     case Opcode::write_ack:

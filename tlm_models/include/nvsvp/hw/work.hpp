@@ -44,7 +44,9 @@ enum class TaskKind : uint8_t {
   dynamic_store,      // dymultimem.st: `bytes` from local `source_address` to multimem
                       // `target_address` (an algebraic block of a bound dispatch object); every
                       // target's GPU writes it into that expert's region and its counter
-                      // `counter` counts one arrival per local target
+                      // `counter` counts one arrival per local target; with `count` = 1, each
+                      // block counts on counter + its expert's local index instead (per-expert
+                      // arrival counters, dysharp.md §3)
   dynamic_ld_reduce,  // dymultimem.ld_reduce: load of `bytes` at multimem `source_address` (a
                       // combine object) from every target, summed with `reduce_op` /
                       // `reduce_type` in the switch; the result lands at local `target_address`
@@ -189,9 +191,10 @@ struct Task {
   // Dynamic multimem: see TaskKind. `first_target` / `targets` index WorkSequence::targets.
   static Task dynamic_store(PhaseId phase, uint64_t local_source, uint64_t multimem_target, uint64_t bytes,
                             uint32_t first_target, uint16_t targets, DynamicAddressing addressing,
-                            uint32_t counter) {
+                            uint32_t counter, bool count_per_expert = false) {
     Task t = send(phase, 0, local_source, multimem_target, bytes, counter);
     t.kind = TaskKind::dynamic_store;
+    t.count = count_per_expert ? 1 : 0;
     t.first_element = first_target;
     t.elements = targets;
     t.addressing = addressing;

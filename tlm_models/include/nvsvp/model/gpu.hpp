@@ -101,6 +101,8 @@ class Gpu : public sc_core::sc_module {
   // from an earlier binding's).
   void install_dynamic_multicast(const hw::DynamicMulticastBinding& binding, uint64_t local_base);
   const GpuHub& hub() const { return hub_; }
+  // Arrivals counter `index` has counted so far (0 for a counter never used).
+  uint64_t counter_arrivals(uint32_t index) const { return index < counters_.size() ? counters_[index].arrivals : 0; }
   const DynamicSourceQueue& source_queue() const { return source_queue_; }
 
  private:
@@ -124,6 +126,7 @@ class Gpu : public sc_core::sc_module {
     const uint64_t* target_addresses = nullptr;  // explicit addressing
     uint16_t target_count = 0;
     uint16_t issuer_targets = 0;
+    bool count_per_expert = false;
     sc_core::sc_time not_before;
   };
   void check_chunk(const hw::WorkSequence& sequence, const hw::Task& task) const;
@@ -131,6 +134,11 @@ class Gpu : public sc_core::sc_module {
   void run_dynamic(const hw::WorkSequence& sequence, const hw::Task& task);
   bool is_local_expert(uint16_t expert) const {
     return dynamic_experts_per_gpu_ != 0 && expert / dynamic_experts_per_gpu_ == id_;
+  }
+  // A dynamic block for local `expert` landed at `at`: one arrival on `counter`, or on counter +
+  // the expert's local index with per-expert counting.
+  void count_dynamic_block(uint32_t counter, bool per_expert, uint16_t expert, const sc_core::sc_time& at) {
+    record_arrival(per_expert ? counter + (expert - id_ * dynamic_experts_per_gpu_) : counter, at);
   }
   // Where target `index` of a list lands in this GPU: the Hub's translation of `multimem_address`
   // for its expert, or its explicit address. A Hub miss sets `miss` (the access waits for memory).
