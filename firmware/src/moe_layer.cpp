@@ -140,6 +140,23 @@ hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuff
   };
 }
 
+void append_count_exchange(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t gpu,
+                           hw::PhaseId phase) {
+  const MoeLayerSpec& spec = *plan.spec;
+  const MoeBuffers& b = plan.buffers;
+  const uint32_t gpus = spec.routing.gpus;
+  for (uint32_t p = 0; p < gpus; ++p) {
+    if (p == gpu) continue;
+    seq.tasks.push_back(hw::Task::send(phase, p, b.counts_tx + 16ull * p, b.counts_rx + 16ull * gpu, 16, kCountsCounter));
+    plan.expected_link_arrivals[p]++;
+  }
+  seq.tasks.push_back(hw::Task::wait(phase, kCountsCounter, gpus - 1));
+  const uint64_t first = static_cast<uint64_t>(gpu) * spec.routing.tokens_per_gpu;
+  const uint64_t copies = map.first[first + spec.routing.tokens_per_gpu] - map.first[first];
+  append_software_cost(seq, phase,
+                       spec.software.count_exchange_ns + spec.software.bookkeeping_ns_per_copy * static_cast<double>(copies));
+}
+
 void append_software_cost(hw::WorkSequence& seq, hw::PhaseId phase, double ns) {
   if (ns > 0.0) seq.tasks.push_back(hw::Task::delay(phase, ns));
 }

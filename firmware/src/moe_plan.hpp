@@ -45,6 +45,12 @@ hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuff
                          std::shared_ptr<const std::vector<std::vector<uint64_t>>> received,
                          uint32_t gpu, std::vector<SlotRun> runs = {});
 
+// The software all-to-all's token-count exchange on GPU `gpu`: 16 bytes to every peer, the wait
+// for every peer's, then the time to turn them into offsets (software.count_exchange_ns, plus
+// bookkeeping_ns_per_copy for each copy of the GPU's tokens).
+void append_count_exchange(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t gpu,
+                           hw::PhaseId phase);
+
 // A software cost (software.count_exchange_ns and the like): a delay of `ns`, none when 0.
 void append_software_cost(hw::WorkSequence& seq, hw::PhaseId phase, double ns);
 

@@ -59,21 +59,7 @@ void build_coarse_overlap(LayerPlan& plan, const DispatchMap& map) {
     comm.counters = experts_done_counter(chunks) + 1;
     comm.sms = static_cast<uint16_t>(spec.software.comm_sms);
     // Token counts first, as deepep.
-    for (uint32_t p = 0; p < gpus; ++p) {
-      if (p == g) continue;
-      comm.tasks.push_back(hw::Task::send(kDispatch, p, b.counts_tx + 16ull * p, b.counts_rx + 16ull * g, 16,
-                                          kCountsCounter));
-      plan.expected_link_arrivals[p]++;
-    }
-    comm.tasks.push_back(hw::Task::wait(kDispatch, kCountsCounter, gpus - 1));
-    uint64_t copies_sent = 0;
-    for (uint64_t t = static_cast<uint64_t>(g) * routing.tokens_per_gpu;
-         t < static_cast<uint64_t>(g + 1) * routing.tokens_per_gpu; ++t) {
-      copies_sent += map.first[t + 1] - map.first[t];
-    }
-    append_software_cost(comm, kDispatch,
-                         spec.software.count_exchange_ns +
-                             spec.software.bookkeeping_ns_per_copy * static_cast<double>(copies_sent));
+    append_count_exchange(plan, map, comm, g, kDispatch);
 
     // Dispatch, chunk after chunk; a chunk's last batches leave before the next chunk's first.
     const uint64_t first_token = static_cast<uint64_t>(g) * routing.tokens_per_gpu;

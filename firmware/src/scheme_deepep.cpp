@@ -35,19 +35,7 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
     seq.phase_names = {"dispatch", "experts", "combine"};
     seq.counters = kMoeCounters;
     // Token counts first: each receiver learns how much to expect from each sender.
-    for (uint32_t p = 0; p < gpus; ++p) {
-      if (p == g) continue;
-      seq.tasks.push_back(hw::Task::send(kDispatch, p, b.counts_tx + 16ull * p, b.counts_rx + 16ull * g, 16,
-                                         kCountsCounter));
-      plan.expected_link_arrivals[p]++;
-    }
-    seq.tasks.push_back(hw::Task::wait(kDispatch, kCountsCounter, gpus - 1));
-    uint64_t copies_sent = 0;
-    const uint64_t first = static_cast<uint64_t>(g) * routing.tokens_per_gpu;
-    for (uint64_t t = first; t < first + routing.tokens_per_gpu; ++t) copies_sent += map.first[t + 1] - map.first[t];
-    append_software_cost(seq, kDispatch,
-                         spec.software.count_exchange_ns +
-                             spec.software.bookkeeping_ns_per_copy * static_cast<double>(copies_sent));
+    append_count_exchange(plan, map, seq, g, kDispatch);
   }
 
   // Dispatch copies, in token order on each home GPU; a destination's chunk leaves when it is

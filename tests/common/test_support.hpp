@@ -15,7 +15,10 @@
 #include <systemc>
 
 #include "nvsvp/fw/switch_bringup.hpp"
+#include <nlohmann/json.hpp>
+
 #include "nvsvp/platform/platform.hpp"
+#include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
 #include "nvsvp/platform/tlm_hal.hpp"
 
@@ -55,6 +58,18 @@ class TempDir {
 inline sc_core::sc_time ns(double value) { return sc_core::sc_time(value, sc_core::SC_NS); }
 
 inline std::string config_dir() { return std::string(NVSVP_SOURCE_DIR) + "/configs"; }
+
+// Runs `scenario` as the command does (a child process per scheme, files in `out_dir`), fails the
+// test unless every check passed, and returns its report.json.
+inline nlohmann::json run_and_read_report(const platform::Scenario& scenario, const std::string& out_dir) {
+  platform::RunOptions options;
+  options.out_dir = out_dir;
+  options.quiet = true;
+  std::ostringstream console;
+  EXPECT_EQ(platform::run_scenario(scenario, options, console), 0) << console.str();
+  std::ifstream file(out_dir + "/report.json");
+  return nlohmann::json::parse(file);
+}
 
 // A link whose flit takes exactly 1 ns (16 B at 16 GB/s, no overhead), so that expected times are
 // whole nanoseconds that a test can write down.

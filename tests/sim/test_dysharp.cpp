@@ -52,13 +52,7 @@ struct ScenarioRun {
 
 ScenarioRun run(const test::TempDir& dir, const std::string& name, const std::string& text) {
   ScenarioRun r{load_scenario(dir.write(name + ".yaml", text), {}, test::config_dir()), {}};
-  RunOptions options;
-  options.out_dir = dir.path() + "/" + name;
-  options.quiet = true;
-  std::ostringstream console;
-  EXPECT_EQ(run_scenario(r.scenario, options, console), 0) << console.str();
-  std::ifstream in(options.out_dir + "/report.json");
-  r.report = json::parse(in);
+  r.report = test::run_and_read_report(r.scenario, dir.path() + "/" + name);
   return r;
 }
 

@@ -43,13 +43,7 @@ std::string scenario_text(const std::string& schemes, const std::string& backend
 // Runs the scenario in `dir` and returns its report.json.
 json run_and_read(const test::TempDir& dir, const std::string& name, const std::string& text) {
   const Scenario scenario = load_scenario(dir.write(name + ".yaml", text), {}, test::config_dir());
-  RunOptions options;
-  options.out_dir = dir.path() + "/" + name;
-  options.quiet = true;
-  std::ostringstream console;
-  EXPECT_EQ(run_scenario(scenario, options, console), 0) << console.str();
-  std::ifstream in(options.out_dir + "/report.json");
-  return json::parse(in);
+  return test::run_and_read_report(scenario, dir.path() + "/" + name);
 }
 
 const json& result_of(const json& report, const std::string& scheme) {

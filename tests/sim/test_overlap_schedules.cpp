@@ -41,13 +41,7 @@ const json& result_of(const json& report, const std::string& scheme) {
 TEST(OverlapSchedules, CoarseOverlapMovesWhatDeepepMovesAndOverlapsComputeWithDispatch) {
   test::TempDir dir;
   const Scenario scenario = load_scenario(dir.write("s.yaml", kScenario), {}, test::config_dir());
-  RunOptions options;
-  options.out_dir = dir.path() + "/out";
-  options.quiet = true;
-  std::ostringstream console;
-  ASSERT_EQ(run_scenario(scenario, options, console), 0) << console.str();
-  std::ifstream file(options.out_dir + "/report.json");
-  const json report = json::parse(file);
+  const json report = test::run_and_read_report(scenario, dir.path() + "/out");
   const json& deepep = result_of(report, "deepep");
   const json& overlap = result_of(report, "coarse-overlap");
 

@@ -52,13 +52,8 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
 TEST(TimelineFiles, UtilizationSeriesAndTraceAgreeWithTheReport) {
   test::TempDir dir;
   const Scenario scenario = load_scenario(dir.write("s.yaml", kScenario), {}, test::config_dir());
-  RunOptions options;
-  options.out_dir = dir.path() + "/out";
-  options.quiet = true;
-  std::ostringstream console;
-  ASSERT_EQ(run_scenario(scenario, options, console), 0) << console.str();
-  std::ifstream report_file(options.out_dir + "/report.json");
-  const json report = json::parse(report_file);
+  const std::string out_dir = dir.path() + "/out";
+  const json report = test::run_and_read_report(scenario, out_dir);
   ASSERT_FALSE(report.at("results").at(0).contains("timeline")) << "bulky data stays out of report.json";
 
   for (const json& result : report.at("results")) {
@@ -68,7 +63,7 @@ TEST(TimelineFiles, UtilizationSeriesAndTraceAgreeWithTheReport) {
     const uint32_t gpus = report.at("scenario").at("gpus").get<uint32_t>();
 
     // The series: a header, then bins 0.5 us apart from the layer's start to its end.
-    const auto rows = read_csv(options.out_dir + "/utilization_" + scheme + ".csv");
+    const auto rows = read_csv(out_dir + "/utilization_" + scheme + ".csv");
     ASSERT_GT(rows.size(), 2u);
     ASSERT_EQ(rows[0].size(), 3 + 2 * gpus);
     EXPECT_EQ(rows[0][0], "time_us");
@@ -94,7 +89,7 @@ TEST(TimelineFiles, UtilizationSeriesAndTraceAgreeWithTheReport) {
 
     // The trace: every GPU's three phases and its compute, inside the layer; counters per GPU and
     // for the fabric.
-    std::ifstream trace_file(options.out_dir + "/trace_" + scheme + ".json");
+    std::ifstream trace_file(out_dir + "/trace_" + scheme + ".json");
     const json trace = json::parse(trace_file);
     std::map<int, std::vector<std::string>> phases;
     std::map<int, int> compute, counters;
