@@ -69,6 +69,11 @@ DispatchMap map_dispatch(const MoeRouting& routing) {
   return map;
 }
 
+const std::vector<std::string>& moe_phase_names() {
+  static const std::vector<std::string> names{"dispatch", "experts", "combine"};
+  return names;
+}
+
 std::vector<uint64_t> tokens_per_expert(const MoeRouting& routing) {
   std::vector<uint64_t> counts(routing.experts, 0);
   for (uint16_t e : routing.expert_ids) counts[e]++;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "nvsvp/fw/moe_layer.hpp"
@@ -30,6 +31,9 @@ MoeBuffers make_buffers(const MoeLayerSpec& spec);
 // in tiles of software.tile_tokens x tile_columns thread blocks; `slots` token vectors are read and
 // as many outputs written. `kernel` (the functional effect) runs when GEMM-2 ends. No time with
 // pure_communication.
+// The phases every MoE scheme reports, in PhaseId order.
+const std::vector<std::string>& moe_phase_names();
+
 // Tokens routed to each expert, and the slice of GPU `gpu`'s experts.
 std::vector<uint64_t> tokens_per_expert(const MoeRouting& routing);
 std::vector<uint64_t> local_slice(const MoeRouting& routing, const std::vector<uint64_t>& per_expert, uint32_t gpu);

@@ -55,7 +55,7 @@ void build_coarse_overlap(LayerPlan& plan, const DispatchMap& map) {
   std::vector<std::vector<hw::WriteElement>> pending(gpus);
   for (uint32_t g = 0; g < gpus; ++g) {
     hw::WorkSequence& comm = plan.sequences[g];
-    comm.phase_names = {"dispatch", "experts", "combine"};
+    comm.phase_names = moe_phase_names();
     comm.counters = experts_done_counter(chunks) + 1;
     comm.sms = static_cast<uint16_t>(spec.software.comm_sms);
     // Token counts first, as deepep.

@@ -32,7 +32,7 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
     for (uint32_t d = 0; d < gpus; ++d) remote += d == g ? 0 : map.counts[g][d] + map.counts[d][g];
     seq.tasks.reserve(local + remote / spec.software.chunk_tokens + 4 * gpus + 8);
     seq.elements.reserve(remote);
-    seq.phase_names = {"dispatch", "experts", "combine"};
+    seq.phase_names = moe_phase_names();
     seq.counters = kMoeCounters;
     // Token counts first: each receiver learns how much to expect from each sender.
     append_count_exchange(plan, map, seq, g, kDispatch);

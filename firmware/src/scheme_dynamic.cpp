@@ -63,11 +63,9 @@ void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressin
 
   // The runtime calls of dysharp.md §2: two regions sharing one mapping, bound with the counts
   // the gate knows before dispatch.
-  std::vector<uint32_t> tokens_per_expert(routing.experts, 0);
-  for (uint64_t t = 0; t < tokens; ++t) {
-    const uint16_t* experts = routing.experts_of(t);
-    for (uint32_t k = 0; k < routing.top_k; ++k) tokens_per_expert[experts[k]]++;
-  }
+  const std::vector<uint64_t> expert_loads = tokens_per_expert(routing);
+  // Each expert receives each token at most once, so its load fits the binding's 32 bits.
+  const std::vector<uint32_t> tokens_per_expert(expert_loads.begin(), expert_loads.end());
   DynamicMulticastRuntime runtime(gpus);
   const hw::DynamicMulticastObject dispatch_object =
       runtime.create_dynamic_multicast(b.dispatch_stride, hw::MultimemStage::dispatch, 2);
@@ -100,7 +98,7 @@ void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressin
   std::vector<uint32_t> order(routing.top_k);  // a token's targets: remote first, then local
   for (uint32_t g = 0; g < gpus; ++g) {
     hw::WorkSequence& seq = plan.sequences[g];
-    seq.phase_names = {"dispatch", "experts", "combine"};
+    seq.phase_names = moe_phase_names();
     seq.counters = kBarrierCounter + 1;
     const uint64_t first_token = static_cast<uint64_t>(g) * routing.tokens_per_gpu;
     seq.tasks.reserve(2 * routing.tokens_per_gpu + gpus + 8);
@@ -148,8 +146,7 @@ void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressin
     const uint64_t local_blocks = dispatch.local_blocks(g);
     seq.tasks.push_back(hw::Task::wait(kDispatch, kDispatchCounter, local_blocks));
 
-    std::vector<uint64_t> region_blocks(per_gpu);
-    for (uint32_t j = 0; j < per_gpu; ++j) region_blocks[j] = tokens_per_expert[g * per_gpu + j];
+    const std::vector<uint64_t> region_blocks = local_slice(routing, expert_loads, g);
     seq.kernels.push_back(dynamic_expert_kernel(b, region_blocks, g * per_gpu));
     append_expert_gemms(spec, seq, kExperts, region_blocks, local_blocks, static_cast<uint32_t>(seq.kernels.size() - 1));
 

@@ -1,6 +1,8 @@
-// Routing generation. The RNG (xoshiro256** seeded by splitmix64) and every sampler are our own,
-// so a seed gives the same routing with any compiler and standard library.
+// Routing generation. The RNG (hw::Xoshiro256) and every sampler are our own, so a seed gives the
+// same routing with any compiler and standard library.
 #include "nvsvp/platform/routing_generator.hpp"
+
+#include "nvsvp/hw/xoshiro256.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,21 +16,9 @@ namespace {
 
 class Rng {
  public:
-  explicit Rng(uint64_t seed) {
-    for (uint64_t& word : state_) word = splitmix64(seed);
-  }
+  explicit Rng(uint64_t seed) : core_(seed) {}
 
-  uint64_t next() {
-    const uint64_t result = rotl(state_[1] * 5, 7) * 9;
-    const uint64_t t = state_[1] << 17;
-    state_[2] ^= state_[0];
-    state_[3] ^= state_[1];
-    state_[1] ^= state_[2];
-    state_[0] ^= state_[3];
-    state_[2] ^= t;
-    state_[3] = rotl(state_[3], 45);
-    return result;
-  }
+  uint64_t next() { return core_.next(); }
 
   // Uniform in [0, 1), 53 random bits.
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
@@ -67,15 +57,7 @@ class Rng {
   }
 
  private:
-  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  static uint64_t splitmix64(uint64_t& x) {
-    uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-
-  uint64_t state_[4];
+  hw::Xoshiro256 core_;
   double spare_ = 0.0;
   bool has_spare_ = false;
 };

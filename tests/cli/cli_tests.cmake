@@ -145,6 +145,10 @@ nvsvp_cli_test(comm_sms_must_leave_gemm_sms_exits_2 --exit 2
                --stderr "software.comm_sms: expected comm_sms below the GPU's SMs"
                -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set software.comm_sms=132)
 
+nvsvp_cli_test(timeline_bin_below_a_nanosecond_exits_2 --exit 2
+               --stderr "simulation.timeline_bin_us: expected at least 0.001 \\(1 ns\\), got 0.0001"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set simulation.timeline_bin_us=0.0001)
+
 nvsvp_cli_test(pure_communication_needs_a_boolean_exits_2 --exit 2
                --stderr "pure_communication: expected true or false, got maybe"
                -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set pure_communication=maybe)

@@ -469,6 +469,11 @@ bool SwitchChip::admit_load(uint16_t port, tlm::tlm_generic_payload& payload, ui
 void SwitchChip::start_load(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits,
                             const sc_time& ready_at) {
   if (extension_of(payload).opcode == Opcode::dynamic_ld_reduce) {
+    // A parked load was trimmed when it arrived, but trim_ is scratch: trim it again.
+    const NvlinkExtension& ext = extension_of(payload);
+    trim_targets(ext.targets, ext.target_count,
+                 [per_gpu = registers_.dynamic_experts_per_gpu()](uint16_t expert) { return expert / per_gpu; },
+                 ReduceResponses::one_per_port, trim_);
     start_dynamic_ld_reduce(port, payload, fifo, flits, ready_at);
   } else {
     start_ld_reduce(port, payload, fifo, flits, ready_at);
@@ -489,7 +494,6 @@ uint32_t SwitchChip::open_reduction(uint16_t port, const NvlinkExtension& reques
   r.port = port;
   r.context = context;
   r.responses_left = responses;
-  r.members = responses;
   r.reduce_op = request.reduce_op;
   r.reduce_type = request.reduce_type;
   r.issuer = request.source_gpu;
@@ -612,10 +616,6 @@ void SwitchChip::send_dynamic_copies(tlm::tlm_generic_payload& request, uint32_t
 void SwitchChip::start_dynamic_ld_reduce(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
                                          uint32_t flits, const sc_time& ready_at) {
   const NvlinkExtension& ext = extension_of(payload);
-  // A parked load was trimmed when it arrived; trim again (trim_ is scratch), same result.
-  trim_targets(ext.targets, ext.target_count,
-               [per_gpu = registers_.dynamic_experts_per_gpu()](uint16_t expert) { return expert / per_gpu; },
-               ReduceResponses::one_per_port, trim_);
   const auto copies = static_cast<uint32_t>(trim_.copies.size());
   const uint32_t tag = open_reduction(port, ext, trim_.expected_responses);
   PendingReduction& r = reductions_[tag];

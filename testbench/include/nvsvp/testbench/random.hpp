@@ -1,12 +1,14 @@
-// A small, portable pseudo-random generator (xoshiro256** seeded by splitmix64). The standard
-// library's distributions and std::shuffle differ between library versions; these do not, so a
-// seed reproduces a run exactly wherever it is built.
+// The testbench's random draws, on the project's portable generator (hw::Xoshiro256). The
+// standard library's distributions and std::shuffle differ between library versions; these do
+// not, so a seed reproduces a run exactly wherever it is built.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
+
+#include "nvsvp/hw/xoshiro256.hpp"
 
 namespace nvsvp::testbench {
 
@@ -15,21 +17,9 @@ __extension__ typedef unsigned __int128 Uint128;
 
 class Rng {
  public:
-  explicit Rng(std::uint64_t seed) {
-    for (auto& word : state_) word = splitmix64(seed);
-  }
+  explicit Rng(std::uint64_t seed) : core_(seed) {}
 
-  std::uint64_t next() {
-    const std::uint64_t result = rotl(state_[1] * 5, 7) * 9;
-    const std::uint64_t t = state_[1] << 17;
-    state_[2] ^= state_[0];
-    state_[3] ^= state_[1];
-    state_[1] ^= state_[2];
-    state_[0] ^= state_[3];
-    state_[2] ^= t;
-    state_[3] = rotl(state_[3], 45);
-    return result;
-  }
+  std::uint64_t next() { return core_.next(); }
 
   // Uniform in [0, bound); bound > 0. The multiply-shift bias (< bound / 2^64) does not matter here.
   std::uint64_t below(std::uint64_t bound) {
@@ -60,15 +50,7 @@ class Rng {
   }
 
  private:
-  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  static std::uint64_t splitmix64(std::uint64_t& x) {
-    std::uint64_t z = (x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-
-  std::uint64_t state_[4];
+  hw::Xoshiro256 core_;
 };
 
 }  // namespace nvsvp::testbench

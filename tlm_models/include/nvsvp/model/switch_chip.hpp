@@ -125,7 +125,6 @@ class SwitchChip : public sc_core::sc_module {
     uint16_t port = 0;
     uint16_t context = 0;
     uint32_t responses_left = 0;
-    uint32_t members = 0;
     uint32_t length_beats = 0;
     uint32_t functional_bytes = 0;
     uint8_t reduce_op = 0;
@@ -211,6 +210,7 @@ class SwitchChip : public sc_core::sc_module {
   // dynamic_write for a store, a dynamic_member_read of reduction `tag` for a load.
   void send_dynamic_copies(tlm::tlm_generic_payload& request, uint32_t parent, uint32_t tag,
                            const sc_core::sc_time& leaves);
+  // trim_ must hold the load's trimmed targets.
   void start_dynamic_ld_reduce(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
                                uint32_t flits, const sc_core::sc_time& ready_at);
   // Whether port `port` can take a load now (a free context, none parked before it); if not,
