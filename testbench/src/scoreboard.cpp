@@ -117,28 +117,20 @@ std::optional<Mismatch> Scoreboard::compare_beat(std::size_t k, const ResultBeat
   m.output_index = static_cast<std::int64_t>(outputs_ + k);
   m.context = expected.context;
   m.beat = expected.beat;
-  if (expected.context != actual.context) {
-    m.field = "context";
-    m.expected = std::to_string(expected.context);
-    m.actual = std::to_string(actual.context);
-    return m;
-  }
-  if (expected.beat != actual.beat) {
-    m.field = "beat";
-    m.expected = std::to_string(expected.beat);
-    m.actual = std::to_string(actual.beat);
-    return m;
-  }
-  if (expected.partial != actual.partial) {
-    m.field = "partial";
-    m.expected = std::to_string(expected.partial);
-    m.actual = std::to_string(actual.partial);
-    return m;
-  }
-  if (expected.contributions != actual.contributions) {
-    m.field = "contributions";
-    m.expected = std::to_string(expected.contributions);
-    m.actual = std::to_string(actual.contributions);
+  // The header fields in the order a reader wants the first difference named.
+  const struct {
+    const char* name;
+    std::uint64_t expected;
+    std::uint64_t actual;
+  } fields[] = {{"context", expected.context, actual.context},
+                {"beat", expected.beat, actual.beat},
+                {"partial", expected.partial, actual.partial},
+                {"contributions", expected.contributions, actual.contributions}};
+  for (const auto& field : fields) {
+    if (field.expected == field.actual) continue;
+    m.field = field.name;
+    m.expected = std::to_string(field.expected);
+    m.actual = std::to_string(field.actual);
     return m;
   }
   if (expected.data != actual.data) {
