@@ -86,32 +86,139 @@ std::vector<uint64_t> local_slice(const MoeRouting& routing, const std::vector<u
           per_expert.begin() + static_cast<ptrdiff_t>(gpu + 1) * per};
 }
 
-void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::PhaseId phase,
-                         const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel) {
+ExpertGemms expert_gemms(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t tile_rows, uint32_t busy_experts,
+                         uint64_t slots, uint32_t kernel) {
   hw::Task::check_kernel_index(kernel);
-  if (spec.pure_communication) {
-    seq.tasks.push_back(hw::Task::delay(phase, 0.0, kernel));
-    return;
-  }
+  if (spec.pure_communication) return ExpertGemms{hw::Task::delay(phase, 0.0), hw::Task::delay(phase, 0.0, kernel)};
   const MoeModel& m = spec.model;
   const uint64_t tile = spec.software.tile_tokens;
   const uint64_t columns = spec.software.tile_columns;
-  uint64_t tile_rows = 0;  // over the experts, each padded to whole tiles
-  uint32_t busy_experts = 0;
-  for (uint64_t tokens : tokens_per_local_expert) {
-    tile_rows += (tokens + tile - 1) / tile;
-    busy_experts += tokens > 0;
-  }
   auto blocks = [&](uint64_t output_columns) { return tile_rows * ((output_columns + columns - 1) / columns); };
   auto block_flops = [&](uint64_t depth) { return 2.0 * static_cast<double>(tile * columns * depth); };
   // Memory: the fp8 weights of the experts that have tokens, the tokens read (GEMM-1), the
   // outputs written (GEMM-2).
   const uint64_t up_weights = 2ull * m.hidden * m.moe_hidden * busy_experts;
   const uint64_t down_weights = 1ull * m.hidden * m.moe_hidden * busy_experts;
-  seq.tasks.push_back(hw::Task::gemm(phase, blocks(2ull * m.moe_hidden), block_flops(m.hidden), hw::Precision::fp8,
-                                     up_weights + slots * vector_bytes(spec.dispatch_dtype, m.hidden), 0));
-  seq.tasks.push_back(hw::Task::gemm(phase, blocks(m.hidden), block_flops(m.moe_hidden), hw::Precision::fp8,
-                                     down_weights + slots * vector_bytes(spec.combine_dtype, m.hidden), 0, kernel));
+  return ExpertGemms{hw::Task::gemm(phase, blocks(2ull * m.moe_hidden), block_flops(m.hidden), hw::Precision::fp8,
+                                    up_weights + slots * vector_bytes(spec.dispatch_dtype, m.hidden), 0),
+                     hw::Task::gemm(phase, blocks(m.hidden), block_flops(m.moe_hidden), hw::Precision::fp8,
+                                    down_weights + slots * vector_bytes(spec.combine_dtype, m.hidden), 0, kernel)};
+}
+
+void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::PhaseId phase,
+                         const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel) {
+  const uint64_t tile = spec.software.tile_tokens;
+  uint64_t tile_rows = 0;  // over the experts, each padded to whole tiles
+  uint32_t busy_experts = 0;
+  for (uint64_t tokens : tokens_per_local_expert) {
+    tile_rows += (tokens + tile - 1) / tile;
+    busy_experts += tokens > 0;
+  }
+  const ExpertGemms gemms = expert_gemms(spec, phase, tile_rows, busy_experts, slots, kernel);
+  if (!spec.pure_communication) seq.tasks.push_back(gemms.gemm1);  // one delay of no time suffices
+  seq.tasks.push_back(gemms.gemm2);
+}
+
+void append_software_dispatch(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t home,
+                              hw::PhaseId phase, uint32_t counter) {
+  const MoeLayerSpec& spec = *plan.spec;
+  const MoeRouting& routing = spec.routing;
+  const MoeBuffers& b = plan.buffers;
+  const uint32_t chunk = spec.software.chunk_tokens;
+  const uint64_t token_bytes = vector_bytes(spec.dispatch_dtype, spec.model.hidden);
+  std::vector<std::vector<hw::WriteElement>> pending(routing.gpus);
+  const uint64_t first_token = static_cast<uint64_t>(home) * routing.tokens_per_gpu;
+  for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {
+    const uint64_t source = b.input + (t - first_token) * b.dispatch_stride;
+    for (uint64_t c = map.first[t]; c < map.first[t + 1]; ++c) {
+      const uint32_t d = map.dest[c];
+      const uint64_t target = b.dispatch_rx + map.slot[c] * b.dispatch_stride;
+      if (d == home) {
+        seq.tasks.push_back(hw::Task::local_copy(phase, source, target, token_bytes, counter));
+        continue;
+      }
+      pending[d].push_back(hw::WriteElement{source, target});
+      if (pending[d].size() == chunk) append_write_chunk(plan, seq, phase, d, token_bytes, counter, pending[d]);
+    }
+  }
+  for (uint32_t d = 0; d < routing.gpus; ++d) {
+    if (!pending[d].empty()) append_write_chunk(plan, seq, phase, d, token_bytes, counter, pending[d]);
+  }
+}
+
+FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t>& tokens_per_local_expert,
+                            uint32_t gemm1_sms) {
+  const uint64_t tile = spec.software.tile_tokens;
+  FusedTiles plan;
+  std::vector<std::pair<double, size_t>> order;  // (fraction of its expert's tokens needed, tile)
+  for (uint32_t j = 0; j < tokens_per_local_expert.size(); ++j) {
+    const uint64_t n = tokens_per_local_expert[j];
+    for (uint64_t first = 0, row = 0; first < n; first += tile, ++row) {
+      const uint64_t tokens = std::min(tile, n - first);
+      order.emplace_back(static_cast<double>(first + tokens) / static_cast<double>(n), plan.tiles.size());
+      plan.tiles.push_back(FusedTile{j, static_cast<uint32_t>(row), first, tokens});
+    }
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<FusedTile> sorted;
+  sorted.reserve(plan.tiles.size());
+  for (const auto& o : order) sorted.push_back(plan.tiles[o.second]);
+  plan.tiles = std::move(sorted);
+  // Groups: enough tiles that GEMM-1's thread blocks fill the group's SMs at least once.
+  const uint64_t columns = spec.software.tile_columns;
+  const uint64_t blocks_per_tile = (2ull * spec.model.moe_hidden + columns - 1) / columns;
+  plan.group_first.push_back(0);
+  uint64_t blocks = 0;
+  for (size_t t = 0; t < plan.tiles.size(); ++t) {
+    blocks += blocks_per_tile;
+    if (blocks >= gemm1_sms || t + 1 == plan.tiles.size()) {
+      plan.group_first.push_back(t + 1);
+      blocks = 0;
+    }
+  }
+  return plan;
+}
+
+FusedSmGroups fused_sm_groups(const MoeLayerSpec& spec, bool comet) {
+  const SoftwareParams& s = spec.software;
+  FusedSmGroups groups;
+  if (comet) {
+    if (s.comm_sms >= spec.gpu_sms) throw std::invalid_argument("comet: comm_sms must leave the GEMMs at least one SM");
+    groups.dispatch = groups.combine = static_cast<uint16_t>(s.comm_sms);
+    groups.gemm1 = groups.gemm2 = static_cast<uint16_t>(std::min<uint32_t>(spec.gpu_sms - s.comm_sms, 0xFFFF));
+    return groups;
+  }
+  const uint64_t total = static_cast<uint64_t>(s.fusion_dispatch_sms) + s.fusion_gemm1_sms + s.fusion_gemm2_sms +
+                         s.fusion_combine_sms;
+  if (total > spec.gpu_sms) {
+    throw std::invalid_argument("fused kernel: its SM groups take " + std::to_string(total) + " SMs, the GPU has " +
+                                std::to_string(spec.gpu_sms));
+  }
+  groups.dispatch = static_cast<uint16_t>(s.fusion_dispatch_sms);
+  groups.gemm1 = static_cast<uint16_t>(s.fusion_gemm1_sms);
+  groups.gemm2 = static_cast<uint16_t>(s.fusion_gemm2_sms);
+  groups.combine = static_cast<uint16_t>(s.fusion_combine_sms);
+  return groups;
+}
+
+std::vector<std::array<hw::WorkSequence*, 4>> make_fused_streams(LayerPlan& plan, const FusedSmGroups& sms,
+                                                                 uint32_t counters) {
+  const uint32_t gpus = plan.spec->routing.gpus;
+  plan.extra_sequences.assign(gpus, std::vector<hw::WorkSequence>(3));
+  std::vector<std::array<hw::WorkSequence*, 4>> streams(gpus);
+  const uint16_t group_sms[4] = {sms.dispatch, sms.gemm1, sms.gemm2, sms.combine};
+  for (uint32_t g = 0; g < gpus; ++g) {
+    streams[g] = {&plan.sequences[g], &plan.extra_sequences[g][0], &plan.extra_sequences[g][1],
+                  &plan.extra_sequences[g][2]};
+    for (uint32_t i = 0; i < 4; ++i) {
+      hw::WorkSequence& seq = *streams[g][i];
+      seq.stream = i;
+      seq.sms = group_sms[i];
+      seq.phase_names = moe_phase_names();
+      seq.counters = counters;
+    }
+  }
+  return streams;
 }
 
 hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,
@@ -234,8 +341,13 @@ const std::vector<SchemeEntry>& schemes() {
   static const std::vector<SchemeEntry> entries{{"deepep", &build_deepep},
                                                 {"nvls", &build_nvls},
                                                 {"dysharp-basic", &build_dysharp_basic},
+                                                {"explicit-addressing-basic", &build_explicit_addressing_basic},
+                                                {"coarse-overlap", &build_coarse_overlap},
+                                                {"comet", &build_comet},
+                                                {"fusion-only", &build_fusion_only},
+                                                {"dysharp-comet", &build_dysharp_comet},
                                                 {"explicit-addressing", &build_explicit_addressing},
-                                                {"coarse-overlap", &build_coarse_overlap}};
+                                                {"dysharp", &build_dysharp}};
   return entries;
 }
 
@@ -268,6 +380,7 @@ LayerPlan build_layer(const std::string& scheme, std::shared_ptr<const MoeLayerS
   plan.buffers = detail::make_buffers(*spec);
   plan.sequences.resize(routing.gpus);
   plan.expected_link_arrivals.assign(routing.gpus, 0);
+  plan.expected_notifications.assign(routing.gpus, 0);
   const detail::DispatchMap map = detail::map_dispatch(routing);
   plan.received = map.received;
   plan.copy_first = map.first_ptr;
@@ -350,7 +463,9 @@ void install_dynamic_objects(Hal& hal, const LayerPlan& plan) {
 
 void run_layer(Hal& hal, LayerPlan& plan) {
   for (uint32_t g = 0; g < plan.sequences.size(); ++g) hal.submit(g, std::move(plan.sequences[g]));
-  for (uint32_t g = 0; g < plan.extra_sequences.size(); ++g) hal.submit(g, std::move(plan.extra_sequences[g]));
+  for (uint32_t g = 0; g < plan.extra_sequences.size(); ++g) {
+    for (hw::WorkSequence& sequence : plan.extra_sequences[g]) hal.submit(g, std::move(sequence));
+  }
   plan.sequences.clear();
   plan.extra_sequences.clear();
   hal.wait_all_finished();
@@ -503,6 +618,20 @@ MoeCheckResult verify_layer(Hal& hal, const LayerPlan& plan, size_t max_violatio
       std::ostringstream os;
       os << "GPU " << g << ": " << got << " messages arrived over its links, expected "
          << plan.expected_link_arrivals[g];
+      violation(os.str());
+    }
+  }
+
+  // Every notification of a fused schedule reached its token's home.
+  for (uint32_t g = 0; g < routing.gpus; ++g) {
+    const uint64_t got = hal.received_notifications(g);
+    result.notifications_expected += plan.expected_notifications[g];
+    result.notifications_delivered += std::min(got, plan.expected_notifications[g]);
+    if (got != plan.expected_notifications[g]) {
+      result.receive_count_errors++;
+      std::ostringstream os;
+      os << "GPU " << g << ": " << got << " token notifications arrived over its links, expected "
+         << plan.expected_notifications[g];
       violation(os.str());
     }
   }

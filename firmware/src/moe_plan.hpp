@@ -1,6 +1,8 @@
 // Internal to firmware: the pieces every MoE scheme builder shares.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -78,11 +80,118 @@ constexpr uint64_t kBarrierBuffer = 0x0800'0000'0000;  // [peer]: 16 bytes, "par
 constexpr uint32_t kBarrierCounter = kMoeCounters;
 void append_partials_barrier(LayerPlan& plan, hw::WorkSequence& seq, uint32_t gpu, hw::PhaseId phase);
 
+// The two grouped GEMMs (GEMM-1 hidden -> 2 x moe_hidden, GEMM-2 moe_hidden -> hidden) over
+// `tile_rows` tiles of software.tile_tokens rows of `busy_experts` experts, `slots` token vectors
+// in and out; the kernel runs when GEMM-2 ends. Delays of no time with pure_communication.
+struct ExpertGemms {
+  hw::Task gemm1;
+  hw::Task gemm2;
+};
+ExpertGemms expert_gemms(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t tile_rows, uint32_t busy_experts,
+                         uint64_t slots, uint32_t kernel);
+
+// Software all-to-all dispatch of GPU `home`'s tokens (deepep's order): in token order, one copy
+// per destination GPU into its dispatch_rx slot, a destination's chunk of software.chunk_tokens
+// leaving when full and the partly filled ones after the last token; local copies are tasks.
+// Every copy counts on `counter` at its destination.
+void append_software_dispatch(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t home,
+                              hw::PhaseId phase, uint32_t counter);
+
+// Token-centric fusion (dysharp.md §3), the part every fused schedule shares. A GPU's GEMM work
+// is cut into tiles (software.tile_tokens rows of one local expert); `members` of an expert are
+// its tokens in the order firmware expects them to arrive, and tile r holds members
+// [r x tile, (r + 1) x tile). Tiles run in the order they are expected to be ready (the fraction
+// of their expert's tokens they need, smallest first) and in groups that fill the GEMM-1 group's
+// SMs at least once (a persistent kernel keeps all its SMs busy with ready tiles).
+struct FusedTile {
+  uint32_t expert = 0;  // local index
+  uint32_t row = 0;
+  uint64_t first = 0;   // first member
+  uint64_t tokens = 0;
+};
+struct FusedTiles {
+  std::vector<FusedTile> tiles;       // in execution order
+  std::vector<size_t> group_first;    // group i: tiles [group_first[i], group_first[i + 1])
+  size_t groups() const { return group_first.size() - 1; }
+};
+FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t>& tokens_per_local_expert,
+                            uint32_t gemm1_sms);
+
+// The executor streams of a fused schedule on one GPU: plan.sequences[g] is the dispatch group,
+// plan.extra_sequences[g] the GEMM-1, GEMM-2 and combine groups, in that order.
+enum FusedStream : uint32_t { kDispatchGroup = 0, kGemm1Group = 1, kGemm2Group = 2, kCombineGroup = 3 };
+// Counters after the common ones: GEMM-1 and GEMM-2 groups done, notifications received, then the
+// tiles' arrival counters (tile-status table) and the tokens' notification counters
+// (output-readiness table).
+constexpr uint32_t kGemm1DoneCounter = kBarrierCounter + 1;
+constexpr uint32_t kGemm2DoneCounter = kBarrierCounter + 2;
+constexpr uint32_t kNotifyCounter = kBarrierCounter + 3;
+constexpr uint32_t kFirstTileCounter = kBarrierCounter + 4;
+// Where the output-readiness table sits in every GPU (16 bytes per local token), and an address
+// no counter map covers, for the 0-byte local copies that signal from one stream to another.
+constexpr uint64_t kReadinessTable = 0x0900'0000'0000;
+constexpr uint64_t kStreamSignal = 0x0A00'0000'0000;
+
+struct FusedSmGroups {
+  uint16_t dispatch = 0;
+  uint16_t gemm1 = 0;
+  uint16_t gemm2 = 0;
+  uint16_t combine = 0;
+};
+// `comet`: two kernels one after the other (dispatch + GEMM-1, then GEMM-2 + combine), each
+// with software.comm_sms for communication and the rest for its GEMM; otherwise the fused
+// kernel's four groups (software.fusion_*_sms). Throws std::invalid_argument if they do not fit.
+FusedSmGroups fused_sm_groups(const MoeLayerSpec& spec, bool comet);
+// Makes the four streams of every GPU (phase names, counters, SMs) and returns them per GPU.
+std::vector<std::array<hw::WorkSequence*, 4>> make_fused_streams(LayerPlan& plan, const FusedSmGroups& sms,
+                                                                 uint32_t counters);
+
+// Appends the tile pipeline to one GPU's GEMM streams: GEMM-1 group i waits for each of its
+// tiles (`wait_for(tile)` appends the waits), runs, and signals; GEMM-2 group i waits for GEMM-1
+// group i (for all of GEMM-1 with `after_all_gemm1`, comet's kernel boundary, preceded by
+// software.sync_ns), runs with kernel `kernel_of(group)`, then `after_group(group)` appends what
+// follows it on the GEMM-2 stream (notifications, or a signal to the combine stream).
+template <class WaitFor, class KernelOf, class AfterGroup>
+void append_tile_pipeline(const MoeLayerSpec& spec, const FusedTiles& plan, hw::WorkSequence& gemm1,
+                          hw::WorkSequence& gemm2, bool after_all_gemm1, WaitFor&& wait_for, KernelOf&& kernel_of,
+                          AfterGroup&& after_group) {
+  constexpr hw::PhaseId kExperts = 1;
+  for (size_t i = 0; i < plan.groups(); ++i) {
+    uint64_t tokens = 0;
+    std::vector<bool> busy;
+    for (size_t t = plan.group_first[i]; t < plan.group_first[i + 1]; ++t) {
+      wait_for(plan.tiles[t], gemm1);
+      tokens += plan.tiles[t].tokens;
+      if (busy.size() <= plan.tiles[t].expert) busy.resize(plan.tiles[t].expert + 1, false);
+      busy[plan.tiles[t].expert] = true;
+    }
+    const auto busy_experts = static_cast<uint32_t>(std::count(busy.begin(), busy.end(), true));
+    const uint64_t tiles = plan.group_first[i + 1] - plan.group_first[i];
+    ExpertGemms gemms = expert_gemms(spec, kExperts, tiles, busy_experts, tokens, kernel_of(i, gemm2));
+    gemms.gemm1.persistent = gemms.gemm2.persistent = true;
+    gemm1.tasks.push_back(gemms.gemm1);
+    gemm1.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, kGemm1DoneCounter));
+    if (i == 0 && after_all_gemm1) {
+      gemm2.tasks.push_back(hw::Task::wait(kExperts, kGemm1DoneCounter, plan.groups()));
+      append_software_cost(gemm2, kExperts, spec.software.sync_ns);
+    } else if (!after_all_gemm1) {
+      gemm2.tasks.push_back(hw::Task::wait(kExperts, kGemm1DoneCounter, i + 1));
+    }
+    gemm2.tasks.push_back(gemms.gemm2);
+    after_group(i, gemm2);
+  }
+}
+
 using SchemeBuilder = void (*)(LayerPlan& plan, const DispatchMap& map);
 void build_deepep(LayerPlan& plan, const DispatchMap& map);
 void build_nvls(LayerPlan& plan, const DispatchMap& map);
 void build_dysharp_basic(LayerPlan& plan, const DispatchMap& map);
 void build_explicit_addressing(LayerPlan& plan, const DispatchMap& map);
 void build_coarse_overlap(LayerPlan& plan, const DispatchMap& map);
+void build_explicit_addressing_basic(LayerPlan& plan, const DispatchMap& map);
+void build_comet(LayerPlan& plan, const DispatchMap& map);
+void build_fusion_only(LayerPlan& plan, const DispatchMap& map);
+void build_dysharp_comet(LayerPlan& plan, const DispatchMap& map);
+void build_dysharp(LayerPlan& plan, const DispatchMap& map);
 
 }  // namespace nvsvp::fw::detail

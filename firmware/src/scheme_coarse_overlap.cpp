@@ -157,7 +157,8 @@ void build_coarse_overlap(LayerPlan& plan, const DispatchMap& map) {
     comm.kernels.push_back(reduce_kernel(plan, g));
     comm.tasks.push_back(reduce_task(spec, kCombine, partials, b, static_cast<uint32_t>(comm.kernels.size() - 1)));
   }
-  plan.extra_sequences = std::move(experts);
+  plan.extra_sequences.resize(gpus);
+  for (uint32_t g = 0; g < gpus; ++g) plan.extra_sequences[g].push_back(std::move(experts[g]));
 }
 
 }  // namespace nvsvp::fw::detail

@@ -38,30 +38,9 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
     append_count_exchange(plan, map, seq, g, kDispatch);
   }
 
-  // Dispatch copies, in token order on each home GPU; a destination's chunk leaves when it is
-  // full, the partly filled ones after the last token.
-  const uint32_t chunk = spec.software.chunk_tokens;
-  const uint64_t token_bytes = vector_bytes(spec.dispatch_dtype, spec.model.hidden);
-  std::vector<std::vector<hw::WriteElement>> pending(gpus);
+  // Dispatch copies, in token order on each home GPU.
   for (uint32_t home = 0; home < gpus; ++home) {
-    hw::WorkSequence& seq = plan.sequences[home];
-    const uint64_t first_token = static_cast<uint64_t>(home) * routing.tokens_per_gpu;
-    for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {
-      const uint64_t source = b.input + (t - first_token) * b.dispatch_stride;
-      for (uint64_t c = map.first[t]; c < map.first[t + 1]; ++c) {
-        const uint32_t d = map.dest[c];
-        const uint64_t target = b.dispatch_rx + map.slot[c] * b.dispatch_stride;
-        if (d == home) {
-          seq.tasks.push_back(hw::Task::local_copy(kDispatch, source, target, token_bytes, kDispatchCounter));
-          continue;
-        }
-        pending[d].push_back(hw::WriteElement{source, target});
-        if (pending[d].size() == chunk) append_write_chunk(plan, seq, kDispatch, d, token_bytes, kDispatchCounter, pending[d]);
-      }
-    }
-    for (uint32_t d = 0; d < gpus; ++d) {
-      if (!pending[d].empty()) append_write_chunk(plan, seq, kDispatch, d, token_bytes, kDispatchCounter, pending[d]);
-    }
+    append_software_dispatch(plan, map, plan.sequences[home], home, kDispatch, kDispatchCounter);
   }
 
   const uint64_t partial_bytes = vector_bytes(spec.combine_dtype, spec.model.hidden);
@@ -81,6 +60,7 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
     // home at once and the combine would run at one link set's rate.
     std::vector<uint64_t> group_start(gpus, 0);
     for (uint32_t h = 1; h < gpus; ++h) group_start[h] = group_start[h - 1] + map.counts[h - 1][g];
+    const uint32_t chunk = spec.software.chunk_tokens;
     uint64_t rounds = 0;
     for (uint32_t h = 0; h < gpus; ++h) rounds = std::max(rounds, map.counts[h][g]);
     std::vector<hw::WriteElement> partials_out;

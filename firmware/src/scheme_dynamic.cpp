@@ -1,4 +1,5 @@
-// The dynamic multimem schemes (dysharp.md §2, §4), phases in sequence:
+// The dynamic multimem schemes (dysharp.md §2-§4). Phases in sequence (`dysharp-basic`,
+// `explicit-addressing-basic`):
 //   dispatch: each home GPU issues one dymultimem.st per token with the token's experts as
 //             targets (the experts on other GPUs first, its own last); the switch sends one copy
 //             per destination GPU with the list trimmed to it; every destination writes the
@@ -10,9 +11,11 @@
 //   combine:  one dymultimem.ld_reduce per token (bf16 add): each destination sums its experts'
 //             partials and answers once; the switch adds the answers and returns one result,
 //             to which the home adds its own experts' partials.
-// `dysharp-basic` names targets by expert ID (the Hub translates); `explicit-addressing` carries
-// a full destination address per target in request and response (the layout is then fixed by
-// firmware: an expert's tokens in token order).
+// `dysharp-basic` names targets by expert ID (the Hub translates); `explicit-addressing-basic`
+// carries a full destination address per target in request and response (the layout is then
+// fixed by firmware: an expert's tokens in token order).
+// With token-centric fusion (build_dynamic_fused below): `dysharp`, `dysharp-comet` (the fusion's
+// pieces as two kernels, COMET's overlap) and `explicit-addressing`.
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -25,33 +28,54 @@ namespace nvsvp::fw::detail {
 
 namespace {
 
-// The local experts' outputs: for every block of expert e's region of dispatch_rx, e's output
-// (weighted) into the same block of the partial buffer.
-hw::Kernel dynamic_expert_kernel(const MoeBuffers& buffers, std::vector<uint64_t> region_blocks,
-                                 uint32_t first_expert) {
-  return [buffers, region_blocks = std::move(region_blocks), first_expert](hw::MemoryAccess& memory) {
+// A run of layout blocks of one expert's region.
+struct BlockRun {
+  uint64_t first = 0;
+  uint64_t blocks = 0;
+  uint32_t expert = 0;
+};
+
+// The experts' outputs: for every block of each run, its expert's output (weighted) into the
+// same block of the partial buffer.
+hw::Kernel dynamic_expert_kernel(const MoeBuffers& buffers, std::vector<BlockRun> runs) {
+  return [buffers, runs = std::move(runs)](hw::MemoryAccess& memory) {
     constexpr size_t kBytes = 2 * kLanes;
-    uint64_t start = 0;
     std::vector<uint8_t> data;
-    for (uint32_t j = 0; j < region_blocks.size(); ++j) {
-      const uint64_t blocks = region_blocks[j];
-      data.resize(blocks * kBytes);
-      memory.read_strided(buffers.dispatch_rx + start * buffers.dispatch_stride, buffers.dispatch_stride, blocks,
-                          kBytes, data.data());
+    for (const BlockRun& run : runs) {
+      data.resize(run.blocks * kBytes);
+      memory.read_strided(buffers.dispatch_rx + run.first * buffers.dispatch_stride, buffers.dispatch_stride,
+                          run.blocks, kBytes, data.data());
       ExpertSum expert;
-      expert.add(first_expert + j);
-      for (uint64_t b = 0; b < blocks; ++b) {
+      expert.add(run.expert);
+      for (uint64_t b = 0; b < run.blocks; ++b) {
         uint8_t* raw = data.data() + b * kBytes;
         pack_lanes(expert.of(unpack_lanes(raw)), raw);
       }
-      memory.write_strided(buffers.partial + start * buffers.combine_stride, buffers.combine_stride, blocks, kBytes,
-                           data.data());
-      start += blocks;
+      memory.write_strided(buffers.partial + run.first * buffers.combine_stride, buffers.combine_stride, run.blocks,
+                           kBytes, data.data());
     }
   };
 }
 
-void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressing addressing) {
+// A notification names one token: 4 bytes of token index.
+constexpr uint64_t kNotificationBytes = 4;
+
+// What both forms of a dynamic scheme share: the objects (two regions sharing one mapping, bound
+// with the counts the gate knows before dispatch), each expert's region in its GPU, the layout
+// when firmware fixes it (explicit addressing), and every token's target lists.
+struct DynamicSetup {
+  hw::DynamicMulticastBinding dispatch;
+  hw::DynamicMulticastBinding combine;
+  std::vector<uint64_t> expert_loads;
+  std::vector<uint64_t> region_start;  // [expert]: its first layout block in its GPU
+  // [local token]: index of its store's target list in its home's sequence (its load's follows
+  // at + top_k with explicit addressing, else the same list).
+  std::vector<std::vector<uint32_t>> list_of;
+};
+
+// `arrival_order_layout`: explicit addressing lays an expert's tokens out in the order they are
+// expected to arrive (local token index, then home) instead of token order.
+DynamicSetup set_up_dynamic(LayerPlan& plan, hw::DynamicAddressing addressing, bool arrival_order_layout) {
   const MoeLayerSpec& spec = *plan.spec;
   const MoeRouting& routing = spec.routing;
   const MoeBuffers& b = plan.buffers;
@@ -59,55 +83,49 @@ void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressin
   const uint32_t per_gpu = routing.experts_per_gpu();
   const uint64_t tokens = routing.tokens();
   const bool explicit_addresses = addressing == hw::DynamicAddressing::explicit_addresses;
-  enum Phase : hw::PhaseId { kDispatch, kExperts, kCombine };
-
-  // The runtime calls of dysharp.md §2: two regions sharing one mapping, bound with the counts
-  // the gate knows before dispatch.
-  const std::vector<uint64_t> expert_loads = tokens_per_expert(routing);
+  DynamicSetup setup;
+  setup.expert_loads = tokens_per_expert(routing);
   // Each expert receives each token at most once, so its load fits the binding's 32 bits.
-  const std::vector<uint32_t> tokens_per_expert(expert_loads.begin(), expert_loads.end());
+  const std::vector<uint32_t> loads(setup.expert_loads.begin(), setup.expert_loads.end());
   DynamicMulticastRuntime runtime(gpus);
   const hw::DynamicMulticastObject dispatch_object =
       runtime.create_dynamic_multicast(b.dispatch_stride, hw::MultimemStage::dispatch, 2);
   const hw::DynamicMulticastObject combine_object =
       runtime.create_dynamic_multicast(b.combine_stride, hw::MultimemStage::combine, 2);
-  const hw::DynamicMulticastBinding dispatch = runtime.bind_dynamic_multicast(dispatch_object, tokens, tokens_per_expert);
-  const hw::DynamicMulticastBinding combine = runtime.bind_dynamic_multicast(combine_object, tokens, tokens_per_expert);
-  plan.dynamic_objects.push_back(DynamicObjectRequest{dispatch, b.dispatch_rx});
-  plan.dynamic_objects.push_back(DynamicObjectRequest{combine, b.partial});
+  setup.dispatch = runtime.bind_dynamic_multicast(dispatch_object, tokens, loads);
+  setup.combine = runtime.bind_dynamic_multicast(combine_object, tokens, loads);
+  plan.dynamic_objects.push_back(DynamicObjectRequest{setup.dispatch, b.dispatch_rx});
+  plan.dynamic_objects.push_back(DynamicObjectRequest{setup.combine, b.partial});
   plan.dispatch_per_expert = true;
   plan.combine_reduced_in_switch = true;
 
-  // Each expert's region in its GPU: after the GPU's earlier experts' regions.
-  std::vector<uint64_t> region_start(routing.experts, 0);
+  setup.region_start.assign(routing.experts, 0);
   for (uint32_t e = 0; e < routing.experts; ++e) {
-    region_start[e] = e % per_gpu == 0 ? 0 : region_start[e - 1] + tokens_per_expert[e - 1];
+    setup.region_start[e] = e % per_gpu == 0 ? 0 : setup.region_start[e - 1] + loads[e - 1];
   }
-  // Explicit addressing: firmware fixes the layout (an expert's tokens in token order).
   if (explicit_addresses) {
     auto layout = std::make_shared<std::vector<uint32_t>>(routing.expert_ids.size());
-    std::vector<uint64_t> next(region_start);
-    for (uint64_t i = 0; i < routing.expert_ids.size(); ++i) {
-      (*layout)[i] = static_cast<uint32_t>(next[routing.expert_ids[i]]++);
+    std::vector<uint64_t> next(setup.region_start);
+    auto place = [&](uint64_t t) {
+      for (uint32_t k = 0; k < routing.top_k; ++k) {
+        (*layout)[t * routing.top_k + k] = static_cast<uint32_t>(next[routing.experts_of(t)[k]]++);
+      }
+    };
+    for (uint64_t i = 0; i < tokens; ++i) {
+      place(arrival_order_layout ? (i % gpus) * routing.tokens_per_gpu + i / gpus : i);
     }
     plan.explicit_layout = layout;
   }
 
-  const uint64_t token_bytes = vector_bytes(spec.dispatch_dtype, spec.model.hidden);
-  const uint64_t partial_bytes = vector_bytes(spec.combine_dtype, spec.model.hidden);
   std::vector<uint32_t> order(routing.top_k);  // a token's targets: remote first, then local
+  setup.list_of.resize(gpus);
   for (uint32_t g = 0; g < gpus; ++g) {
     hw::WorkSequence& seq = plan.sequences[g];
-    seq.phase_names = moe_phase_names();
-    seq.counters = kBarrierCounter + 1;
     const uint64_t first_token = static_cast<uint64_t>(g) * routing.tokens_per_gpu;
-    seq.tasks.reserve(2 * routing.tokens_per_gpu + gpus + 8);
     seq.targets.reserve(static_cast<size_t>(routing.tokens_per_gpu) * routing.top_k);
     if (explicit_addresses) seq.target_addresses.reserve(2 * static_cast<size_t>(routing.tokens_per_gpu) * routing.top_k);
-
-    // Target lists: one per token, shared by its store and its load (explicit addressing needs
-    // two, as the addresses differ).
-    std::vector<uint32_t> list_of(routing.tokens_per_gpu);
+    std::vector<uint32_t>& list_of = setup.list_of[g];
+    list_of.resize(routing.tokens_per_gpu);
     for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {
       const uint16_t* experts = routing.experts_of(t);
       uint32_t n = 0;
@@ -117,7 +135,7 @@ void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressin
       for (uint32_t k = 0; k < routing.top_k; ++k) {
         if (experts[k] / per_gpu == g) order[n++] = k;
       }
-      if (seq.targets.size() > std::numeric_limits<uint32_t>::max() - routing.top_k) {
+      if (seq.targets.size() > std::numeric_limits<uint32_t>::max() - 2 * routing.top_k) {
         throw std::length_error("dynamic multimem: more than 2^32 targets in one sequence");
       }
       list_of[t - first_token] = static_cast<uint32_t>(seq.targets.size());
@@ -137,34 +155,15 @@ void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressin
         }
       }
     }
-
-    for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {
-      seq.tasks.push_back(hw::Task::dynamic_store(kDispatch, b.input + (t - first_token) * b.dispatch_stride,
-                                                  dispatch.multimem_address(t), token_bytes, list_of[t - first_token],
-                                                  static_cast<uint16_t>(routing.top_k), addressing, kDispatchCounter));
-    }
-    const uint64_t local_blocks = dispatch.local_blocks(g);
-    seq.tasks.push_back(hw::Task::wait(kDispatch, kDispatchCounter, local_blocks));
-
-    const std::vector<uint64_t> region_blocks = local_slice(routing, expert_loads, g);
-    seq.kernels.push_back(dynamic_expert_kernel(b, region_blocks, g * per_gpu));
-    append_expert_gemms(spec, seq, kExperts, region_blocks, local_blocks, static_cast<uint32_t>(seq.kernels.size() - 1));
-
-    append_partials_barrier(plan, seq, g, kCombine);
-
-    for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {
-      const uint32_t list = list_of[t - first_token] + (explicit_addresses ? routing.top_k : 0);
-      seq.tasks.push_back(hw::Task::dynamic_ld_reduce(kCombine, combine.multimem_address(t),
-                                                      b.output + (t - first_token) * b.combine_stride, partial_bytes,
-                                                      list, static_cast<uint16_t>(routing.top_k), addressing,
-                                                      hw::MultimemOp::add, hw::MultimemType::bf16, kCombineCounter));
-    }
-    seq.tasks.push_back(hw::Task::wait(kCombine, kCombineCounter, routing.tokens_per_gpu));
   }
+  return setup;
+}
 
-  // What every GPU's links deliver: a dispatch copy and a load per (token, remote destination),
-  // and the home one result per token with a remote destination.
-  for (uint64_t t = 0; t < tokens; ++t) {
+// What every GPU's links deliver: a dispatch copy and a load per (token, remote destination),
+// and the home one result per token with a remote destination.
+void expect_dynamic_arrivals(LayerPlan& plan, const DispatchMap& map) {
+  const MoeRouting& routing = plan.spec->routing;
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
     const uint32_t home = routing.home_of_token(t);
     bool remote = false;
     for (uint64_t c = map.first[t]; c < map.first[t + 1]; ++c) {
@@ -176,14 +175,207 @@ void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressin
   }
 }
 
+hw::Task store_of(const LayerPlan& plan, const DynamicSetup& setup, uint32_t gpu, uint64_t t, hw::DynamicAddressing addressing,
+                  hw::PhaseId phase) {
+  const MoeLayerSpec& spec = *plan.spec;
+  const uint64_t local = t % spec.routing.tokens_per_gpu;
+  return hw::Task::dynamic_store(phase, plan.buffers.input + local * plan.buffers.dispatch_stride,
+                                 setup.dispatch.multimem_address(t), vector_bytes(spec.dispatch_dtype, spec.model.hidden),
+                                 setup.list_of[gpu][local], static_cast<uint16_t>(spec.routing.top_k), addressing,
+                                 kDispatchCounter);
+}
+
+hw::Task load_of(const LayerPlan& plan, const DynamicSetup& setup, uint32_t gpu, uint64_t t, hw::DynamicAddressing addressing,
+                 hw::PhaseId phase) {
+  const MoeLayerSpec& spec = *plan.spec;
+  const uint64_t local = t % spec.routing.tokens_per_gpu;
+  const bool explicit_addresses = addressing == hw::DynamicAddressing::explicit_addresses;
+  return hw::Task::dynamic_ld_reduce(phase, setup.combine.multimem_address(t),
+                                     plan.buffers.output + local * plan.buffers.combine_stride,
+                                     vector_bytes(spec.combine_dtype, spec.model.hidden),
+                                     setup.list_of[gpu][local] + (explicit_addresses ? spec.routing.top_k : 0),
+                                     static_cast<uint16_t>(spec.routing.top_k), addressing, hw::MultimemOp::add,
+                                     hw::MultimemType::bf16, kCombineCounter);
+}
+
+void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressing addressing) {
+  const MoeLayerSpec& spec = *plan.spec;
+  const MoeRouting& routing = spec.routing;
+  const MoeBuffers& b = plan.buffers;
+  const uint32_t gpus = routing.gpus;
+  const uint32_t per_gpu = routing.experts_per_gpu();
+  enum Phase : hw::PhaseId { kDispatch, kExperts, kCombine };
+  const DynamicSetup setup = set_up_dynamic(plan, addressing, false);
+
+  for (uint32_t g = 0; g < gpus; ++g) {
+    hw::WorkSequence& seq = plan.sequences[g];
+    seq.phase_names = moe_phase_names();
+    seq.counters = kBarrierCounter + 1;
+    const uint64_t first_token = static_cast<uint64_t>(g) * routing.tokens_per_gpu;
+    seq.tasks.reserve(2 * routing.tokens_per_gpu + gpus + 8);
+    for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {
+      seq.tasks.push_back(store_of(plan, setup, g, t, addressing, kDispatch));
+    }
+    const uint64_t local_blocks = setup.dispatch.local_blocks(g);
+    seq.tasks.push_back(hw::Task::wait(kDispatch, kDispatchCounter, local_blocks));
+
+    const std::vector<uint64_t> region_blocks = local_slice(routing, setup.expert_loads, g);
+    std::vector<BlockRun> runs;
+    for (uint32_t j = 0; j < per_gpu; ++j) {
+      runs.push_back(BlockRun{setup.region_start[g * per_gpu + j], region_blocks[j], g * per_gpu + j});
+    }
+    seq.kernels.push_back(dynamic_expert_kernel(b, std::move(runs)));
+    append_expert_gemms(spec, seq, kExperts, region_blocks, local_blocks, static_cast<uint32_t>(seq.kernels.size() - 1));
+
+    append_partials_barrier(plan, seq, g, kCombine);
+
+    for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {
+      seq.tasks.push_back(load_of(plan, setup, g, t, addressing, kCombine));
+    }
+    seq.tasks.push_back(hw::Task::wait(kCombine, kCombineCounter, routing.tokens_per_gpu));
+  }
+  expect_dynamic_arrivals(plan, map);
+}
+
+// Token-centric fusion over dynamic multimem (dysharp.md §3). Four executor streams per GPU (the
+// SM groups of one persistent kernel):
+//   dispatch: one dymultimem.st per token, as dysharp-basic;
+//   GEMM-1:   tile groups as their tokens arrive. A tile is software.tile_tokens consecutive
+//             layout blocks of one expert's region; the Hub fills a region in arrival order, so a
+//             tile is complete when its expert has counted that many arrivals (with explicit
+//             addressing, firmware lays each region out in expected arrival order). Every block
+//             that lands counts on its tile's tile-status entry;
+//   GEMM-2:   each group after its GEMM-1 (after all of GEMM-1 with `comet`), then the group's
+//             tokens are notified at their homes (the token-ID table: notify_tokens);
+//   combine:  each local token's dymultimem.ld_reduce once its output-readiness entry has
+//             counted top_k notifications.
+void build_dynamic_fused(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressing addressing, bool comet) {
+  const MoeLayerSpec& spec = *plan.spec;
+  const MoeRouting& routing = spec.routing;
+  const MoeBuffers& b = plan.buffers;
+  const uint32_t gpus = routing.gpus;
+  const uint32_t per_gpu = routing.experts_per_gpu();
+  const uint64_t tokens_per_gpu = routing.tokens_per_gpu;
+  const bool explicit_addresses = addressing == hw::DynamicAddressing::explicit_addresses;
+  enum Phase : hw::PhaseId { kDispatch, kExperts, kCombine };
+  const FusedSmGroups sms = fused_sm_groups(spec, comet);
+  const auto streams = make_fused_streams(plan, sms, kFirstTileCounter);
+  const DynamicSetup setup = set_up_dynamic(plan, addressing, true);
+
+  for (uint32_t g = 0; g < gpus; ++g) {
+    hw::WorkSequence& dispatch = *streams[g][kDispatchGroup];
+    const uint64_t first_token = static_cast<uint64_t>(g) * tokens_per_gpu;
+    dispatch.tasks.reserve(tokens_per_gpu);
+    for (uint64_t t = first_token; t < first_token + tokens_per_gpu; ++t) {
+      dispatch.tasks.push_back(store_of(plan, setup, g, t, addressing, kDispatch));
+    }
+
+    const std::vector<uint64_t> region_blocks = local_slice(routing, setup.expert_loads, g);
+    const FusedTiles tiles = plan_fused_tiles(spec, region_blocks, sms.gemm1);
+    const auto tile_count = static_cast<uint32_t>(tiles.tiles.size());
+    const uint32_t first_ready = kFirstTileCounter + tile_count;
+    auto first_block = [&](const FusedTile& tile) { return setup.region_start[g * per_gpu + tile.expert] + tile.first; };
+    // Tile-status entries, by the block a copy lands in; output-readiness entries, by the token
+    // a notification names.
+    const uint64_t local_blocks = setup.dispatch.local_blocks(g);
+    hw::CounterMap arrivals;
+    arrivals.base = b.dispatch_rx;
+    arrivals.stride = b.dispatch_stride;
+    arrivals.entries = local_blocks;
+    arrivals.counters.assign(local_blocks, 0);
+    arrivals.first.resize(local_blocks + 1);
+    for (uint64_t i = 0; i <= local_blocks; ++i) arrivals.first[i] = static_cast<uint32_t>(i);
+    for (uint32_t t = 0; t < tile_count; ++t) {
+      const uint64_t first = first_block(tiles.tiles[t]);
+      for (uint64_t m = 0; m < tiles.tiles[t].tokens; ++m) arrivals.counters[first + m] = kFirstTileCounter + t;
+    }
+    hw::CounterMap readiness;
+    readiness.base = kReadinessTable;
+    readiness.entries = tokens_per_gpu;
+    readiness.first_counter = first_ready;
+    dispatch.counter_maps.push_back(std::move(arrivals));
+    dispatch.counter_maps.push_back(std::move(readiness));
+    dispatch.counter_tables.push_back(hw::CounterTableRange{hw::CounterTable::tile_status, kFirstTileCounter, tile_count});
+    dispatch.counter_tables.push_back(
+        hw::CounterTableRange{hw::CounterTable::output_readiness, first_ready, static_cast<uint32_t>(tokens_per_gpu)});
+    for (auto* seq : streams[g]) seq->counters = first_ready + static_cast<uint32_t>(tokens_per_gpu);
+
+    hw::WorkSequence& gemm1 = *streams[g][kGemm1Group];
+    hw::WorkSequence& gemm2 = *streams[g][kGemm2Group];
+    if (explicit_addresses) {
+      // Firmware's token-ID table: the token of each of this GPU's layout blocks.
+      gemm2.block_tokens.assign(local_blocks, 0);
+      for (uint64_t i = 0; i < routing.expert_ids.size(); ++i) {
+        if (routing.expert_ids[i] / per_gpu == g) gemm2.block_tokens[(*plan.explicit_layout)[i]] = static_cast<uint32_t>(i / routing.top_k);
+      }
+    }
+    append_tile_pipeline(
+        spec, tiles, gemm1, gemm2, comet,
+        [&](const FusedTile& tile, hw::WorkSequence& seq) {
+          const auto index = static_cast<uint32_t>(&tile - tiles.tiles.data());
+          seq.tasks.push_back(hw::Task::wait(kDispatch, kFirstTileCounter + index, tile.tokens));
+        },
+        [&](size_t group, hw::WorkSequence& seq) {
+          std::vector<BlockRun> runs;
+          for (size_t t = tiles.group_first[group]; t < tiles.group_first[group + 1]; ++t) {
+            const FusedTile& tile = tiles.tiles[t];
+            runs.push_back(BlockRun{first_block(tile), tile.tokens, g * per_gpu + tile.expert});
+          }
+          seq.kernels.push_back(dynamic_expert_kernel(b, std::move(runs)));
+          return static_cast<uint32_t>(seq.kernels.size() - 1);
+        },
+        [&](size_t group, hw::WorkSequence& seq) {
+          for (size_t t = tiles.group_first[group]; t < tiles.group_first[group + 1]; ++t) {
+            const FusedTile& tile = tiles.tiles[t];
+            seq.tasks.push_back(hw::Task::notify_tokens(kCombine, setup.dispatch.multimem_base,
+                                                        static_cast<uint32_t>(first_block(tile)), tile.tokens,
+                                                        addressing, kReadinessTable, kNotificationBytes,
+                                                        kNotifyCounter));
+          }
+        });
+
+    hw::WorkSequence& combine = *streams[g][kCombineGroup];
+    // The combine group takes the tokens as they become ready.
+    combine.tasks.reserve(2 * tokens_per_gpu + 2);
+    combine.tasks.push_back(hw::Task::take_ready(kCombine, tokens_per_gpu, 1));
+    for (uint64_t t = first_token; t < first_token + tokens_per_gpu; ++t) {
+      combine.tasks.push_back(hw::Task::wait(kCombine, first_ready + static_cast<uint32_t>(t - first_token), routing.top_k));
+      combine.tasks.push_back(load_of(plan, setup, g, t, addressing, kCombine));
+    }
+    combine.tasks.push_back(hw::Task::wait(kCombine, kCombineCounter, tokens_per_gpu));
+  }
+  // The target lists live in the dispatch stream's sequence; the combine stream's loads need them.
+  for (uint32_t g = 0; g < gpus; ++g) {
+    streams[g][kCombineGroup]->targets = streams[g][kDispatchGroup]->targets;
+    streams[g][kCombineGroup]->target_addresses = streams[g][kDispatchGroup]->target_addresses;
+  }
+  expect_dynamic_arrivals(plan, map);
+  for (uint64_t i = 0; i < routing.expert_ids.size(); ++i) {
+    const uint32_t home = routing.home_of_token(i / routing.top_k);
+    if (routing.expert_ids[i] / per_gpu != home) plan.expected_notifications[home]++;
+  }
+}
+
 }  // namespace
 
 void build_dysharp_basic(LayerPlan& plan, const DispatchMap& map) {
   build_dynamic(plan, map, hw::DynamicAddressing::algebraic);
 }
 
-void build_explicit_addressing(LayerPlan& plan, const DispatchMap& map) {
+void build_explicit_addressing_basic(LayerPlan& plan, const DispatchMap& map) {
   build_dynamic(plan, map, hw::DynamicAddressing::explicit_addresses);
+}
+
+void build_dysharp_comet(LayerPlan& plan, const DispatchMap& map) {
+  build_dynamic_fused(plan, map, hw::DynamicAddressing::algebraic, true);
+}
+
+void build_dysharp(LayerPlan& plan, const DispatchMap& map) {
+  build_dynamic_fused(plan, map, hw::DynamicAddressing::algebraic, false);
+}
+
+void build_explicit_addressing(LayerPlan& plan, const DispatchMap& map) {
+  build_dynamic_fused(plan, map, hw::DynamicAddressing::explicit_addresses, false);
 }
 
 }  // namespace nvsvp::fw::detail

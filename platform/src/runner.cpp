@@ -292,6 +292,36 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
                     {"source_queue_operations", queue_operations},
                     {"source_queue_stalls", queue_stalls},
                     {"source_queue_peak", queue_peak}};
+  // Token-centric fusion: notifications and the fused kernel's tables, over GPUs (peaks: the
+  // largest GPU's).
+  uint64_t notifications = 0, notification_messages = 0;
+  json tables = json::object();
+  for (const auto& [name, table] : {std::pair<const char*, hw::CounterTable>{"tile_status", hw::CounterTable::tile_status},
+                                    {"output_readiness", hw::CounterTable::output_readiness}}) {
+    uint64_t taken = 0, spilled = 0, spilled_updates = 0;
+    uint32_t peak = 0, entries = 0;
+    for (uint32_t g = 0; g < platform.gpu_count(); ++g) {
+      const model::CounterTableStats& t = platform.gpu(g).table_stats(table);
+      taken += t.taken;
+      spilled += t.spilled;
+      spilled_updates += t.spilled_updates;
+      peak = std::max(peak, t.peak_live);
+      entries = t.entries;
+    }
+    tables[name] = {{"entries", entries},     {"peak_live", peak},
+                    {"taken", taken},         {"spilled", spilled},
+                    {"spilled_updates", spilled_updates}};
+  }
+  for (uint32_t g = 0; g < platform.gpu_count(); ++g) {
+    notifications += platform.gpu(g).stats().notifications_sent;
+    notification_messages += platform.gpu(g).stats().notification_messages_received;
+  }
+  json fusion_stats = {{"notifications", notifications},
+                       {"notification_messages", notification_messages},
+                       {"notifications_expected", checks.notifications_expected},
+                       {"notifications_delivered", checks.notifications_delivered},
+                       {"tile_status", tables["tile_status"]},
+                       {"output_readiness", tables["output_readiness"]}};
   switch_stats["evicted_partial_bytes"] = 0;
   switch_stats["peak_reduction_buffer_bytes"] = 0;
   for (uint32_t c = 0; c < scenario.platform.switch_chips; ++c) {
@@ -343,6 +373,7 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
       {"utilization", {{"gpu_to_switch", utilization(totals[0])}, {"switch_to_gpu", utilization(totals[1])}}},
       {"switch", switch_stats},
       {"hub", hub_stats},
+      {"fusion", fusion_stats},
       {"gpus", per_gpu},
       {"checks",
        {{"token_copies_expected", checks.token_copies_expected},

@@ -17,6 +17,7 @@ class MockHal : public fw::Hal {
   MOCK_METHOD(double, now_ns, (), (const, override));
   MOCK_METHOD(hw::MemoryAccess&, memory, (uint32_t gpu), (override));
   MOCK_METHOD(uint64_t, received_messages, (uint32_t gpu), (const, override));
+  MOCK_METHOD(uint64_t, received_notifications, (uint32_t gpu), (const, override));
   MOCK_METHOD(void, bind_dynamic_object, (uint32_t gpu, const hw::DynamicMulticastBinding& binding, uint64_t local_base),
               (override));
   MOCK_METHOD(bool, dynamic_local_address, (uint32_t gpu, uint64_t multimem_address, uint16_t expert, uint64_t& local_address),

@@ -4,7 +4,10 @@
 //    the routing (counted here from the routing alone): per token with D remote GPUs, dispatch
 //    1 vector up and D down, combine D up and 1 down; `deepep` D, D, D, D; the wire bytes follow
 //    from the packet formats (target flits per packet, trimmed per GPU);
-//  - `explicit-addressing` the same vectors with its own wire format;
+//  - `explicit-addressing-basic` the same vectors with its own wire format;
+//  - the fused schedules (`dysharp`, `explicit-addressing`) the same vectors, no barrier, and
+//    one 4-byte notification per (token, remote expert) each way; `fusion-only` and `comet` move
+//    deepep's bytes;
 //  - every scheme passes the token and combine checks with the `rtl` reduction backend, and
 //    `model` and `rtl` give identical results but for host measurements;
 //  - no scheme finishes faster than its ideal communication time, with compute or without
@@ -21,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../common/test_support.hpp"
+#include "nvsvp/fw/moe_layer.hpp"
 #include "nvsvp/model/multimem_packet.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
@@ -135,7 +139,10 @@ void expect_direction(const json& result, const char* direction, const Direction
 
 TEST(DysharpSchemes, TrafficPerDirectionIsWhatTheRoutingImpliesUnderTheTable) {
   test::TempDir dir;
-  const ScenarioRun r = run(dir, "traffic", scenario_text("deepep, dysharp-basic, explicit-addressing", "model", 64));
+  const ScenarioRun r = run(
+      dir, "traffic",
+      scenario_text("deepep, dysharp-basic, explicit-addressing-basic, dysharp, explicit-addressing, fusion-only, comet",
+                    "model", 64));
   const auto layer = make_layer_spec(r.scenario);
   const fw::MoeRouting& routing = layer->routing;
   const uint64_t token_bytes = r.report.at("workload").at("dispatch_bytes_per_token").get<uint64_t>();
@@ -143,12 +150,13 @@ TEST(DysharpSchemes, TrafficPerDirectionIsWhatTheRoutingImpliesUnderTheTable) {
   const model::LinkParams& link = r.scenario.platform.link;
 
   // The table in vectors, summed over tokens: D = remote GPUs of a token.
-  uint64_t sum_d = 0, tokens_with_remote = 0;
+  uint64_t sum_d = 0, tokens_with_remote = 0, remote_experts = 0;
   for (uint64_t t = 0; t < routing.tokens(); ++t) {
     std::map<uint32_t, bool> remote;
     for (uint32_t k = 0; k < routing.top_k; ++k) {
       const uint32_t gpu = routing.gpu_of_expert(routing.experts_of(t)[k]);
       if (gpu != routing.home_of_token(t)) remote[gpu] = true;
+      remote_experts += gpu != routing.home_of_token(t);
     }
     sum_d += remote.size();
     tokens_with_remote += remote.empty() ? 0 : 1;
@@ -156,7 +164,7 @@ TEST(DysharpSchemes, TrafficPerDirectionIsWhatTheRoutingImpliesUnderTheTable) {
   ASSERT_GT(sum_d, 2 * tokens_with_remote) << "top-8 over 8 GPUs: D well above 1, or the test shows nothing";
   const uint64_t flags = 8 * 7 * 16;
 
-  for (const char* scheme : {"dysharp-basic", "explicit-addressing"}) {
+  for (const char* scheme : {"dysharp-basic", "explicit-addressing-basic"}) {
     SCOPED_TRACE(scheme);
     const json& result = result_of(r.report, scheme);
     EXPECT_TRUE(result.at("checks").at("passed").get<bool>()) << result.at("checks").dump(2);
@@ -166,25 +174,53 @@ TEST(DysharpSchemes, TrafficPerDirectionIsWhatTheRoutingImpliesUnderTheTable) {
     EXPECT_EQ(result.at("payload_bytes").at("switch_to_gpu").get<uint64_t>(),
               sum_d * token_bytes + tokens_with_remote * partial_bytes + flags);
     const auto [up, down] =
-        dynamic_traffic(routing, token_bytes, partial_bytes, link, std::string(scheme) == "explicit-addressing");
+        dynamic_traffic(routing, token_bytes, partial_bytes, link, std::string(scheme) == "explicit-addressing-basic");
     expect_direction(result, "gpu_to_switch", up, link.flit_bytes);
     expect_direction(result, "switch_to_gpu", down, link.flit_bytes);
     EXPECT_EQ(result.at("switch").at("evictions").get<uint64_t>(), 0u);
     EXPECT_EQ(result.at("switch").at("reductions").get<uint64_t>(), tokens_with_remote);
   }
-  // deepep: D both ways in both phases (plus its 16-byte count exchange).
-  const json& deepep = result_of(r.report, "deepep");
-  for (const char* direction : {"gpu_to_switch", "switch_to_gpu"}) {
-    EXPECT_EQ(deepep.at("payload_bytes").at(direction).get<uint64_t>(), sum_d * (token_bytes + partial_bytes) + flags)
-        << direction;
+  // Fused: the same vectors without the barrier's flags, and the notifications.
+  constexpr uint64_t kNotificationBytes = 4;
+  for (const char* scheme : {"dysharp", "explicit-addressing"}) {
+    SCOPED_TRACE(scheme);
+    const json& result = result_of(r.report, scheme);
+    EXPECT_TRUE(result.at("checks").at("passed").get<bool>()) << result.at("checks").dump(2);
+    EXPECT_EQ(result.at("payload_bytes").at("gpu_to_switch").get<uint64_t>(),
+              tokens_with_remote * token_bytes + sum_d * partial_bytes + remote_experts * kNotificationBytes);
+    EXPECT_EQ(result.at("payload_bytes").at("switch_to_gpu").get<uint64_t>(),
+              sum_d * token_bytes + tokens_with_remote * partial_bytes + remote_experts * kNotificationBytes);
+    const json& fusion = result.at("fusion");
+    EXPECT_EQ(fusion.at("notifications").get<uint64_t>(), routing.tokens() * routing.top_k);
+    EXPECT_EQ(fusion.at("notifications_expected").get<uint64_t>(), remote_experts);
+    EXPECT_EQ(fusion.at("notifications_delivered").get<uint64_t>(), remote_experts);
+    EXPECT_GT(fusion.at("notification_messages").get<uint64_t>(), 0u);
+    EXPECT_LT(fusion.at("notification_messages").get<uint64_t>(), remote_experts) << "notifications travel together";
+    EXPECT_EQ(fusion.at("output_readiness").at("taken").get<uint64_t>(), routing.tokens());
+    EXPECT_EQ(result.at("switch").at("reductions").get<uint64_t>(), tokens_with_remote);
   }
+  // deepep: D both ways in both phases (plus its 16-byte count exchange); the software fused
+  // schedules move the same.
+  for (const char* scheme : {"deepep", "fusion-only", "comet"}) {
+    const json& result = result_of(r.report, scheme);
+    EXPECT_TRUE(result.at("checks").at("passed").get<bool>()) << scheme << result.at("checks").dump(2);
+    for (const char* direction : {"gpu_to_switch", "switch_to_gpu"}) {
+      EXPECT_EQ(result.at("payload_bytes").at(direction).get<uint64_t>(), sum_d * (token_bytes + partial_bytes) + flags)
+          << scheme << " " << direction;
+    }
+  }
+  EXPECT_EQ(result_of(r.report, "fusion-only").at("traffic_bytes"), result_of(r.report, "deepep").at("traffic_bytes"));
   // The Hub served dysharp-basic and reported its cache; explicit addressing never used it.
   const json& hub = result_of(r.report, "dysharp-basic").at("hub");
   EXPECT_EQ(hub.at("dispatch_translations").get<uint64_t>() > 0, true);
   EXPECT_GT(hub.at("cache_hit_rate").get<double>(), 0.5);
   EXPECT_LE(hub.at("cache_hit_rate").get<double>(), 1.0);
-  EXPECT_TRUE(result_of(r.report, "explicit-addressing").at("hub").at("cache_hit_rate").is_null());
+  EXPECT_TRUE(result_of(r.report, "explicit-addressing-basic").at("hub").at("cache_hit_rate").is_null());
 }
+
+const std::string kAllSchemes =
+    "deepep, nvls, dysharp-basic, explicit-addressing-basic, coarse-overlap, comet, fusion-only, dysharp-comet, "
+    "explicit-addressing, dysharp";
 
 // Everything in a result but the host's measurements.
 json without_host_measurements(json result) {
@@ -194,10 +230,10 @@ json without_host_measurements(json result) {
 
 TEST(DysharpSchemes, EverySchemePassesWithTheRtlBackendAndMatchesTheModel) {
   test::TempDir dir;
-  const std::string schemes = "deepep, nvls, dysharp-basic, explicit-addressing";
+  const std::string schemes = kAllSchemes;
   const ScenarioRun model = run(dir, "model", scenario_text(schemes, "model", 16));
   const ScenarioRun rtl = run(dir, "rtl", scenario_text(schemes, "rtl", 16));
-  for (const char* scheme : {"deepep", "nvls", "dysharp-basic", "explicit-addressing"}) {
+  for (const std::string& scheme : fw::scheme_names()) {
     SCOPED_TRACE(scheme);
     const json& m = result_of(model.report, scheme);
     const json& r = result_of(rtl.report, scheme);
@@ -214,11 +250,11 @@ TEST(DysharpSchemes, EverySchemePassesWithTheRtlBackendAndMatchesTheModel) {
 // communication) the experts take no time and every check still holds.
 TEST(DysharpSchemes, NoSchemeFinishesFasterThanItsIdealCommunicationTime) {
   test::TempDir dir;
-  const std::string schemes = "deepep, nvls, dysharp-basic, explicit-addressing";
+  const std::string schemes = kAllSchemes;
   const ScenarioRun with_compute = run(dir, "compute", scenario_text(schemes, "model", 32));
   const ScenarioRun pure = run(dir, "pure", scenario_text(schemes, "model", 32) + "pure_communication: true\n");
   EXPECT_TRUE(pure.report.at("scenario").at("pure_communication").get<bool>());
-  for (const char* scheme : {"deepep", "nvls", "dysharp-basic", "explicit-addressing"}) {
+  for (const std::string& scheme : fw::scheme_names()) {
     SCOPED_TRACE(scheme);
     for (const json* report : {&with_compute.report, &pure.report}) {
       const json& r = result_of(*report, scheme);
@@ -238,8 +274,16 @@ TEST(DysharpSchemes, NoSchemeFinishesFasterThanItsIdealCommunicationTime) {
     // count exchange and two barriers), and a shorter layer.
     EXPECT_EQ(p.at("traffic_bytes"), c.at("traffic_bytes"));
     const fw::SoftwareParams& software = pure.scenario.software;
-    const double software_us =
-        std::string(scheme) == "deepep" ? (software.count_exchange_ns + 2 * software.sync_ns) / 1e3 : 0.0;
+    // The software costs: the all-to-all's count exchange and its barriers (deepep's two, one
+    // where a pipeline ends), and the kernel boundary of the COMET-style schedules.
+    const std::map<std::string, double> software_ns{
+        {"deepep", software.count_exchange_ns + 2 * software.sync_ns},
+        {"coarse-overlap", software.count_exchange_ns + software.sync_ns},
+        {"comet", software.count_exchange_ns + 2 * software.sync_ns},
+        {"fusion-only", software.count_exchange_ns + software.sync_ns},
+        {"dysharp-comet", software.sync_ns}};
+    const auto found = software_ns.find(scheme);
+    const double software_us = found == software_ns.end() ? 0.0 : found->second / 1e3;
     for (const json& gpu : p.at("gpus")) EXPECT_DOUBLE_EQ(gpu.at("compute_us").get<double>(), software_us);
     EXPECT_LT(p.at("layer_time_us").get<double>(), c.at("layer_time_us").get<double>());
   }

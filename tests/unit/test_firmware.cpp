@@ -667,7 +667,8 @@ TEST_F(FirmwareTest, CoarseOverlapPlanPipelinesChunksOverTwoStreams) {
   for (uint32_t g = 0; g < kGpus; ++g) {
     SCOPED_TRACE("GPU " + std::to_string(g));
     const hw::WorkSequence& comm = overlap.sequences[g];
-    const hw::WorkSequence& experts = overlap.extra_sequences[g];
+    ASSERT_EQ(overlap.extra_sequences[g].size(), 1u);
+    const hw::WorkSequence& experts = overlap.extra_sequences[g].front();
     EXPECT_EQ(comm.stream, 0u);
     EXPECT_EQ(comm.sms, 20u);
     EXPECT_EQ(experts.stream, 1u);

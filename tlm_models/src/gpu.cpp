@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <map>
 #include <sstream>
 
 #include "nvsvp/hw/hex_text.hpp"
@@ -29,6 +31,8 @@ const char* to_string(hw::TaskKind kind) {
     case hw::TaskKind::multimem_ld_reduce: return "multimem_ld_reduce";
     case hw::TaskKind::dynamic_store: return "dynamic_store";
     case hw::TaskKind::dynamic_ld_reduce: return "dynamic_ld_reduce";
+    case hw::TaskKind::notify_tokens: return "notify_tokens";
+    case hw::TaskKind::take_ready: return "take_ready";
   }
   return "?";
 }
@@ -83,7 +87,10 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const GpuParams& params, const Lin
       link_scheduler_("link_engines", links, [this](uint32_t engine) { serve_link(engine); }),
       hub_(gpu_id, params.hub),
       source_queue_(params.source_queue),
-      hub_miss_time_(picoseconds(to_picoseconds(params.hub_miss_ns))) {
+      hub_miss_time_(picoseconds(to_picoseconds(params.hub_miss_ns))),
+      table_spill_time_(picoseconds(to_picoseconds(params.table_spill_ns))) {
+  tables_[static_cast<size_t>(hw::CounterTable::tile_status)].entries = params.tile_status_entries;
+  tables_[static_cast<size_t>(hw::CounterTable::output_readiness)].entries = params.readiness_entries;
   if (params.functional_bytes > PayloadPool::kMaxFunctionalBytes) {
     SC_REPORT_FATAL(this->name(), "functional_bytes exceeds what a payload carries");
   }
@@ -95,6 +102,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const GpuParams& params, const Lin
   for (uint32_t i = 0; i < kExecutorStreams; ++i) {
     streams_.push_back(std::make_unique<Stream>());
     Stream& added = *streams_.back();
+    added.index = i;
     sc_core::sc_spawn_options options;
     options.spawn_method();
     options.dont_initialize();
@@ -120,6 +128,7 @@ void Gpu::submit(hw::WorkSequence sequence) {
     phase_times_.resize(phase_names_.size());
   }
   if (sequence.counters > counters_.size()) counters_.resize(sequence.counters);
+  take_counter_maps(sequence);
   Stream& s = stream(sequence.stream);
   s.sequences.push_back(std::move(sequence));
   s.work_event.notify(SC_ZERO_TIME);
@@ -152,9 +161,10 @@ sc_time Gpu::compute_time(const hw::Task& task, uint32_t group_sms) const {
     // Blocks run one per SM in waves: a partial last wave takes as long as a full one.
     const uint32_t wanted = task.elements != 0 ? task.elements : group_sms;
     const uint64_t sms = wanted == 0 ? params_.sms : std::min<uint64_t>(wanted, params_.sms);
-    const uint64_t waves = (task.count + sms - 1) / sms;
+    const double waves = task.persistent ? std::max(1.0, static_cast<double>(task.count) / static_cast<double>(sms))
+                                         : static_cast<double>((task.count + sms - 1) / sms);
     const double block_s = task.flops / (peak * params_.gemm_efficiency / params_.sms);
-    math_s = static_cast<double>(waves) * block_s;
+    math_s = waves * block_s;
   }
   const double memory_s = static_cast<double>(task.bytes) / (params_.hbm_gbps * 1e9);
   const double seconds = std::max(math_s, memory_s) + task.duration_ns * 1e-9;
@@ -175,37 +185,25 @@ void Gpu::execute(Stream& stream) {
       stream.task_started = true;
       // Waiting opens no phase (a stream may wait long before the phase's work starts); the
       // wait's end still counts as the phase's end.
-      if (task.kind != hw::TaskKind::wait_counter) mark_phase(task.phase, true);
+      if (task.kind != hw::TaskKind::wait_counter && task.kind != hw::TaskKind::take_ready) {
+        mark_phase(task.phase, true);
+      }
     }
     switch (task.kind) {
-      case hw::TaskKind::send: {
-        if (task.elements > 0) check_chunk(sequence, task);
-        const TxItem item = request_item(sequence, task);
-        enqueue(link_for(item.target_address), TrafficClass::request, item);
-        break;
-      }
+      case hw::TaskKind::send:
       case hw::TaskKind::read:
       case hw::TaskKind::multimem_ld_reduce:
-        enqueue(link_for(task.source_address), TrafficClass::request, request_item(sequence, task));
-        break;
       case hw::TaskKind::multimem_store:
       case hw::TaskKind::multimem_red:
-        // Interleaved by the multimem address: the chip that link reaches replicates it.
-        enqueue(link_for(task.target_address), TrafficClass::request, request_item(sequence, task));
-        break;
       case hw::TaskKind::dynamic_store:
       case hw::TaskKind::dynamic_ld_reduce:
-        run_dynamic(sequence, task);
+      case hw::TaskKind::notify_tokens:
+      case hw::TaskKind::local_copy:
+        issue(sequence, task, now);
         break;
-      case hw::TaskKind::local_copy: {
-        uint8_t data[PayloadPool::kMaxFunctionalBytes];
-        const size_t n = static_cast<size_t>(std::min<uint64_t>(task.bytes, params_.functional_bytes));
-        memory_.read(task.source_address, data, n);
-        memory_.write(task.target_address, data, n);
-        record_arrival(task.counter, now);
-        if (task.bytes > 0) stats_.local_copies++;  // 0 bytes: a signal between streams
-        break;
-      }
+      case hw::TaskKind::take_ready:
+        if (!take_ready(stream, sequence, task, now)) return;
+        continue;  // take_ready moved the stream past its items
       case hw::TaskKind::wait_counter: {
         ArrivalCounter& c = counter(task.counter);
         if (c.arrivals < task.count) {
@@ -224,6 +222,7 @@ void Gpu::execute(Stream& stream) {
             return;
           }
         }
+        release_entry(task.counter);
         break;
       }
       case hw::TaskKind::compute:
@@ -255,6 +254,111 @@ void Gpu::execute(Stream& stream) {
   sc_core::next_trigger(stream.work_event);
 }
 
+void Gpu::issue(const hw::WorkSequence& sequence, const hw::Task& task, const sc_time& now) {
+  switch (task.kind) {
+    case hw::TaskKind::send: {
+      if (task.elements > 0) check_chunk(sequence, task);
+      const TxItem item = request_item(sequence, task);
+      enqueue(link_for(item.target_address), TrafficClass::request, item);
+      break;
+    }
+    case hw::TaskKind::read:
+    case hw::TaskKind::multimem_ld_reduce:
+      enqueue(link_for(task.source_address), TrafficClass::request, request_item(sequence, task));
+      break;
+    case hw::TaskKind::multimem_store:
+    case hw::TaskKind::multimem_red:
+      // Interleaved by the multimem address: the chip that link reaches replicates it.
+      enqueue(link_for(task.target_address), TrafficClass::request, request_item(sequence, task));
+      break;
+    case hw::TaskKind::dynamic_store:
+    case hw::TaskKind::dynamic_ld_reduce:
+      run_dynamic(sequence, task);
+      break;
+    case hw::TaskKind::notify_tokens:
+      run_notify(sequence, task);
+      break;
+    case hw::TaskKind::local_copy: {
+      uint8_t data[PayloadPool::kMaxFunctionalBytes];
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(task.bytes, params_.functional_bytes));
+      memory_.read(task.source_address, data, n);
+      memory_.write(task.target_address, data, n);
+      count_landing(task.target_address, now);
+      record_arrival(task.counter, now);
+      if (task.bytes > 0) stats_.local_copies++;  // 0 bytes: a signal between streams
+      break;
+    }
+    default:
+      SC_REPORT_FATAL(name(), (std::string("task kind ") + to_string(task.kind) + " is not one that issues at once").c_str());
+  }
+}
+
+bool Gpu::take_ready(Stream& stream, const hw::WorkSequence& sequence, const hw::Task& task, const sc_time& now) {
+  const size_t per_item = 1 + static_cast<size_t>(task.elements);
+  const size_t first = stream.task_index + 1;
+  if (!stream.taking_ready) {
+    // Register every item's wait: a satisfied one is ready now, the others when their counter
+    // gets there (record_arrival).
+    if (first + task.count * per_item > sequence.tasks.size()) {
+      SC_REPORT_FATAL(name(), "take_ready: its items run past the end of the sequence");
+    }
+    for (uint64_t k = 0; k < task.count; ++k) {
+      const hw::Task& wait = sequence.tasks[first + k * per_item];
+      bool instant = wait.kind == hw::TaskKind::wait_counter;
+      for (size_t a = 1; a < per_item && instant; ++a) {
+        const hw::TaskKind kind = sequence.tasks[first + k * per_item + a].kind;
+        instant = kind != hw::TaskKind::wait_counter && kind != hw::TaskKind::compute && kind != hw::TaskKind::gemm &&
+                  kind != hw::TaskKind::take_ready;
+      }
+      if (!instant) {
+        SC_REPORT_FATAL(name(), "take_ready: an item must be a wait_counter and tasks that issue at once");
+      }
+      ArrivalCounter& c = counter(wait.counter);
+      if (c.arrivals >= wait.count) {
+        stream.ready.push(ReadyItem{wait.count == 0 ? now.value() : c.nth_arrival_ps(wait.count), k});
+      } else if (c.waiting_item != ArrivalCounter::kNoItem) {
+        SC_REPORT_FATAL(name(), "take_ready: two pending items wait on one counter");
+      } else {
+        c.waiting_item = k;
+        c.waiting_stream = stream.index;
+        c.waiting_count = wait.count;
+      }
+    }
+    stream.taking_ready = true;
+    stream.ready_done = 0;
+  }
+  while (!stream.ready.empty() && stream.ready.top().at_ps <= now.value()) {
+    const uint64_t k = stream.ready.top().item;
+    stream.ready.pop();
+    const hw::Task& wait = sequence.tasks[first + k * per_item];
+    release_entry(wait.counter);
+    mark_phase(wait.phase, false);
+    for (size_t a = 1; a < per_item; ++a) {
+      const hw::Task& action = sequence.tasks[first + k * per_item + a];
+      mark_phase(action.phase, true);
+      issue(sequence, action, now);
+      mark_phase(action.phase, false);
+    }
+    pc_ += per_item;
+    stats_.tasks_done += per_item;
+    ++stream.ready_done;
+  }
+  if (stream.ready_done < task.count) {
+    if (stream.ready.empty()) {
+      sc_core::next_trigger(stream.work_event);
+    } else {
+      sc_core::next_trigger(picoseconds(stream.ready.top().at_ps) - now, stream.work_event);
+    }
+    return false;
+  }
+  stream.taking_ready = false;
+  stream.task_started = false;
+  stream.task_index = first + task.count * per_item;
+  ++pc_;
+  stats_.tasks_done++;
+  return true;
+}
+
 uint64_t Gpu::ArrivalCounter::nth_arrival_ps(uint64_t n) {
   std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.at_ps < b.at_ps; });
   uint64_t seen = 0;
@@ -267,11 +371,146 @@ uint64_t Gpu::ArrivalCounter::nth_arrival_ps(uint64_t n) {
 
 void Gpu::record_arrival(uint32_t index, const sc_time& at, uint64_t arrivals) {
   ArrivalCounter& c = counter(index);
-  c.add(at.value(), arrivals);
+  if (c.table == hw::CounterTable::none) {
+    c.add(at.value(), arrivals);
+  } else {
+    // A table entry: taken at its first arrival; an entry that found the table full lives in
+    // memory, and every update of it pays the spill time.
+    CounterTableStats& table = tables_[static_cast<size_t>(c.table)];
+    if (c.entry == ArrivalCounter::Entry::unused || c.entry == ArrivalCounter::Entry::released) {
+      table.taken++;
+      table.live++;
+      table.peak_live = std::max(table.peak_live, table.live);
+      c.entry = table.live > table.entries ? ArrivalCounter::Entry::spilled : ArrivalCounter::Entry::held;
+      if (c.entry == ArrivalCounter::Entry::spilled) table.spilled++;
+    }
+    if (c.entry == ArrivalCounter::Entry::spilled) {
+      table.spilled_updates += arrivals;
+      c.add((at + table_spill_time_).value(), arrivals);
+    } else {
+      c.add(at.value(), arrivals);
+    }
+  }
+  if (c.waiting_item != ArrivalCounter::kNoItem && c.arrivals >= c.waiting_count) {
+    Stream& s = *streams_[c.waiting_stream];
+    s.ready.push(ReadyItem{c.nth_arrival_ps(c.waiting_count), c.waiting_item});
+    c.waiting_item = ArrivalCounter::kNoItem;
+    s.work_event.notify(SC_ZERO_TIME);
+  }
   for (const std::unique_ptr<Stream>& s : streams_) {
     if (s->waiting_on_counter && index == s->waited_counter && c.arrivals >= s->waited_count) {
       s->waiting_on_counter = false;
       s->work_event.notify(SC_ZERO_TIME);
+    }
+  }
+}
+
+void Gpu::release_entry(uint32_t index) {
+  ArrivalCounter& c = counters_[index];
+  if (c.entry != ArrivalCounter::Entry::held && c.entry != ArrivalCounter::Entry::spilled) return;
+  tables_[static_cast<size_t>(c.table)].live--;
+  c.entry = ArrivalCounter::Entry::released;
+}
+
+void Gpu::take_counter_maps(hw::WorkSequence& sequence) {
+  for (const hw::CounterTableRange& range : sequence.counter_tables) {
+    if (range.table == hw::CounterTable::none || static_cast<size_t>(range.table) >= hw::kCounterTables ||
+        static_cast<uint64_t>(range.first_counter) + range.counters > kMaxCounters) {
+      SC_REPORT_FATAL(name(), "counter table range: unknown table or counters out of range");
+    }
+    if (range.first_counter + range.counters > counters_.size()) counters_.resize(range.first_counter + range.counters);
+    for (uint32_t i = range.first_counter; i < range.first_counter + range.counters; ++i) counters_[i].table = range.table;
+  }
+  for (hw::CounterMap& map : sequence.counter_maps) {
+    const bool listed = !map.first.empty();
+    if (map.stride == 0 || (listed && (map.first.size() != map.entries + 1 || map.first.back() != map.counters.size())) ||
+        (!listed && map.first_counter + map.entries > kMaxCounters)) {
+      std::ostringstream msg;
+      msg << "malformed counter map at " << hw::hex_text(map.base) << ": " << map.entries << " entries of stride "
+          << map.stride << ", " << map.first.size() << " list offsets, " << map.counters.size() << " counters";
+      SC_REPORT_FATAL(name(), msg.str().c_str());
+    }
+    counter_maps_.push_back(std::move(map));
+  }
+  sequence.counter_maps.clear();
+}
+
+void Gpu::count_mapped(uint64_t address, const sc_time& at) {
+  for (const hw::CounterMap& map : counter_maps_) {
+    if (address < map.base) continue;
+    const uint64_t entry = (address - map.base) / map.stride;
+    if (entry >= map.entries) continue;
+    if (map.first.empty()) {
+      record_arrival(static_cast<uint32_t>(map.first_counter + entry), at);
+      continue;
+    }
+    for (uint32_t i = map.first[entry]; i < map.first[entry + 1]; ++i) record_arrival(map.counters[i], at);
+  }
+}
+
+void Gpu::run_notify(const hw::WorkSequence& sequence, const hw::Task& task) {
+  const sc_time now = current_time();
+  const bool from_hub = task.addressing == hw::DynamicAddressing::algebraic;
+  uint64_t tokens_per_gpu = 0;
+  if (!hub_.tokens_per_gpu(task.source_address, tokens_per_gpu) ||
+      (!from_hub && task.first_element + task.count > sequence.block_tokens.size())) {
+    std::ostringstream msg;
+    msg << "notify_tokens: blocks " << task.first_element << " + " << task.count << " of "
+        << (from_hub ? "the Hub's" : "the sequence's") << " token-ID table for the dynamic object at "
+        << hw::hex_text(task.source_address) << ": no such object bound, or blocks beyond the table";
+    SC_REPORT_FATAL(name(), msg.str().c_str());
+    return;
+  }
+  // Notifications per home in block order; a home's travel in messages of what one payload holds.
+  std::map<uint32_t, std::vector<hw::WriteElement>> by_home;
+  for (uint64_t b = 0; b < task.count; ++b) {
+    uint64_t token = 0;
+    const uint64_t block = task.first_element + b;
+    if (!from_hub) {
+      token = sequence.block_tokens[block];
+    } else if (block > UINT32_MAX || !hub_.token_of_block(task.source_address, static_cast<uint32_t>(block), token)) {
+      std::ostringstream msg;
+      msg << "notify_tokens: layout block " << block << " of the dynamic object at " << hw::hex_text(task.source_address)
+          << " holds no token (the Hub never allocated it)";
+      SC_REPORT_FATAL(name(), msg.str().c_str());
+      return;
+    }
+    const auto home = static_cast<uint32_t>(token / tokens_per_gpu);
+    const uint64_t entry = task.target_address + hw::kCounterEntryBytes * (token % tokens_per_gpu);
+    stats_.notifications_sent++;
+    if (home == id_) {
+      count_landing(entry, now);
+      record_arrival(task.counter, now);
+      continue;
+    }
+    by_home[home].push_back(hw::WriteElement{entry, entry});
+  }
+  const uint32_t per_message = std::max<uint32_t>(1, PayloadPool::kMaxFunctionalBytes / params_.functional_bytes);
+  for (const auto& [home, list] : by_home) {
+    for (size_t first = 0; first < list.size(); first += per_message) {
+      const auto n = static_cast<uint32_t>(std::min<size_t>(per_message, list.size() - first));
+      if (notification_elements_.empty() || notification_elements_.back().size() + n > kNotificationBlock) {
+        notification_elements_.emplace_back();
+        notification_elements_.back().reserve(kNotificationBlock);
+      }
+      std::vector<hw::WriteElement>& block = notification_elements_.back();
+      const size_t at = block.size();
+      block.insert(block.end(), list.begin() + static_cast<ptrdiff_t>(first),
+                   list.begin() + static_cast<ptrdiff_t>(first + n));
+      TxItem item;
+      item.opcode = Opcode::write;
+      item.peer = home;
+      item.counter = task.counter;
+      item.chunk = &block[at];
+      item.elements = n;
+      item.bytes = task.bytes * n;
+      item.wire_flits = link_params_.wire_flits(task.bytes * n);  // one packet of token entries
+      item.source_address = block[at].source_address;
+      item.target_address = block[at].target_address;
+      item.notification = true;
+      item.stream = static_cast<uint8_t>(sequence.stream);
+      item.not_before = now;
+      enqueue(link_for(item.target_address), TrafficClass::request, item);
     }
   }
 }
@@ -286,7 +525,7 @@ void Gpu::end_of_elaboration() {
 
 void Gpu::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item) {
   LinkEngine& engine = links_[link];
-  engine.queues[static_cast<size_t>(traffic_class)].push_back(item);
+  engine.queues[traffic_class == TrafficClass::response ? kExecutorStreams : item.stream].push_back(item);
   engine.queued++;
   // Served when the item may leave and the link can take it (within the lookahead); the scheduler
   // keeps an earlier wake if the engine already has one.
@@ -409,8 +648,10 @@ void Gpu::run_dynamic(const hw::WorkSequence& sequence, const hw::Task& task) {
     memory_.read(task.source_address, data, n);
     const auto packets = static_cast<uint32_t>(packets_of(link_params_, task.bytes));
     for (uint32_t i = remote; i < task.elements; ++i) {
-      memory_.write(target_location(multimem_address, hw::MultimemStage::dispatch, targets, addresses, i, packets, miss),
-                    data, n);
+      const uint64_t address =
+          target_location(multimem_address, hw::MultimemStage::dispatch, targets, addresses, i, packets, miss);
+      memory_.write(address, data, n);
+      count_landing(address, miss ? issue + hub_miss_time_ : issue);
     }
     stats_.local_copies += local;
     if (task.count != 0) {  // per-expert arrival counters
@@ -445,6 +686,7 @@ Gpu::TxItem Gpu::request_item(const hw::WorkSequence& sequence, const hw::Task& 
                         item.opcode == Opcode::multimem_ld_reduce || item.opcode == Opcode::dynamic_store ||
                         item.opcode == Opcode::dynamic_ld_reduce;
   item.peer = multimem ? id_ : task.peer;
+  item.stream = static_cast<uint8_t>(sequence.stream);
   item.counter = task.counter;
   item.bytes = task.bytes;
   item.reduce_op = static_cast<uint8_t>(task.reduce_op);
@@ -484,8 +726,9 @@ void Gpu::serve_link(uint32_t link) {
     }
     sc_time next_ready = never();
     bool launched = false;
-    for (uint32_t i = 0; i < kTrafficClasses && !launched; ++i) {
-      const uint32_t q = (engine.next_queue + i) % kTrafficClasses;
+    constexpr uint32_t kQueues = kExecutorStreams + 1;
+    for (uint32_t i = 0; i < kQueues && !launched; ++i) {
+      const uint32_t q = (engine.next_queue + i) % kQueues;
       std::deque<TxItem>& queue = engine.queues[q];
       if (queue.empty()) continue;
       const TxItem& item = queue.front();
@@ -497,7 +740,7 @@ void Gpu::serve_link(uint32_t link) {
           engine.load_bytes_in_flight + item.bytes > params_.load_bytes_in_flight_per_link) {
         continue;  // woken by load_returned
       }
-      const auto traffic_class = static_cast<TrafficClass>(q);
+      const TrafficClass traffic_class = q == kExecutorStreams ? TrafficClass::response : TrafficClass::request;
       const int vc = port->allocate_vc(traffic_class, item.wire_flits);
       if (vc < 0) {
         port->wait_for_credits(traffic_class);
@@ -506,7 +749,7 @@ void Gpu::serve_link(uint32_t link) {
       const TxItem committed = item;
       queue.pop_front();
       engine.queued--;
-      engine.next_queue = (q + 1) % kTrafficClasses;
+      engine.next_queue = (q + 1) % kQueues;
       launch(link, committed, traffic_class, static_cast<uint16_t>(vc));
       launched = true;
     }
@@ -535,6 +778,7 @@ void Gpu::launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, 
     ext.target_count = item.target_count;
     ext.targets_here = item.issuer_targets;
     ext.count_per_expert = item.count_per_expert;
+    ext.notification = item.notification;
     if (item.opcode != Opcode::read && item.opcode != Opcode::multimem_ld_reduce &&
         item.opcode != Opcode::dynamic_ld_reduce) {
       ext.target_address = item.target_address;
@@ -604,6 +848,11 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
         const auto n = static_cast<size_t>(std::min<uint64_t>(ext.payload_bytes / ext.elements, params_.functional_bytes));
         for (uint32_t i = 0; i < ext.elements; ++i) {
           memory_.write(ext.element_list[i].target_address, payload.get_data_ptr() + i * params_.functional_bytes, n);
+          count_landing(ext.element_list[i].target_address, arrival);
+        }
+        if (ext.notification) {
+          stats_.notification_messages_received++;
+          stats_.notifications_received += ext.elements;
         }
         record_arrival(ext.counter, arrival, ext.elements);
         break;
@@ -612,6 +861,7 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
     case Opcode::read_response: {
       if (ext.evicted_parts == 0 && ext.targets_here == 0) {
         memory_.write(ext.target_address, payload.get_data_ptr(), payload.get_data_length());
+        count_landing(ext.target_address, arrival);
         record_arrival(ext.counter, arrival);
         break;
       }
@@ -666,6 +916,7 @@ tlm::tlm_sync_enum Gpu::nb_transport_fw(int link, tlm::tlm_generic_payload& payl
         const uint64_t address = target_location(ext.target_address, hw::MultimemStage::dispatch, ext.targets,
                                                  ext.target_addresses, i, packets, miss);
         memory_.write(address, payload.get_data_ptr(), n);
+        count_landing(address, miss ? arrival + hub_miss_time_ : arrival);
         ++written;
       }
       const sc_time landed = miss ? arrival + hub_miss_time_ : arrival;
@@ -806,6 +1057,15 @@ void Gpu::describe_stream(std::ostream& os, const Stream& stream, uint32_t index
   if (task.kind == hw::TaskKind::wait_counter) {
     const uint64_t have = task.counter < counters_.size() ? counters_[task.counter].arrivals : 0;
     os << " waiting for counter " << task.counter << ": " << have << " of " << task.count << " arrivals";
+  }
+  if (task.kind == hw::TaskKind::take_ready) {
+    os << " " << stream.ready_done << " of " << task.count << " items taken";
+    for (uint64_t k = 0, shown = 0; k < task.count && shown < 3; ++k) {
+      const hw::Task& wait = sequence.tasks[stream.task_index + 1 + k * (1 + static_cast<size_t>(task.elements))];
+      const uint64_t have = wait.counter < counters_.size() ? counters_[wait.counter].arrivals : 0;
+      if (have >= wait.count) continue;
+      os << (shown++ == 0 ? ", waiting: " : ", ") << "counter " << wait.counter << " " << have << " of " << wait.count;
+    }
   }
 }
 

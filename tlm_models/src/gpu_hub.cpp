@@ -190,6 +190,8 @@ void GpuHub::bind(const hw::DynamicMulticastBinding& binding, uint64_t local_bas
       start += mapping.tokens_per_expert[mapping.first_expert + local];
     }
     mapping.table.reset(start);  // at most one entry per bound (token, local expert)
+    mapping.block_token.assign(start, kNoToken);
+    mapping.gpus = binding.gpus();
     mapping.table_base = next_table_address_;
     next_table_address_ = round_up(
         next_table_address_ + hub_table_bytes(mapping.token_count, mapping.local_experts),
@@ -349,6 +351,10 @@ HubTranslation GpuHub::translate(uint64_t multimem_address, hw::MultimemStage st
   if (allocate) {
     entry = encode_table_entry(mapping.region_start[local] + mapping.allocated[local]++);
     mapping.table.insert(key, entry);
+    if (result.algebraic_index >= kNoToken) {
+      throw HubError(HubErrorKind::capacity_exceeded, where() + ": algebraic index beyond the token-ID table's 32 bits");
+    }
+    mapping.block_token[table_entry_layout_index(entry)] = static_cast<uint32_t>(result.algebraic_index);
     result.allocated = true;
     result.memory_write_bytes = params_.sector_bytes;
     ++statistics_.allocations;
@@ -365,10 +371,9 @@ HubTranslation GpuHub::translate(uint64_t multimem_address, hw::MultimemStage st
 }
 
 bool GpuHub::lookup(uint64_t multimem_address, uint16_t expert, uint64_t& local_address) const {
-  auto after = bound_by_base_.upper_bound(multimem_address);
-  if (after == bound_by_base_.begin()) return false;
-  const Object& object = objects_.at(std::prev(after)->second);
-  if (multimem_address >= object.multimem_end) return false;
+  const Object* found = bound_object(multimem_address);
+  if (found == nullptr) return false;
+  const Object& object = *found;
   const Mapping& mapping = *object.mapping;
   if (expert < mapping.first_expert || expert >= mapping.first_expert + mapping.local_experts) return false;
   const uint64_t relative = multimem_address - object.multimem_base;
@@ -377,6 +382,29 @@ bool GpuHub::lookup(uint64_t multimem_address, uint16_t expert, uint64_t& local_
   if (!table_entry_valid(entry)) return false;
   local_address = object.local_base + static_cast<uint64_t>(table_entry_layout_index(entry)) * object.descriptor.block_bytes +
                   relative % object.descriptor.block_bytes;
+  return true;
+}
+
+const GpuHub::Object* GpuHub::bound_object(uint64_t multimem_address) const {
+  auto after = bound_by_base_.upper_bound(multimem_address);
+  if (after == bound_by_base_.begin()) return nullptr;
+  const Object& object = objects_.at(std::prev(after)->second);
+  return multimem_address < object.multimem_end ? &object : nullptr;
+}
+
+bool GpuHub::token_of_block(uint64_t multimem_address, uint32_t layout_index, uint64_t& token) const {
+  const Object* object = bound_object(multimem_address);
+  if (object == nullptr) return false;
+  const Mapping& mapping = *object->mapping;
+  if (layout_index >= mapping.block_token.size() || mapping.block_token[layout_index] == kNoToken) return false;
+  token = mapping.block_token[layout_index];
+  return true;
+}
+
+bool GpuHub::tokens_per_gpu(uint64_t multimem_address, uint64_t& tokens) const {
+  const Object* object = bound_object(multimem_address);
+  if (object == nullptr || object->mapping->gpus == 0) return false;
+  tokens = object->mapping->token_count / object->mapping->gpus;
   return true;
 }
 

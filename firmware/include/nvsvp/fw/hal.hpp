@@ -26,7 +26,11 @@ class Hal {
   // The GPU's receive counter: messages that arrived over its links, not counting the partial
   // sums a switch passed on because its reduction buffer was full (how many there are depends on
   // buffer occupancy, not on the work).
+  // Nor does it count the messages of token notifications (notify_tokens): how many there are
+  // depends on which tokens shared a tile, that is on arrival order. Their notifications (the
+  // tokens they name) are counted instead.
   virtual uint64_t received_messages(uint32_t gpu) const = 0;
+  virtual uint64_t received_notifications(uint32_t gpu) const = 0;
 
   // Dynamic multimem (dysharp.md §2): programs GPU `gpu`'s Hub with a bound object whose blocks
   // that GPU packs at `local_base`. Throws std::invalid_argument for a binding the Hub refuses.

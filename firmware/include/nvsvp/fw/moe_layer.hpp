@@ -60,9 +60,12 @@ struct LayerPlan {
   uint64_t token_copies = 0;         // (token, destination GPU) pairs, local ones included
   uint64_t remote_token_copies = 0;  // of which cross the fabric
   std::vector<hw::WorkSequence> sequences;  // per GPU; moved out by run_layer
-  // Overlapped schedules: per GPU, a sequence for another executor stream (its `stream` set),
-  // running concurrently with `sequences`; empty when the scheme uses one stream.
-  std::vector<hw::WorkSequence> extra_sequences;
+  // Overlapped schedules: per GPU, the sequences of its other executor streams (each with its
+  // `stream` set), running concurrently with `sequences`; empty when the scheme uses one stream.
+  std::vector<std::vector<hw::WorkSequence>> extra_sequences;
+  // Fused schedules with notifications (notify_tokens): per GPU, the notifications its links
+  // must deliver (their messages are not in expected_link_arrivals).
+  std::vector<uint64_t> expected_notifications;
   // Static multimem schemes (nvls): the groups to create before the layer runs.
   std::vector<MulticastGroupRequest> multicast_groups;
   // The combine result of each token lands in its home's output in one piece (a switch
@@ -87,10 +90,12 @@ struct MoeCheckResult {
   uint64_t tokens_checked = 0;
   uint64_t combine_errors = 0;
   uint64_t receive_count_errors = 0;
+  uint64_t notifications_expected = 0;
+  uint64_t notifications_delivered = 0;
   std::vector<std::string> violations;  // the first ones, each naming token and GPU
   bool passed() const {
     return token_copies_delivered == token_copies_expected && combine_errors == 0 &&
-           receive_count_errors == 0;
+           receive_count_errors == 0 && notifications_delivered == notifications_expected;
   }
 };
 

@@ -76,6 +76,13 @@ struct SoftwareParams {
   double count_exchange_ns = 5000.0;
   double sync_ns = 5000.0;
   double bookkeeping_ns_per_copy = 0.0;
+  // Token-centric fusion (dysharp.md §3): the SM groups of the one persistent kernel (assumed:
+  // the communication groups as DeepEP's 20 SMs split in two; the GEMM groups share the rest in
+  // proportion to their work, GEMM-1 doing twice GEMM-2's FLOPs).
+  uint32_t fusion_dispatch_sms = 10;
+  uint32_t fusion_gemm1_sms = 75;
+  uint32_t fusion_gemm2_sms = 37;
+  uint32_t fusion_combine_sms = 10;
 
   template <class Visitor>
   void visit(Visitor& v) {
@@ -96,6 +103,10 @@ struct SoftwareParams {
       hw::between(0.0, 1e9));
     v("bookkeeping_ns_per_copy", bookkeeping_ns_per_copy,
       "software all-to-all: the sender's index and metadata work per token copy, ns", hw::between(0.0, 1e6));
+    v("fusion_dispatch_sms", fusion_dispatch_sms, "fused kernel: SMs of the dispatch group", hw::between(1, 65535));
+    v("fusion_gemm1_sms", fusion_gemm1_sms, "fused kernel: SMs of the GEMM-1 group", hw::between(1, 65535));
+    v("fusion_gemm2_sms", fusion_gemm2_sms, "fused kernel: SMs of the GEMM-2 group", hw::between(1, 65535));
+    v("fusion_combine_sms", fusion_combine_sms, "fused kernel: SMs of the combine group", hw::between(1, 65535));
   }
 };
 

@@ -16,6 +16,7 @@ class TlmHal : public fw::Hal {
   double now_ns() const override;
   hw::MemoryAccess& memory(uint32_t gpu) override;
   uint64_t received_messages(uint32_t gpu) const override;
+  uint64_t received_notifications(uint32_t gpu) const override;
   void bind_dynamic_object(uint32_t gpu, const hw::DynamicMulticastBinding& binding, uint64_t local_base) override;
   bool dynamic_local_address(uint32_t gpu, uint64_t multimem_address, uint16_t expert,
                              uint64_t& local_address) override;

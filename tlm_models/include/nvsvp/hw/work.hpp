@@ -26,7 +26,7 @@ enum class TaskKind : uint8_t {
                  // `duration_ns`, then run kernel `kernel` (if any) on local memory
   gemm,          // a (grouped) GEMM as thread blocks: `count` blocks of `flops` each, one block
                  // per SM at a time on `elements` SMs (0: all of the GPU's), in waves; `bytes` of
-                 // memory traffic set a floor; then kernel `kernel` (if any)
+                 // memory traffic set a floor; then kernel `kernel` (if any); see Task::persistent
   // Static multimem (hardware.md "Multimem semantics"). `target_address` / `source_address` that
   // name a multimem address must lie in a multicast group the switches hold.
   multimem_store,      // `bytes` from local `source_address` to multimem `target_address`: the
@@ -51,6 +51,20 @@ enum class TaskKind : uint8_t {
                       // combine object) from every target, summed with `reduce_op` /
                       // `reduce_type` in the switch; the result lands at local `target_address`
                       // and local counter `counter` counts it
+  // The token-ID table of token-centric fusion (dysharp.md §3): notify the home GPU of every token
+  // the Hub placed in layout blocks [first_element, first_element + count) of the dynamic object
+  // at multimem `source_address`: a write of `bytes` to the token's entry of the home's
+  // output-readiness table (`target_address` + 16 x the token's local index), counted on the
+  // home's counter `counter`. A home's notifications travel together (as many per message as
+  // one payload holds); this GPU's own tokens are notified without a link. Token t's home is
+  // t / (tokens per GPU): the all-gathered tensor is laid out home by home. With explicit
+  // addressing the layout is firmware's and so is the token-ID table: WorkSequence::block_tokens.
+  notify_tokens,
+  // The next `count` items, each a wait_counter followed by `elements` tasks that issue at once
+  // (sends, loads, stores, notifications, local copies), run in the order their waits are
+  // satisfied instead of program order: an SM group of a persistent kernel polling its table and
+  // taking whatever is ready (dysharp.md §3). At most one pending item may wait on a counter.
+  take_ready,
 };
 
 // What a dynamic multimem packet names per target (dysharp.md §2 and §4).
@@ -98,6 +112,9 @@ struct Task {
   uint32_t first_element = 0;   // send with elements > 0; dynamic: first target
   MultimemType reduce_type = MultimemType::f32;  // multimem_red / multimem_ld_reduce
   DynamicAddressing addressing = DynamicAddressing::algebraic;  // dynamic_store / dynamic_ld_reduce
+  // gemm: the SMs belong to a persistent kernel that keeps them busy with whatever tiles are
+  // ready, so the blocks take blocks / SMs block times (at least one) with no partial last wave.
+  bool persistent = false;
   uint64_t bytes = 0;           // send/read/local_copy: payload bytes (what is timed), per
                                 // write for a chunk; compute: memory traffic
   uint64_t count = 0;           // wait_counter: arrivals to wait for; gemm: thread blocks
@@ -212,6 +229,23 @@ struct Task {
     t.reduce_type = type;
     return t;
   }
+  static Task notify_tokens(PhaseId phase, uint64_t dynamic_object_address, uint32_t first_block, uint64_t blocks,
+                            DynamicAddressing addressing, uint64_t readiness_table, uint64_t bytes, uint32_t counter) {
+    Task t = send(phase, 0, dynamic_object_address, readiness_table, bytes, counter);
+    t.kind = TaskKind::notify_tokens;
+    t.addressing = addressing;
+    t.first_element = first_block;
+    t.count = blocks;
+    return t;
+  }
+  static Task take_ready(PhaseId phase, uint64_t items, uint16_t tasks_per_item) {
+    Task t;
+    t.kind = TaskKind::take_ready;
+    t.phase = phase;
+    t.count = items;
+    t.elements = tasks_per_item;
+    return t;
+  }
   static Task compute(PhaseId phase, double flops, Precision precision, uint64_t memory_bytes,
                       uint32_t kernel = kNoKernel) {
     check_kernel_index(kernel);
@@ -243,6 +277,40 @@ struct Task {
   }
 };
 
+// Bytes of one entry of a table of arrival counters in memory (see CounterMap).
+constexpr uint64_t kCounterEntryBytes = 16;
+
+// The hardware tables of token-centric fusion (dysharp.md §3) whose entries are arrival counters.
+// A GPU holds a fixed number of entries of each; beyond them, entries spill to memory.
+enum class CounterTable : uint8_t {
+  none = 0,
+  tile_status = 1,       // per GEMM tile: the arrivals of its tokens
+  output_readiness = 2,  // per token at its home: the notifications of its finished experts
+};
+constexpr uint32_t kCounterTables = 3;
+
+// Arrival counting by where a write lands (the receiving side of a fused kernel updating its
+// tables): a write into [base, base + entries x stride) counts one arrival on each counter of its
+// entry i: counters[first[i] .. first[i + 1]), or, when `first` is empty, first_counter + i. This
+// is on top of the count on the message's own counter. Writes of chunks, single writes, local
+// copies and dynamic multimem writes all count.
+struct CounterMap {
+  uint64_t base = 0;
+  uint64_t stride = kCounterEntryBytes;
+  uint64_t entries = 0;
+  uint32_t first_counter = 0;
+  std::vector<uint32_t> first;
+  std::vector<uint32_t> counters;
+};
+
+// Counters [first_counter, first_counter + counters) are the entries of hardware table `table`:
+// an entry is taken at its first arrival and given back when a wait on it completes.
+struct CounterTableRange {
+  CounterTable table = CounterTable::none;
+  uint32_t first_counter = 0;
+  uint32_t counters = 0;
+};
+
 // A kernel's functional effect on local memory, run when its compute task ends.
 using Kernel = std::function<void(MemoryAccess&)>;
 
@@ -257,6 +325,12 @@ struct WorkSequence {
   std::vector<Kernel> kernels;
   std::vector<std::string> phase_names;  // indexed by PhaseId
   uint32_t counters = 0;                 // number of arrival counters the sequence uses
+  // Fused schedules: the GPU's counting by landing address and its table-held counters (they
+  // stay in force for every later sequence of the GPU).
+  std::vector<CounterMap> counter_maps;
+  std::vector<CounterTableRange> counter_tables;
+  // notify_tokens with explicit addressing: the token in each layout block of this GPU.
+  std::vector<uint32_t> block_tokens;
   // The executor stream it runs on: a GPU runs its streams concurrently, each in order (an SM
   // group each, as the groups of a persistent kernel); `sms` is the group's size, the SMs its
   // GEMMs run on (0: all of the GPU's). Streams share the GPU's arrival counters, so one

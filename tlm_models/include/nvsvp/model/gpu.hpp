@@ -11,6 +11,7 @@
 #include <deque>
 #include <memory>
 #include <ostream>
+#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -42,6 +43,9 @@ struct GpuStats {
   uint64_t multimem_errors = 0;  // multimem requests the switch refused (multimem_error responses)
   uint64_t dynamic_operations = 0;  // dynamic_store / dynamic_ld_reduce tasks issued
   uint64_t partials_received = 0;   // reduce_partial messages (a switch's full reduction buffer)
+  uint64_t notifications_sent = 0;              // notify_tokens: tokens notified, over links or not
+  uint64_t notification_messages_received = 0;  // of messages_received, those of notifications
+  uint64_t notifications_received = 0;          // the notifications they carried
   sc_core::sc_time compute_time;
 };
 
@@ -51,6 +55,16 @@ struct ComputeSpan {
   uint32_t stream = 0;  // the executor stream (SM group) it ran on
   sc_core::sc_time start;
   sc_core::sc_time end;
+};
+
+// One hardware table of the fused kernel (hw::CounterTable): entries in use, and spills.
+struct CounterTableStats {
+  uint32_t entries = 0;          // what the GPU holds (GpuParams)
+  uint32_t live = 0;             // entries taken and not yet given back
+  uint32_t peak_live = 0;        // the most at once, counting spilled ones
+  uint64_t taken = 0;            // entries ever taken
+  uint64_t spilled = 0;          // of which found the table full and lived in memory
+  uint64_t spilled_updates = 0;  // arrivals counted on a spilled entry (each paid table_spill_ns)
 };
 
 struct PhaseTime {
@@ -104,6 +118,9 @@ class Gpu : public sc_core::sc_module {
   // Arrivals counter `index` has counted so far (0 for a counter never used).
   uint64_t counter_arrivals(uint32_t index) const { return index < counters_.size() ? counters_[index].arrivals : 0; }
   const DynamicSourceQueue& source_queue() const { return source_queue_; }
+  const CounterTableStats& table_stats(hw::CounterTable table) const {
+    return tables_[static_cast<size_t>(table)];
+  }
 
  private:
   // A message waiting for its link: a write or read the executor issued (everything launch
@@ -127,6 +144,8 @@ class Gpu : public sc_core::sc_module {
     uint16_t target_count = 0;
     uint16_t issuer_targets = 0;
     bool count_per_expert = false;
+    bool notification = false;
+    uint8_t stream = 0;  // the executor stream that issued a request
     sc_core::sc_time not_before;
   };
   void check_chunk(const hw::WorkSequence& sequence, const hw::Task& task) const;
@@ -140,6 +159,16 @@ class Gpu : public sc_core::sc_module {
   void count_dynamic_block(uint32_t counter, bool per_expert, uint16_t expert, const sc_core::sc_time& at) {
     record_arrival(per_expert ? counter + (expert - id_ * dynamic_experts_per_gpu_) : counter, at);
   }
+  // A write landed at `address` at `at`: the counters the counter maps name for it count it.
+  void count_landing(uint64_t address, const sc_core::sc_time& at) {
+    if (!counter_maps_.empty()) count_mapped(address, at);
+  }
+  void count_mapped(uint64_t address, const sc_core::sc_time& at);
+  // notify_tokens (hw/work.hpp).
+  void run_notify(const hw::WorkSequence& sequence, const hw::Task& task);
+  void take_counter_maps(hw::WorkSequence& sequence);
+  // A wait on counter `index` completed: a table entry it held is given back.
+  void release_entry(uint32_t index);
   // Where target `index` of a list lands in this GPU: the Hub's translation of `multimem_address`
   // for its expert, or its explicit address. A Hub miss sets `miss` (the access waits for memory).
   uint64_t target_location(uint64_t multimem_address, hw::MultimemStage stage, const uint16_t* targets,
@@ -151,7 +180,10 @@ class Gpu : public sc_core::sc_module {
                               uint8_t* sum, size_t bytes, bool have_sum, bool& miss);
   TxItem request_item(const hw::WorkSequence& sequence, const hw::Task& task) const;
   struct LinkEngine {
-    std::deque<TxItem> queues[kTrafficClasses];  // the VC is allocated at launch
+    // Requests queue per executor stream (SM groups issue independently: one group's messages
+    // stuck on credits do not hold up another's), responses in one more queue; served round
+    // robin, the VC allocated at launch.
+    std::deque<TxItem> queues[kExecutorStreams + 1];
     uint64_t queued = 0;
     uint32_t next_queue = 0;
     uint64_t load_bytes_in_flight = 0;  // multimem loads sent whose results have not come back
@@ -170,6 +202,13 @@ class Gpu : public sc_core::sc_module {
     };
     std::vector<Run> runs;
     uint64_t arrivals = 0;
+    hw::CounterTable table = hw::CounterTable::none;  // the hardware table holding it, if any
+    // A take_ready item waiting for this counter to reach waiting_count (one at most).
+    static constexpr uint64_t kNoItem = ~0ull;
+    uint64_t waiting_item = kNoItem;
+    uint64_t waiting_count = 0;
+    uint32_t waiting_stream = 0;
+    enum class Entry : uint8_t { unused, held, spilled, released } entry = Entry::unused;
     void add(uint64_t at_ps, uint64_t count) {
       if (!runs.empty() && runs.back().at_ps == at_ps) {
         runs.back().arrivals += count;
@@ -206,7 +245,16 @@ class Gpu : public sc_core::sc_module {
   // One stream of the executor: its sequences run in order, task by task; streams run
   // concurrently (an SM group each). Every sequence ever submitted stays, so queued sends can
   // point at tasks.
+  // A take_ready item whose wait is satisfied, at the time it was.
+  struct ReadyItem {
+    uint64_t at_ps;
+    uint64_t item;
+    bool operator<(const ReadyItem& other) const {  // std::priority_queue: the earliest on top
+      return at_ps != other.at_ps ? at_ps > other.at_ps : item > other.item;
+    }
+  };
   struct Stream {
+    uint32_t index = 0;
     std::deque<hw::WorkSequence> sequences;
     size_t sequence_index = 0;
     size_t task_index = 0;
@@ -215,8 +263,16 @@ class Gpu : public sc_core::sc_module {
     bool waiting_on_counter = false;
     uint32_t waited_counter = 0;
     uint64_t waited_count = 0;
+    bool taking_ready = false;  // in a take_ready task
+    uint64_t ready_done = 0;
+    std::priority_queue<ReadyItem> ready;
     sc_core::sc_event work_event;
   };
+  // Runs a task that takes no executor time (a send, load, store, notification or local copy).
+  void issue(const hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
+  // The take_ready task at the stream's position: false while items are left (the stream is
+  // re-triggered), true once all ran and the stream stands after them.
+  bool take_ready(Stream& stream, const hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
   Stream& stream(uint32_t index);
   void execute(Stream& stream);
   void describe_stream(std::ostream& os, const Stream& stream, uint32_t index) const;
@@ -242,6 +298,13 @@ class Gpu : public sc_core::sc_module {
   std::unordered_map<uint64_t, HeldPartial> held_partials_;
 
   std::vector<ArrivalCounter> counters_;
+  std::vector<hw::CounterMap> counter_maps_;
+  CounterTableStats tables_[hw::kCounterTables];
+  sc_core::sc_time table_spill_time_;
+  // The writes of the notification messages this GPU made (messages point into them until the
+  // end of the run, as into a work sequence's element list).
+  static constexpr size_t kNotificationBlock = 4096;
+  std::deque<std::vector<hw::WriteElement>> notification_elements_;
   std::vector<PhaseTime> phase_times_;
   std::vector<ComputeSpan> compute_spans_;
   std::vector<std::string> phase_names_;

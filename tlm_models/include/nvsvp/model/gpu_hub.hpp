@@ -201,6 +201,15 @@ class GpuHub {
   // `expert`; false when not mapped. Touches neither the cache nor the statistics.
   bool lookup(uint64_t multimem_address, uint16_t expert, uint64_t& local_address) const;
 
+  // The token-ID table (dysharp.md §3): the algebraic index (token) the Hub placed in layout block
+  // `layout_index` of the object holding `multimem_address`, and that object's tokens per GPU
+  // (token count / GPUs). False when the block has not been allocated. Touches neither the cache
+  // nor the statistics (firmware's fused kernel keeps this table beside the tiles).
+  bool token_of_block(uint64_t multimem_address, uint32_t layout_index, uint64_t& token) const;
+  // Tokens per GPU of the bound object holding `multimem_address` (token count / GPUs); false
+  // when no bound object holds it.
+  bool tokens_per_gpu(uint64_t multimem_address, uint64_t& tokens) const;
+
   uint32_t gpu() const { return gpu_; }
   const HubStatistics& statistics() const { return statistics_; }
   const TableEntryCache& cache() const { return cache_; }
@@ -222,6 +231,8 @@ class GpuHub {
     uint64_t table_base = 0;            // memory address of the first sub-table
     std::vector<uint32_t> region_start;  // [local expert]: layout index of its first block
     std::vector<uint32_t> allocated;     // [local expert]: bump counter
+    std::vector<uint32_t> block_token;   // [layout index]: algebraic index, kNoToken until allocated
+    uint32_t gpus = 0;
     TableEntries table;                  // by slot = local expert * token_count + algebraic index
   };
   struct Object {
@@ -233,7 +244,9 @@ class GpuHub {
     Mapping* mapping = nullptr;
   };
 
+  static constexpr uint32_t kNoToken = ~0u;
   Object& object_at(uint64_t multimem_address);
+  const Object* bound_object(uint64_t multimem_address) const;  // nullptr: in no bound object
   const Mapping& mapping(uint32_t id) const;
 
   uint32_t gpu_;

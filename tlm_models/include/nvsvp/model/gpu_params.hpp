@@ -26,6 +26,12 @@ struct GpuParams {
   GpuHubParams hub;
   double hub_miss_ns = 500.0;  // assumed: one HBM access for a table entry the cache misses
   DynamicSourceQueueParams source_queue;
+  // Token-centric fusion (dysharp.md §3): entries of the tile-status and output-readiness tables,
+  // and what an update of an entry that spilled to memory costs (assumed: one HBM access, as a
+  // Hub miss).
+  uint32_t tile_status_entries = 1024;
+  uint32_t readiness_entries = 1024;
+  double table_spill_ns = 500.0;
 
   template <class V>
   void visit(V& v) {
@@ -58,6 +64,11 @@ struct GpuParams {
       hw::between(0.0, 1e6));
     v("source_queue_entries", source_queue.entries, "pending dynamic multimem operations the source queue holds",
       hw::between(1, 1 << 16));
+    v("tile_status_entries", tile_status_entries,
+      "entries of the fused kernel's tile-status table; tiles beyond it spill to memory", hw::between(1, 1 << 24));
+    v("readiness_entries", readiness_entries,
+      "entries of the fused kernel's output-readiness table; tokens beyond it spill to memory", hw::between(1, 1 << 24));
+    v("table_spill_ns", table_spill_ns, "time an update of a spilled table entry adds, ns", hw::between(0.0, 1e6));
     v("target_list_read_ns", source_queue.target_list_read_ns,
       "time to read a dynamic operation's target list before it can issue, ns", hw::between(0.0, 1e6));
   }

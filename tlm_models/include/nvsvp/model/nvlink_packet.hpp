@@ -94,6 +94,7 @@ struct NvlinkExtension : tlm::tlm_extension<NvlinkExtension> {
   const uint64_t* target_addresses = nullptr;  // explicit addressing, else nullptr
   uint16_t target_count = 0;   // entries of the list
   bool count_per_expert = false;  // a dynamic store: each block counts on counter + local expert
+  bool notification = false;      // a chunk of token notifications (notify_tokens)
   uint16_t targets_here = 0;   // a switch copy: the targets on its destination GPU; a dynamic
                                // ld_reduce request and its result: the issuer's own targets,
                                // which follow the target_count remote ones in the list

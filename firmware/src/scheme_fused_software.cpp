@@ -1,0 +1,161 @@
+// The software all-to-all schedules with fine-grained overlap (dysharp.md §3, §4):
+//   `fusion-only`: token-centric fusion over deepep's all-to-all. Four executor streams per GPU
+//     (the SM groups of one persistent kernel):
+//       dispatch: the count exchange, then deepep's dispatch (one copy per destination GPU);
+//       GEMM-1:   tile groups as their tokens arrive: each copy that lands counts on the
+//                 tile-status entry of every tile (one per local expert of the token) it belongs to;
+//       GEMM-2:   each group after its GEMM-1, then a signal to the combine stream;
+//       combine:  after each GEMM-2 group, the partials of the token copies whose last tile it
+//                 was go to their homes (batched as deepep's); the home sums its partials at the end.
+//   `comet` (COMET / CCFuser class): the same pieces as two kernels one after the other: dispatch
+//     overlapping GEMM-1, then GEMM-2 overlapping combine; dispatch and combine never overlap.
+// A tile holds software.tile_tokens of an expert's tokens in the order firmware expects them to
+// arrive (by local token index, then home: every sender walks its tokens in order at once).
+#include <algorithm>
+#include <stdexcept>
+
+#include "moe_plan.hpp"
+
+namespace nvsvp::fw::detail {
+
+namespace {
+
+enum Phase : hw::PhaseId { kDispatch, kExperts, kCombine };
+
+void build_fused_software(LayerPlan& plan, const DispatchMap& map, bool comet) {
+  const MoeLayerSpec& spec = *plan.spec;
+  const MoeRouting& routing = spec.routing;
+  const MoeBuffers& b = plan.buffers;
+  const uint32_t gpus = routing.gpus;
+  const uint32_t per_gpu = routing.experts_per_gpu();
+  const uint64_t tokens_per_gpu = routing.tokens_per_gpu;
+  const FusedSmGroups sms = fused_sm_groups(spec, comet);
+  const auto streams = make_fused_streams(plan, sms, kFirstTileCounter);
+
+  for (uint32_t g = 0; g < gpus; ++g) {
+    hw::WorkSequence& dispatch = *streams[g][kDispatchGroup];
+    append_count_exchange(plan, map, dispatch, g, kDispatch);
+    append_software_dispatch(plan, map, dispatch, g, kDispatch, kDispatchCounter);
+  }
+
+  const uint64_t partial_bytes = vector_bytes(spec.combine_dtype, spec.model.hidden);
+  const uint32_t chunk = spec.software.chunk_tokens;
+  for (uint32_t g = 0; g < gpus; ++g) {
+    const std::vector<uint64_t>& slots = (*map.received)[g];
+    // Each local expert's tokens (as slots) in expected arrival order.
+    std::vector<std::vector<std::pair<uint64_t, uint64_t>>> members(per_gpu);  // (order key, slot)
+    for (uint64_t s = 0; s < slots.size(); ++s) {
+      const uint64_t t = slots[s];
+      const uint16_t* experts = routing.experts_of(t);
+      for (uint32_t k = 0; k < routing.top_k; ++k) {
+        if (experts[k] / per_gpu != g) continue;
+        members[experts[k] - g * per_gpu].emplace_back((t % tokens_per_gpu) * gpus + t / tokens_per_gpu, s);
+      }
+    }
+    std::vector<uint64_t> loads(per_gpu);
+    for (uint32_t j = 0; j < per_gpu; ++j) {
+      std::sort(members[j].begin(), members[j].end());
+      loads[j] = members[j].size();
+    }
+    const FusedTiles tiles = plan_fused_tiles(spec, loads, sms.gemm1);
+
+    // Tile-status entries: each slot counts on the tiles it belongs to; a slot's partial is done
+    // with the last group holding one of its tiles.
+    std::vector<std::vector<uint32_t>> slot_tiles(slots.size());
+    std::vector<size_t> last_group(slots.size(), 0);
+    for (size_t i = 0; i < tiles.groups(); ++i) {
+      for (size_t t = tiles.group_first[i]; t < tiles.group_first[i + 1]; ++t) {
+        const FusedTile& tile = tiles.tiles[t];
+        for (uint64_t m = tile.first; m < tile.first + tile.tokens; ++m) {
+          const uint64_t s = members[tile.expert][m].second;
+          slot_tiles[s].push_back(kFirstTileCounter + static_cast<uint32_t>(t));
+          last_group[s] = std::max(last_group[s], i);
+        }
+      }
+    }
+    hw::CounterMap arrivals;
+    arrivals.base = b.dispatch_rx;
+    arrivals.stride = b.dispatch_stride;
+    arrivals.entries = slots.size();
+    arrivals.first.reserve(slots.size() + 1);
+    for (const std::vector<uint32_t>& list : slot_tiles) {
+      arrivals.first.push_back(static_cast<uint32_t>(arrivals.counters.size()));
+      arrivals.counters.insert(arrivals.counters.end(), list.begin(), list.end());
+    }
+    arrivals.first.push_back(static_cast<uint32_t>(arrivals.counters.size()));
+    hw::WorkSequence& dispatch = *streams[g][kDispatchGroup];
+    dispatch.counter_maps.push_back(std::move(arrivals));
+    const auto tile_count = static_cast<uint32_t>(tiles.tiles.size());
+    dispatch.counter_tables.push_back(hw::CounterTableRange{hw::CounterTable::tile_status, kFirstTileCounter, tile_count});
+    for (auto* seq : streams[g]) seq->counters = kFirstTileCounter + tile_count;
+
+    std::vector<std::vector<SlotRun>> group_runs(tiles.groups());
+    for (uint64_t s = 0; s < slots.size(); ++s) {
+      std::vector<SlotRun>& runs = group_runs[last_group[s]];
+      if (runs.empty() || runs.back().end != s) runs.push_back(SlotRun{s, s});
+      runs.back().end = s + 1;
+    }
+    hw::WorkSequence& gemm1 = *streams[g][kGemm1Group];
+    hw::WorkSequence& gemm2 = *streams[g][kGemm2Group];
+    append_tile_pipeline(
+        spec, tiles, gemm1, gemm2, comet,
+        [&](const FusedTile& tile, hw::WorkSequence& seq) {
+          const auto index = static_cast<uint32_t>(&tile - tiles.tiles.data());
+          seq.tasks.push_back(hw::Task::wait(kDispatch, kFirstTileCounter + index, tile.tokens));
+        },
+        [&](size_t group, hw::WorkSequence& seq) {
+          if (group_runs[group].empty()) return static_cast<uint32_t>(hw::Task::kNoKernel);
+          seq.kernels.push_back(expert_kernel(plan.spec, b, map.received, g, group_runs[group]));
+          return static_cast<uint32_t>(seq.kernels.size() - 1);
+        },
+        [&](size_t, hw::WorkSequence& seq) {
+          seq.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, kGemm2DoneCounter));
+        });
+
+    // Combine: after each GEMM-2 group, the partials it finished, homes in turn after this GPU.
+    hw::WorkSequence& combine = *streams[g][kCombineGroup];
+    std::vector<uint64_t> copy_of(slots.size());  // the copy each slot holds (its token's to GPU g)
+    for (uint64_t s = 0; s < slots.size(); ++s) {
+      uint64_t copy = map.first[slots[s]];
+      while (map.dest[copy] != g) ++copy;
+      copy_of[s] = copy;
+    }
+    std::vector<std::vector<uint64_t>> by_home(gpus);
+    std::vector<hw::WriteElement> out;
+    for (size_t i = 0; i < tiles.groups(); ++i) {
+      combine.tasks.push_back(hw::Task::wait(kCombine, kGemm2DoneCounter, i + 1));
+      for (auto& list : by_home) list.clear();
+      for (const SlotRun& run : group_runs[i]) {
+        for (uint64_t s = run.begin; s < run.end; ++s) by_home[routing.home_of_token(slots[s])].push_back(s);
+      }
+      for (uint32_t n = 1; n <= gpus; ++n) {
+        const uint32_t home = (g + n) % gpus;
+        for (uint64_t s : by_home[home]) {
+          const uint64_t source = b.partial + s * b.combine_stride;
+          const uint64_t target = combine_slot_address(plan, home, copy_of[s]);
+          if (home == g) {
+            combine.tasks.push_back(hw::Task::local_copy(kCombine, source, target, partial_bytes, kCombineCounter));
+            continue;
+          }
+          out.push_back(hw::WriteElement{source, target});
+          if (out.size() == chunk) append_write_chunk(plan, combine, kCombine, home, partial_bytes, kCombineCounter, out);
+        }
+        if (!out.empty()) append_write_chunk(plan, combine, kCombine, home, partial_bytes, kCombineCounter, out);
+      }
+    }
+    const uint64_t first = static_cast<uint64_t>(g) * tokens_per_gpu;
+    const uint64_t partials = map.first[first + tokens_per_gpu] - map.first[first];
+    combine.tasks.push_back(hw::Task::wait(kCombine, kCombineCounter, partials));
+    append_software_cost(combine, kCombine, spec.software.sync_ns);  // the kernel's end
+    combine.kernels.push_back(reduce_kernel(plan, g));
+    combine.tasks.push_back(reduce_task(spec, kCombine, partials, b, static_cast<uint32_t>(combine.kernels.size() - 1)));
+  }
+}
+
+}  // namespace
+
+void build_comet(LayerPlan& plan, const DispatchMap& map) { build_fused_software(plan, map, true); }
+
+void build_fusion_only(LayerPlan& plan, const DispatchMap& map) { build_fused_software(plan, map, false); }
+
+}  // namespace nvsvp::fw::detail
