@@ -144,7 +144,7 @@ std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario
 }
 
 json simulate_scheme(const Scenario& scenario, const std::string& scheme,
-                     std::shared_ptr<const fw::MoeLayerSpec> layer) {
+                     std::shared_ptr<const fw::MoeLayerSpec> layer, const std::function<void(Platform&)>& inspect) {
   const auto wall_start = std::chrono::steady_clock::now();
   auto seconds_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -212,6 +212,7 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
   }
 
   const fw::MoeCheckResult checks = fw::verify_layer(hal, plan);
+  if (inspect) inspect(platform);
   const double verify_seconds = seconds_since(verify_start);
   const double layer_s = ((host.done() ? layer_end : sc_core::sc_time_stamp()) - layer_start).to_seconds();
   // Times in the result are measured from the layer's start.

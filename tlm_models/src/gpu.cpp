@@ -331,6 +331,7 @@ bool Gpu::take_ready(Stream& stream, const hw::WorkSequence& sequence, const hw:
     const uint64_t k = stream.ready.top().item;
     stream.ready.pop();
     const hw::Task& wait = sequence.tasks[first + k * per_item];
+    taken_items_.push_back(TakenItem{wait.counter, now.value()});
     release_entry(wait.counter);
     mark_phase(wait.phase, false);
     for (size_t a = 1; a < per_item; ++a) {

@@ -2,6 +2,7 @@
 // per process), results gathered into report.json, links_<scheme>.csv and a console table.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -13,13 +14,17 @@
 
 namespace nvsvp::platform {
 
+class Platform;
+
 // The layer the scenario describes, routing generated (deterministic for the seed).
 std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario);
 
 // Elaborates the platform, runs `scheme` on it and checks the result. Call at most once per
 // process. The JSON is one entry of report.json's results[], plus "links" (per-link statistics).
+// `inspect` (tests) sees the platform once the simulation is over.
 nlohmann::json simulate_scheme(const Scenario& scenario, const std::string& scheme,
-                               std::shared_ptr<const fw::MoeLayerSpec> layer);
+                               std::shared_ptr<const fw::MoeLayerSpec> layer,
+                               const std::function<void(Platform&)>& inspect = {});
 
 struct RunOptions {
   std::string out_dir;  // empty: out/<scenario name>

@@ -117,6 +117,17 @@ class Gpu : public sc_core::sc_module {
   const GpuHub& hub() const { return hub_; }
   // Arrivals counter `index` has counted so far (0 for a counter never used).
   uint64_t counter_arrivals(uint32_t index) const { return index < counters_.size() ? counters_[index].arrivals : 0; }
+  // When counter `index` counted its n-th arrival (1 <= n <= counter_arrivals(index)), ps.
+  uint64_t counter_reached_ps(uint32_t index, uint64_t n) const {
+    ArrivalCounter copy = counters_.at(index);
+    return copy.nth_arrival_ps(n);
+  }
+  // The take_ready items this GPU ran: the counter each waited on and when its tasks issued.
+  struct TakenItem {
+    uint32_t counter;
+    uint64_t at_ps;
+  };
+  const std::vector<TakenItem>& taken_items() const { return taken_items_; }
   const DynamicSourceQueue& source_queue() const { return source_queue_; }
   const CounterTableStats& table_stats(hw::CounterTable table) const {
     return tables_[static_cast<size_t>(table)];
@@ -298,6 +309,7 @@ class Gpu : public sc_core::sc_module {
   std::unordered_map<uint64_t, HeldPartial> held_partials_;
 
   std::vector<ArrivalCounter> counters_;
+  std::vector<TakenItem> taken_items_;
   std::vector<hw::CounterMap> counter_maps_;
   CounterTableStats tables_[hw::kCounterTables];
   sc_core::sc_time table_spill_time_;
