@@ -240,15 +240,16 @@ void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressin
 // Token-centric fusion over dynamic multimem (dysharp.md §3). Four executor streams per GPU (the
 // SM groups of one persistent kernel):
 //   dispatch: one dymultimem.st per token, as dysharp-basic;
-//   GEMM-1:   tile groups as their tokens arrive. A tile is software.tile_tokens consecutive
-//             layout blocks of one expert's region; the Hub fills a region in arrival order, so a
-//             tile is complete when its expert has counted that many arrivals (with explicit
-//             addressing, firmware lays each region out in expected arrival order). Every block
-//             that lands counts on its tile's tile-status entry;
-//   GEMM-2:   each group after its GEMM-1 (after all of GEMM-1 with `comet`), then the group's
-//             tokens are notified at their homes (the token-ID table: notify_tokens);
-//   combine:  each local token's dymultimem.ld_reduce once its output-readiness entry has
-//             counted top_k notifications.
+//   GEMM-1:   takes tiles as their tokens land. A tile is software.tile_tokens consecutive layout
+//             blocks of one expert's region; the Hub fills a region in arrival order, so a tile's
+//             blocks are that expert's next arrivals (with explicit addressing, firmware lays
+//             each region out in expected arrival order). Every block that lands counts on its
+//             tile's tile-status entry;
+//   GEMM-2:   takes tiles as their GEMM-1 ends (with `comet`, after all of GEMM-1 and the kernel
+//             boundary), then notifies the tile's tokens at their homes (the token-ID table:
+//             notify_tokens);
+//   combine:  takes tokens as their output-readiness entry counts top_k notifications, and issues
+//             each one's dymultimem.ld_reduce.
 void build_dynamic_fused(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressing addressing, bool comet) {
   const MoeLayerSpec& spec = *plan.spec;
   const MoeRouting& routing = spec.routing;
@@ -273,7 +274,8 @@ void build_dynamic_fused(LayerPlan& plan, const DispatchMap& map, hw::DynamicAdd
     const std::vector<uint64_t> region_blocks = local_slice(routing, setup.expert_loads, g);
     const FusedTiles tiles = plan_fused_tiles(spec, region_blocks, sms.gemm1);
     const auto tile_count = static_cast<uint32_t>(tiles.tiles.size());
-    const uint32_t first_ready = kFirstTileCounter + tile_count;
+    const uint32_t first_gemm1_done = kFirstTileCounter + tile_count;  // per tile: its GEMM-1 ended
+    const uint32_t first_ready = first_gemm1_done + tile_count;
     auto first_block = [&](const FusedTile& tile) { return setup.region_start[g * per_gpu + tile.expert] + tile.first; };
     // Tile-status entries, by the block a copy lands in; output-readiness entries, by the token
     // a notification names.
@@ -309,33 +311,33 @@ void build_dynamic_fused(LayerPlan& plan, const DispatchMap& map, hw::DynamicAdd
         if (routing.expert_ids[i] / per_gpu == g) gemm2.block_tokens[(*plan.explicit_layout)[i]] = static_cast<uint32_t>(i / routing.top_k);
       }
     }
-    append_tile_pipeline(
-        spec, tiles, gemm1, gemm2, comet,
-        [&](const FusedTile& tile, hw::WorkSequence& seq) {
-          const auto index = static_cast<uint32_t>(&tile - tiles.tiles.data());
-          seq.tasks.push_back(hw::Task::wait(kDispatch, kFirstTileCounter + index, tile.tokens));
-        },
-        [&](size_t group, hw::WorkSequence& seq) {
-          std::vector<BlockRun> runs;
-          for (size_t t = tiles.group_first[group]; t < tiles.group_first[group + 1]; ++t) {
-            const FusedTile& tile = tiles.tiles[t];
-            runs.push_back(BlockRun{first_block(tile), tile.tokens, g * per_gpu + tile.expert});
-          }
-          seq.kernels.push_back(dynamic_expert_kernel(b, std::move(runs)));
-          return static_cast<uint32_t>(seq.kernels.size() - 1);
-        },
-        [&](size_t group, hw::WorkSequence& seq) {
-          for (size_t t = tiles.group_first[group]; t < tiles.group_first[group + 1]; ++t) {
-            const FusedTile& tile = tiles.tiles[t];
-            seq.tasks.push_back(hw::Task::notify_tokens(kCombine, setup.dispatch.multimem_base,
-                                                        static_cast<uint32_t>(first_block(tile)), tile.tokens,
-                                                        addressing, kReadinessTable, kNotificationBytes,
-                                                        kNotifyCounter));
-          }
-        });
+    // GEMM-1 takes tiles as their tokens land; GEMM-2 takes them as their GEMM-1 ends (with
+    // `comet`, after all of GEMM-1 and the kernel boundary), then notifies their tokens' homes.
+    gemm1.tasks.push_back(hw::Task::take_ready(kExperts, tile_count, 3));
+    gemm2.tasks.reserve(2 * tile_count + 4);
+    if (comet) {
+      gemm2.tasks.push_back(hw::Task::wait(kExperts, kGemm1DoneCounter, tile_count));
+      append_software_cost(gemm2, kExperts, spec.software.sync_ns);
+    }
+    gemm2.tasks.push_back(hw::Task::take_ready(kExperts, tile_count, 2));
+    for (uint32_t t = 0; t < tile_count; ++t) {
+      const FusedTile& tile = tiles.tiles[t];
+      gemm2.kernels.push_back(dynamic_expert_kernel(b, {BlockRun{first_block(tile), tile.tokens, g * per_gpu + tile.expert}}));
+      ExpertGemms gemms = expert_gemms(spec, kExperts, 1, 1, tile.tokens, static_cast<uint32_t>(gemm2.kernels.size() - 1));
+      gemms.gemm1.persistent = gemms.gemm2.persistent = true;
+      gemm1.tasks.push_back(hw::Task::wait(kDispatch, kFirstTileCounter + t, tile.tokens));
+      gemm1.tasks.push_back(gemms.gemm1);
+      gemm1.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, first_gemm1_done + t));
+      gemm1.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, kGemm1DoneCounter));
+      gemm2.tasks.push_back(hw::Task::wait(kExperts, first_gemm1_done + t, 1));
+      gemm2.tasks.push_back(gemms.gemm2);
+      gemm2.tasks.push_back(hw::Task::notify_tokens(kCombine, setup.dispatch.multimem_base,
+                                                    static_cast<uint32_t>(first_block(tile)), tile.tokens, addressing,
+                                                    kReadinessTable, kNotificationBytes, kNotifyCounter));
+    }
 
-    hw::WorkSequence& combine = *streams[g][kCombineGroup];
     // The combine group takes the tokens as they become ready.
+    hw::WorkSequence& combine = *streams[g][kCombineGroup];
     combine.tasks.reserve(2 * tokens_per_gpu + 2);
     combine.tasks.push_back(hw::Task::take_ready(kCombine, tokens_per_gpu, 1));
     for (uint64_t t = first_token; t < first_token + tokens_per_gpu; ++t) {

@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,38 +71,69 @@ Observed run_fused(const std::string& scheme, const std::string& gpu_overrides =
       for (const model::ComputeSpan& span : gpu.compute_spans()) {
         if (span.stream == 1 && span.end > span.start) gemm1_starts.push_back(span.start.value());
       }
-      // GEMM-1 stream: waits on tile counters, then the group's GEMM.
+      // GEMM-1 stream: waits on tile counters, then a GEMM; in program order (tile groups), or as
+      // take_ready items (one tile each) taken as their tokens land.
       const hw::WorkSequence& gemm1 = plan.extra_sequences.at(g).at(0);
-      uint64_t landed_ps = 0;
-      size_t group = 0;
+      std::map<uint32_t, uint64_t> tile_tokens;  // tile counter -> tokens firmware put in the tile
       for (const hw::Task& task : gemm1.tasks) {
-        if (task.kind == hw::TaskKind::wait_counter) {
-          const uint64_t arrivals = gpu.counter_arrivals(task.counter);
-          EXPECT_EQ(arrivals, task.count) << "tile counter " << task.counter << " counted other than its tokens";
-          if (arrivals > 0) landed_ps = std::max(landed_ps, gpu.counter_reached_ps(task.counter, arrivals));
-          seen.tiles++;
-        } else if (task.kind == hw::TaskKind::gemm) {
-          ASSERT_LT(group, gemm1_starts.size());
-          EXPECT_GE(gemm1_starts[group], landed_ps) << "GEMM-1 group " << group << " started before its tokens landed";
-          ++group;
-          landed_ps = 0;
-        }
+        if (task.kind == hw::TaskKind::wait_counter) tile_tokens[task.counter] = task.count;
       }
-      EXPECT_EQ(group, gemm1_starts.size());
-      seen.gemm_groups += group;
+      for (const auto& [counter, tokens] : tile_tokens) {
+        EXPECT_EQ(gpu.counter_arrivals(counter), tokens) << "tile counter " << counter << " counted other than its tokens";
+      }
+      auto landed_ps = [&](uint32_t counter) {
+        const uint64_t arrivals = gpu.counter_arrivals(counter);
+        return arrivals == 0 ? 0 : gpu.counter_reached_ps(counter, arrivals);
+      };
+      seen.tiles += tile_tokens.size();
+      if (gemm1.tasks.front().kind == hw::TaskKind::take_ready) {
+        uint64_t taken_tiles = 0;
+        for (const model::Gpu::TakenItem& item : gpu.taken_items()) {
+          if (tile_tokens.count(item.counter) == 0) continue;
+          ++taken_tiles;
+          EXPECT_GE(item.at_ps, landed_ps(item.counter)) << "a tile's GEMM-1 started before its tokens landed";
+          EXPECT_TRUE(std::binary_search(gemm1_starts.begin(), gemm1_starts.end(), item.at_ps))
+              << "no GEMM-1 started when the tile was taken";
+        }
+        EXPECT_EQ(taken_tiles, tile_tokens.size());
+        seen.gemm_groups += taken_tiles;
+      } else {
+        uint64_t group_landed_ps = 0;
+        size_t group = 0;
+        for (const hw::Task& task : gemm1.tasks) {
+          if (task.kind == hw::TaskKind::wait_counter) {
+            group_landed_ps = std::max(group_landed_ps, landed_ps(task.counter));
+          } else if (task.kind == hw::TaskKind::gemm) {
+            ASSERT_LT(group, gemm1_starts.size());
+            EXPECT_GE(gemm1_starts[group], group_landed_ps) << "GEMM-1 group " << group << " started before its tokens landed";
+            ++group;
+            group_landed_ps = 0;
+          }
+        }
+        EXPECT_EQ(group, gemm1_starts.size());
+        seen.gemm_groups += group;
+      }
       if (!dynamic) continue;
-      // Combine: one load per token, each after its top_k notifications.
-      const std::vector<model::Gpu::TakenItem>& taken = gpu.taken_items();
-      EXPECT_EQ(taken.size(), routing.tokens_per_gpu);
+      // Combine: one load per token (the combine stream's items), each after its top_k
+      // notifications.
+      std::set<uint32_t> readiness;
+      for (const hw::Task& task : plan.extra_sequences.at(g).at(2).tasks) {
+        if (task.kind == hw::TaskKind::wait_counter && task.count == routing.top_k) readiness.insert(task.counter);
+      }
+      EXPECT_EQ(readiness.size(), routing.tokens_per_gpu);
+      uint64_t loads = 0;
       uint32_t previous = 0;
-      for (const model::Gpu::TakenItem& item : taken) {
+      for (const model::Gpu::TakenItem& item : gpu.taken_items()) {
+        if (readiness.count(item.counter) == 0) continue;
+        ++loads;
         ASSERT_EQ(gpu.counter_arrivals(item.counter), routing.top_k) << "readiness counter " << item.counter;
         EXPECT_GE(item.at_ps, gpu.counter_reached_ps(item.counter, routing.top_k))
             << "a combine load issued before its token's notifications";
         seen.loads_out_of_order += item.counter < previous;
         previous = item.counter;
       }
-      seen.loads_taken += taken.size();
+      EXPECT_EQ(loads, routing.tokens_per_gpu);
+      seen.loads_taken += loads;
     }
   });
   EXPECT_TRUE(seen.result.at("checks").at("passed").get<bool>()) << seen.result.at("checks").dump(2);

@@ -161,7 +161,7 @@ sc_time Gpu::compute_time(const hw::Task& task, uint32_t group_sms) const {
     // Blocks run one per SM in waves: a partial last wave takes as long as a full one.
     const uint32_t wanted = task.elements != 0 ? task.elements : group_sms;
     const uint64_t sms = wanted == 0 ? params_.sms : std::min<uint64_t>(wanted, params_.sms);
-    const double waves = task.persistent ? std::max(1.0, static_cast<double>(task.count) / static_cast<double>(sms))
+    const double waves = task.persistent ? static_cast<double>(task.count) / static_cast<double>(sms)
                                          : static_cast<double>((task.count + sms - 1) / sms);
     const double block_s = task.flops / (peak * params_.gemm_efficiency / params_.sms);
     math_s = waves * block_s;
@@ -229,15 +229,10 @@ void Gpu::execute(Stream& stream) {
       case hw::TaskKind::gemm:
         // First visit: the work takes its time; second visit: its kernel takes effect.
         if (!stream.compute_running) {
-          stream.compute_running = true;
-          const sc_time duration = compute_time(task, sequence.sms);
-          stats_.compute_time += duration;
-          if (duration != SC_ZERO_TIME) compute_spans_.push_back(ComputeSpan{task.phase, sequence.stream, now, now + duration});
-          sc_core::next_trigger(duration);
+          start_compute(stream, sequence, task, now);
           return;
         }
-        stream.compute_running = false;
-        if (task.kernel != hw::Task::kNoKernel) sequence.kernels.at(task.kernel)(memory_);
+        finish_compute(stream, sequence, task);
         break;
     }
     mark_phase(task.phase, false);
@@ -252,6 +247,19 @@ void Gpu::execute(Stream& stream) {
     finished_event_.notify(SC_ZERO_TIME);
   }
   sc_core::next_trigger(stream.work_event);
+}
+
+void Gpu::start_compute(Stream& stream, const hw::WorkSequence& sequence, const hw::Task& task, const sc_time& now) {
+  stream.compute_running = true;
+  const sc_time duration = compute_time(task, sequence.sms);
+  stats_.compute_time += duration;
+  if (duration != SC_ZERO_TIME) compute_spans_.push_back(ComputeSpan{task.phase, sequence.stream, now, now + duration});
+  sc_core::next_trigger(duration);
+}
+
+void Gpu::finish_compute(Stream& stream, hw::WorkSequence& sequence, const hw::Task& task) {
+  stream.compute_running = false;
+  if (task.kernel != hw::Task::kNoKernel) sequence.kernels.at(task.kernel)(memory_);
 }
 
 void Gpu::issue(const hw::WorkSequence& sequence, const hw::Task& task, const sc_time& now) {
@@ -293,7 +301,7 @@ void Gpu::issue(const hw::WorkSequence& sequence, const hw::Task& task, const sc
   }
 }
 
-bool Gpu::take_ready(Stream& stream, const hw::WorkSequence& sequence, const hw::Task& task, const sc_time& now) {
+bool Gpu::take_ready(Stream& stream, hw::WorkSequence& sequence, const hw::Task& task, const sc_time& now) {
   const size_t per_item = 1 + static_cast<size_t>(task.elements);
   const size_t first = stream.task_index + 1;
   if (!stream.taking_ready) {
@@ -304,14 +312,13 @@ bool Gpu::take_ready(Stream& stream, const hw::WorkSequence& sequence, const hw:
     }
     for (uint64_t k = 0; k < task.count; ++k) {
       const hw::Task& wait = sequence.tasks[first + k * per_item];
-      bool instant = wait.kind == hw::TaskKind::wait_counter;
-      for (size_t a = 1; a < per_item && instant; ++a) {
+      bool well_formed = wait.kind == hw::TaskKind::wait_counter;
+      for (size_t a = 1; a < per_item && well_formed; ++a) {
         const hw::TaskKind kind = sequence.tasks[first + k * per_item + a].kind;
-        instant = kind != hw::TaskKind::wait_counter && kind != hw::TaskKind::compute && kind != hw::TaskKind::gemm &&
-                  kind != hw::TaskKind::take_ready;
+        well_formed = kind != hw::TaskKind::wait_counter && kind != hw::TaskKind::take_ready;
       }
-      if (!instant) {
-        SC_REPORT_FATAL(name(), "take_ready: an item must be a wait_counter and tasks that issue at once");
+      if (!well_formed) {
+        SC_REPORT_FATAL(name(), "take_ready: an item must be a wait_counter and tasks that issue or compute");
       }
       ArrivalCounter& c = counter(wait.counter);
       if (c.arrivals >= wait.count) {
@@ -327,22 +334,39 @@ bool Gpu::take_ready(Stream& stream, const hw::WorkSequence& sequence, const hw:
     stream.taking_ready = true;
     stream.ready_done = 0;
   }
-  while (!stream.ready.empty() && stream.ready.top().at_ps <= now.value()) {
-    const uint64_t k = stream.ready.top().item;
-    stream.ready.pop();
-    const hw::Task& wait = sequence.tasks[first + k * per_item];
-    taken_items_.push_back(TakenItem{wait.counter, now.value()});
-    release_entry(wait.counter);
-    mark_phase(wait.phase, false);
-    for (size_t a = 1; a < per_item; ++a) {
-      const hw::Task& action = sequence.tasks[first + k * per_item + a];
-      mark_phase(action.phase, true);
-      issue(sequence, action, now);
+  // One item at a time: its tasks in order (a compute task holds the stream for its time), then
+  // the earliest ready one.
+  while (stream.ready_done < task.count) {
+    if (stream.current_item == ArrivalCounter::kNoItem) {
+      if (stream.ready.empty() || stream.ready.top().at_ps > now.value()) break;
+      stream.current_item = stream.ready.top().item;
+      stream.current_action = 1;
+      stream.ready.pop();
+      const hw::Task& wait = sequence.tasks[first + stream.current_item * per_item];
+      taken_items_.push_back(TakenItem{wait.counter, now.value()});
+      release_entry(wait.counter);
+      mark_phase(wait.phase, false);
+    }
+    while (stream.current_action < per_item) {
+      const hw::Task& action = sequence.tasks[first + stream.current_item * per_item + stream.current_action];
+      if (action.kind == hw::TaskKind::compute || action.kind == hw::TaskKind::gemm) {
+        if (!stream.compute_running) {
+          mark_phase(action.phase, true);
+          start_compute(stream, sequence, action, now);
+          return false;
+        }
+        finish_compute(stream, sequence, action);
+      } else {
+        mark_phase(action.phase, true);
+        issue(sequence, action, now);
+      }
       mark_phase(action.phase, false);
+      ++stream.current_action;
     }
     pc_ += per_item;
     stats_.tasks_done += per_item;
     ++stream.ready_done;
+    stream.current_item = ArrivalCounter::kNoItem;
   }
   if (stream.ready_done < task.count) {
     if (stream.ready.empty()) {

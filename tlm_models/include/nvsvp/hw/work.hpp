@@ -60,10 +60,11 @@ enum class TaskKind : uint8_t {
   // t / (tokens per GPU): the all-gathered tensor is laid out home by home. With explicit
   // addressing the layout is firmware's and so is the token-ID table: WorkSequence::block_tokens.
   notify_tokens,
-  // The next `count` items, each a wait_counter followed by `elements` tasks that issue at once
-  // (sends, loads, stores, notifications, local copies), run in the order their waits are
-  // satisfied instead of program order: an SM group of a persistent kernel polling its table and
-  // taking whatever is ready (dysharp.md §3). At most one pending item may wait on a counter.
+  // The next `count` items, each a wait_counter followed by `elements` tasks (no waits), run in
+  // the order their waits are satisfied instead of program order: an SM group of a persistent
+  // kernel polling its table and taking whatever is ready (dysharp.md §3). One item at a time:
+  // its tasks in order, a compute task holding the stream for its time. At most one pending item
+  // may wait on a counter.
   take_ready,
 };
 
@@ -113,7 +114,8 @@ struct Task {
   MultimemType reduce_type = MultimemType::f32;  // multimem_red / multimem_ld_reduce
   DynamicAddressing addressing = DynamicAddressing::algebraic;  // dynamic_store / dynamic_ld_reduce
   // gemm: the SMs belong to a persistent kernel that keeps them busy with whatever tiles are
-  // ready, so the blocks take blocks / SMs block times (at least one) with no partial last wave.
+  // ready, several at once: the blocks take their share of the group, blocks / SMs block times
+  // (less than one for a tile narrower than the group), with no partial last wave.
   bool persistent = false;
   uint64_t bytes = 0;           // send/read/local_copy: payload bytes (what is timed), per
                                 // write for a chunk; compute: memory traffic

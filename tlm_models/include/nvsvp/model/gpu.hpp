@@ -276,6 +276,8 @@ class Gpu : public sc_core::sc_module {
     uint64_t waited_count = 0;
     bool taking_ready = false;  // in a take_ready task
     uint64_t ready_done = 0;
+    uint64_t current_item = ~0ull;  // the item whose tasks run, or none
+    size_t current_action = 0;
     std::priority_queue<ReadyItem> ready;
     sc_core::sc_event work_event;
   };
@@ -283,7 +285,11 @@ class Gpu : public sc_core::sc_module {
   void issue(const hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
   // The take_ready task at the stream's position: false while items are left (the stream is
   // re-triggered), true once all ran and the stream stands after them.
-  bool take_ready(Stream& stream, const hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
+  bool take_ready(Stream& stream, hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
+  // A compute or gemm task: its time starts (the stream is re-triggered when it is over), then
+  // its kernel takes effect.
+  void start_compute(Stream& stream, const hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
+  void finish_compute(Stream& stream, hw::WorkSequence& sequence, const hw::Task& task);
   Stream& stream(uint32_t index);
   void execute(Stream& stream);
   void describe_stream(std::ostream& os, const Stream& stream, uint32_t index) const;
