@@ -363,6 +363,10 @@ const std::vector<std::string>& scheme_names() {
   return names;
 }
 
+bool uses_fused_kernel(const std::string& scheme) {
+  return scheme == "fusion-only" || scheme == "explicit-addressing" || scheme == "dysharp";
+}
+
 LayerPlan build_layer(const std::string& scheme, std::shared_ptr<const MoeLayerSpec> spec) {
   const detail::SchemeEntry* entry = nullptr;
   for (const auto& e : detail::schemes()) {

@@ -80,6 +80,8 @@ int sc_main(int argc, char* argv[]) {
   study->add_option("--jobs", jobs, "points run at once")->check(CLI::Range(1u, 1024u))->capture_default_str();
   study->add_option("--out", out_dir, "output directory (default out/<study name>)");
   study->add_option("--set", overrides, "override a key of the base scenario: a.b.c=value (repeatable)");
+  bool list_points = false;
+  study->add_flag("--list", list_points, "check every point's scenario and list the points, without running them");
 
   // The all-reduce calibration against NCCL's anchors (docs/results.md).
   nvsvp::fw::AllReduceSpec allreduce;
@@ -138,6 +140,13 @@ int sc_main(int argc, char* argv[]) {
     }
     if (study->parsed()) {
       const nvsvp::platform::Study loaded = nvsvp::platform::load_study(file, overrides, config_dir);
+      if (list_points) {
+        std::cout << "study " << loaded.name << ": " << loaded.points.size() << " points, schemes";
+        for (const std::string& scheme : loaded.schemes) std::cout << " " << scheme;
+        std::cout << " (reference " << loaded.reference << ")\n";
+        for (const nvsvp::platform::StudyPoint& point : loaded.points) std::cout << "  " << point.directory << "\n";
+        return 0;
+      }
       nvsvp::platform::StudyOptions options;
       options.out_dir = out_dir;
       options.jobs = jobs;

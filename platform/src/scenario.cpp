@@ -581,6 +581,16 @@ class ScenarioLoader {
       config_fail(at.origin, at.path, "comm_sms below the GPU's SMs (the GEMMs need at least one)",
                   std::to_string(scenario_.software.comm_sms) + " of " + std::to_string(p.gpu.sms) + " SMs");
     }
+    const fw::SoftwareParams& sw = scenario_.software;
+    const uint64_t fusion_sms = static_cast<uint64_t>(sw.fusion_dispatch_sms) + sw.fusion_gemm1_sms + sw.fusion_gemm2_sms +
+                                sw.fusion_combine_sms;
+    const bool fused = std::any_of(scenario_.schemes.begin(), scenario_.schemes.end(), fw::uses_fused_kernel);
+    if (fused && fusion_sms > p.gpu.sms) {
+      const Place at = origins_.blame({"software.fusion_dispatch_sms", "software.fusion_gemm1_sms",
+                                       "software.fusion_gemm2_sms", "software.fusion_combine_sms", "platform.gpu.sms"});
+      config_fail(at.origin, at.path, "the fused kernel's four SM groups within the GPU's SMs",
+                  std::to_string(fusion_sms) + " of " + std::to_string(p.gpu.sms) + " SMs");
+    }
     if (p.gpu.hub.cache_entries % p.gpu.hub.cache_ways != 0) {
       const Place at = origins_.blame({"platform.gpu.hub_cache_entries", "platform.gpu.hub_cache_ways"});
       config_fail(at.origin, at.path, "hub_cache_entries a multiple of hub_cache_ways (whole sets)",

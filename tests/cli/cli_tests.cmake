@@ -92,11 +92,12 @@ add_test(NAME cli.runs_are_deterministic
 set_tests_properties(cli.runs_are_deterministic PROPERTIES TIMEOUT 120
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 # The same for every scheme: static and dynamic multimem (Hub allocation order, switch
-# reductions) and the two-stream coarse-overlap.
+# reductions), the two-stream coarse-overlap and the four-stream fused schedules (items taken as
+# they become ready).
 add_test(NAME cli.every_scheme_is_deterministic
          COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
                  ${NVSVP_CLI_OUT}/determinism_all_schemes
-                 --set "schemes=[deepep,nvls,dysharp-basic,explicit-addressing,coarse-overlap]")
+                 --set "schemes=[deepep,nvls,dysharp-basic,explicit-addressing-basic,coarse-overlap,comet,fusion-only,dysharp-comet,explicit-addressing,dysharp]")
 set_tests_properties(cli.every_scheme_is_deterministic PROPERTIES TIMEOUT 120
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 
@@ -136,14 +137,23 @@ foreach(corner ${NVSVP_MULTIMEM_CORNERS})
   nvsvp_parse_corner("${corner}")
   nvsvp_cli_test(multimem_corner_${CORNER_NAME}
                  --stdout "^nvls .* ok$" --stdout "^dysharp-basic .* ok$" --stdout "^explicit-addressing .* ok$"
+                 --stdout "^dysharp .* ok$" --stdout "^fusion-only .* ok$"
                  -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml ${CORNER_SETS}
-                    "--set" "schemes=[nvls,dysharp-basic,explicit-addressing]"
+                    "--set" "schemes=[nvls,dysharp-basic,explicit-addressing,fusion-only,dysharp]"
                     --out ${NVSVP_CLI_OUT}/multimem_corner_${CORNER_NAME})
 endforeach()
 
 nvsvp_cli_test(comm_sms_must_leave_gemm_sms_exits_2 --exit 2
                --stderr "software.comm_sms: expected comm_sms below the GPU's SMs"
                -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set software.comm_sms=132)
+
+nvsvp_cli_test(fusion_groups_must_fit_the_gpu_exits_2 --exit 2
+               --stderr "software.fusion_gemm1_sms: expected the fused kernel's four SM groups within the GPU's SMs, got 157 of 132 SMs"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set software.fusion_gemm1_sms=100)
+
+nvsvp_cli_test(readiness_table_needs_an_entry_exits_2 --exit 2
+               --stderr "platform.gpu.readiness_entries: expected an integer in \\[1, 16777216\\], got 0"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set platform.gpu.readiness_entries=0)
 
 nvsvp_cli_test(timeline_bin_below_a_nanosecond_exits_2 --exit 2
                --stderr "simulation.timeline_bin_us: expected at least 0.001 \\(1 ns\\), got 0.0001"
@@ -241,6 +251,15 @@ add_test(NAME cli.study_csv_does_not_depend_on_jobs
                  ${NVSVP_STUDY_OUT}/determinism --set workload.tokens_per_gpu=8)
 set_tests_properties(cli.study_csv_does_not_depend_on_jobs PROPERTIES TIMEOUT 60
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+
+# Every study the project ships loads and checks (its points are listed, not run: the large ones
+# take minutes; docs/results.md says how long).
+file(GLOB NVSVP_SHIPPED_STUDIES ${PROJECT_SOURCE_DIR}/configs/studies/*.yaml)
+foreach(study_file ${NVSVP_SHIPPED_STUDIES})
+  get_filename_component(study_name ${study_file} NAME_WE)
+  nvsvp_cli_test(study_lists_${study_name} --stdout "^study ${study_name}: [1-9][0-9]* points"
+                 -- $<TARGET_FILE:nvsvp> study ${study_file} --list)
+endforeach()
 
 foreach(example topk_dgx_h100 platforms)
   nvsvp_cli_test(study_example_${example} --stdout "^\\[[0-9]+/[0-9]+\\] .*: ok" --stdout "^explicit-addressing +[1-9]"

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -534,7 +535,7 @@ TEST_F(FirmwareTest, DysharpPlanNamesEveryExpertOfEveryTokenTheIssuersOwnLast) {
 }
 
 TEST_F(FirmwareTest, ExplicitAddressingPlanGivesEveryTargetItsOwnBlock) {
-  const LayerPlan plan = build_layer("explicit-addressing", layer_);
+  const LayerPlan plan = build_layer("explicit-addressing-basic", layer_);
   const MoeRouting& routing = layer_->routing;
   ASSERT_TRUE(plan.explicit_layout);
   const hw::DynamicMulticastBinding& dispatch = plan.dynamic_objects[0].binding;
@@ -604,7 +605,7 @@ TEST_F(FirmwareTest, VerifyOfADynamicDispatchNamesWhatIsWrong) {
   const MoeRouting& routing = layer_->routing;
   const MoeBuffers& b = plan.buffers;
   load_inputs(hal_, plan);
-  const LayerPlan explicit_plan = build_layer("explicit-addressing", layer_);
+  const LayerPlan explicit_plan = build_layer("explicit-addressing-basic", layer_);
   const std::vector<uint32_t>& layout = *explicit_plan.explicit_layout;  // the same packing
   uint64_t hidden_block = ~0ull;  // the one (token, expert) the fake Hub does not know
   ON_CALL(hal_, dynamic_local_address(_, _, _, _))
@@ -693,6 +694,92 @@ TEST_F(FirmwareTest, CoarseOverlapPlanPipelinesChunksOverTwoStreams) {
     EXPECT_EQ(awaited, received) << "every copy this GPU receives is awaited once";
   }
   EXPECT_EQ(overlap.token_copies, deepep.token_copies);
+}
+
+// The fused schedules: four streams per GPU on their SM groups; every (token, local expert) pair
+// in exactly one tile, which GEMM-1 waits for with exactly that tile's size; the tile-status
+// entries counted by where copies land; and, for the dynamic ones, one load per token waiting for
+// top_k notifications, taken as they come.
+TEST(Firmware, FusedPlansTileEveryTokenOnceAndWaitForWhatTheyNeed) {
+  auto spec = std::make_shared<MoeLayerSpec>(*small_layer());
+  spec->software.tile_tokens = 2;
+  spec->gpu_sms = 132;
+  const MoeRouting& routing = spec->routing;
+  for (const char* scheme : {"comet", "fusion-only", "dysharp-comet", "explicit-addressing", "dysharp"}) {
+    SCOPED_TRACE(scheme);
+    const LayerPlan plan = build_layer(scheme, spec);
+    const bool dynamic = std::string(scheme) != "comet" && std::string(scheme) != "fusion-only";
+    const bool comet_like = std::string(scheme).find("comet") != std::string::npos;
+    ASSERT_EQ(plan.extra_sequences.size(), kGpus);
+    for (uint32_t g = 0; g < kGpus; ++g) {
+      SCOPED_TRACE("GPU " + std::to_string(g));
+      ASSERT_EQ(plan.extra_sequences[g].size(), 3u);
+      const hw::WorkSequence* streams[4] = {&plan.sequences[g], &plan.extra_sequences[g][0], &plan.extra_sequences[g][1],
+                                            &plan.extra_sequences[g][2]};
+      const uint32_t sms[4] = {comet_like ? 20u : 10u, comet_like ? 112u : 75u, comet_like ? 112u : 37u, comet_like ? 20u : 10u};
+      for (uint32_t i = 0; i < 4; ++i) {
+        EXPECT_EQ(streams[i]->stream, i);
+        EXPECT_EQ(streams[i]->sms, sms[i]);
+      }
+      // (token, local expert) pairs: what the tiles must hold.
+      uint64_t pairs = 0;
+      for (uint16_t e : routing.expert_ids) pairs += routing.gpu_of_expert(e) == g;
+      const hw::WorkSequence& gemm1 = *streams[1];
+      uint64_t tiled = 0, tiles = 0;
+      for (const hw::Task& task : gemm1.tasks) {
+        if (task.kind != hw::TaskKind::wait_counter) continue;
+        EXPECT_LE(task.count, 2u) << "a tile holds at most tile_tokens";
+        tiled += task.count;
+        ++tiles;
+      }
+      EXPECT_EQ(tiled, pairs);
+      // The counter map sends every landing to tile counters that GEMM-1 waits on, each tile's
+      // as often as it has tokens.
+      ASSERT_EQ(streams[0]->counter_maps.size(), dynamic ? 2u : 1u);
+      const hw::CounterMap& arrivals = streams[0]->counter_maps[0];
+      EXPECT_EQ(arrivals.base, plan.buffers.dispatch_rx);
+      std::map<uint32_t, uint64_t> per_counter;
+      for (uint32_t c : arrivals.counters) per_counter[c]++;
+      EXPECT_EQ(per_counter.size(), tiles);
+      for (const hw::Task& task : gemm1.tasks) {
+        if (task.kind == hw::TaskKind::wait_counter) {
+          EXPECT_EQ(per_counter[task.counter], task.count);
+        }
+      }
+      ASSERT_FALSE(streams[0]->counter_tables.empty());
+      EXPECT_EQ(streams[0]->counter_tables[0].table, hw::CounterTable::tile_status);
+      EXPECT_EQ(streams[0]->counter_tables[0].counters, tiles);
+      if (!dynamic) continue;
+      EXPECT_EQ(gemm1.tasks.front().kind, hw::TaskKind::take_ready);
+      EXPECT_EQ(gemm1.tasks.front().count, tiles);
+      // Combine: one take_ready over the tokens, each a wait for top_k and its load.
+      const hw::WorkSequence& combine = *streams[3];
+      ASSERT_EQ(combine.tasks.front().kind, hw::TaskKind::take_ready);
+      EXPECT_EQ(combine.tasks.front().count, kTokensPerGpu);
+      uint64_t loads = 0;
+      for (size_t i = 1; i + 1 < combine.tasks.size(); i += 2) {
+        EXPECT_EQ(combine.tasks[i].kind, hw::TaskKind::wait_counter);
+        EXPECT_EQ(combine.tasks[i].count, routing.top_k);
+        EXPECT_EQ(combine.tasks[i + 1].kind, hw::TaskKind::dynamic_ld_reduce);
+        loads += combine.tasks[i + 1].kind == hw::TaskKind::dynamic_ld_reduce;
+      }
+      EXPECT_EQ(loads, kTokensPerGpu);
+      // Notifications: one notify per tile, over the tile's blocks.
+      uint64_t notified = 0;
+      for (const hw::Task& task : streams[2]->tasks) notified += task.kind == hw::TaskKind::notify_tokens ? task.count : 0;
+      EXPECT_EQ(notified, pairs);
+      // The expected notifications at this home: its tokens' remote experts.
+      uint64_t remote = 0;
+      for (uint64_t t = g * kTokensPerGpu; t < (g + 1) * kTokensPerGpu; ++t) {
+        for (uint32_t k = 0; k < routing.top_k; ++k) remote += routing.gpu_of_expert(routing.experts_of(t)[k]) != g;
+      }
+      EXPECT_EQ(plan.expected_notifications[g], remote);
+    }
+  }
+  // The fused kernel's groups must fit the GPU.
+  auto crowded = std::make_shared<MoeLayerSpec>(*spec);
+  crowded->software.fusion_gemm1_sms = 100;
+  EXPECT_THROW(build_layer("dysharp", crowded), std::invalid_argument);
 }
 
 TEST(Firmware, UnknownSchemeAndInconsistentRoutingThrow) {

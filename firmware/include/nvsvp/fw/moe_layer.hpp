@@ -101,6 +101,8 @@ struct MoeCheckResult {
 
 // The schemes this firmware can build, by name.
 const std::vector<std::string>& scheme_names();
+// Whether `scheme` runs the fused kernel whose SM groups are software.fusion_*_sms.
+bool uses_fused_kernel(const std::string& scheme);
 
 // Builds the plan of `scheme` for the layer. Throws std::invalid_argument for an unknown scheme.
 LayerPlan build_layer(const std::string& scheme, std::shared_ptr<const MoeLayerSpec> spec);
