@@ -153,10 +153,10 @@ FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t
   std::vector<std::pair<double, size_t>> order;  // (fraction of its expert's tokens needed, tile)
   for (uint32_t j = 0; j < tokens_per_local_expert.size(); ++j) {
     const uint64_t n = tokens_per_local_expert[j];
-    for (uint64_t first = 0, row = 0; first < n; first += tile, ++row) {
+    for (uint64_t first = 0; first < n; first += tile) {
       const uint64_t tokens = std::min(tile, n - first);
       order.emplace_back(static_cast<double>(first + tokens) / static_cast<double>(n), plan.tiles.size());
-      plan.tiles.push_back(FusedTile{j, static_cast<uint32_t>(row), first, tokens});
+      plan.tiles.push_back(FusedTile{j, first, tokens});
     }
   }
   std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -177,6 +177,13 @@ FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t
     }
   }
   return plan;
+}
+
+void check_counters(const char* scheme, uint64_t counters) {
+  if (counters <= hw::kMaxArrivalCounters) return;
+  throw std::invalid_argument(std::string(scheme) + ": a GPU would need " + std::to_string(counters) +
+                              " arrival counters (tiles and tokens), it has " + std::to_string(hw::kMaxArrivalCounters) +
+                              "; use fewer workload.tokens_per_gpu or a larger software.tile_tokens");
 }
 
 FusedSmGroups fused_sm_groups(const MoeLayerSpec& spec, bool comet) {

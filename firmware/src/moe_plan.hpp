@@ -105,7 +105,6 @@ void append_software_dispatch(LayerPlan& plan, const DispatchMap& map, hw::WorkS
 // SMs at least once (a persistent kernel keeps all its SMs busy with ready tiles).
 struct FusedTile {
   uint32_t expert = 0;  // local index
-  uint32_t row = 0;
   uint64_t first = 0;   // first member
   uint64_t tokens = 0;
 };
@@ -120,13 +119,18 @@ FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t
 // The executor streams of a fused schedule on one GPU: plan.sequences[g] is the dispatch group,
 // plan.extra_sequences[g] the GEMM-1, GEMM-2 and combine groups, in that order.
 enum FusedStream : uint32_t { kDispatchGroup = 0, kGemm1Group = 1, kGemm2Group = 2, kCombineGroup = 3 };
-// Counters after the common ones: GEMM-1 and GEMM-2 groups done, notifications received, then the
-// tiles' arrival counters (tile-status table) and the tokens' notification counters
-// (output-readiness table).
+// Counters after the common ones: GEMM-1 and GEMM-2 groups done, notifications received, the
+// second kernel started (COMET-style schedules), then the tiles' arrival counters (tile-status
+// table) and, for the dynamic schemes, each tile's "GEMM-1 done" and the tokens' notification
+// counters (output-readiness table).
 constexpr uint32_t kGemm1DoneCounter = kBarrierCounter + 1;
 constexpr uint32_t kGemm2DoneCounter = kBarrierCounter + 2;
 constexpr uint32_t kNotifyCounter = kBarrierCounter + 3;
-constexpr uint32_t kFirstTileCounter = kBarrierCounter + 4;
+constexpr uint32_t kSecondKernelCounter = kBarrierCounter + 4;
+constexpr uint32_t kFirstTileCounter = kBarrierCounter + 5;
+// Throws std::invalid_argument when a fused schedule needs more arrival counters per GPU than a
+// GPU has (hw::kMaxArrivalCounters).
+void check_counters(const char* scheme, uint64_t counters);
 // Where the output-readiness table sits in every GPU (16 bytes per local token), and an address
 // no counter map covers, for the 0-byte local copies that signal from one stream to another.
 constexpr uint64_t kReadinessTable = 0x0900'0000'0000;

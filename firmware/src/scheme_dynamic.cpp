@@ -276,6 +276,7 @@ void build_dynamic_fused(LayerPlan& plan, const DispatchMap& map, hw::DynamicAdd
     const auto tile_count = static_cast<uint32_t>(tiles.tiles.size());
     const uint32_t first_gemm1_done = kFirstTileCounter + tile_count;  // per tile: its GEMM-1 ended
     const uint32_t first_ready = first_gemm1_done + tile_count;
+    check_counters(plan.scheme.c_str(), static_cast<uint64_t>(first_ready) + tokens_per_gpu);
     auto first_block = [&](const FusedTile& tile) { return setup.region_start[g * per_gpu + tile.expert] + tile.first; };
     // Tile-status entries, by the block a copy lands in; output-readiness entries, by the token
     // a notification names.
@@ -316,8 +317,10 @@ void build_dynamic_fused(LayerPlan& plan, const DispatchMap& map, hw::DynamicAdd
     gemm1.tasks.push_back(hw::Task::take_ready(kExperts, tile_count, 3));
     gemm2.tasks.reserve(2 * tile_count + 4);
     if (comet) {
+      // The kernel boundary: GEMM-2 and combine start when all of GEMM-1 is done.
       gemm2.tasks.push_back(hw::Task::wait(kExperts, kGemm1DoneCounter, tile_count));
       append_software_cost(gemm2, kExperts, spec.software.sync_ns);
+      gemm2.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, kSecondKernelCounter));
     }
     gemm2.tasks.push_back(hw::Task::take_ready(kExperts, tile_count, 2));
     for (uint32_t t = 0; t < tile_count; ++t) {
@@ -338,7 +341,8 @@ void build_dynamic_fused(LayerPlan& plan, const DispatchMap& map, hw::DynamicAdd
 
     // The combine group takes the tokens as they become ready.
     hw::WorkSequence& combine = *streams[g][kCombineGroup];
-    combine.tasks.reserve(2 * tokens_per_gpu + 2);
+    combine.tasks.reserve(2 * tokens_per_gpu + 3);
+    if (comet) combine.tasks.push_back(hw::Task::wait(kCombine, kSecondKernelCounter, 1));
     combine.tasks.push_back(hw::Task::take_ready(kCombine, tokens_per_gpu, 1));
     for (uint64_t t = first_token; t < first_token + tokens_per_gpu; ++t) {
       combine.tasks.push_back(hw::Task::wait(kCombine, first_ready + static_cast<uint32_t>(t - first_token), routing.top_k));

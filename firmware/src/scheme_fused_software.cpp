@@ -86,6 +86,7 @@ void build_fused_software(LayerPlan& plan, const DispatchMap& map, bool comet) {
     hw::WorkSequence& dispatch = *streams[g][kDispatchGroup];
     dispatch.counter_maps.push_back(std::move(arrivals));
     const auto tile_count = static_cast<uint32_t>(tiles.tiles.size());
+    check_counters(plan.scheme.c_str(), static_cast<uint64_t>(kFirstTileCounter) + tile_count);
     dispatch.counter_tables.push_back(hw::CounterTableRange{hw::CounterTable::tile_status, kFirstTileCounter, tile_count});
     for (auto* seq : streams[g]) seq->counters = kFirstTileCounter + tile_count;
 

@@ -137,9 +137,9 @@ foreach(corner ${NVSVP_MULTIMEM_CORNERS})
   nvsvp_parse_corner("${corner}")
   nvsvp_cli_test(multimem_corner_${CORNER_NAME}
                  --stdout "^nvls .* ok$" --stdout "^dysharp-basic .* ok$" --stdout "^explicit-addressing .* ok$"
-                 --stdout "^dysharp .* ok$" --stdout "^fusion-only .* ok$"
+                 --stdout "^dysharp .* ok$" --stdout "^fusion-only .* ok$" --stdout "^explicit-addressing-basic .* ok$"
                  -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml ${CORNER_SETS}
-                    "--set" "schemes=[nvls,dysharp-basic,explicit-addressing,fusion-only,dysharp]"
+                    "--set" "schemes=[nvls,dysharp-basic,explicit-addressing-basic,explicit-addressing,fusion-only,dysharp]"
                     --out ${NVSVP_CLI_OUT}/multimem_corner_${CORNER_NAME})
 endforeach()
 

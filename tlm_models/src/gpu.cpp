@@ -37,7 +37,7 @@ const char* to_string(hw::TaskKind kind) {
   return "?";
 }
 
-constexpr uint32_t kMaxCounters = 1u << 20;
+constexpr uint32_t kMaxCounters = hw::kMaxArrivalCounters;
 
 // Firmware names reductions with hw::Multimem{Op,Type}; the values are the reduction unit's.
 static_assert(static_cast<int>(hw::MultimemOp::bit_xor) == static_cast<int>(reduction::ReduceOp::bit_xor));
@@ -406,8 +406,13 @@ void Gpu::record_arrival(uint32_t index, const sc_time& at, uint64_t arrivals) {
       table.taken++;
       table.live++;
       table.peak_live = std::max(table.peak_live, table.live);
-      c.entry = table.live > table.entries ? ArrivalCounter::Entry::spilled : ArrivalCounter::Entry::held;
-      if (c.entry == ArrivalCounter::Entry::spilled) table.spilled++;
+      if (table.held < table.entries) {
+        table.held++;
+        c.entry = ArrivalCounter::Entry::held;
+      } else {
+        table.spilled++;
+        c.entry = ArrivalCounter::Entry::spilled;
+      }
     }
     if (c.entry == ArrivalCounter::Entry::spilled) {
       table.spilled_updates += arrivals;
@@ -433,7 +438,9 @@ void Gpu::record_arrival(uint32_t index, const sc_time& at, uint64_t arrivals) {
 void Gpu::release_entry(uint32_t index) {
   ArrivalCounter& c = counters_[index];
   if (c.entry != ArrivalCounter::Entry::held && c.entry != ArrivalCounter::Entry::spilled) return;
-  tables_[static_cast<size_t>(c.table)].live--;
+  CounterTableStats& table = tables_[static_cast<size_t>(c.table)];
+  table.live--;
+  if (c.entry == ArrivalCounter::Entry::held) table.held--;
   c.entry = ArrivalCounter::Entry::released;
 }
 

@@ -328,6 +328,9 @@ HubTranslation GpuHub::translate(uint64_t multimem_address, hw::MultimemStage st
                    where() + ": combine for expert " + std::to_string(expert) + " of algebraic block " +
                        std::to_string(result.algebraic_index) + ", which dispatch never mapped");
   }
+  if (allocate && result.algebraic_index >= kNoToken) {
+    throw HubError(HubErrorKind::capacity_exceeded, where() + ": algebraic index beyond the token-ID table's 32 bits");
+  }
   const uint32_t capacity = mapping.tokens_per_expert[expert];
   if (allocate && mapping.allocated[local] >= capacity) {
     throw HubError(HubErrorKind::capacity_exceeded,
@@ -351,9 +354,6 @@ HubTranslation GpuHub::translate(uint64_t multimem_address, hw::MultimemStage st
   if (allocate) {
     entry = encode_table_entry(mapping.region_start[local] + mapping.allocated[local]++);
     mapping.table.insert(key, entry);
-    if (result.algebraic_index >= kNoToken) {
-      throw HubError(HubErrorKind::capacity_exceeded, where() + ": algebraic index beyond the token-ID table's 32 bits");
-    }
     mapping.block_token[table_entry_layout_index(entry)] = static_cast<uint32_t>(result.algebraic_index);
     result.allocated = true;
     result.memory_write_bytes = params_.sector_bytes;

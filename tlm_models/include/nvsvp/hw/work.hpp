@@ -279,6 +279,9 @@ struct Task {
   }
 };
 
+// Arrival counters a GPU has (indices 0 .. kMaxArrivalCounters - 1).
+constexpr uint32_t kMaxArrivalCounters = 1u << 20;
+
 // Bytes of one entry of a table of arrival counters in memory (see CounterMap).
 constexpr uint64_t kCounterEntryBytes = 16;
 

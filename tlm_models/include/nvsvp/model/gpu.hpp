@@ -60,7 +60,8 @@ struct ComputeSpan {
 // One hardware table of the fused kernel (hw::CounterTable): entries in use, and spills.
 struct CounterTableStats {
   uint32_t entries = 0;          // what the GPU holds (GpuParams)
-  uint32_t live = 0;             // entries taken and not yet given back
+  uint32_t live = 0;             // entries taken and not yet given back, spilled ones included
+  uint32_t held = 0;             // of which in the table itself
   uint32_t peak_live = 0;        // the most at once, counting spilled ones
   uint64_t taken = 0;            // entries ever taken
   uint64_t spilled = 0;          // of which found the table full and lived in memory
@@ -253,9 +254,6 @@ class Gpu : public sc_core::sc_module {
   std::vector<tlm::tlm_bw_transport_if<NvlinkProtocolTypes>*> rx_backward_;
   WakeScheduler link_scheduler_;  // serves the link engines (declared after them)
 
-  // One stream of the executor: its sequences run in order, task by task; streams run
-  // concurrently (an SM group each). Every sequence ever submitted stays, so queued sends can
-  // point at tasks.
   // A take_ready item whose wait is satisfied, at the time it was.
   struct ReadyItem {
     uint64_t at_ps;
@@ -264,6 +262,9 @@ class Gpu : public sc_core::sc_module {
       return at_ps != other.at_ps ? at_ps > other.at_ps : item > other.item;
     }
   };
+  // One stream of the executor: its sequences run in order, task by task; streams run
+  // concurrently (an SM group each). Every sequence ever submitted stays, so queued sends can
+  // point at tasks.
   struct Stream {
     uint32_t index = 0;
     std::deque<hw::WorkSequence> sequences;

@@ -202,8 +202,8 @@ class GpuHub {
   bool lookup(uint64_t multimem_address, uint16_t expert, uint64_t& local_address) const;
 
   // The token-ID table (dysharp.md §3): the algebraic index (token) the Hub placed in layout block
-  // `layout_index` of the object holding `multimem_address`, and that object's tokens per GPU
-  // (token count / GPUs). False when the block has not been allocated. Touches neither the cache
+  // `layout_index` of the object holding `multimem_address`. False when the block has not been
+  // allocated or no bound object holds the address. Touches neither the cache
   // nor the statistics (firmware's fused kernel keeps this table beside the tiles).
   bool token_of_block(uint64_t multimem_address, uint32_t layout_index, uint64_t& token) const;
   // Tokens per GPU of the bound object holding `multimem_address` (token count / GPUs); false
