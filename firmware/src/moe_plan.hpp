@@ -1,7 +1,6 @@
 // Internal to firmware: the pieces every MoE scheme builder shares.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -149,42 +148,6 @@ FusedSmGroups fused_sm_groups(const MoeLayerSpec& spec, bool comet);
 // Makes the four streams of every GPU (phase names, counters, SMs) and returns them per GPU.
 std::vector<std::array<hw::WorkSequence*, 4>> make_fused_streams(LayerPlan& plan, const FusedSmGroups& sms,
                                                                  uint32_t counters);
-
-// Appends the tile pipeline to one GPU's GEMM streams: GEMM-1 group i waits for each of its
-// tiles (`wait_for(tile)` appends the waits), runs, and signals; GEMM-2 group i waits for GEMM-1
-// group i (for all of GEMM-1 with `after_all_gemm1`, comet's kernel boundary, preceded by
-// software.sync_ns), runs with kernel `kernel_of(group)`, then `after_group(group)` appends what
-// follows it on the GEMM-2 stream (notifications, or a signal to the combine stream).
-template <class WaitFor, class KernelOf, class AfterGroup>
-void append_tile_pipeline(const MoeLayerSpec& spec, const FusedTiles& plan, hw::WorkSequence& gemm1,
-                          hw::WorkSequence& gemm2, bool after_all_gemm1, WaitFor&& wait_for, KernelOf&& kernel_of,
-                          AfterGroup&& after_group) {
-  constexpr hw::PhaseId kExperts = 1;
-  for (size_t i = 0; i < plan.groups(); ++i) {
-    uint64_t tokens = 0;
-    std::vector<bool> busy;
-    for (size_t t = plan.group_first[i]; t < plan.group_first[i + 1]; ++t) {
-      wait_for(plan.tiles[t], gemm1);
-      tokens += plan.tiles[t].tokens;
-      if (busy.size() <= plan.tiles[t].expert) busy.resize(plan.tiles[t].expert + 1, false);
-      busy[plan.tiles[t].expert] = true;
-    }
-    const auto busy_experts = static_cast<uint32_t>(std::count(busy.begin(), busy.end(), true));
-    const uint64_t tiles = plan.group_first[i + 1] - plan.group_first[i];
-    ExpertGemms gemms = expert_gemms(spec, kExperts, tiles, busy_experts, tokens, kernel_of(i, gemm2));
-    gemms.gemm1.persistent = gemms.gemm2.persistent = true;
-    gemm1.tasks.push_back(gemms.gemm1);
-    gemm1.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, kGemm1DoneCounter));
-    if (i == 0 && after_all_gemm1) {
-      gemm2.tasks.push_back(hw::Task::wait(kExperts, kGemm1DoneCounter, plan.groups()));
-      append_software_cost(gemm2, kExperts, spec.software.sync_ns);
-    } else if (!after_all_gemm1) {
-      gemm2.tasks.push_back(hw::Task::wait(kExperts, kGemm1DoneCounter, i + 1));
-    }
-    gemm2.tasks.push_back(gemms.gemm2);
-    after_group(i, gemm2);
-  }
-}
 
 using SchemeBuilder = void (*)(LayerPlan& plan, const DispatchMap& map);
 void build_deepep(LayerPlan& plan, const DispatchMap& map);

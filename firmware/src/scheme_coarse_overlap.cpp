@@ -115,7 +115,7 @@ void build_coarse_overlap(LayerPlan& plan, const DispatchMap& map) {
       append_expert_gemms(spec, work, kExperts, chunk[c].tokens_per_local_expert, chunk[c].slots,
                           static_cast<uint32_t>(work.kernels.size() - 1));
       // A signal to the communication stream (no data): chunk c's partials are written.
-      work.tasks.push_back(hw::Task::local_copy(kExperts, b.partial, b.partial, 0, experts_done_counter(chunks)));
+      work.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, experts_done_counter(chunks)));
     }
 
     // Combine, chunk by chunk as the experts finish: each partial to its token's home, homes in

@@ -314,7 +314,8 @@ void build_dynamic_fused(LayerPlan& plan, const DispatchMap& map, hw::DynamicAdd
     }
     // GEMM-1 takes tiles as their tokens land; GEMM-2 takes them as their GEMM-1 ends (with
     // `comet`, after all of GEMM-1 and the kernel boundary), then notifies their tokens' homes.
-    gemm1.tasks.push_back(hw::Task::take_ready(kExperts, tile_count, 3));
+    // With `comet` a GEMM-1 item also counts on the total the kernel boundary waits for.
+    gemm1.tasks.push_back(hw::Task::take_ready(kExperts, tile_count, comet ? 3 : 2));
     gemm2.tasks.reserve(2 * tile_count + 4);
     if (comet) {
       // The kernel boundary: GEMM-2 and combine start when all of GEMM-1 is done.
@@ -331,7 +332,7 @@ void build_dynamic_fused(LayerPlan& plan, const DispatchMap& map, hw::DynamicAdd
       gemm1.tasks.push_back(hw::Task::wait(kDispatch, kFirstTileCounter + t, tile.tokens));
       gemm1.tasks.push_back(gemms.gemm1);
       gemm1.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, first_gemm1_done + t));
-      gemm1.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, kGemm1DoneCounter));
+      if (comet) gemm1.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, kGemm1DoneCounter));
       gemm2.tasks.push_back(hw::Task::wait(kExperts, first_gemm1_done + t, 1));
       gemm2.tasks.push_back(gemms.gemm2);
       gemm2.tasks.push_back(hw::Task::notify_tokens(kCombine, setup.dispatch.multimem_base,

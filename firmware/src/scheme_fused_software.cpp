@@ -98,20 +98,36 @@ void build_fused_software(LayerPlan& plan, const DispatchMap& map, bool comet) {
     }
     hw::WorkSequence& gemm1 = *streams[g][kGemm1Group];
     hw::WorkSequence& gemm2 = *streams[g][kGemm2Group];
-    append_tile_pipeline(
-        spec, tiles, gemm1, gemm2, comet,
-        [&](const FusedTile& tile, hw::WorkSequence& seq) {
-          const auto index = static_cast<uint32_t>(&tile - tiles.tiles.data());
-          seq.tasks.push_back(hw::Task::wait(kDispatch, kFirstTileCounter + index, tile.tokens));
-        },
-        [&](size_t group, hw::WorkSequence& seq) {
-          if (group_runs[group].empty()) return static_cast<uint32_t>(hw::Task::kNoKernel);
-          seq.kernels.push_back(expert_kernel(plan.spec, b, map.received, g, group_runs[group]));
-          return static_cast<uint32_t>(seq.kernels.size() - 1);
-        },
-        [&](size_t, hw::WorkSequence& seq) {
-          seq.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, kGemm2DoneCounter));
-        });
+    // The tile groups: GEMM-1 group i waits for its tiles, runs and signals; GEMM-2 group i waits
+    // for GEMM-1 group i (with `comet`, for all of GEMM-1 and the kernel boundary), runs, computes
+    // the partials of the copies whose last tile it held, and signals the combine stream.
+    if (comet) {
+      gemm2.tasks.push_back(hw::Task::wait(kExperts, kGemm1DoneCounter, tiles.groups()));
+      append_software_cost(gemm2, kExperts, spec.software.sync_ns);
+    }
+    for (size_t i = 0; i < tiles.groups(); ++i) {
+      uint64_t tokens = 0;
+      std::vector<bool> busy(per_gpu, false);
+      for (size_t t = tiles.group_first[i]; t < tiles.group_first[i + 1]; ++t) {
+        gemm1.tasks.push_back(hw::Task::wait(kDispatch, kFirstTileCounter + static_cast<uint32_t>(t), tiles.tiles[t].tokens));
+        tokens += tiles.tiles[t].tokens;
+        busy[tiles.tiles[t].expert] = true;
+      }
+      uint32_t kernel = hw::Task::kNoKernel;
+      if (!group_runs[i].empty()) {
+        gemm2.kernels.push_back(expert_kernel(plan.spec, b, map.received, g, group_runs[i]));
+        kernel = static_cast<uint32_t>(gemm2.kernels.size() - 1);
+      }
+      const auto busy_experts = static_cast<uint32_t>(std::count(busy.begin(), busy.end(), true));
+      ExpertGemms gemms =
+          expert_gemms(spec, kExperts, tiles.group_first[i + 1] - tiles.group_first[i], busy_experts, tokens, kernel);
+      gemms.gemm1.persistent = gemms.gemm2.persistent = true;
+      gemm1.tasks.push_back(gemms.gemm1);
+      gemm1.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, kGemm1DoneCounter));
+      if (!comet) gemm2.tasks.push_back(hw::Task::wait(kExperts, kGemm1DoneCounter, i + 1));
+      gemm2.tasks.push_back(gemms.gemm2);
+      gemm2.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, kGemm2DoneCounter));
+    }
 
     // Combine: after each GEMM-2 group, the partials it finished, homes in turn after this GPU.
     hw::WorkSequence& combine = *streams[g][kCombineGroup];
