@@ -74,14 +74,16 @@ SwitchChipInfo SwitchFabric::discover(uint32_t chip) {
   info.multicast_slots = hal_.read_register(chip, regs::kMulticastSlots);
   info.reduction_contexts_per_port = hal_.read_register(chip, regs::kReductionContexts);
   info.route_entries = hal_.read_register(chip, regs::kRouteEntries);
-  if (info.ports == 0 || info.ports > 64 || info.route_entries == 0) {
+  if (info.ports == 0 || info.ports > 64 || info.route_entries == 0 || info.reduction_contexts_per_port == 0) {
     throw FabricError(chip_name(chip) + ": implausible identity (PORT_COUNT " + std::to_string(info.ports) +
-                      ", ROUTE_ENTRIES " + std::to_string(info.route_entries) + ")");
+                      ", ROUTE_ENTRIES " + std::to_string(info.route_entries) + ", REDUCTION_CONTEXTS " +
+                      std::to_string(info.reduction_contexts_per_port) + ")");
   }
   return info;
 }
 
-const FabricBringUpReport& SwitchFabric::bring_up(const FabricTopology& topology) {
+const FabricBringUpReport& SwitchFabric::bring_up(const FabricTopology& topology,
+                                                  uint32_t reduction_contexts_per_port) {
   const double start_ns = hal_.now_ns();
   report_ = FabricBringUpReport{};
   const uint32_t found = hal_.switch_count();
@@ -90,6 +92,19 @@ const FabricBringUpReport& SwitchFabric::bring_up(const FabricTopology& topology
                       std::to_string(found));
   }
   for (uint32_t c = 0; c < found; ++c) report_.chips.push_back(discover(c));
+
+  // The reduction contexts each port may hold: all the chip has, or fewer if asked.
+  for (SwitchChipInfo& info : report_.chips) {
+    if (reduction_contexts_per_port == kAllReductionContexts) {
+      info.reduction_contexts_enabled = info.reduction_contexts_per_port;
+    } else if (reduction_contexts_per_port <= info.reduction_contexts_per_port) {
+      info.reduction_contexts_enabled = reduction_contexts_per_port;
+    } else {
+      throw FabricError(chip_name(info.chip) + ": " + std::to_string(reduction_contexts_per_port) +
+                        " reduction contexts per port asked for, REDUCTION_CONTEXTS reads " +
+                        std::to_string(info.reduction_contexts_per_port));
+    }
+  }
 
   // The cabling must fit the chips found: a port each chip has, a GPU its route table can name,
   // and one cable per port.
@@ -119,13 +134,14 @@ const FabricBringUpReport& SwitchFabric::bring_up(const FabricTopology& topology
   for (uint32_t c = 0; c < found; ++c) {
     hal_.write_register(c, regs::kIntEnable, kAllErrors);
     program_routes(c, topology);
+    enable_reduction_contexts(report_.chips[c]);
     const uint32_t status = hal_.read_register(c, regs::kErrorStatus);
     if (status != 0) {
       throw FabricError(chip_name(c) + " refused its route table: ERROR_STATUS " + hex_text(status) + " (" +
                         describe_switch_errors(status) + ")");
     }
     const SwitchChipInfo& info = report_.chips[c];
-    report_.reduction_context_pool += uint64_t{info.ports} * info.reduction_contexts_per_port;
+    report_.reduction_context_pool += uint64_t{info.ports} * info.reduction_contexts_enabled;
     report_.multicast_slots = c == 0 ? info.multicast_slots : std::min(report_.multicast_slots, info.multicast_slots);
   }
   report_.duration_ns = hal_.now_ns() - start_ns;
@@ -142,6 +158,16 @@ void SwitchFabric::program_routes(uint32_t chip, const FabricTopology& topology)
     hal_.write_register(chip, regs::route_lo(g), static_cast<uint32_t>(masks[g]));
     hal_.write_register(chip, regs::route_hi(g), static_cast<uint32_t>(masks[g] >> 32));
     report_.route_entries_programmed++;
+  }
+}
+
+void SwitchFabric::enable_reduction_contexts(const SwitchChipInfo& info) {
+  hal_.write_register(info.chip, regs::kContextsEnabled, info.reduction_contexts_enabled);
+  const uint32_t enabled = hal_.read_register(info.chip, regs::kContextsEnabled);
+  if (enabled != info.reduction_contexts_enabled) {
+    throw FabricError(chip_name(info.chip) + " refused CONTEXTS_ENABLED = " +
+                      std::to_string(info.reduction_contexts_enabled) + ": it reads back " + std::to_string(enabled) +
+                      " (REDUCTION_CONTEXTS " + std::to_string(info.reduction_contexts_per_port) + ")");
   }
 }
 

@@ -43,16 +43,18 @@ PlatformSpec multimem_platform(const std::string& reduction_backend = "model") {
   return spec;
 }
 
-// Runs `body` as firmware after bring-up and the creation of one group with `members`; fails the
-// test if the firmware does not finish within 1 ms.
+// Runs `body` as firmware after bring-up (with `contexts_per_port` reduction contexts enabled per
+// port) and the creation of one group with `members`; fails the test if the firmware does not
+// finish within 1 ms.
 void run_with_group(const PlatformSpec& spec, uint64_t members,
-                    const std::function<void(TlmHal&, Platform&, fw::SwitchFabric&)>& body) {
+                    const std::function<void(TlmHal&, Platform&, fw::SwitchFabric&)>& body,
+                    uint32_t contexts_per_port = fw::kAllReductionContexts) {
   // Left to the process's end, like every module of a simulation test.
   auto& platform = *new Platform("platform", spec);
   auto& hal = *new TlmHal(platform);
   auto& host = *new FirmwareHost("firmware", [&] {
     fw::SwitchFabric fabric(hal);
-    fabric.bring_up(platform.fabric_topology());
+    fabric.bring_up(platform.fabric_topology(), contexts_per_port);
     fw::MulticastAllocator allocator(hal, fabric.report().chips);
     allocator.create_group(kMultimemBase, kGroupSize, kLocalBase, members);
     body(hal, platform, fabric);
@@ -216,6 +218,45 @@ TEST(Multimem, LdReduceBeyondThePortsContextsWaitsAndCompletes) {
     EXPECT_GT(chips_counter(platform, &model::SwitchStats::parked_loads), 0u);
     EXPECT_EQ(fabric.service_interrupts(), 0u) << "waiting for a context is flow control, not an error";
   });
+}
+
+// The same 200 loads with bring-up enabling 2 reduction contexts per port: no port holds more
+// (CONTEXTS_PEAK stays within the issuer's ports x 2 on each chip, where 64 per port let it rise
+// far above), more loads wait, and all still return the right sums.
+TEST(Multimem, LdReduceHoldsNoMoreContextsThanBringUpEnabled) {
+  constexpr uint32_t kEnabled = 2;
+  run_with_group(multimem_platform(), kAllMembers, [](TlmHal& hal, Platform& platform, fw::SwitchFabric& fabric) {
+    constexpr uint32_t kLoads = 200;
+    for (uint32_t g = 0; g < kGpus; ++g) {
+      for (uint32_t i = 0; i < kLoads; ++i) {
+        const Bytes16 lanes = f32_lanes({static_cast<float>(i), static_cast<float>(g), 1.0f, 0.0f});
+        hal.memory(g).write(kLocalBase + 16ull * i, lanes.data(), 16);
+      }
+    }
+    EXPECT_EQ(fabric.report().reduction_context_pool, (6u + 3u) * kEnabled);
+    hw::WorkSequence issuer;
+    for (uint32_t i = 0; i < kLoads; ++i) {
+      issuer.tasks.push_back(hw::Task::multimem_ld_reduce(0, kMultimemBase + 16ull * i, 0x10000 + 16ull * i, 16,
+                                                          hw::MultimemOp::add, hw::MultimemType::f32, 0));
+    }
+    issuer.tasks.push_back(hw::Task::wait(0, 0, kLoads));
+    hal.submit(0, std::move(issuer));
+    hal.wait_all_finished();
+    for (uint32_t i = 0; i < kLoads; ++i) {
+      EXPECT_EQ(read16(hal, 0, 0x10000 + 16ull * i), f32_lanes({3.0f * i, 3.0f, 3.0f, 0.0f})) << "load " << i;
+    }
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::reductions), kLoads);
+    // GPU 0 reaches chip 0 through 2 ports and chip 1 through 1.
+    const uint32_t issuer_ports[2] = {2, 1};
+    for (uint32_t c = 0; c < 2; ++c) {
+      const uint32_t peak = hal.read_register(c, regs::kContextsPeak);
+      EXPECT_GT(peak, 0u) << "chip " << c;
+      EXPECT_LE(peak, issuer_ports[c] * kEnabled) << "chip " << c;
+      EXPECT_EQ(hal.read_register(c, regs::kContextsInUse), 0u) << "chip " << c;
+    }
+    EXPECT_GT(chips_counter(platform, &model::SwitchStats::parked_loads), kLoads / 2);
+    EXPECT_EQ(fabric.service_interrupts(), 0u) << "waiting for a context is flow control, not an error";
+  }, kEnabled);
 }
 
 // Checks that nothing was written: the member copies would land at kLocalBase + offset.

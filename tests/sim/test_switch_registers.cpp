@@ -113,8 +113,9 @@ TEST(SwitchRegisters, SocketAnswersFourByteAccessesAndAnnotatesTheAccessTime) {
 }
 
 // The HAL waits out each access; bring-up takes one access time per register access it makes:
-// per chip 7 identity reads, ERROR_STATUS read at the start and checked at the end, INT_ENABLE
-// and 2 route words per GPU: 2 x 7 + 2 + 2 x (1 + 6 + 1) = 32 accesses.
+// per chip 7 identity reads, ERROR_STATUS read at the start and checked at the end, INT_ENABLE,
+// 2 route words per GPU and CONTEXTS_ENABLED written and read back: 2 x 7 + 2 + 2 x (1 + 6 + 2 + 1)
+// = 36 accesses.
 TEST(SwitchRegisters, HalAccessesTakeTheRegisterAccessTime) {
   run_firmware(25.0, [](TlmHal& hal, Platform& platform) {
     EXPECT_EQ(hal.switch_count(), 2u);
@@ -128,8 +129,8 @@ TEST(SwitchRegisters, HalAccessesTakeTheRegisterAccessTime) {
 
     fw::SwitchFabric fabric(hal);
     const fw::FabricBringUpReport& report = fabric.bring_up(platform.fabric_topology());
-    EXPECT_DOUBLE_EQ(report.duration_ns, 32 * 25.0);
-    EXPECT_DOUBLE_EQ(hal.now_ns(), 75.0 + 32 * 25.0);
+    EXPECT_DOUBLE_EQ(report.duration_ns, 36 * 25.0);
+    EXPECT_DOUBLE_EQ(hal.now_ns(), 75.0 + 36 * 25.0);
     EXPECT_EQ(platform.chip(1).route(0), (std::vector<uint16_t>{0})) << "bring-up rewrote the stale entry";
   });
 }
@@ -155,6 +156,10 @@ TEST(SwitchRegisters, BringUpProgramsEveryRouteAndCountersFollowTraffic) {
       EXPECT_EQ(hal.read_register(1, regs::route_lo(g)), 1u << g);
     }
     EXPECT_EQ(platform.chip(0).registers().interrupt_enable(), model::SwitchCsr::kErrorBits);
+    for (uint32_t c = 0; c < 2; ++c) {
+      EXPECT_EQ(hal.read_register(c, regs::kContextsEnabled), 64u) << "every context enabled, chip " << c;
+      EXPECT_EQ(report.chips[c].reduction_contexts_enabled, 64u);
+    }
 
     constexpr uint32_t kMessages = 30;
     hw::WorkSequence sender;

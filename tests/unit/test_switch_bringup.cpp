@@ -1,8 +1,10 @@
 // The firmware's switch bring-up against a mocked HAL. Behind the mock, one SwitchCsr per chip
 // answers the register accesses (so the firmware sees real register semantics), and the tests
-// set expectations on the accesses themselves: route programming as register writes, identity
-// checks before any write, clear errors for a wrong chip or cabling, multicast slot accounting
-// with a clear error when slots run out, and an error interrupt read, logged and cleared.
+// set expectations on the accesses themselves: discovery from the identity registers, route
+// programming as register writes, identity checks before any write, clear errors for a wrong chip
+// or cabling, the reduction-context pool enabled (CONTEXTS_ENABLED written and read back),
+// multicast slot accounting with a clear error when slots run out, and an error interrupt read,
+// logged and cleared (and nothing touched when the wait times out).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -88,14 +90,17 @@ class SwitchBringUpTest : public ::testing::Test {
     return t;
   }
 
-  std::string bring_up_error(const FabricTopology& t) {
+  std::string bring_up_error(const FabricTopology& t, uint32_t contexts_per_port = kAllReductionContexts) {
     SwitchFabric fabric(hal_);
     try {
-      fabric.bring_up(t);
+      fabric.bring_up(t, contexts_per_port);
     } catch (const FabricError& e) {
       return e.what();
     }
     return "(no error)";
+  }
+  std::string bring_up_error_with_contexts(uint32_t contexts_per_port) {
+    return bring_up_error(topology(), contexts_per_port);
   }
 
   std::vector<model::SwitchCsr> chips_;
@@ -165,6 +170,82 @@ TEST_F(SwitchBringUpTest, CablingThatDoesNotFitTheChipsIsNamed) {
   EXPECT_THAT(bring_up_error(t), HasSubstr("the fabric has 3 GPUs"));
 }
 
+TEST_F(SwitchBringUpTest, IdentityThatDoesNotFitIsNamedBeforeAnyWrite) {
+  EXPECT_CALL(hal_, write_register(_, _, _)).Times(0);
+  EXPECT_CALL(hal_, read_register(1, regs::kChipIndex)).WillOnce(Return(0u)).RetiresOnSaturation();
+  EXPECT_THAT(bring_up_error(topology()),
+              HasSubstr("switch chip 1: CHIP_INDEX reads 0 (the HAL's chip numbering and the chips disagree)"));
+  EXPECT_CALL(hal_, read_register(0, regs::kPortCount)).WillOnce(Return(65u)).RetiresOnSaturation();
+  EXPECT_THAT(bring_up_error(topology()), HasSubstr("switch chip 0: implausible identity (PORT_COUNT 65"));
+  EXPECT_CALL(hal_, read_register(1, regs::kReductionContexts)).WillOnce(Return(0u)).RetiresOnSaturation();
+  EXPECT_THAT(bring_up_error(topology()),
+              HasSubstr("switch chip 1: implausible identity (PORT_COUNT 3, ROUTE_ENTRIES 64, REDUCTION_CONTEXTS 0)"));
+}
+
+// Discovery reads each chip's figures from its identity registers, whatever they are.
+TEST_F(SwitchBringUpTest, DiscoveryReportsWhatTheIdentityRegistersSay) {
+  EXPECT_CALL(hal_, read_register(1, regs::kMulticastSlots)).WillRepeatedly(Return(2u));
+  EXPECT_CALL(hal_, read_register(1, regs::kRouteEntries)).WillRepeatedly(Return(16u));
+  SwitchFabric fabric(hal_);
+  const FabricBringUpReport& report = fabric.bring_up(topology());
+  ASSERT_EQ(report.chips.size(), 2u);
+  for (uint32_t c = 0; c < 2; ++c) {
+    EXPECT_EQ(report.chips[c].chip, c);
+    EXPECT_EQ(report.chips[c].reduction_contexts_per_port, 8u);
+  }
+  EXPECT_EQ(report.chips[0].multicast_slots, 4u);
+  EXPECT_EQ(report.chips[1].multicast_slots, 2u);
+  EXPECT_EQ(report.chips[0].route_entries, 64u);
+  EXPECT_EQ(report.chips[1].route_entries, 16u);
+  EXPECT_EQ(report.multicast_slots, 2u) << "the smallest table";
+}
+
+// By default every reduction context is enabled: CONTEXTS_ENABLED = REDUCTION_CONTEXTS, written
+// and read back on each chip.
+TEST_F(SwitchBringUpTest, BringUpEnablesEveryReductionContextByDefault) {
+  for (uint32_t chip = 0; chip < 2; ++chip) {
+    ::testing::InSequence order;
+    EXPECT_CALL(hal_, write_register(chip, regs::kContextsEnabled, 8u));
+    EXPECT_CALL(hal_, read_register(chip, regs::kContextsEnabled));
+  }
+  SwitchFabric fabric(hal_);
+  const FabricBringUpReport& report = fabric.bring_up(topology());
+  EXPECT_EQ(report.chips[0].reduction_contexts_enabled, 8u);
+  EXPECT_EQ(report.chips[1].reduction_contexts_enabled, 8u);
+  EXPECT_EQ(report.reduction_context_pool, (6u + 3u) * 8u);
+}
+
+TEST_F(SwitchBringUpTest, BringUpEnablesTheReductionContextsItIsAskedFor) {
+  EXPECT_CALL(hal_, write_register(0, regs::kContextsEnabled, 3u));
+  EXPECT_CALL(hal_, write_register(1, regs::kContextsEnabled, 3u));
+  SwitchFabric fabric(hal_);
+  const FabricBringUpReport& report = fabric.bring_up(topology(), 3);
+  for (uint32_t c = 0; c < 2; ++c) {
+    EXPECT_EQ(chips_[c].reduction_contexts_enabled(), 3u) << "chip " << c;
+    EXPECT_EQ(chips_[c].reduction_context_capacity(), chips_[c].config().ports * 3u) << "chip " << c;
+    EXPECT_EQ(report.chips[c].reduction_contexts_enabled, 3u);
+    EXPECT_EQ(report.chips[c].reduction_contexts_per_port, 8u);
+  }
+  EXPECT_EQ(report.reduction_context_pool, (6u + 3u) * 3u);
+  EXPECT_TRUE(fabric.error_log().empty());
+}
+
+TEST_F(SwitchBringUpTest, MoreReductionContextsThanAChipHasStopsBeforeAnyWrite) {
+  EXPECT_CALL(hal_, write_register(_, _, _)).Times(0);
+  EXPECT_THAT(bring_up_error_with_contexts(9),
+              HasSubstr("switch chip 0: 9 reduction contexts per port asked for, REDUCTION_CONTEXTS reads 8"));
+}
+
+// Chip 1 holds a context (traffic it was never meant to have), so it refuses a new
+// CONTEXTS_ENABLED: the read-back shows the old value and bring-up stops naming chip and value.
+TEST_F(SwitchBringUpTest, ChipThatRefusesContextsEnabledIsAFabricError) {
+  ASSERT_TRUE(chips_[1].acquire_reduction_context());
+  EXPECT_THAT(bring_up_error_with_contexts(4),
+              HasSubstr("switch chip 1 refused CONTEXTS_ENABLED = 4: it reads back 8"));
+  EXPECT_EQ(chips_[0].reduction_contexts_enabled(), 4u);
+  EXPECT_EQ(chips_[1].reduction_contexts_enabled(), 8u);
+}
+
 TEST_F(SwitchBringUpTest, StaleErrorsAreLoggedAndClearedAtBringUp) {
   chips_[1].raise_error(regs::error_no_route);
   now_ns_ = 5.0;
@@ -201,6 +282,22 @@ TEST_F(SwitchBringUpTest, ErrorInterruptIsReadLoggedAndCleared) {
   EXPECT_EQ(record.describe(), "switch chip 1: not_a_member, reduction at 250 ns");
   EXPECT_EQ(chips_[1].error_status(), 0u);
   EXPECT_FALSE(chips_[1].interrupt_line());
+}
+
+// A timeout: wait_and_service returns false and touches no register, even with an error that
+// is pending but masked (chip 1's INT_ENABLE cleared behind firmware's back), which stays.
+TEST_F(SwitchBringUpTest, WaitWithoutAnInterruptServicesNothing) {
+  SwitchFabric fabric(hal_);
+  fabric.bring_up(topology());
+  ASSERT_EQ(chips_[1].write(regs::kIntEnable, 0), model::RegisterAccess::ok);
+  chips_[1].raise_error(regs::error_no_route);
+  ASSERT_FALSE(chips_[1].interrupt_line());
+  EXPECT_CALL(hal_, wait_interrupt(50.0));
+  EXPECT_CALL(hal_, read_register(_, _)).Times(0);
+  EXPECT_CALL(hal_, write_register(_, _, _)).Times(0);
+  EXPECT_FALSE(fabric.wait_and_service(50.0));
+  EXPECT_TRUE(fabric.error_log().empty());
+  EXPECT_EQ(chips_[1].error_status(), uint32_t{regs::error_no_route}) << "nothing cleared";
 }
 
 TEST_F(SwitchBringUpTest, CounterIsReadLoThenHi) {

@@ -2,7 +2,7 @@
 // error status, refused accesses (unaligned, unknown offset, read-only, rejected values),
 // 64-bit counters read as a coherent LO/HI pair, route entries decoded for the datapath, the
 // multicast group checks made when CONTROL.valid is set, group lookup by address, interrupt
-// enable/pending and the line's listener, and the reduction-context pool.
+// enable/pending and the line's listener, and the reduction-context pool and its enable.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -284,6 +284,37 @@ TEST(SwitchCsr, ReductionContextPoolCountsAndRefusesWhenFull) {
   csr.release_reduction_context();
   csr.release_reduction_context();
   EXPECT_THROW(csr.release_reduction_context(), std::logic_error);
+}
+
+// CONTEXTS_ENABLED: all of a port's contexts after reset; firmware may enable fewer (1 ..
+// REDUCTION_CONTEXTS) while none is in use, and the pool then holds ports x that many.
+TEST(SwitchCsr, ContextsEnabledSizesThePool) {
+  SwitchCsr csr(config(2));  // 2 ports x 2 contexts
+  EXPECT_EQ(read(csr, regs::kContextsEnabled), 2u) << "every context enabled after reset";
+  ASSERT_EQ(csr.write(regs::kContextsEnabled, 1), RegisterAccess::ok);
+  EXPECT_EQ(read(csr, regs::kContextsEnabled), 1u);
+  EXPECT_EQ(csr.reduction_contexts_enabled(), 1u);
+  ASSERT_EQ(csr.reduction_context_capacity(), 2u);
+  EXPECT_TRUE(csr.acquire_reduction_context());
+  EXPECT_TRUE(csr.acquire_reduction_context());
+  EXPECT_FALSE(csr.acquire_reduction_context()) << "the third context is not enabled";
+  EXPECT_EQ(csr.error_status(), uint32_t{regs::error_context_pool_exhausted});
+  ASSERT_EQ(csr.write(regs::kErrorStatus, ~0u), RegisterAccess::ok);
+
+  // Refused: none, more than a port has, and any change while contexts are held.
+  EXPECT_EQ(csr.write(regs::kContextsEnabled, 2), RegisterAccess::rejected_value) << "contexts in use";
+  csr.release_reduction_context();
+  csr.release_reduction_context();
+  EXPECT_EQ(csr.write(regs::kContextsEnabled, 0), RegisterAccess::rejected_value);
+  EXPECT_EQ(csr.write(regs::kContextsEnabled, 3), RegisterAccess::rejected_value);
+  EXPECT_EQ(read(csr, regs::kContextsEnabled), 1u) << "a refused write changes nothing";
+  EXPECT_EQ(csr.error_status(), uint32_t{regs::error_bad_register_access});
+  ASSERT_EQ(csr.write(regs::kContextsEnabled, 2), RegisterAccess::ok) << "the pool is idle again";
+  EXPECT_EQ(csr.reduction_context_capacity(), 4u);
+  ASSERT_EQ(csr.write(regs::kContextsEnabled, 1), RegisterAccess::ok);
+  csr.reset();
+  EXPECT_EQ(read(csr, regs::kContextsEnabled), 2u);
+  EXPECT_EQ(csr.reduction_context_capacity(), 4u);
 }
 
 TEST(SwitchCsr, DynamicExpertsPerGpuIsWritableWithin16Bits) {

@@ -457,7 +457,7 @@ bool SwitchChip::admit_load(uint16_t port, tlm::tlm_generic_payload& payload, ui
     context_tag_[port].assign(reduction_config_.contexts, 0);
     for (uint32_t c = reduction_config_.contexts; c-- > 0;) free.push_back(static_cast<uint16_t>(c));
   }
-  if (!free.empty() && parked_loads_[port].empty()) return true;
+  if (context_available(port) && parked_loads_[port].empty()) return true;
   // Flow control, not an error: the request keeps its buffer space (the issuer's credits) and
   // starts when a context of this port frees.
   payload.acquire();
@@ -480,10 +480,16 @@ void SwitchChip::start_load(uint16_t port, tlm::tlm_generic_payload& payload, ui
   }
 }
 
+bool SwitchChip::context_available(uint16_t port) const {
+  // The unit has reduction_config_.contexts; firmware lets the port hold CONTEXTS_ENABLED of them.
+  const size_t held = reduction_config_.contexts - free_contexts_[port].size();
+  return held < registers_.reduction_contexts_enabled();
+}
+
 uint32_t SwitchChip::open_reduction(uint16_t port, const NvlinkExtension& request, uint32_t responses) {
   const uint16_t context = free_contexts_[port].back();
   free_contexts_[port].pop_back();
-  // Always succeeds: the chip-wide pool is the sum of the ports' contexts (kept for the
+  // Always succeeds: the chip-wide pool is the sum of the ports' enabled contexts (kept for the
   // register block's in-use and peak figures).
   registers_.acquire_reduction_context();
   const uint32_t tag = reductions_.take();
@@ -766,7 +772,7 @@ void SwitchChip::finish_reduction(uint32_t tag, const tlm::tlm_generic_payload* 
   r.active = false;
   reductions_.give(tag);
   // A parked ld_reduce of this port takes the context.
-  if (!parked_loads_[port].empty()) {
+  if (!parked_loads_[port].empty() && context_available(port)) {
     const ParkedLoad parked = parked_loads_[port].front();
     parked_loads_[port].pop_front();
     start_load(port, *parked.payload, parked.fifo, parked.flits, current_time() + internal_latency_);

@@ -55,6 +55,7 @@ const char* to_string(RegisterAccess access) {
 
 SwitchCsr::SwitchCsr(const SwitchCsrConfig& config)
     : config_(config),
+      contexts_enabled_(config.reduction_contexts_per_port),
       route_masks_(kRouteTableEntries, 0),
       route_ports_(kRouteTableEntries),
       groups_(config.multicast_slots) {
@@ -93,6 +94,7 @@ RegisterAccess SwitchCsr::read(uint32_t offset, uint32_t& value) {
     case regs::kIntPending: value = interrupt_pending(); return RegisterAccess::ok;
     case regs::kContextsInUse: value = contexts_in_use_; return RegisterAccess::ok;
     case regs::kContextsPeak: value = contexts_peak_; return RegisterAccess::ok;
+    case regs::kContextsEnabled: value = contexts_enabled_; return RegisterAccess::ok;
     case regs::kDynamicExpertsPerGpu: value = dynamic_experts_per_gpu_; return RegisterAccess::ok;
     default: break;
   }
@@ -139,6 +141,15 @@ RegisterAccess SwitchCsr::write(uint32_t offset, uint32_t value) {
     dynamic_experts_per_gpu_ = value;
     return RegisterAccess::ok;
   }
+  if (offset == regs::kContextsEnabled) {
+    // At least one (a port without contexts could never serve a ld_reduce), at most the port has,
+    // and only while the pool is idle: no reduction ever holds a context beyond the limit.
+    if (value == 0 || value > config_.reduction_contexts_per_port || contexts_in_use_ != 0) {
+      return refuse(RegisterAccess::rejected_value);
+    }
+    contexts_enabled_ = value;
+    return RegisterAccess::ok;
+  }
   if (offset >= regs::kRouteTable && offset < kRouteTableEnd) {
     const uint32_t gpu = (offset - regs::kRouteTable) / regs::kRouteStride;
     const bool high = (offset - regs::kRouteTable) % regs::kRouteStride != 0;
@@ -161,6 +172,7 @@ void SwitchCsr::reset() {
   latched_high_.fill(0);
   contexts_in_use_ = 0;
   contexts_peak_ = 0;
+  contexts_enabled_ = config_.reduction_contexts_per_port;
   dynamic_experts_per_gpu_ = 0;
   set_error_state(0, 0);
 }

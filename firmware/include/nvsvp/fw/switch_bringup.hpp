@@ -1,7 +1,8 @@
 // The fabric manager's side of the switch chips, through the HAL's register access only
-// (docs/registers.md, "Bring-up"): discovery from the identity registers, route tables programmed
-// from the cabling, multicast groups with slot accounting, and error interrupts read, logged and
-// cleared. Plain C++: the register map is nvsvp/hw/switch_registers.hpp, shared with the model.
+// (docs/registers.md, "Bring-up"; docs/firmware.md): discovery from the identity registers, route
+// tables programmed from the cabling, the reduction-context pool enabled, multicast groups with
+// slot accounting, and error interrupts read, logged and cleared. Plain C++: the register map is
+// nvsvp/hw/switch_registers.hpp, shared with the model.
 #pragma once
 
 #include <cstdint>
@@ -40,14 +41,18 @@ struct SwitchChipInfo {
   uint32_t chip = 0;
   uint32_t ports = 0;
   uint32_t multicast_slots = 0;
-  uint32_t reduction_contexts_per_port = 0;
+  uint32_t reduction_contexts_per_port = 0;  // REDUCTION_CONTEXTS: what each port has
   uint32_t route_entries = 0;
+  uint32_t reduction_contexts_enabled = 0;   // per port, as bring-up programmed CONTEXTS_ENABLED
 };
+
+// bring_up's default for the reduction contexts a port may hold: every one the chip has.
+constexpr uint32_t kAllReductionContexts = 0;
 
 struct FabricBringUpReport {
   std::vector<SwitchChipInfo> chips;
   uint64_t route_entries_programmed = 0;  // over all chips (one per chip and GPU)
-  uint64_t reduction_context_pool = 0;    // contexts over all chips and ports
+  uint64_t reduction_context_pool = 0;    // enabled contexts over all chips and ports
   uint32_t multicast_slots = 0;           // groups the fabric can hold (the smallest table)
   double duration_ns = 0.0;               // simulated time the bring-up took
 };
@@ -68,9 +73,12 @@ class SwitchFabric {
   explicit SwitchFabric(Hal& hal) : hal_(hal) {}
 
   // Discovers the chips, checks `topology` against them, clears stale errors (logged), enables
-  // every error interrupt and programs each chip's route entries 0 .. gpus-1 from the cables.
-  // Throws FabricError when a chip or the topology does not fit.
-  const FabricBringUpReport& bring_up(const FabricTopology& topology);
+  // every error interrupt, programs each chip's route entries 0 .. gpus-1 from the cables and
+  // sets CONTEXTS_ENABLED to `reduction_contexts_per_port` (kAllReductionContexts: each chip's
+  // REDUCTION_CONTEXTS), read back. Throws FabricError when a chip or the topology does not fit,
+  // when a chip has fewer contexts per port than asked for, or when a chip refuses a value.
+  const FabricBringUpReport& bring_up(const FabricTopology& topology,
+                                      uint32_t reduction_contexts_per_port = kAllReductionContexts);
   const FabricBringUpReport& report() const { return report_; }
 
   // Reads every chip's ERROR_STATUS; a chip with bits set is logged and cleared (written back:
@@ -87,6 +95,7 @@ class SwitchFabric {
  private:
   SwitchChipInfo discover(uint32_t chip);
   void program_routes(uint32_t chip, const FabricTopology& topology);
+  void enable_reduction_contexts(const SwitchChipInfo& info);
 
   Hal& hal_;
   FabricBringUpReport report_;

@@ -46,9 +46,11 @@ constexpr uint32_t kCounterReductions = 0x118;     // results returned by ld_red
 constexpr uint32_t kCounterEvictions = 0x120;      // partial results evicted from reduction buffers
 constexpr uint32_t kCounterAccessErrors = 0x128;   // multimem operations refused
 
-// Reduction-context pool (read-only).
+// Reduction-context pool. IN_USE and PEAK are read-only; CONTEXTS_ENABLED (RW) is how many of a
+// port's REDUCTION_CONTEXTS the datapath may hold at once: 1 .. REDUCTION_CONTEXTS, reset all.
 constexpr uint32_t kContextsInUse = 0x200;
 constexpr uint32_t kContextsPeak = 0x204;
+constexpr uint32_t kContextsEnabled = 0x208;
 
 // Route table: entry g (destination GPU g) is a 64-bit mask of the ports towards it.
 constexpr uint32_t kRouteTable = 0x1000;

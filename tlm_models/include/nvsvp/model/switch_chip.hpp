@@ -213,9 +213,11 @@ class SwitchChip : public sc_core::sc_module {
   // trim_ must hold the load's trimmed targets.
   void start_dynamic_ld_reduce(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
                                uint32_t flits, const sc_core::sc_time& ready_at);
-  // Whether port `port` can take a load now (a free context, none parked before it); if not,
-  // parks it.
+  // Whether port `port` can take a load now (a context free within CONTEXTS_ENABLED, none parked
+  // before it); if not, parks it.
   bool admit_load(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits);
+  // Whether port `port` holds fewer contexts than the register block enables per port.
+  bool context_available(uint16_t port) const;
   // A response to the issuer of `r` (its result or a partial passed on) with the header filled.
   tlm::tlm_generic_payload& issuer_response(const PendingReduction& r, Opcode opcode);
   // A response that found the reduction buffer full goes on to the issuer as it is.

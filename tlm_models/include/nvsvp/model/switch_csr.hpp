@@ -56,7 +56,8 @@ enum class RegisterAccess : uint8_t {
   unknown_offset,  // no register there (including the reserved words of a group slot)
   read_only,       // a write to a read-only register
   rejected_value,  // a write the register refuses: route bits for absent ports, a group field of
-                   // a valid group, or CONTROL.valid = 1 for a group that fails its checks
+                   // a valid group, CONTROL.valid = 1 for a group that fails its checks, or a
+                   // DYN_EXPERTS_PER_GPU / CONTEXTS_ENABLED value out of range
 };
 const char* to_string(RegisterAccess access);
 
@@ -110,9 +111,11 @@ class SwitchCsr {
   // Called with the new level whenever the interrupt line changes.
   void on_interrupt_change(std::function<void(bool)> listener) { interrupt_listener_ = std::move(listener); }
 
-  // The reduction-context pool: ports x reduction_contexts_per_port contexts. acquire returns
-  // false and raises error_context_pool_exhausted when none is free.
-  uint32_t reduction_context_capacity() const { return config_.ports * config_.reduction_contexts_per_port; }
+  // The reduction-context pool: ports x the contexts per port firmware enabled (CONTEXTS_ENABLED,
+  // all reduction_contexts_per_port after reset). acquire returns false and raises
+  // error_context_pool_exhausted when none is free.
+  uint32_t reduction_contexts_enabled() const { return contexts_enabled_; }
+  uint32_t reduction_context_capacity() const { return config_.ports * contexts_enabled_; }
   bool acquire_reduction_context();
   // Throws std::logic_error when no context is in use (a datapath bug, not a firmware error).
   void release_reduction_context();
@@ -141,6 +144,7 @@ class SwitchCsr {
   std::array<uint32_t, kSwitchCounters> latched_high_{};  // upper halves latched by reading LO
   uint32_t contexts_in_use_ = 0;
   uint32_t contexts_peak_ = 0;
+  uint32_t contexts_enabled_ = 0;  // per port; the constructor and reset() set it to all
   uint32_t dynamic_experts_per_gpu_ = 0;
   std::vector<uint64_t> route_masks_;
   std::vector<std::vector<uint16_t>> route_ports_;
