@@ -1,7 +1,8 @@
 // The GPU's work executor on a small platform with exact timing (1 ns flits, 100 ns hops):
 // sends and their arrival times, wait_counter completing at the N-th arrival, local copies,
 // compute time, kernels running at compute end on the data that arrived, reads returning the
-// peer's data over the response class, and phase times.
+// peer's data over the response class, phase times, and SM-issued stores paced by issue_sms x
+// sm_store_gbps without slowing the GPU's other streams.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <systemc>
 
 #include "../common/test_support.hpp"
+#include "nvsvp/fw/switch_bringup.hpp"
 #include "nvsvp/platform/platform.hpp"
 #include "nvsvp/platform/tlm_hal.hpp"
 
@@ -344,6 +346,230 @@ TEST(Gpu, ReadReturnsThePeersDataOnTheResponseClass) {
   // The reader received one message (the response); the peer one (the request).
   EXPECT_EQ(m.platform.gpu(0).stats().messages_received, 1u);
   EXPECT_EQ(m.platform.gpu(1).stats().messages_received, 1u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// SM-issued stores (WorkSequence::issue_sms): multimem instructions are SM instructions, and an
+// SM issues remote stores at sm_store_gbps. Here 2 SMs at 2 GB/s each: 4 GB/s (4 bytes/ns), a
+// quarter of the 1-ns-flit link's rate, so a 256-byte store (17 flits on the wire) holds its
+// stream for 256 / 4 = 64 ns while the link carries it in 17 ns.
+constexpr double kSmStoreGbps = 2.0;
+constexpr uint16_t kIssueSms = 2;
+constexpr uint64_t kStoreBytes = 256;
+constexpr uint64_t kStores = 8;
+constexpr double kIssueNs = kStoreBytes / (kIssueSms * kSmStoreGbps);  // 64 ns per store
+constexpr double kFlightNs = 218;  // a 256-byte write issued on an idle link lands 218 ns later
+constexpr double kWireNs = 17;     // its flits on a link
+
+PlatformSpec sm_store_platform(uint32_t gpus) {
+  PlatformSpec spec = gpus_on_one_chip(gpus);
+  spec.gpu.sm_store_gbps = kSmStoreGbps;
+  return spec;
+}
+
+// When GPU 0's stream finished and when each of GPU 1's kStores arrivals (counter 4) landed.
+struct StoreRun {
+  sc_time sender_finish;
+  std::vector<sc_time> arrivals;
+};
+
+StoreRun arrivals_on_counter(Platform& platform, uint32_t gpu, uint32_t counter, uint64_t count) {
+  StoreRun run;
+  run.sender_finish = platform.gpu(0).finish_time();
+  EXPECT_EQ(platform.gpu(gpu).counter_arrivals(counter), count);
+  for (uint64_t n = 1; n <= std::min(count, platform.gpu(gpu).counter_arrivals(counter)); ++n) {
+    const uint64_t at_ps = platform.gpu(gpu).counter_reached_ps(counter, n);
+    run.arrivals.push_back(sc_time(static_cast<double>(at_ps), sc_core::SC_PS));
+  }
+  return run;
+}
+
+// GPU 0 sends kStores writes of kStoreBytes to GPU 1 on one stream with `issue_sms`.
+StoreRun run_sends(uint16_t issue_sms) {
+  Machine m(sm_store_platform(2), [issue_sms](TlmHal& hal, Platform&) {
+    hw::WorkSequence sender;
+    sender.issue_sms = issue_sms;
+    for (uint64_t i = 0; i < kStores; ++i) {
+      sender.tasks.push_back(hw::Task::send(0, 1, 0x100 + kStoreBytes * i, 0x8000 + kStoreBytes * i, kStoreBytes, 4));
+    }
+    hw::WorkSequence receiver;
+    receiver.counters = 5;
+    receiver.tasks.push_back(hw::Task::wait(0, 4, kStores));
+    hal.submit(0, std::move(sender));
+    hal.submit(1, std::move(receiver));
+    hal.wait_all_finished();
+  });
+  m.run();
+  EXPECT_EQ(m.platform.gpu(0).stats().messages_sent, kStores);
+  return arrivals_on_counter(m.platform, 1, 4, kStores);
+}
+
+// The multimem group of the tests below: multimem [64 MiB, 66 MiB) -> local [1 MiB, 3 MiB) in
+// GPUs 0 and 1.
+constexpr uint64_t kMultimemBase = 64ull << 20;
+constexpr uint64_t kLocalBase = 1ull << 20;
+
+// GPU 0 multimem-stores kStores values of kStoreBytes into a group of GPUs 0 and 1 on one stream
+// with `issue_sms`; GPU 1's counter 4 counts its copies.
+StoreRun run_multimem_stores(uint16_t issue_sms) {
+  // Left to the process's end, like every module of a simulation test.
+  auto& platform = *new Platform("platform", sm_store_platform(2));
+  auto& hal = *new TlmHal(platform);
+  auto& host = *new FirmwareHost("firmware", [&] {
+    fw::MulticastAllocator allocator(hal, test::bring_up_switches(hal, platform).chips);
+    allocator.create_group(kMultimemBase, 2ull << 20, kLocalBase, 0b11);
+    hw::WorkSequence issuer;
+    issuer.issue_sms = issue_sms;
+    for (uint64_t i = 0; i < kStores; ++i) {
+      issuer.tasks.push_back(hw::Task::multimem_store(0, 0x100, kMultimemBase + kStoreBytes * i, kStoreBytes, 4));
+    }
+    hw::WorkSequence member;
+    member.tasks.push_back(hw::Task::wait(0, 4, kStores));
+    hal.submit(0, std::move(issuer));
+    hal.submit(1, std::move(member));
+    hal.wait_all_finished();
+  });
+  sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS), sc_core::SC_EXIT_ON_STARVATION);
+  std::ostringstream stuck;
+  EXPECT_TRUE(host.done()) << "the firmware did not finish:\n" << (platform.describe_outstanding(stuck), stuck.str());
+  EXPECT_EQ(platform.gpu(0).stats().messages_sent, kStores);
+  EXPECT_EQ(platform.gpu(0).stats().multimem_errors, 0u);
+  return arrivals_on_counter(platform, 1, 4, kStores);
+}
+
+// An SM-issued stream holds each store for its bytes at issue_sms x sm_store_gbps: the stream
+// finishes after kStores x 64 ns = 512 ns = N B / (s rate), and the stores leave 64 ns apart, so
+// the last lands one flight (218 ns) after its issue at 448 ns.
+TEST(Gpu, SmIssuedSendsArePacedByTheirSms) {
+  const StoreRun run = run_sends(kIssueSms);
+  const double paced_ns = kStores * kStoreBytes / (kIssueSms * kSmStoreGbps);
+  ASSERT_EQ(paced_ns, 512.0);
+  EXPECT_EQ(run.sender_finish, ns(paced_ns));
+  ASSERT_EQ(run.arrivals.size(), kStores);
+  for (uint64_t i = 0; i < kStores; ++i) EXPECT_EQ(run.arrivals[i], ns(i * kIssueNs + kFlightNs)) << "store " << i;
+  // The data is done one flight after the last issue: within a store's flight of N B / (s rate).
+  EXPECT_EQ(run.arrivals.back(), ns(paced_ns - kIssueNs + kFlightNs));
+}
+
+// Copy-engine sends (issue_sms = 0) take no executor time: the link paces them, back to back
+// 17 ns apart, and the last lands at 218 + 7 x 17 = 337 ns, well before the SM-paced 512 ns.
+TEST(Gpu, SendsWithoutIssueSmsGoAtLinkSpeed) {
+  const StoreRun run = run_sends(0);
+  EXPECT_EQ(run.sender_finish, ns(0));
+  ASSERT_EQ(run.arrivals.size(), kStores);
+  for (uint64_t i = 0; i < kStores; ++i) EXPECT_EQ(run.arrivals[i], ns(kFlightNs + i * kWireNs)) << "store " << i;
+  EXPECT_LT(run.arrivals.back(), ns(kStores * kIssueNs));
+}
+
+// Multimem stores are paced alike: the issuer's stream finishes at 512 ns and each member copy
+// lands 64 ns after the one before (the switch's replica leaves on the member's own link, so a
+// copy lands as a write would).
+TEST(Gpu, SmIssuedMultimemStoresArePacedByTheirSms) {
+  const StoreRun paced = run_multimem_stores(kIssueSms);
+  EXPECT_EQ(paced.sender_finish, ns(kStores * kIssueNs));
+  ASSERT_EQ(paced.arrivals.size(), kStores);
+  for (uint64_t i = 1; i < kStores; ++i) {
+    EXPECT_EQ(paced.arrivals[i] - paced.arrivals[i - 1], ns(kIssueNs)) << "store " << i;
+  }
+  EXPECT_EQ(paced.arrivals[0], ns(kFlightNs));
+  EXPECT_EQ(paced.arrivals.back(), ns((kStores - 1) * kIssueNs + kFlightNs));
+}
+
+// A chunk's issue time counts all its writes: 3 x 256 bytes at 4 GB/s hold the stream 192 ns,
+// while the chunk itself (51 flits) lands at 252 ns as without the limit.
+TEST(Gpu, AnSmIssuedChunkHoldsItsStreamForAllItsWrites) {
+  Machine m(sm_store_platform(2), [](TlmHal& hal, Platform&) {
+    hw::WorkSequence sender;
+    sender.issue_sms = kIssueSms;
+    for (uint64_t i = 0; i < 3; ++i) sender.elements.push_back(hw::WriteElement{0x1000 * (i + 1), 0x8000 + 0x100 * i});
+    sender.tasks.push_back(hw::Task::send_chunk(0, 1, 0, 3, kStoreBytes, 4));
+    sender.tasks.push_back(hw::Task::local_copy(0, 0x10, 0x20, 16, 1));  // after the hold
+    hw::WorkSequence receiver;
+    receiver.counters = 5;
+    receiver.tasks.push_back(hw::Task::wait(0, 4, 3));
+    hal.submit(0, std::move(sender));
+    hal.submit(1, std::move(receiver));
+    hal.wait_all_finished();
+  });
+  m.run();
+  EXPECT_EQ(m.platform.gpu(0).finish_time(), ns(3 * kIssueNs));
+  EXPECT_EQ(m.platform.gpu(0).counter_reached_ps(1, 1), ns(3 * kIssueNs).value());
+  EXPECT_EQ(m.platform.gpu(1).finish_time(), ns(252));
+}
+
+// The stores of take_ready items are held alike: two ready items of one 256-byte send each issue
+// 64 ns apart, and the stream stands after them at 128 ns.
+TEST(Gpu, SmIssuedStoresOfTakeReadyItemsArePacedByTheirSms) {
+  Machine m(sm_store_platform(2), [](TlmHal& hal, Platform&) {
+    hw::WorkSequence sender;
+    sender.issue_sms = kIssueSms;
+    sender.tasks = {hw::Task::take_ready(0, 2, 1),
+                    hw::Task::wait(0, 3, 0), hw::Task::send(0, 1, 0x100, 0x8000, kStoreBytes, 4),
+                    hw::Task::wait(0, 3, 0), hw::Task::send(0, 1, 0x100, 0x8100, kStoreBytes, 4)};
+    hw::WorkSequence receiver;
+    receiver.counters = 5;
+    receiver.tasks.push_back(hw::Task::wait(0, 4, 2));
+    hal.submit(0, std::move(sender));
+    hal.submit(1, std::move(receiver));
+    hal.wait_all_finished();
+  });
+  m.run();
+  const StoreRun run = arrivals_on_counter(m.platform, 1, 4, 2);
+  EXPECT_EQ(run.sender_finish, ns(2 * kIssueNs));
+  ASSERT_EQ(run.arrivals.size(), 2u);
+  EXPECT_EQ(run.arrivals[0], ns(kFlightNs));
+  EXPECT_EQ(run.arrivals[1], ns(kIssueNs + kFlightNs));
+  EXPECT_EQ(m.platform.gpu(0).taken_items().size(), 2u);
+  EXPECT_EQ(m.platform.gpu(0).stats().tasks_done, 5u);
+}
+
+// Streams stay concurrent: stream 0 issuing 8 stores on 2 SMs (512 ns) does not hold up stream 1
+// (1 SM: two stores of 128 ns each, then a 100 ns delay: done at 356 ns) nor stream 2 (a 200 ns
+// delay from 0), and stream 0 itself is not slowed by them: it finishes at 512 ns.
+TEST(Gpu, AnSmIssuedStreamDoesNotSlowTheGpusOtherStreams) {
+  Machine m(sm_store_platform(2), [](TlmHal& hal, Platform& platform) {
+    hw::WorkSequence broadcast;
+    broadcast.phase_names = {"broadcast", "other", "compute"};
+    broadcast.issue_sms = kIssueSms;
+    for (uint64_t i = 0; i < kStores; ++i) {
+      broadcast.tasks.push_back(hw::Task::send(0, 1, 0x100, 0x8000 + kStoreBytes * i, kStoreBytes, 4));
+    }
+    hw::WorkSequence other;
+    other.stream = 1;
+    other.issue_sms = 1;
+    other.tasks = {hw::Task::send(1, 1, 0x100, 0x20000, kStoreBytes, 5),
+                   hw::Task::send(1, 1, 0x100, 0x20100, kStoreBytes, 5), hw::Task::delay(1, 100.0)};
+    hw::WorkSequence compute;
+    compute.stream = 2;
+    compute.tasks = {hw::Task::delay(2, 200.0)};
+    hw::WorkSequence receiver;
+    receiver.counters = 6;
+    receiver.tasks = {hw::Task::wait(0, 4, kStores), hw::Task::wait(0, 5, 2)};
+    hal.submit(0, std::move(broadcast));
+    hal.submit(0, std::move(other));
+    hal.submit(0, std::move(compute));
+    hal.submit(1, std::move(receiver));
+    hal.wait_all_finished();
+    EXPECT_EQ(platform.gpu(0).finish_time(), ns(kStores * kIssueNs));
+  });
+  m.run();
+  const model::Gpu& gpu = m.platform.gpu(0);
+  const double one_sm_ns = kStoreBytes / (1 * kSmStoreGbps);  // 128 ns
+  ASSERT_EQ(gpu.phase_times().size(), 3u);
+  EXPECT_EQ(gpu.phase_times()[0].first_start, ns(0));
+  EXPECT_EQ(gpu.phase_times()[0].last_end, ns(kStores * kIssueNs));
+  EXPECT_EQ(gpu.phase_times()[1].first_start, ns(0));
+  EXPECT_EQ(gpu.phase_times()[1].last_end, ns(2 * one_sm_ns + 100));
+  EXPECT_EQ(gpu.phase_times()[2].last_end, ns(200));
+  std::vector<std::pair<uint64_t, uint64_t>> spans;  // the delays' intervals, ns
+  for (const model::ComputeSpan& span : gpu.compute_spans()) {
+    spans.emplace_back(span.start.value() / 1000, span.end.value() / 1000);  // ps resolution
+  }
+  std::sort(spans.begin(), spans.end());
+  EXPECT_EQ(spans, (std::vector<std::pair<uint64_t, uint64_t>>{{0, 200}, {256, 356}}));
+  EXPECT_EQ(gpu.finish_time(), ns(kStores * kIssueNs));
+  EXPECT_EQ(m.platform.gpu(1).counter_arrivals(4), kStores);
+  EXPECT_EQ(m.platform.gpu(1).counter_arrivals(5), 2u);
 }
 
 // Sequences submitted one after the other run in order; phases keep first start and last end.

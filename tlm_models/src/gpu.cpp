@@ -199,7 +199,7 @@ void Gpu::execute(Stream& stream) {
       case hw::TaskKind::dynamic_ld_reduce:
       case hw::TaskKind::notify_tokens:
       case hw::TaskKind::local_copy:
-        issue(sequence, task, now);
+        if (!issue_held(stream, sequence, task, now)) return;
         break;
       case hw::TaskKind::take_ready:
         if (!take_ready(stream, sequence, task, now)) return;
@@ -260,6 +260,40 @@ void Gpu::start_compute(Stream& stream, const hw::WorkSequence& sequence, const 
 void Gpu::finish_compute(Stream& stream, hw::WorkSequence& sequence, const hw::Task& task) {
   stream.compute_running = false;
   if (task.kernel != hw::Task::kNoKernel) sequence.kernels.at(task.kernel)(memory_);
+}
+
+sc_time Gpu::store_issue_time(const hw::WorkSequence& sequence, const hw::Task& task) const {
+  if (sequence.issue_sms == 0) return SC_ZERO_TIME;
+  uint64_t bytes = 0;
+  switch (task.kind) {
+    case hw::TaskKind::send:
+      bytes = task.elements > 0 ? task.bytes * task.elements : task.bytes;  // a chunk: all its writes
+      break;
+    case hw::TaskKind::multimem_store:
+    case hw::TaskKind::multimem_red:
+    case hw::TaskKind::dynamic_store:  // `elements` are targets: the switch replicates the one token
+      bytes = task.bytes;
+      break;
+    default:
+      return SC_ZERO_TIME;
+  }
+  // GB/s = bytes/ns.
+  const double ns = static_cast<double>(bytes) / (static_cast<double>(sequence.issue_sms) * params_.sm_store_gbps);
+  return picoseconds(static_cast<uint64_t>(std::llround(ns * 1000.0)));
+}
+
+bool Gpu::issue_held(Stream& stream, const hw::WorkSequence& sequence, const hw::Task& task, const sc_time& now) {
+  // Second visit: the SMs have issued the store; the stream moves on.
+  if (stream.store_issuing) {
+    stream.store_issuing = false;
+    return true;
+  }
+  issue(sequence, task, now);
+  const sc_time hold = store_issue_time(sequence, task);
+  if (hold == SC_ZERO_TIME) return true;
+  stream.store_issuing = true;
+  sc_core::next_trigger(hold);
+  return false;
 }
 
 void Gpu::issue(const hw::WorkSequence& sequence, const hw::Task& task, const sc_time& now) {
@@ -357,8 +391,8 @@ bool Gpu::take_ready(Stream& stream, hw::WorkSequence& sequence, const hw::Task&
         }
         finish_compute(stream, sequence, action);
       } else {
-        mark_phase(action.phase, true);
-        issue(sequence, action, now);
+        if (!stream.store_issuing) mark_phase(action.phase, true);
+        if (!issue_held(stream, sequence, action, now)) return false;
       }
       mark_phase(action.phase, false);
       ++stream.current_action;
@@ -1086,6 +1120,7 @@ void Gpu::describe_stream(std::ostream& os, const Stream& stream, uint32_t index
      << stream.task_index << " (" << to_string(task.kind);
   if (task.phase < sequence.phase_names.size()) os << ", phase " << sequence.phase_names[task.phase];
   os << ")";
+  if (stream.store_issuing) os << " its " << sequence.issue_sms << " SMs issuing a store";
   if (task.kind == hw::TaskKind::wait_counter) {
     const uint64_t have = task.counter < counters_.size() ? counters_[task.counter].arrivals : 0;
     os << " waiting for counter " << task.counter << ": " << have << " of " << task.count << " arrivals";

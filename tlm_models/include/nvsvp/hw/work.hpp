@@ -342,6 +342,12 @@ struct WorkSequence {
   // stream's wait can follow another's progress.
   uint32_t stream = 0;
   uint16_t sms = 0;
+  // SMs that issue this stream's remote stores (multimem_store, multimem_red, dynamic_store, and
+  // send tasks when the stream has issue_sms > 0): each such task holds the stream for its payload
+  // bytes (all elements of a chunk) / (issue_sms x gpu.sm_store_gbps) before the next task of the
+  // stream starts; 0: no limit (copy engines, or SMs that keep up with the links). Multimem
+  // instructions are SM instructions: only an SM group can issue them, at a limited rate.
+  uint16_t issue_sms = 0;
 };
 
 }  // namespace nvsvp::hw

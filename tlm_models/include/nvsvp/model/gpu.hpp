@@ -272,6 +272,7 @@ class Gpu : public sc_core::sc_module {
     size_t task_index = 0;
     bool task_started = false;
     bool compute_running = false;
+    bool store_issuing = false;  // its SMs are still issuing the current store (issue_sms)
     bool waiting_on_counter = false;
     uint32_t waited_counter = 0;
     uint64_t waited_count = 0;
@@ -284,6 +285,14 @@ class Gpu : public sc_core::sc_module {
   };
   // Runs a task that takes no executor time (a send, load, store, notification or local copy).
   void issue(const hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
+  // How long issuing `task` holds its stream: a store task (multimem_store / multimem_red /
+  // dynamic_store / send) of a stream with issue_sms > 0 takes its payload bytes at issue_sms x
+  // sm_store_gbps; anything else, or issue_sms = 0, takes no time.
+  sc_core::sc_time store_issue_time(const hw::WorkSequence& sequence, const hw::Task& task) const;
+  // Issues a task that takes no executor time except, for a store, its SMs' issue time (the
+  // stream is re-triggered when it is over): true once the task is done, false while it holds
+  // the stream (the caller returns; the next visit completes it).
+  bool issue_held(Stream& stream, const hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
   // The take_ready task at the stream's position: false while items are left (the stream is
   // re-triggered), true once all ran and the stream stands after them.
   bool take_ready(Stream& stream, hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);

@@ -32,6 +32,10 @@ struct GpuParams {
   uint32_t tile_status_entries = 1024;
   uint32_t readiness_entries = 1024;
   double table_spill_ns = 500.0;
+  // Assumed: the rate at which one SM issues remote stores (multimem.st / .red, dymultimem.st, or
+  // the stores of an SM-driven send), GB/s; NCCL needs on the order of 16-24 channels (SMs) to
+  // saturate a GPU's 450 GB/s of NVLink. Applies to streams with WorkSequence::issue_sms > 0.
+  double sm_store_gbps = 25.0;
 
   template <class V>
   void visit(V& v) {
@@ -71,6 +75,10 @@ struct GpuParams {
     v("table_spill_ns", table_spill_ns, "time an update of a spilled table entry adds, ns", hw::between(0.0, 1e6));
     v("target_list_read_ns", source_queue.target_list_read_ns,
       "time to read a dynamic operation's target list before it can issue, ns", hw::between(0.0, 1e6));
+    v("sm_store_gbps", sm_store_gbps,
+      "remote-store issue rate of one SM, GB/s: a stream with issue_sms > 0 is held for each store's bytes / "
+      "(issue_sms x this)",
+      hw::between(0.001, 1e7));
   }
 };
 
