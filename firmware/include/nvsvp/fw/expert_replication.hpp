@@ -49,7 +49,7 @@ struct ReplicaPlacement {
   uint32_t expert = 0;  // the (original) expert
   uint32_t owner = 0;   // the GPU that holds its weights
   uint32_t group = 0;   // index into the fixed groups
-  uint32_t slot = 0;    // replica slot, the same on every member of the group (free on each)
+  uint32_t slot = 0;    // replica slot, the same on every replica GPU (free on each)
   std::vector<uint32_t> replica_gpus;  // the group's members other than the owner, ascending
 };
 
@@ -80,10 +80,33 @@ struct ReplicationSchedule {
 // water-filled split over owner + replicas gives the lowest max GPU load; stop when no choice
 // lowers the max load, when slots run out, or when the broadcasts no longer fit the budget.
 // Deterministic; never raises the max load.
+//
+// In detail: an expert is placed at most once (one group; the group need not contain its owner
+// but must have another member). Each step takes the hottest unplaced expert that has an
+// acceptable choice, places it, and starts again from the hottest (a placement moves the max to
+// another GPU, whose hot experts may have been passed over). A choice is acceptable if a slot
+// index is free on all members other than the owner (the lowest such index is taken), the
+// broadcast estimate with it added stays within time_budget_ns, and it improves the peak: it
+// lowers the max GPU load, or keeps it and leaves fewer GPUs at it (water-filling often leaves
+// several GPUs level at the max, and one placement relieves only its owner). Among acceptable
+// choices: the best peak, then the lowest load the copies end at, then the lower group index.
+// stop_reason, from the last scan (the one that placed nothing):
+//   "replica slots ran out"          every GPU's replica slots are taken;
+//   "broadcast budget reached"       a choice would improve the peak but not fit the budget;
+//   "no common free replica slot"    a choice would improve the peak but its members other than
+//                                    the owner share no free slot;
+//   "no choice lowers the max load"  otherwise.
+// Throws std::invalid_argument for inconsistent input (experts not a multiple of gpus, loads
+// not one per expert or negative, a group outside the GPUs).
 ReplicationSchedule schedule_replicas(const ReplicationInput& input);
 
 // Excess load (iser.md): sum over GPUs of max(0, load - mean).
 double excess_load(const std::vector<double>& gpu_loads);
+
+// What ReplicatedRouting::weights_of holds for a replica slot no placement uses (no token goes
+// there). Never an original expert: with a slot per GPU, 16-bit copy IDs leave at most 65535
+// experts (IDs up to 65534).
+inline constexpr uint16_t kEmptyReplicaSlot = 0xFFFF;
 
 // The layer's routing over expert copies. Every GPU serves `experts_per_gpu` original experts
 // followed by `slots_per_gpu` replica slots: copy c lives on GPU c / (experts_per_gpu +
@@ -92,6 +115,7 @@ double excess_load(const std::vector<double>& gpu_loads);
 struct ReplicatedRouting {
   MoeRouting routing;                  // over copies; experts = gpus * (per + slots)
   std::vector<uint16_t> weights_of;    // per copy: the original expert whose weights it holds
+                                       // (kEmptyReplicaSlot for an unused slot)
   std::vector<double> gpu_load;        // per GPU: token-expert pairs it serves now
 };
 
@@ -104,6 +128,15 @@ enum class TokenSplit : uint8_t {
 // Re-routes `original` (over original experts) by `schedule`: each replicated expert's
 // token-expert pairs, in token order, go to its copies by the split's quotas. A token's k
 // experts stay distinct copies. Deterministic.
+//
+// A replicated expert's copies in order: the owner's, then the replicas by GPU. Quotas of its N
+// pairs over n copies: even gives N / n each and the remainder one each to the first copies;
+// water_fill repeats the scheduler's arithmetic in whole pairs (every expert starts at its owner;
+// in `replicas` order each replicated expert leaves its owner and is water-filled over its
+// copies' GPUs, rounded by largest remainder, ties to the earlier copy). Throws
+// std::invalid_argument if the copies do not fit 16-bit IDs, or for a placement with a wrong
+// owner, an expert placed twice, no replica GPUs, a replica GPU out of range / equal to the owner
+// / not ascending, a slot >= slots_per_gpu, or a slot taken twice on one GPU.
 ReplicatedRouting reroute_tokens(const MoeRouting& original, const std::vector<ReplicaPlacement>& replicas,
                                  uint32_t slots_per_gpu, TokenSplit split);
 
