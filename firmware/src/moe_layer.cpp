@@ -70,7 +70,7 @@ DispatchMap map_dispatch(const MoeRouting& routing) {
 }
 
 const std::vector<std::string>& moe_phase_names() {
-  static const std::vector<std::string> names{"dispatch", "experts", "combine"};
+  static const std::vector<std::string> names{"dispatch", "experts", "combine", "shared_expert", "broadcast"};
   return names;
 }
 
@@ -248,7 +248,7 @@ hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuff
         ExpertSum local;
         const uint16_t* experts = routing.experts_of(slots[run.begin + s]);
         for (uint32_t k = 0; k < routing.top_k; ++k) {
-          if (experts[k] - first_expert < per) local.add(experts[k]);  // the experts on this GPU
+          if (experts[k] - first_expert < per) local.add(routing.weights_of_copy(experts[k]));  // the experts on this GPU
         }
         uint8_t* raw = data.data() + s * kBytes;
         pack_lanes(local.of(unpack_lanes(raw)), raw);
@@ -655,7 +655,7 @@ MoeCheckResult verify_layer(Hal& hal, const LayerPlan& plan, size_t max_violatio
     result.tokens_checked++;
     ExpertSum all;
     const uint16_t* experts = routing.experts_of(t);
-    for (uint32_t k = 0; k < routing.top_k; ++k) all.add(experts[k]);
+    for (uint32_t k = 0; k < routing.top_k; ++k) all.add(routing.weights_of_copy(experts[k]));
     const Lanes reference = all.of(token_lanes(t));
     bool ok = true;
     if (plan.combine_reduced_in_switch) {

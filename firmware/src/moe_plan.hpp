@@ -32,8 +32,10 @@ MoeBuffers make_buffers(const MoeLayerSpec& spec);
 // in tiles of software.tile_tokens x tile_columns thread blocks; `slots` token vectors are read and
 // as many outputs written. `kernel` (the functional effect) runs when GEMM-2 ends. No time with
 // pure_communication.
-// The phases every MoE scheme reports, in PhaseId order.
+// The phases every MoE scheme reports, in PhaseId order; the last two belong to the replication
+// phase before the layer (replication_phase.hpp).
 const std::vector<std::string>& moe_phase_names();
+enum MoePhase : hw::PhaseId { kDispatchPhase, kExpertsPhase, kCombinePhase, kSharedExpertPhase, kBroadcastPhase };
 
 // Tokens routed to each expert, and the slice of GPU `gpu`'s experts.
 std::vector<uint64_t> tokens_per_expert(const MoeRouting& routing);

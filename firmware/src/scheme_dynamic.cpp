@@ -32,7 +32,7 @@ namespace {
 struct BlockRun {
   uint64_t first = 0;
   uint64_t blocks = 0;
-  uint32_t expert = 0;
+  uint32_t expert = 0;  // whose weights (MoeRouting::weights_of_copy)
 };
 
 // The experts' outputs: for every block of each run, its expert's output (weighted) into the
@@ -222,7 +222,7 @@ void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressin
     const std::vector<uint64_t> region_blocks = local_slice(routing, setup.expert_loads, g);
     std::vector<BlockRun> runs;
     for (uint32_t j = 0; j < per_gpu; ++j) {
-      runs.push_back(BlockRun{setup.region_start[g * per_gpu + j], region_blocks[j], g * per_gpu + j});
+      runs.push_back(BlockRun{setup.region_start[g * per_gpu + j], region_blocks[j], routing.weights_of_copy(g * per_gpu + j)});
     }
     seq.kernels.push_back(dynamic_expert_kernel(b, std::move(runs)));
     append_expert_gemms(spec, seq, kExperts, region_blocks, local_blocks, static_cast<uint32_t>(seq.kernels.size() - 1));
@@ -326,7 +326,7 @@ void build_dynamic_fused(LayerPlan& plan, const DispatchMap& map, hw::DynamicAdd
     gemm2.tasks.push_back(hw::Task::take_ready(kExperts, tile_count, 2));
     for (uint32_t t = 0; t < tile_count; ++t) {
       const FusedTile& tile = tiles.tiles[t];
-      gemm2.kernels.push_back(dynamic_expert_kernel(b, {BlockRun{first_block(tile), tile.tokens, g * per_gpu + tile.expert}}));
+      gemm2.kernels.push_back(dynamic_expert_kernel(b, {BlockRun{first_block(tile), tile.tokens, routing.weights_of_copy(g * per_gpu + tile.expert)}}));
       ExpertGemms gemms = expert_gemms(spec, kExperts, 1, 1, tile.tokens, static_cast<uint32_t>(gemm2.kernels.size() - 1));
       gemms.gemm1.persistent = gemms.gemm2.persistent = true;
       gemm1.tasks.push_back(hw::Task::wait(kDispatch, kFirstTileCounter + t, tile.tokens));

@@ -262,6 +262,20 @@ void print_summary(const Report& report, const std::string& out_dir, std::ostrea
     os << std::left << std::setw(22) << "" << "ideal communication " << fixed(r["ideal_comm_time_us"].get<double>(), 2)
        << " us (busiest GPU and direction, all its links busy), communication efficiency "
        << fixed(r["comm_efficiency"].get<double>(), 3) << "\n";
+    // Hot-expert replication: how far the loads were levelled, and whether the broadcast hid.
+    const json& rep = r["replication"];
+    if (rep.is_object() && (rep["policy"] != "none" || rep["shared_experts"].get<uint32_t>() > 0)) {
+      os << std::left << std::setw(22) << "" << "replication " << rep["policy"].get<std::string>();
+      if (rep["broadcast"].is_string()) os << " (" << rep["broadcast"].get<std::string>() << ")";
+      os << ": " << rep["replicas"].size() << " hot experts replicated, max/mean load "
+         << fixed(rep["max_mean_before"].get<double>(), 3) << " -> " << fixed(rep["max_mean_after"].get<double>(), 3)
+         << ", excess removed "
+         << (rep["excess_load_removed"].is_null() ? std::string("-") : fixed(rep["excess_load_removed"].get<double>(), 3))
+         << "; shared experts " << fixed(rep["shared_expert_time_us"].get<double>(), 1) << " us, broadcast "
+         << fixed(rep["broadcast_time_us"].get<double>(), 1) << " us ("
+         << (rep["hidden"].get<bool>() ? "hidden" : "exposed " + fixed(rep["exposed_broadcast_us"].get<double>(), 1) + " us")
+         << ")\n";
+    }
     // What the switches computed, for the multimem schemes.
     const json& sw = r["switch"];
     if (sw["replications"].get<uint64_t>() > 0 || sw["access_errors"].get<uint64_t>() > 0) {

@@ -352,4 +352,28 @@ fw::MoeRouting generate_routing(const WorkloadSpec& workload, uint32_t gpus) {
   return routing;
 }
 
+std::vector<double> expected_expert_loads(const WorkloadSpec& workload, const fw::MoeRouting& routing) {
+  const RoutingSpec& spec = workload.routing;
+  const uint32_t experts = workload.model.experts;
+  const double pairs = static_cast<double>(routing.tokens()) * workload.top_k;
+  std::vector<double> weights;
+  Rng rng(spec.seed);  // the generator's first draws are the popularity, so this repeats it
+  if (spec.kind == "normal") {
+    weights = normal_weights(rng, experts, workload.top_k, spec.std);
+  } else if (spec.kind == "zipf") {
+    weights = zipf_weights(rng, experts, spec.exponent);
+  } else if (spec.kind == "uniform") {
+    weights.assign(experts, 1.0);
+  } else {
+    // A trace has no distribution behind it: its own counts are the average.
+    std::vector<double> loads(experts, 0.0);
+    for (uint16_t e : routing.expert_ids) loads[e] += 1.0;
+    return loads;
+  }
+  double total = 0.0;
+  for (double w : weights) total += w;
+  for (double& w : weights) w = w / total * pairs;
+  return weights;
+}
+
 }  // namespace nvsvp::platform

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "nvsvp/fw/moe_layer.hpp"
+#include "nvsvp/fw/replication_phase.hpp"
 #include "nvsvp/fw/switch_bringup.hpp"
 #include "nvsvp/platform/platform.hpp"
 #include "nvsvp/platform/report.hpp"
@@ -127,6 +129,72 @@ json timeline_of(const Platform& platform, const std::vector<std::string>& phase
           {"gpus", gpus}};
 }
 
+// The report's `replication` section: what the scheduler decided, the loads before and after,
+// and what the broadcasts cost (times from the layer's start, which the replication phase opens).
+json replication_report(const fw::MoeLayerSpec& layer, const fw::ReplicationPhase& phase,
+                        const fw::ReplicationCheck& check, const json& phases, double phase_end_us,
+                        const std::vector<uint64_t>& bytes_sent) {
+  const std::shared_ptr<const fw::ReplicationDecision>& d = layer.replication;
+  if (!d) return json(nullptr);
+  auto max_over_mean = [](const std::vector<double>& load) {
+    double total = 0.0, most = 0.0;
+    for (double l : load) total += l, most = std::max(most, l);
+    return total > 0 ? most * static_cast<double>(load.size()) / total : 0.0;
+  };
+  const double excess_before = fw::excess_load(d->load_before);
+  const double excess_after = fw::excess_load(d->load_after);
+  json replicas = json::array();
+  for (const fw::ReplicaPlacement& p : d->schedule.replicas) {
+    const fw::FixedGroup& g = d->groups[p.group];
+    replicas.push_back({{"expert", p.expert}, {"owner", p.owner}, {"group_first_gpu", g.first_gpu},
+                        {"group_size", g.size}, {"slot", p.slot}, {"gpus", p.replica_gpus}});
+  }
+  json group_sizes = json::array();
+  for (const fw::FixedGroup& g : d->groups) {
+    if (std::find(group_sizes.begin(), group_sizes.end(), json(g.size)) == group_sizes.end()) group_sizes.push_back(g.size);
+  }
+  auto phase_end = [&phases](const char* name) {
+    return phases.contains(name) ? phases[name]["end_us"].get<double>() : 0.0;
+  };
+  const double shared_us = phase_end("shared_expert");
+  const double broadcast_us = phase_end("broadcast");
+  json owners = json::array();
+  std::vector<uint32_t> owner_gpus;
+  for (const fw::ReplicaPlacement& p : d->schedule.replicas) owner_gpus.push_back(p.owner);
+  std::sort(owner_gpus.begin(), owner_gpus.end());
+  owner_gpus.erase(std::unique(owner_gpus.begin(), owner_gpus.end()), owner_gpus.end());
+  for (uint32_t o : owner_gpus) {
+    owners.push_back({{"gpu", o}, {"bytes_sent", bytes_sent[o]},
+                      {"bytes_expected", phase.expected_bytes_sent.empty() ? 0 : phase.expected_bytes_sent[o]}});
+  }
+  return {{"policy", fw::to_string(d->policy)},
+          {"broadcast", d->broadcasts() ? json(fw::to_string(d->method)) : json(nullptr)},
+          {"group_sizes", group_sizes},
+          {"slots_per_gpu", d->slots_per_gpu},
+          {"shared_experts", layer.shared_experts},
+          {"expert_weight_bytes", d->weight_bytes},
+          {"replicas", replicas},
+          {"stop_reason", d->schedule.stop_reason},
+          {"load_before", d->load_before},
+          {"load_after", d->load_after},
+          {"max_mean_before", max_over_mean(d->load_before)},
+          {"max_mean_after", max_over_mean(d->load_after)},
+          {"excess_before", excess_before},
+          {"excess_after", excess_after},
+          {"excess_load_removed", excess_before > 0 ? json(1.0 - excess_after / excess_before) : json(nullptr)},
+          {"time_budget_us", d->time_budget_ns / 1e3},
+          {"estimated_broadcast_us", d->schedule.estimated_broadcast_ns / 1e3},
+          {"shared_expert_time_us", shared_us},
+          {"broadcast_time_us", broadcast_us},
+          {"replication_phase_us", phase_end_us},
+          {"hidden", broadcast_us <= shared_us},
+          {"exposed_broadcast_us", std::max(0.0, broadcast_us - shared_us)},
+          {"bytes_sent", bytes_sent},
+          {"owners", owners},
+          {"weight_chunks_expected", check.chunks_expected},
+          {"weight_chunks_landed", check.chunks_landed}};
+}
+
 }  // namespace
 
 std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario) {
@@ -137,9 +205,35 @@ std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario
   spec->tokens_per_gpu = scenario.workload.tokens_per_gpu;
   spec->dispatch_dtype = scenario.workload.dispatch_dtype;
   spec->combine_dtype = scenario.workload.combine_dtype;
-  spec->routing = generate_routing(scenario.workload, scenario.platform.gpus);
   spec->pure_communication = scenario.pure_communication;
   spec->gpu_sms = scenario.platform.gpu.sms;
+  spec->shared_experts = scenario.workload.shared_experts;
+  const fw::MoeRouting routing = generate_routing(scenario.workload, scenario.platform.gpus);
+
+  // Hot-expert replication decides the copies, then the tokens go over them.
+  const PlatformSpec& p = scenario.platform;
+  const fw::ReplicationParams& r = scenario.replication;
+  fw::BroadcastCosts costs;
+  costs.link_gbps = p.link.line_rate_gbps * p.link.efficiency;
+  costs.gpu_link_gbps = costs.link_gbps * p.links_per_gpu();
+  costs.hop_ns = p.link.latency_ns;
+  costs.sm_store_gbps = p.gpu.sm_store_gbps;
+  costs.broadcast_sms = r.broadcast_sms;
+  costs.chunk_bytes = r.chunk_bytes;
+  // The budget: the shared experts' GEMMs on the SMs the broadcast leaves them.
+  const bool sm_broadcast = r.broadcast == "multicast" || r.broadcast == "multiport";
+  const double sms = p.gpu.sms - (r.policy == "iser" && sm_broadcast ? std::min(r.broadcast_sms, p.gpu.sms - 1) : 0u);
+  const double shared_flops = spec->shared_experts * spec->model.expert_flops_per_token() * spec->tokens_per_gpu;
+  const double flops_per_ns = p.gpu.fp8_tflops * 1e3 * p.gpu.gemm_efficiency * sms / p.gpu.sms;
+  const double shared_ns = spec->pure_communication ? 0.0 : shared_flops / flops_per_ns;
+  auto decision = std::make_shared<fw::ReplicationDecision>();
+  try {
+    spec->routing = fw::decide_replication(routing, r, spec->model, expected_expert_loads(scenario.workload, routing),
+                                           costs, shared_ns, *decision);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(scenario.file + ": replication: " + e.what());
+  }
+  spec->replication = std::move(decision);
   return spec;
 }
 
@@ -150,6 +244,11 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   };
   fw::LayerPlan plan = fw::build_layer(scheme, layer);
+  // Shared experts and hot-expert broadcasts run before the layer's dispatch.
+  fw::ReplicationPhase replication = fw::build_replication_phase(*layer, plan);
+  for (size_t g = 0; g < replication.expected_link_arrivals.size(); ++g) {
+    plan.expected_link_arrivals[g] += replication.expected_link_arrivals[g];
+  }
   const double plan_seconds = seconds_since(wall_start);
 
   // The modules live as long as the process (SystemC elaborates once per process, and modules
@@ -163,17 +262,19 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
   fw::SwitchFabric fabric(hal);
   // The switch is brought up through firmware and registers before the layer; the layer is timed
   // from its own start, so register access time never shows in the layer's figures.
-  sc_core::sc_time layer_start, layer_end;
+  sc_core::sc_time layer_start, layer_end, replication_end;
+  std::vector<uint64_t> broadcast_bytes_sent(platform.gpu_count(), 0);
   std::string bring_up_error;
   FirmwareHost& host = *new FirmwareHost("firmware", [&] {
     try {
       fabric.bring_up(platform.fabric_topology());
       // Static multimem schemes bind their groups once, at start-up, as a fabric manager does.
-      if (!plan.multicast_groups.empty()) {
+      // So do the fixed groups of hot-expert replication (iser.md).
+      std::vector<fw::MulticastGroupRequest> groups = plan.multicast_groups;
+      groups.insert(groups.end(), replication.multicast_groups.begin(), replication.multicast_groups.end());
+      if (!groups.empty()) {
         fw::MulticastAllocator allocator(hal, fabric.report().chips);
-        for (const fw::MulticastGroupRequest& g : plan.multicast_groups) {
-          allocator.create_group(g.base, g.size, g.local_base, g.members);
-        }
+        for (const fw::MulticastGroupRequest& g : groups) allocator.create_group(g.base, g.size, g.local_base, g.members);
       }
       // Dynamic multimem schemes bind their objects in every Hub and switch.
       fw::install_dynamic_objects(hal, plan);
@@ -183,6 +284,17 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
     }
     layer_start = sc_core::sc_time_stamp();
     fw::load_inputs(hal, plan);
+    if (!replication.empty()) {
+      fw::load_expert_weights(hal, replication, *layer);
+      fw::run_replication_phase(hal, replication);
+      replication_end = sc_core::sc_time_stamp();
+      // Nothing else has used the links yet: what each GPU sent so far is its broadcasts.
+      for (uint32_t g = 0; g < platform.gpu_count(); ++g) {
+        for (uint32_t l = 0; l < platform.links_per_gpu(); ++l) {
+          broadcast_bytes_sent[g] += platform.link(LinkDirection::gpu_to_switch, g, l).stats().payload_bytes;
+        }
+      }
+    }
     fw::run_layer(hal, plan);
     layer_end = sc_core::sc_time_stamp();
     fabric.service_interrupts();  // errors the layer raised, for the report
@@ -212,6 +324,7 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
   }
 
   const fw::MoeCheckResult checks = fw::verify_layer(hal, plan);
+  const fw::ReplicationCheck replication_checks = fw::verify_replication(hal, replication);
   if (inspect) inspect(platform);
   const double verify_seconds = seconds_since(verify_start);
   const double layer_s = ((host.done() ? layer_end : sc_core::sc_time_stamp()) - layer_start).to_seconds();
@@ -341,7 +454,7 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
     switch_stats["access_errors"] = switch_stats["access_errors"].get<uint64_t>() + s.access_errors;
   }
 
-  const bool passed = checks.passed() && stuck_report.empty();
+  const bool passed = checks.passed() && replication_checks.passed() && stuck_report.empty();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   auto utilization = [&](const DirectionTotals& t) {
     return (t.links > 0 && layer_s > 0) ? t.busy_s / (t.links * layer_s) : 0.0;
@@ -375,6 +488,8 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
       {"switch", switch_stats},
       {"hub", hub_stats},
       {"fusion", fusion_stats},
+      {"replication", replication_report(*layer, replication, replication_checks, phases,
+                                         replication.empty() ? 0.0 : layer_us(replication_end), broadcast_bytes_sent)},
       {"gpus", per_gpu},
       {"checks",
        {{"token_copies_expected", checks.token_copies_expected},
@@ -384,6 +499,9 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
         {"combine_errors", checks.combine_errors},
         {"receive_count_errors", checks.receive_count_errors},
         {"violations", checks.violations},
+        {"weight_chunks_expected", replication_checks.chunks_expected},
+        {"weight_chunks_landed", replication_checks.chunks_landed},
+        {"weight_violations", replication_checks.violations},
         {"stuck", stuck_report.empty() ? json(nullptr) : json(stuck_report)},
         {"passed", passed}}},
       {"sim",

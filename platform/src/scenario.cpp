@@ -54,14 +54,17 @@ void visit_model(V& v, fw::MoeModel& m) {
     hw::between(1, 1 << 20));
   v("experts", m.experts, "routed experts of the MoE layer", hw::between(1, 65535));
   v("top_k", m.top_k, "experts per token (the model's default)", hw::between(1, 64));
+  v("shared_experts", m.shared_experts, "experts every token goes through at home (the model's default)",
+    hw::between(0, 64));
 }
 
 const char* const kPlatformKeys[] = {"gpus", "switch_chips", "links_per_chip", "link", "switch", "gpu"};
-const char* const kModelKeys[] = {"hidden", "moe_hidden", "heads", "sequence_length", "experts", "top_k"};
-const char* const kWorkloadKeys[] = {"model",         "top_k",         "tokens_per_gpu",
-                                     "dispatch_dtype", "combine_dtype", "routing"};
-const char* const kTopLevelKeys[] = {"name",     "platform",   "workload",          "software",
-                                     "schemes",  "simulation", "pure_communication"};
+const char* const kModelKeys[] = {"hidden", "moe_hidden", "heads", "sequence_length", "experts", "top_k",
+                                  "shared_experts"};
+const char* const kWorkloadKeys[] = {"model",         "top_k",         "tokens_per_gpu", "dispatch_dtype",
+                                     "combine_dtype", "routing",       "shared_experts"};
+const char* const kTopLevelKeys[] = {"name",       "platform",           "workload",   "software", "schemes",
+                                     "simulation", "pure_communication", "replication"};
 constexpr const char* kPureCommunicationDescription =
     "no compute: expert work takes no time (its results still land), the layer is communication only";
 
@@ -305,6 +308,9 @@ class ScenarioLoader {
     read_schemes(*doc.find("schemes"));
     if (const ConfigNode* software = doc.find("software")) read_params(*software, "software", scenario_.software);
     if (const ConfigNode* simulation = doc.find("simulation")) read_simulation(*simulation);
+    if (const ConfigNode* replication = doc.find("replication")) {
+      read_params(*replication, "replication", scenario_.replication);
+    }
     if (const ConfigNode* pure = doc.find("pure_communication")) {
       scenario_.pure_communication = read_bool(*pure, "pure_communication");
     }
@@ -433,9 +439,13 @@ class ScenarioLoader {
     w.tokens_per_gpu = w.model.sequence_length;
     reader("top_k", w.top_k, kTopKDescription, kTopKRange);
     reader("tokens_per_gpu", w.tokens_per_gpu, kTokensDescription, kTokensRange);
+    w.shared_experts = w.model.shared_experts;
+    reader("shared_experts", w.shared_experts, "shared experts every token goes through at home",
+           hw::between(0, 64));
     // Defaults are blamed on the model key they came from.
     origins_.alias("workload.top_k", "workload.model.top_k");
     origins_.alias("workload.tokens_per_gpu", "workload.model.sequence_length");
+    origins_.alias("workload.shared_experts", "workload.model.shared_experts");
     w.dispatch_dtype = read_dtype(reader, "dispatch_dtype", kDispatchDescription, fw::DataType::fp8);
     w.combine_dtype = read_dtype(reader, "combine_dtype", kCombineDescription, fw::DataType::bf16);
     read_routing(*node.find("routing"));
@@ -596,6 +606,32 @@ class ScenarioLoader {
       config_fail(at.origin, at.path, "hub_cache_entries a multiple of hub_cache_ways (whole sets)",
                   std::to_string(p.gpu.hub.cache_entries) + " entries in " + std::to_string(p.gpu.hub.cache_ways) +
                       " ways");
+    }
+    const fw::ReplicationParams& r = scenario_.replication;
+    for (uint32_t size : r.groups) {
+      if (size <= p.gpus && p.gpus % size == 0 && std::count(r.groups.begin(), r.groups.end(), size) == 1) continue;
+      const Place at = origins_.blame({"replication.groups", "platform.gpus"});
+      config_fail(at.origin, at.path, "group sizes that divide the GPU count (" + n_gpus + "), each once",
+                  "a group of " + std::to_string(size));
+    }
+    if (r.policy != "none") {
+      const uint64_t copies = w.model.experts + static_cast<uint64_t>(p.gpus) * r.slots_per_gpu;
+      if (copies > 65535) {
+        const Place at = origins_.blame({"replication.slots_per_gpu", "workload.model.experts", "platform.gpus"});
+        config_fail(at.origin, at.path, "experts + gpus x slots_per_gpu <= 65535 (expert copies have 16-bit IDs)",
+                    std::to_string(copies));
+      }
+      const bool multicast = r.broadcast == "multicast" || r.broadcast == "multiport";
+      if (r.policy == "iser" && multicast && r.broadcast_sms >= p.gpu.sms) {
+        const Place at = origins_.blame({"replication.broadcast_sms", "platform.gpu.sms"});
+        config_fail(at.origin, at.path, "broadcast_sms below the GPU's SMs (the shared experts need at least one)",
+                    std::to_string(r.broadcast_sms) + " of " + std::to_string(p.gpu.sms) + " SMs");
+      }
+      if (r.policy == "iser" && multicast && p.gpus > 64) {
+        const Place at = origins_.blame({"replication.broadcast", "platform.gpus"});
+        config_fail(at.origin, at.path, "p2p or ring above 64 GPUs (a multicast group names at most 64)",
+                    r.broadcast + " on " + n_gpus + " GPUs");
+      }
     }
     const uint64_t chunk_bytes = static_cast<uint64_t>(scenario_.software.chunk_tokens) * p.gpu.functional_bytes;
     if (chunk_bytes > hw::kMaxFunctionalBytesPerMessage) {

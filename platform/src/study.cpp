@@ -49,6 +49,12 @@ const char* const kResultColumns[] = {
     "utilization.gpu_to_switch",
     "utilization.switch_to_gpu",
     "payload_efficiency.total",
+    "replication.max_mean_before",
+    "replication.max_mean_after",
+    "replication.excess_load_removed",
+    "replication.broadcast_time_us",
+    "replication.shared_expert_time_us",
+    "replication.hidden",
     "checks.passed",
     "sim.wall_seconds",
 };

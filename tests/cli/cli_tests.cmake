@@ -14,7 +14,7 @@ function(nvsvp_cli_test name)
 endfunction()
 
 set(NVSVP_PRESET_CHECKS)
-foreach(preset dgx-h100 gh200-nvl32 nvl64 S M L gpt-oss-120b qwen3-235b)
+foreach(preset dgx-h100 gh200-nvl32 nvl64 S M L gpt-oss-120b qwen3-235b deepseek-v4-pro-like)
   list(APPEND NVSVP_PRESET_CHECKS --stdout "^(platform|model) +${preset} ")
 endforeach()
 nvsvp_cli_test(presets_lists_every_preset ${NVSVP_PRESET_CHECKS} -- $<TARGET_FILE:nvsvp> presets)
@@ -218,13 +218,13 @@ set(NVSVP_TINY_CHECKS)
 foreach(row "top_k=2,2,5,deepep" "top_k=2,2,5,dysharp-basic" "top_k=4,4,5,deepep" "top_k=4,4,5,dysharp-basic"
             "seed=9,8,9,deepep" "seed=9,8,9,dysharp-basic")
   list(APPEND NVSVP_TINY_CHECKS --file ${NVSVP_TINY}/study.csv
-       "^${row}(,${NVSVP_NUMBER}){10},true,${NVSVP_NUMBER},${NVSVP_NUMBER}$")
+       "^${row}(,${NVSVP_NUMBER}){10}(,${NVSVP_NUMBER}){5},(true|false),true,${NVSVP_NUMBER},${NVSVP_NUMBER}$")
 endforeach()
 nvsvp_cli_test(study_runs_two_points_at_a_time --fresh ${NVSVP_TINY}
                --stdout "^study tiny: 3 points x 2 schemes, 2 at a time"
                --stdout "^\\[3/3\\] " --stdout "^top_k=4 +${NVSVP_NUMBER} +${NVSVP_NUMBER} +${NVSVP_NUMBER} +ok$"
                --stdout "^deepep +3 +${NVSVP_NUMBER} +${NVSVP_NUMBER} +(top_k=[24]|seed=9)$"
-               --file ${NVSVP_TINY}/study.csv "^point,workload.top_k,workload.routing.seed,scheme,layer_time_us,ideal_comm_time_us,comm_efficiency,traffic_bytes.gpu_to_switch,traffic_bytes.switch_to_gpu,payload_bytes.gpu_to_switch,payload_bytes.switch_to_gpu,utilization.gpu_to_switch,utilization.switch_to_gpu,payload_efficiency.total,checks.passed,sim.wall_seconds,speedup_of_reference$"
+               --file ${NVSVP_TINY}/study.csv "^point,workload.top_k,workload.routing.seed,scheme,layer_time_us,ideal_comm_time_us,comm_efficiency,traffic_bytes.gpu_to_switch,traffic_bytes.switch_to_gpu,payload_bytes.gpu_to_switch,payload_bytes.switch_to_gpu,utilization.gpu_to_switch,utilization.switch_to_gpu,payload_efficiency.total,replication.max_mean_before,replication.max_mean_after,replication.excess_load_removed,replication.broadcast_time_us,replication.shared_expert_time_us,replication.hidden,checks.passed,sim.wall_seconds,speedup_of_reference$"
                ${NVSVP_TINY_CHECKS}
                --file ${NVSVP_TINY}/study.csv "^top_k=2,2,5,dysharp-basic,.*,1$"
                --file ${NVSVP_TINY}/summary.json "\"geometric_mean\": ${NVSVP_NUMBER},"
@@ -266,3 +266,19 @@ foreach(example topk_dgx_h100 platforms)
                  -- $<TARGET_FILE:nvsvp> study ${PROJECT_SOURCE_DIR}/configs/studies/${example}.yaml --jobs 2
                     --out ${NVSVP_STUDY_OUT}/${example})
 endforeach()
+
+# Hot-expert replication's keys are checked like any other.
+nvsvp_cli_test(replication_group_that_does_not_divide_the_gpus_exits_2 --exit 2
+               --stderr "replication.groups: expected group sizes that divide the GPU count \\(8\\), each once, got a group of 3"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set "replication.groups=[3]")
+nvsvp_cli_test(replication_unknown_policy_exits_2 --exit 2
+               --stderr "replication.policy: expected one of none, static, iser, got greedy"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set replication.policy=greedy)
+nvsvp_cli_test(replication_unknown_key_exits_2 --exit 2 --stderr "replication.polcy: .*unknown key polcy"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set replication.polcy=iser)
+# The fixed groups take multicast slots at start-up; too few slots is a clear run-time error.
+nvsvp_cli_test(replication_groups_beyond_the_multicast_slots_fail_clearly --exit 1
+               --stdout "no multicast slot left: all 2 slots are in use"
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_SCENARIOS}/default.yaml --set replication.policy=iser
+                  --set "replication.groups=[2]" --set platform.switch.multicast_slots=2 --set "schemes=[deepep]"
+                  --set workload.tokens_per_gpu=64 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_out/replication_slots)

@@ -117,7 +117,7 @@ TEST(Config, ListsEveryPreset) {
   for (const char* name : {"dgx-h100", "gh200-nvl32", "nvl64"}) {
     EXPECT_NE(std::find(platforms.begin(), platforms.end(), name), platforms.end()) << name;
   }
-  for (const char* name : {"S", "M", "L", "gpt-oss-120b", "qwen3-235b"}) {
+  for (const char* name : {"S", "M", "L", "gpt-oss-120b", "qwen3-235b", "deepseek-v4-pro-like"}) {
     EXPECT_NE(std::find(models.begin(), models.end(), name), models.end()) << name;
   }
 }
@@ -152,11 +152,12 @@ TEST(Config, LoadsEveryPlatformPreset) {
 
 TEST(Config, LoadsEveryModelPreset) {
   TempDir dir;
-  struct Expected { std::string name; uint32_t hidden, moe_hidden, heads, seq, experts, top_k; };
+  struct Expected { std::string name; uint32_t hidden, moe_hidden, heads, seq, experts, top_k, shared; };
   const std::vector<Expected> expected = {
-      {"S", 2048, 512, 32, 2048, 64, 8},          {"M", 4096, 1024, 64, 4096, 128, 8},
-      {"L", 7168, 2048, 128, 8192, 256, 8},       {"gpt-oss-120b", 2880, 2880, 64, 4096, 64, 4},
-      {"qwen3-235b", 4096, 1536, 128, 4096, 128, 8},
+      {"S", 2048, 512, 32, 2048, 64, 8, 0},          {"M", 4096, 1024, 64, 4096, 128, 8, 0},
+      {"L", 7168, 2048, 128, 8192, 256, 8, 0},       {"gpt-oss-120b", 2880, 2880, 64, 4096, 64, 4, 0},
+      {"qwen3-235b", 4096, 1536, 128, 4096, 128, 8, 0},
+      {"deepseek-v4-pro-like", 7168, 2048, 128, 8192, 384, 6, 1},  // iser.md: 384 experts, 6 + 1 shared
   };
   for (const PresetInfo& preset : list_presets(kConfigDir)) {
     if (preset.kind != "model") continue;
@@ -176,6 +177,8 @@ TEST(Config, LoadsEveryModelPreset) {
       EXPECT_EQ(m.sequence_length, e.seq);
       EXPECT_EQ(m.experts, e.experts);
       EXPECT_EQ(m.top_k, e.top_k);
+      EXPECT_EQ(m.shared_experts, e.shared);
+      EXPECT_EQ(s.workload.shared_experts, e.shared);
     }
   }
 }

@@ -261,7 +261,7 @@ TEST_F(FirmwareTest, DeepepPlanHasOneCopyPerDestinationGpu) {
         EXPECT_NE(t.peer, g);
       }
     }
-    EXPECT_EQ(s.phase_names, (std::vector<std::string>{"dispatch", "experts", "combine"}));
+    EXPECT_EQ(s.phase_names, (std::vector<std::string>{"dispatch", "experts", "combine", "shared_expert", "broadcast"}));
   }
 }
 

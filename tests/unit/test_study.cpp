@@ -307,13 +307,15 @@ TEST(StudyCsv, OneRowPerPointAndSchemeWithQuotingWhereNeeded) {
   EXPECT_EQ(study_csv(study, runs),
             "point,workload.top_k,workload.routing,scheme,layer_time_us,ideal_comm_time_us,comm_efficiency,traffic_bytes.gpu_to_switch,"
             "traffic_bytes.switch_to_gpu,payload_bytes.gpu_to_switch,payload_bytes.switch_to_gpu,"
-            "utilization.gpu_to_switch,utilization.switch_to_gpu,payload_efficiency.total,checks.passed,"
+            "utilization.gpu_to_switch,utilization.switch_to_gpu,payload_efficiency.total,replication.max_mean_before,replication.max_mean_after,"
+            "replication.excess_load_removed,replication.broadcast_time_us,replication.shared_expert_time_us,"
+            "replication.hidden,checks.passed,"
             "sim.wall_seconds,speedup_of_reference\n"
             "\"top_k=2,routing={kind:zipf,exponent:2}\",2,\"{kind:zipf,exponent:2}\",deepep,30,5,0.16666666666666666,1000,2000,900,"
-            "1800,0.25,0.5,0.9,true,1.5,2.4\n"
+            "1800,0.25,0.5,0.9,,,,,,,true,1.5,2.4\n"
             "\"top_k=2,routing={kind:zipf,exponent:2}\",2,\"{kind:zipf,exponent:2}\",ref,12.5,5,0.4,1000,2000,900,1800,"
-            "0.25,0.5,0.9,true,1.5,1\n"
-            "top_k=4,4,\"say \"\"hi\"\"\",deepep,20,5,0.25,1000,2000,900,1800,0.25,0.5,0.9,true,1.5,\n");
+            "0.25,0.5,0.9,,,,,,,true,1.5,1\n"
+            "top_k=4,4,\"say \"\"hi\"\"\",deepep,20,5,0.25,1000,2000,900,1800,0.25,0.5,0.9,,,,,,,true,1.5,\n");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ struct MoeModel {
   uint32_t sequence_length = 0;
   uint32_t experts = 0;
   uint32_t top_k = 0;  // the model's default
+  uint32_t shared_experts = 0;  // experts every token goes through on its home GPU (no routing)
 
   // Multiply-adds of one token through one expert (GEMM-1 gate+up, GEMM-2 down), as FLOPs.
   double expert_flops_per_token() const { return 6.0 * hidden * moe_hidden; }
@@ -41,12 +43,16 @@ struct MoeRouting {
   uint32_t top_k = 0;
   uint32_t tokens_per_gpu = 0;
   std::vector<uint16_t> expert_ids;  // [token * top_k + k]
+  // With hot-expert replication (expert_replication.hpp) the IDs above name expert copies, and
+  // copy c computes with the weights of expert weights_of[c]; empty: every ID is its own expert.
+  std::vector<uint16_t> weights_of;
 
   uint64_t tokens() const { return static_cast<uint64_t>(gpus) * tokens_per_gpu; }
   uint32_t experts_per_gpu() const { return experts / gpus; }
   uint32_t gpu_of_expert(uint32_t expert) const { return expert / experts_per_gpu(); }
   uint32_t home_of_token(uint64_t token) const { return static_cast<uint32_t>(token / tokens_per_gpu); }
   const uint16_t* experts_of(uint64_t token) const { return &expert_ids[token * top_k]; }
+  uint32_t weights_of_copy(uint32_t expert) const { return weights_of.empty() ? expert : weights_of[expert]; }
 };
 
 // The GPUs holding at least one of `token`'s experts, ascending, each once (one copy each).
@@ -110,6 +116,8 @@ struct SoftwareParams {
   }
 };
 
+struct ReplicationDecision;  // replication_phase.hpp
+
 struct MoeLayerSpec {
   SoftwareParams software;
   MoeModel model;
@@ -120,6 +128,9 @@ struct MoeLayerSpec {
   MoeRouting routing;
   bool pure_communication = false;  // compute tasks take no time (their kernels still run)
   uint32_t gpu_sms = 132;            // the GPUs' SMs (device properties firmware may query)
+  uint32_t shared_experts = 0;       // computed on every GPU before the dispatch (replication_phase.hpp)
+  // Hot-expert replication: what was decided; `routing` is then over expert copies. Null: none.
+  std::shared_ptr<const ReplicationDecision> replication;
 };
 
 }  // namespace nvsvp::fw

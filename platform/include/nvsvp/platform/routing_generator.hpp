@@ -10,4 +10,9 @@ namespace nvsvp::platform {
 // machine (own RNG and samplers, no std:: distributions). Throws ConfigError for a bad trace.
 fw::MoeRouting generate_routing(const WorkloadSpec& workload, uint32_t gpus);
 
+// Per expert, the token-expert pairs its popularity implies for `routing` (generated from
+// `workload`): what an offline balancer sees averaged over many batches (the static replication
+// policy places from it). A trace's own counts.
+std::vector<double> expected_expert_loads(const WorkloadSpec& workload, const fw::MoeRouting& routing);
+
 }  // namespace nvsvp::platform

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nvsvp/fw/moe_workload.hpp"
+#include "nvsvp/fw/replication_phase.hpp"
 #include "nvsvp/model/gpu_params.hpp"
 #include "nvsvp/model/nvlink_params.hpp"
 #include "nvsvp/model/switch_params.hpp"
@@ -52,6 +53,7 @@ struct WorkloadSpec {
   fw::DataType dispatch_dtype = fw::DataType::fp8;
   fw::DataType combine_dtype = fw::DataType::bf16;
   RoutingSpec routing;
+  uint32_t shared_experts = 0;  // default: the model's
 };
 
 struct SimulationSpec {
@@ -70,6 +72,8 @@ struct Scenario {
   // No compute: the experts' work takes no time (their functional effect stays, so the checks
   // hold), and a layer is its communication alone.
   bool pure_communication = false;
+  // Hot-expert replication (iser.md): the `replication` section.
+  fw::ReplicationParams replication;
 };
 
 // The communication schemes a scenario may name in `schemes`: those the firmware can build

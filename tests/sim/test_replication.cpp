@@ -1,0 +1,199 @@
+// Hot-expert replication end to end (iser.md): the broadcast methods move an expert's weights
+// from its owner to the replicas' GPUs while the shared expert computes, and the layer then runs
+// on the re-routed tokens. Comparisons need several simulations; each runs in a child process of
+// the test's own (SystemC elaborates once per process).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "../common/test_support.hpp"
+#include "nvsvp/fw/expert_replication.hpp"
+#include "nvsvp/fw/replication_phase.hpp"
+#include "nvsvp/platform/routing_generator.hpp"
+#include "nvsvp/platform/runner.hpp"
+#include "nvsvp/platform/scenario.hpp"
+
+namespace nvsvp::platform {
+namespace {
+
+using nlohmann::json;
+
+// Runs `simulate` in a child process and returns its JSON (or {"error": ...}).
+json run_forked(const std::function<json()>& simulate) {
+  int fds[2];
+  if (pipe(fds) != 0) return json{{"error", "pipe"}};
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    std::string text;
+    try {
+      text = simulate().dump();
+    } catch (const std::exception& e) {
+      text = json{{"error", e.what()}}.dump();
+    }
+    size_t written = 0;
+    while (written < text.size()) {
+      const ssize_t n = write(fds[1], text.data() + written, text.size() - written);
+      if (n <= 0) break;
+      written += static_cast<size_t>(n);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string text;
+  char buffer[1 << 16];
+  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (text.empty()) return json{{"error", "the child died"}};
+  return json::parse(text);
+}
+
+std::string scenario_text(const std::string& replication, uint32_t tokens_per_gpu = 64,
+                          const std::string& routing = "{kind: uniform, seed: 3}", const std::string& schemes = "[deepep]") {
+  return "name: replication_test\n"
+         "platform: dgx-h100\n"
+         "workload:\n"
+         "  model: S\n"
+         "  tokens_per_gpu: " + std::to_string(tokens_per_gpu) + "\n"
+         "  shared_experts: 1\n"
+         "  routing: " + routing + "\n"
+         "schemes: " + schemes + "\n"
+         "replication: " + replication + "\n";
+}
+
+// One broadcast: GPU `owner`'s first expert to a fixed group of `group_size` (by default the one
+// that holds the owner) in slot 0, by `method`; the layer runs deepep on the tokens re-routed over
+// the copies.
+json run_one_broadcast(const std::string& method, uint32_t group_size, uint32_t owner = 0, int group_index = -1) {
+  test::TempDir dir;
+  const Scenario scenario = load_scenario(
+      dir.write("s.yaml", scenario_text("{policy: iser, broadcast: " + method + ", groups: [" +
+                                        std::to_string(group_size) + "], slots_per_gpu: 1, chunk_bytes: 4096}")),
+      {}, test::config_dir());
+  const fw::MoeRouting original = generate_routing(scenario.workload, scenario.platform.gpus);
+  auto layer = std::make_shared<fw::MoeLayerSpec>(*make_layer_spec(scenario));
+  auto decision = std::make_shared<fw::ReplicationDecision>(*layer->replication);
+  const uint32_t per_gpu = original.experts_per_gpu();
+  fw::ReplicaPlacement placement;
+  placement.expert = owner * per_gpu;
+  placement.owner = owner;
+  placement.group = group_index >= 0 ? static_cast<uint32_t>(group_index) : owner / group_size;
+  placement.slot = 0;
+  const fw::FixedGroup& group = decision->groups.at(placement.group);
+  for (uint32_t g = group.first_gpu; g < group.first_gpu + group.size; ++g) {
+    if (g != owner) placement.replica_gpus.push_back(g);
+  }
+  decision->schedule.replicas = {placement};
+  fw::ReplicatedRouting rerouted = fw::reroute_tokens(original, decision->schedule.replicas, 1, fw::TokenSplit::even);
+  decision->load_after = rerouted.gpu_load;
+  layer->routing = std::move(rerouted.routing);
+  layer->routing.weights_of = std::move(rerouted.weights_of);
+  layer->replication = decision;
+  return run_forked([&] { return simulate_scheme(scenario, "deepep", layer); });
+}
+
+constexpr uint64_t kExpertBytes = 3ull * 2048 * 512;  // model S, fp8 (iser.md "Sizes")
+// Small chunks for a small expert: links are chosen by hashing addresses, so a few dozen chunks
+// would load a GPU's 18 links unevenly (the hardware interleaves 256-byte granules).
+constexpr uint64_t kChunkBytes = 4096;
+
+uint64_t owner_bytes(const json& result, uint32_t owner = 0) {
+  for (const json& o : result["replication"]["owners"]) {
+    if (o["gpu"].get<uint32_t>() == owner) return o["bytes_sent"].get<uint64_t>();
+  }
+  return 0;
+}
+
+void expect_complete(const json& result, uint32_t replicas) {
+  ASSERT_FALSE(result.contains("error")) << result["error"];
+  EXPECT_TRUE(result["checks"]["passed"].get<bool>()) << result["checks"].dump();
+  EXPECT_EQ(result["checks"]["weight_chunks_expected"].get<uint64_t>(), replicas * (kExpertBytes / kChunkBytes));
+  EXPECT_EQ(result["checks"]["weight_chunks_landed"].get<uint64_t>(), replicas * (kExpertBytes / kChunkBytes));
+}
+
+TEST(Replication, MulticastAndMultiportOwnersSendTheExpertOnceWhateverTheGroupSize) {
+  for (const char* method : {"multicast", "multiport"}) {
+    for (uint32_t size : {2u, 4u, 8u}) {
+      const json result = run_one_broadcast(method, size);
+      SCOPED_TRACE(std::string(method) + " to a group of " + std::to_string(size));
+      expect_complete(result, size - 1);
+      EXPECT_EQ(owner_bytes(result), kExpertBytes);
+    }
+  }
+}
+
+TEST(Replication, PointToPointOwnersSendOneCopyPerReplica) {
+  for (uint32_t size : {2u, 4u, 8u}) {
+    const json result = run_one_broadcast("p2p", size);
+    SCOPED_TRACE("group of " + std::to_string(size));
+    expect_complete(result, size - 1);
+    EXPECT_EQ(owner_bytes(result), (size - 1) * kExpertBytes);
+  }
+}
+
+TEST(Replication, RingOwnersSendOnceAndEveryMemberButTheLastForwards) {
+  const json result = run_one_broadcast("ring", 4, 1);  // owner 1 in group 0-3: chain 1 -> 2 -> 3 -> 0
+  expect_complete(result, 3);
+  const json& sent = result["replication"]["bytes_sent"];
+  EXPECT_EQ(sent[1].get<uint64_t>(), kExpertBytes);
+  EXPECT_EQ(sent[2].get<uint64_t>(), kExpertBytes);
+  EXPECT_EQ(sent[3].get<uint64_t>(), kExpertBytes);
+  EXPECT_EQ(sent[0].get<uint64_t>(), 0u);
+}
+
+TEST(Replication, MultiportFinishesBeforeMulticastForGroupsOfTwoOrMore) {
+  for (uint32_t size : {2u, 4u, 8u}) {
+    const json multicast = run_one_broadcast("multicast", size);
+    const json multiport = run_one_broadcast("multiport", size);
+    ASSERT_FALSE(multicast.contains("error") || multiport.contains("error"));
+    const double single = multicast["replication"]["broadcast_time_us"].get<double>();
+    const double spread = multiport["replication"]["broadcast_time_us"].get<double>();
+    EXPECT_LT(spread, single) << "group of " << size;
+    EXPECT_GT(spread, 0.0);
+  }
+}
+
+TEST(Replication, MulticastFromOutsideTheGroupGoesThroughOneRelayMember) {
+  // Owner 0, group 4-7: the owner cannot issue to a group it is not in, so it hands each chunk to
+  // the first member, which multicasts it; the owner still sends the expert once.
+  const json result = run_one_broadcast("multicast", 4, 0, 1);
+  expect_complete(result, 4);
+  const json& sent = result["replication"]["bytes_sent"];
+  EXPECT_EQ(owner_bytes(result), kExpertBytes);
+  EXPECT_EQ(sent[4].get<uint64_t>(), kExpertBytes);  // the relay's multicast
+  for (uint32_t g : {1u, 2u, 3u, 5u, 6u, 7u}) EXPECT_EQ(sent[g].get<uint64_t>(), 0u) << "GPU " << g;
+}
+
+TEST(Replication, IserLevelsAZipfLayerAndTheLayerStillChecks) {
+  test::TempDir dir;
+  const Scenario scenario = load_scenario(
+      dir.write("s.yaml", scenario_text("{policy: iser, broadcast: multiport, slots_per_gpu: 2}", 4096,
+                                        "{kind: zipf, exponent: 1.2, seed: 5}", "[deepep, dysharp-basic, dysharp]")),
+      {}, test::config_dir());
+  const json report = test::run_and_read_report(scenario, dir.path() + "/out");
+  for (const json& r : report["results"]) {
+    SCOPED_TRACE(r["scheme"].get<std::string>());
+    const json& rep = r["replication"];
+    EXPECT_TRUE(r["checks"]["passed"].get<bool>());
+    EXPECT_GT(rep["replicas"].size(), 0u);
+    EXPECT_LT(rep["max_mean_after"].get<double>(), rep["max_mean_before"].get<double>());
+    EXPECT_GT(rep["excess_load_removed"].get<double>(), 0.0);
+    EXPECT_EQ(rep["weight_chunks_landed"], rep["weight_chunks_expected"]);
+    EXPECT_GT(rep["shared_expert_time_us"].get<double>(), 0.0);
+    EXPECT_EQ(rep["hidden"].get<bool>(),
+              rep["broadcast_time_us"].get<double>() <= rep["shared_expert_time_us"].get<double>());
+  }
+}
+
+}  // namespace
+}  // namespace nvsvp::platform
