@@ -93,7 +93,9 @@ double estimate_broadcast_ns(BroadcastMethod method, uint64_t bytes, uint32_t ow
     case BroadcastMethod::multiport: {
       const double parts = group.size;
       const double scatter = w * (parts - (group.contains(owner) ? 1.0 : 0.0)) / parts / link;
-      return std::max({scatter, w / link, w / parts / issue}) + 2.0 * chunk_hop;
+      // A member receives its scattered part and then every part's multicast copy.
+      const double receive = w * (1.0 + 1.0 / parts) / link;
+      return std::max({scatter, receive, w / parts / issue}) + 2.0 * chunk_hop;
     }
     case BroadcastMethod::ring:
       return w / link + replicas * chunk_hop;
