@@ -308,6 +308,11 @@ ReplicationPhase build_replication_phase(const MoeLayerSpec& spec, const LayerPl
       std::vector<uint32_t> receivers = p.replica_gpus;
       if (uses_multicast(d.method) && group.contains(p.owner)) receivers.push_back(p.owner);  // its copy comes back
       for (uint32_t r : receivers) {
+        // A phase opens with its first task that is not a wait: this one opens the receiver's
+        // broadcast phase at the start, so its end is the last chunk's landing.
+        if (streams[r][kCompletion].tasks.empty()) {
+          streams[r][kCompletion].tasks.push_back(hw::Task::delay(detail::kBroadcastPhase, 0.0));
+        }
         for (uint64_t j = 0; j < chunks; ++j) wait(r, kCompletion, landed(b, j));
       }
     }

@@ -76,6 +76,8 @@ const char* const kTopKDescription = "experts per token";
 const char* const kTokensDescription = "tokens whose home is each GPU";
 const char* const kDispatchDescription = "wire format of dispatched token vectors";
 const char* const kCombineDescription = "wire format of expert outputs in combine";
+const char* const kSharedExpertsDescription = "shared experts every token goes through at home";
+const hw::Range kSharedExpertsRange = hw::between(0, 64);
 const char* const kTimelineBinDescription =
     "bin of the link utilization time series (utilization_<scheme>.csv) and the trace's counters, us";
 const char* const kMaxTimeDescription =
@@ -440,8 +442,7 @@ class ScenarioLoader {
     reader("top_k", w.top_k, kTopKDescription, kTopKRange);
     reader("tokens_per_gpu", w.tokens_per_gpu, kTokensDescription, kTokensRange);
     w.shared_experts = w.model.shared_experts;
-    reader("shared_experts", w.shared_experts, "shared experts every token goes through at home",
-           hw::between(0, 64));
+    reader("shared_experts", w.shared_experts, kSharedExpertsDescription, kSharedExpertsRange);
     // Defaults are blamed on the model key they came from.
     origins_.alias("workload.top_k", "workload.model.top_k");
     origins_.alias("workload.tokens_per_gpu", "workload.model.sequence_length");
@@ -715,6 +716,7 @@ std::string dump_effective(const Scenario& scenario) {
     d("tokens_per_gpu", w.tokens_per_gpu, kTokensDescription, kTokensRange);
     d("dispatch_dtype", std::string(fw::to_string(w.dispatch_dtype)), kDispatchDescription, kDataTypes);
     d("combine_dtype", std::string(fw::to_string(w.combine_dtype)), kCombineDescription, kDataTypes);
+    d("shared_experts", w.shared_experts, kSharedExpertsDescription, kSharedExpertsRange);
     d.section("routing");
     YamlDumper r(out, 4);
     r.line("kind", yaml_quote(w.routing.kind), "uniform | normal | zipf | trace");
@@ -742,6 +744,8 @@ std::string dump_effective(const Scenario& scenario) {
   YamlDumper(out, 2)("max_time_us", scenario.simulation.max_time_us, kMaxTimeDescription, hw::Range{});
   YamlDumper(out, 2)("timeline_bin_us", scenario.simulation.timeline_bin_us, kTimelineBinDescription, hw::Range{});
   top("pure_communication", scenario.pure_communication, kPureCommunicationDescription, hw::Range{});
+  top.section("replication", "hot-expert replication (iser.md)");
+  dump_params(out, 2, scenario.replication);
   return out;
 }
 

@@ -100,6 +100,14 @@ add_test(NAME cli.every_scheme_is_deterministic
                  --set "schemes=[deepep,nvls,dysharp-basic,explicit-addressing-basic,coarse-overlap,comet,fusion-only,dysharp-comet,explicit-addressing,dysharp]")
 set_tests_properties(cli.every_scheme_is_deterministic PROPERTIES TIMEOUT 120
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+# And with hot-expert replication (the scheduler, the broadcasts, the re-routed tokens), which
+# every scheme runs on and passes its checks with.
+add_test(NAME cli.every_scheme_with_replication_is_deterministic
+         COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_replication.yaml
+                 ${NVSVP_CLI_OUT}/determinism_replication
+                 --set "schemes=[deepep,nvls,dysharp-basic,explicit-addressing-basic,coarse-overlap,comet,fusion-only,dysharp-comet,explicit-addressing,dysharp]")
+set_tests_properties(cli.every_scheme_with_replication_is_deterministic PROPERTIES TIMEOUT 300
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 
 # Corners of the fabric's parameters: every token copy and combine result must still be right and
 # nothing may deadlock (a sweep of 216 combinations passed; these keep the extremes in the suite).

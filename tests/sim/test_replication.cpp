@@ -119,6 +119,8 @@ void expect_complete(const json& result, uint32_t replicas) {
   EXPECT_TRUE(result["checks"]["passed"].get<bool>()) << result["checks"].dump();
   EXPECT_EQ(result["checks"]["weight_chunks_expected"].get<uint64_t>(), replicas * (kExpertBytes / kChunkBytes));
   EXPECT_EQ(result["checks"]["weight_chunks_landed"].get<uint64_t>(), replicas * (kExpertBytes / kChunkBytes));
+  // The broadcast ends when its last chunk lands, after at least the expert's bytes on a link.
+  EXPECT_GT(result["replication"]["broadcast_time_us"].get<double>(), kExpertBytes / 394e3);
 }
 
 TEST(Replication, MulticastAndMultiportOwnersSendTheExpertOnceWhateverTheGroupSize) {
