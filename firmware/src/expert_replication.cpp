@@ -212,6 +212,14 @@ class GreedyScheduler {
     bool budget_bound = false;  // a choice would improve the peak but does not fit the budget
   };
 
+  // The GPUs whose replica slot a placement takes: the replicas, and the owner when the broadcast
+  // writes it too (ReplicationInput::owner_slot_in_group).
+  std::vector<uint32_t> slot_holders(uint32_t owner, uint32_t group, const std::vector<uint32_t>& copies) const {
+    std::vector<uint32_t> holders(copies.begin() + 1, copies.end());
+    if (in_.owner_slot_in_group && in_.groups[group].contains(owner)) holders.push_back(owner);
+    return holders;
+  }
+
   // The lowest replica slot free on every one of `members`, if any.
   std::optional<uint32_t> common_free_slot(const std::vector<uint32_t>& members) const {
     for (uint32_t slot = 0; slot < in_.slots_per_gpu; ++slot) {
@@ -260,8 +268,7 @@ class GreedyScheduler {
       choice.copies_top = *std::max_element(choice.copy_loads.begin(), choice.copy_loads.end());
       if (best && !beats(choice, *best, tolerance_now)) continue;
 
-      const std::vector<uint32_t> members(choice.copies.begin() + 1, choice.copies.end());
-      const std::optional<uint32_t> slot = common_free_slot(members);
+      const std::optional<uint32_t> slot = common_free_slot(slot_holders(owner, choice.group, choice.copies));
       if (!slot) {
         scan.slot_bound = true;
         continue;
@@ -291,7 +298,7 @@ class GreedyScheduler {
       load_[choice.copies[c]] = choice.copy_loads[c];
       busy_ns_[choice.copies[c]] += cost;
     }
-    for (uint32_t gpu : placement.replica_gpus) slot_taken_[gpu][choice.slot] = true;
+    for (uint32_t gpu : slot_holders(placement.owner, choice.group, choice.copies)) slot_taken_[gpu][choice.slot] = true;
     estimated_ns_ = choice.estimated_ns;
     placed_[expert] = true;
     schedule.replicas.push_back(std::move(placement));

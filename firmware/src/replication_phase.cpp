@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 #include "moe_plan.hpp"
@@ -139,6 +140,7 @@ MoeRouting decide_replication(const MoeRouting& original, const ReplicationParam
   input.experts = original.experts;
   input.groups = decision.groups;
   input.slots_per_gpu = params.slots_per_gpu;
+  input.owner_slot_in_group = decision.policy == ReplicationPolicy::iser && uses_multicast(decision.method);
   if (decision.policy == ReplicationPolicy::iser) {
     // This layer's loads, known once the gate has run; the broadcasts must hide behind the shared
     // experts.
@@ -159,9 +161,10 @@ MoeRouting decide_replication(const MoeRouting& original, const ReplicationParam
     input.expert_loads = expected_loads;
   }
   decision.schedule = schedule_replicas(input);
+  // Both policies split a replicated expert's tokens to level this layer's loads: the placement
+  // is fixed (static) or per layer (iser), but the dispatcher knows the layer's counts either way.
   ReplicatedRouting rerouted =
-      reroute_tokens(original, decision.schedule.replicas, params.slots_per_gpu,
-                     decision.policy == ReplicationPolicy::iser ? TokenSplit::water_fill : TokenSplit::even);
+      reroute_tokens(original, decision.schedule.replicas, params.slots_per_gpu, TokenSplit::water_fill);
   decision.load_after = rerouted.gpu_load;
   rerouted.routing.weights_of = std::move(rerouted.weights_of);
   return std::move(rerouted.routing);
@@ -191,7 +194,9 @@ ReplicationPhase build_replication_phase(const MoeLayerSpec& spec, const LayerPl
   phase.decision = decision;
   phase.expected_link_arrivals.assign(gpus, 0);
   phase.expected_bytes_sent.assign(gpus, 0);
-  enum Stream : uint32_t { kShared, kCopyEngine, kStoreSms, kCompletion, kStreams };
+  // Streams: the shared experts; copy-engine sends that wait for nothing; what a GPU issues or
+  // passes on once it has it (SM-issued multicast stores, ring forwards); the waits for its copies.
+  enum Stream : uint32_t { kShared, kCopyEngine, kPassOn, kCompletion, kStreams };
   std::vector<std::array<hw::WorkSequence, kStreams>> streams(gpus);
 
   const bool sm_broadcast = broadcasts && uses_multicast(d.method);
@@ -220,19 +225,25 @@ ReplicationPhase build_replication_phase(const MoeLayerSpec& spec, const LayerPl
     const uint64_t chunks = chunks_per_expert(d);
     const uint64_t padded = padded_expert_bytes(d);
     const uint32_t per_gpu = routing.experts / gpus - d.slots_per_gpu;  // original experts per GPU
-    const uint64_t needed = counters + 2 * chunks * replicas.size();
+    // Per broadcast and chunk: a counter for the chunk landing in a replica, and for the multicast
+    // methods one for its relay or scatter to the member that multicasts it.
+    const uint64_t stride = chunks * (uses_multicast(d.method) ? 2 : 1);
+    const uint64_t needed = counters + stride * replicas.size();
     if (needed > hw::kMaxArrivalCounters) {
       throw std::length_error("replication: " + std::to_string(needed) + " arrival counters needed, a GPU has " +
                               std::to_string(hw::kMaxArrivalCounters));
     }
     const uint64_t region = multicast_region_bytes(d);
-    auto landed = [&](size_t b, uint64_t j) { return static_cast<uint32_t>(counters + 2 * chunks * b + j); };
-    auto relayed = [&](size_t b, uint64_t j) { return static_cast<uint32_t>(counters + 2 * chunks * b + chunks + j); };
-    auto send = [&](uint32_t from, uint32_t to, uint64_t source, uint64_t target, uint64_t bytes, uint32_t counter) {
-      streams[from][kCopyEngine].tasks.push_back(
-          hw::Task::send(detail::kBroadcastPhase, to, source, target, bytes, counter));
+    auto landed = [&](size_t b, uint64_t j) { return static_cast<uint32_t>(counters + stride * b + j); };
+    auto relayed = [&](size_t b, uint64_t j) { return static_cast<uint32_t>(counters + stride * b + chunks + j); };
+    auto send_task = [&](uint32_t from, uint32_t to, uint64_t source, uint64_t target, uint64_t bytes,
+                         uint32_t counter) {
       phase.expected_link_arrivals[to]++;
       phase.expected_bytes_sent[from] += bytes;
+      return hw::Task::send(detail::kBroadcastPhase, to, source, target, bytes, counter);
+    };
+    auto send = [&](uint32_t from, uint32_t to, uint64_t source, uint64_t target, uint64_t bytes, uint32_t counter) {
+      streams[from][kCopyEngine].tasks.push_back(send_task(from, to, source, target, bytes, counter));
     };
     auto multicast = [&](uint32_t issuer, const FixedGroup& group, size_t group_index, uint64_t source,
                          uint64_t offset, uint64_t bytes, uint32_t counter) {
@@ -241,15 +252,17 @@ ReplicationPhase build_replication_phase(const MoeLayerSpec& spec, const LayerPl
       return hw::Task::multimem_store(detail::kBroadcastPhase, source,
                                       kReplicationMulticast + group_index * region + offset, bytes, counter);
     };
-    // What a member multicasts once it has it (relay, multiport): one item each, taken in the
-    // order the chunks land, so a chunk held up on a busy link holds up no other.
-    std::vector<std::vector<hw::Task>> relay_items(gpus);
+    // What a member passes on once it has it (a relay's or multiport member's multicast, a ring
+    // member's forward): one item each, taken in the order the chunks land, so a chunk held up on
+    // a busy link holds up no other.
+    std::vector<std::vector<hw::Task>> pass_on_items(gpus);
     auto wait = [&](uint32_t gpu, Stream stream, uint32_t counter) {
       streams[gpu][stream].tasks.push_back(hw::Task::wait(detail::kBroadcastPhase, counter, 1));
     };
 
-    // One global order, chunk by chunk and broadcast by broadcast: a ring member's waits are on
-    // earlier items of that order, so streams that forward never wait on each other in a cycle.
+    // One order, chunk by chunk and broadcast by broadcast, for every stream's tasks. Only the
+    // pass-on streams wait, each on what copy-engine sends or other pass-ons deliver, and a ring's
+    // chain never returns to its owner: no cycle of waits.
     for (uint64_t j = 0; j < chunks; ++j) {
       const uint64_t bytes = std::min(d.chunk_bytes, d.weight_bytes - j * d.chunk_bytes);
       for (size_t b = 0; b < replicas.size(); ++b) {
@@ -270,8 +283,8 @@ ReplicationPhase build_replication_phase(const MoeLayerSpec& spec, const LayerPl
             });
             send(p.owner, chain.front(), source, target, bytes, landed(b, j));
             for (size_t i = 0; i + 1 < chain.size(); ++i) {
-              wait(chain[i], kCopyEngine, landed(b, j));
-              send(chain[i], chain[i + 1], target, target, bytes, landed(b, j));
+              pass_on_items[chain[i]].push_back(hw::Task::wait(detail::kBroadcastPhase, landed(b, j), 1));
+              pass_on_items[chain[i]].push_back(send_task(chain[i], chain[i + 1], target, target, bytes, landed(b, j)));
             }
             break;
           }
@@ -282,12 +295,12 @@ ReplicationPhase build_replication_phase(const MoeLayerSpec& spec, const LayerPl
             uint32_t issuer = group.contains(p.owner) ? p.owner : p.replica_gpus.front();
             if (d.method == BroadcastMethod::multiport) issuer = group.first_gpu + static_cast<uint32_t>(j % group.size);
             if (issuer == p.owner) {
-              streams[issuer][kStoreSms].tasks.push_back(
+              streams[issuer][kPassOn].tasks.push_back(
                   multicast(issuer, group, p.group, source, offset, bytes, landed(b, j)));
             } else {
               send(p.owner, issuer, source, target, bytes, relayed(b, j));
-              relay_items[issuer].push_back(hw::Task::wait(detail::kBroadcastPhase, relayed(b, j), 1));
-              relay_items[issuer].push_back(multicast(issuer, group, p.group, target, offset, bytes, landed(b, j)));
+              pass_on_items[issuer].push_back(hw::Task::wait(detail::kBroadcastPhase, relayed(b, j), 1));
+              pass_on_items[issuer].push_back(multicast(issuer, group, p.group, target, offset, bytes, landed(b, j)));
             }
             break;
           }
@@ -296,10 +309,10 @@ ReplicationPhase build_replication_phase(const MoeLayerSpec& spec, const LayerPl
       }
     }
     for (uint32_t g = 0; g < gpus; ++g) {
-      if (relay_items[g].empty()) continue;
-      std::vector<hw::Task>& tasks = streams[g][kStoreSms].tasks;
-      tasks.push_back(hw::Task::take_ready(detail::kBroadcastPhase, relay_items[g].size() / 2, 1));
-      tasks.insert(tasks.end(), relay_items[g].begin(), relay_items[g].end());
+      if (pass_on_items[g].empty()) continue;
+      std::vector<hw::Task>& tasks = streams[g][kPassOn].tasks;
+      tasks.push_back(hw::Task::take_ready(detail::kBroadcastPhase, pass_on_items[g].size() / 2, 1));
+      tasks.insert(tasks.end(), pass_on_items[g].begin(), pass_on_items[g].end());
     }
     // Every GPU that receives copies waits for all of them: the layer starts on weights that are there.
     for (size_t b = 0; b < replicas.size(); ++b) {
@@ -327,7 +340,7 @@ ReplicationPhase build_replication_phase(const MoeLayerSpec& spec, const LayerPl
       seq.stream = s;
       seq.counters = counters;
       seq.phase_names = detail::moe_phase_names();
-      if (s == kStoreSms) seq.issue_sms = static_cast<uint16_t>(d.broadcast_sms);
+      if (s == kPassOn && sm_broadcast) seq.issue_sms = static_cast<uint16_t>(d.broadcast_sms);
       phase.sequences[g].push_back(std::move(seq));
     }
   }
@@ -372,9 +385,14 @@ ReplicationCheck verify_replication(Hal& hal, const ReplicationPhase& phase, siz
   for (const ReplicaPlacement& p : d.schedule.replicas) {
     for (uint32_t r : p.replica_gpus) {
       for (uint64_t j = 0; j < chunks; ++j) {
+        // A message carries its first bytes only, so a last chunk shorter than a fingerprint
+        // carries part of it.
+        const size_t carried = static_cast<size_t>(std::min<uint64_t>(
+            sizeof(ChunkFingerprint), std::min(d.chunk_bytes, d.weight_bytes - j * d.chunk_bytes)));
+        const ChunkFingerprint want = ChunkFingerprint::of(p.expert, static_cast<uint32_t>(j));
         ChunkFingerprint got{};
-        hal.memory(r).read(kReplicaWeights + p.slot * padded + j * d.chunk_bytes, &got, sizeof got);
-        if (got == ChunkFingerprint::of(p.expert, static_cast<uint32_t>(j))) {
+        hal.memory(r).read(kReplicaWeights + p.slot * padded + j * d.chunk_bytes, &got, carried);
+        if (std::memcmp(&got, &want, carried) == 0) {
           check.chunks_landed++;
         } else if (check.violations.size() < max_violations) {
           check.violations.push_back("GPU " + std::to_string(r) + " slot " + std::to_string(p.slot) + ": chunk " +

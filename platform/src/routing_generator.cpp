@@ -363,17 +363,27 @@ std::vector<double> expected_expert_loads(const WorkloadSpec& workload, const fw
   } else if (spec.kind == "zipf") {
     weights = zipf_weights(rng, experts, spec.exponent);
   } else if (spec.kind == "uniform") {
-    weights.assign(experts, 1.0);
+    return std::vector<double>(experts, pairs / experts);
   } else {
     // A trace has no distribution behind it: its own counts are the average.
     std::vector<double> loads(experts, 0.0);
     for (uint16_t e : routing.expert_ids) loads[e] += 1.0;
     return loads;
   }
-  double total = 0.0;
-  for (double w : weights) total += w;
-  for (double& w : weights) w = w / total * pairs;
-  return weights;
+  // A token takes top_k distinct experts, so a hot expert's share is below its weight's share
+  // (it cannot be picked twice by one token): count how often the generator's own sampler picks
+  // each expert over many tokens drawn with an RNG of their own.
+  constexpr uint64_t kSampleTokens = 1 << 16;
+  DistinctSampler sampler(experts, std::move(weights));
+  Rng draws(spec.seed ^ 0x9e3779b97f4a7c15ull);
+  std::vector<uint16_t> picked(workload.top_k);
+  std::vector<double> loads(experts, 0.0);
+  for (uint64_t t = 0; t < kSampleTokens; ++t) {
+    sampler.draw(draws, workload.top_k, picked.data());
+    for (uint16_t e : picked) loads[e] += 1.0;
+  }
+  for (double& l : loads) l *= pairs / (static_cast<double>(kSampleTokens) * workload.top_k);
+  return loads;
 }
 
 }  // namespace nvsvp::platform

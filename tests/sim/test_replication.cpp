@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -107,9 +108,10 @@ constexpr uint64_t kExpertBytes = 3ull * 2048 * 512;  // model S, fp8 (iser.md "
 // would load a GPU's 18 links unevenly (the hardware interleaves 256-byte granules).
 constexpr uint64_t kChunkBytes = 4096;
 
+// `at` throws on a missing key, which fails the test instead of crashing it.
 uint64_t owner_bytes(const json& result, uint32_t owner = 0) {
-  for (const json& o : result["replication"]["owners"]) {
-    if (o["gpu"].get<uint32_t>() == owner) return o["bytes_sent"].get<uint64_t>();
+  for (const json& o : result.at("replication").at("owners")) {
+    if (o.at("gpu").get<uint32_t>() == owner) return o.at("bytes_sent").get<uint64_t>();
   }
   return 0;
 }
@@ -119,8 +121,12 @@ void expect_complete(const json& result, uint32_t replicas) {
   EXPECT_TRUE(result["checks"]["passed"].get<bool>()) << result["checks"].dump();
   EXPECT_EQ(result["checks"]["weight_chunks_expected"].get<uint64_t>(), replicas * (kExpertBytes / kChunkBytes));
   EXPECT_EQ(result["checks"]["weight_chunks_landed"].get<uint64_t>(), replicas * (kExpertBytes / kChunkBytes));
-  // The broadcast ends when its last chunk lands, after at least the expert's bytes on a link.
-  EXPECT_GT(result["replication"]["broadcast_time_us"].get<double>(), kExpertBytes / 394e3);
+  // The broadcast ends when its last chunk lands, after at least the expert's bytes on a link,
+  // and the dispatch waits for it and for the shared expert (the phase ends in a barrier).
+  const json& rep = result.at("replication");
+  EXPECT_GT(rep.at("broadcast_time_us").get<double>(), kExpertBytes / 394e3);
+  EXPECT_GE(result.at("phases").at("dispatch").at("start_us").get<double>(),
+            std::max(rep.at("broadcast_time_us").get<double>(), rep.at("shared_expert_time_us").get<double>()));
 }
 
 TEST(Replication, MulticastAndMultiportOwnersSendTheExpertOnceWhateverTheGroupSize) {
@@ -146,7 +152,7 @@ TEST(Replication, PointToPointOwnersSendOneCopyPerReplica) {
 TEST(Replication, RingOwnersSendOnceAndEveryMemberButTheLastForwards) {
   const json result = run_one_broadcast("ring", 4, 1);  // owner 1 in group 0-3: chain 1 -> 2 -> 3 -> 0
   expect_complete(result, 3);
-  const json& sent = result["replication"]["bytes_sent"];
+  const json& sent = result.at("replication").at("bytes_sent");
   EXPECT_EQ(sent[1].get<uint64_t>(), kExpertBytes);
   EXPECT_EQ(sent[2].get<uint64_t>(), kExpertBytes);
   EXPECT_EQ(sent[3].get<uint64_t>(), kExpertBytes);
@@ -158,8 +164,8 @@ TEST(Replication, MultiportFinishesBeforeMulticastForGroupsOfTwoOrMore) {
     const json multicast = run_one_broadcast("multicast", size);
     const json multiport = run_one_broadcast("multiport", size);
     ASSERT_FALSE(multicast.contains("error") || multiport.contains("error"));
-    const double single = multicast["replication"]["broadcast_time_us"].get<double>();
-    const double spread = multiport["replication"]["broadcast_time_us"].get<double>();
+    const double single = multicast.at("replication").at("broadcast_time_us").get<double>();
+    const double spread = multiport.at("replication").at("broadcast_time_us").get<double>();
     EXPECT_LT(spread, single) << "group of " << size;
     EXPECT_GT(spread, 0.0);
   }
@@ -170,7 +176,7 @@ TEST(Replication, MulticastFromOutsideTheGroupGoesThroughOneRelayMember) {
   // the first member, which multicasts it; the owner still sends the expert once.
   const json result = run_one_broadcast("multicast", 4, 0, 1);
   expect_complete(result, 4);
-  const json& sent = result["replication"]["bytes_sent"];
+  const json& sent = result.at("replication").at("bytes_sent");
   EXPECT_EQ(owner_bytes(result), kExpertBytes);
   EXPECT_EQ(sent[4].get<uint64_t>(), kExpertBytes);  // the relay's multicast
   for (uint32_t g : {1u, 2u, 3u, 5u, 6u, 7u}) EXPECT_EQ(sent[g].get<uint64_t>(), 0u) << "GPU " << g;
@@ -183,17 +189,68 @@ TEST(Replication, IserLevelsAZipfLayerAndTheLayerStillChecks) {
                                         "{kind: zipf, exponent: 1.2, seed: 5}", "[deepep, dysharp-basic, dysharp]")),
       {}, test::config_dir());
   const json report = test::run_and_read_report(scenario, dir.path() + "/out");
-  for (const json& r : report["results"]) {
-    SCOPED_TRACE(r["scheme"].get<std::string>());
-    const json& rep = r["replication"];
-    EXPECT_TRUE(r["checks"]["passed"].get<bool>());
-    EXPECT_GT(rep["replicas"].size(), 0u);
-    EXPECT_LT(rep["max_mean_after"].get<double>(), rep["max_mean_before"].get<double>());
-    EXPECT_GT(rep["excess_load_removed"].get<double>(), 0.0);
-    EXPECT_EQ(rep["weight_chunks_landed"], rep["weight_chunks_expected"]);
-    EXPECT_GT(rep["shared_expert_time_us"].get<double>(), 0.0);
-    EXPECT_EQ(rep["hidden"].get<bool>(),
-              rep["broadcast_time_us"].get<double>() <= rep["shared_expert_time_us"].get<double>());
+  ASSERT_EQ(report.at("results").size(), 3u);
+  for (const json& r : report.at("results")) {
+    SCOPED_TRACE(r.at("scheme").get<std::string>());
+    const json& rep = r.at("replication");
+    EXPECT_TRUE(r.at("checks").at("passed").get<bool>());
+    EXPECT_GT(rep.at("replicas").size(), 0u);
+    EXPECT_LT(rep.at("max_mean_after").get<double>(), rep.at("max_mean_before").get<double>());
+    EXPECT_GT(rep.at("excess_load_removed").get<double>(), 0.0);
+    EXPECT_GT(rep.at("weight_chunks_expected").get<uint64_t>(), 0u);
+    EXPECT_GT(rep.at("shared_expert_time_us").get<double>(), 0.0);
+    EXPECT_GE(r.at("phases").at("dispatch").at("start_us").get<double>(),
+              std::max(rep.at("broadcast_time_us").get<double>(), rep.at("shared_expert_time_us").get<double>()));
+  }
+}
+
+TEST(Replication, MultiportFromOutsideTheGroupScattersTheWholeExpert) {
+  // Owner 0, group 4-7: every chunk is scattered to a member, which multicasts it.
+  const json result = run_one_broadcast("multiport", 4, 0, 1);
+  expect_complete(result, 4);
+  const json& sent = result.at("replication").at("bytes_sent");
+  EXPECT_EQ(owner_bytes(result), kExpertBytes);
+  uint64_t members = 0;
+  for (uint32_t g : {4u, 5u, 6u, 7u}) {
+    EXPECT_EQ(sent[g].get<uint64_t>(), kExpertBytes / 4) << "GPU " << g;  // its quarter of the chunks
+    members += sent[g].get<uint64_t>();
+  }
+  EXPECT_EQ(members, kExpertBytes);
+}
+
+TEST(Replication, ALastChunkShorterThanTheOthersLandsToo) {
+  // 3 MiB in chunks of 40000 bytes: 78 chunks and one of 25728; every one is checked.
+  test::TempDir dir;
+  const Scenario scenario = load_scenario(
+      dir.write("s.yaml", scenario_text("{policy: iser, broadcast: ring, slots_per_gpu: 2, chunk_bytes: 40000}", 4096,
+                                        "{kind: zipf, exponent: 1.0, seed: 5}")),
+      {}, test::config_dir());
+  const json report = test::run_and_read_report(scenario, dir.path() + "/out");
+  const json& rep = report.at("results").at(0).at("replication");
+  ASSERT_GT(rep.at("replicas").size(), 0u);
+  uint64_t replica_gpus = 0;
+  for (const json& r : rep.at("replicas")) replica_gpus += r.at("gpus").size();
+  EXPECT_EQ(rep.at("weight_chunks_expected").get<uint64_t>(), replica_gpus * 79);
+  EXPECT_EQ(rep.at("weight_chunks_landed"), rep.at("weight_chunks_expected"));
+}
+
+TEST(Replication, StaticReplicasAreResidentAndBalanceFromTheAverageLoads) {
+  test::TempDir dir;
+  const Scenario scenario = load_scenario(
+      dir.write("s.yaml", scenario_text("{policy: static, slots_per_gpu: 2}", 1024, "{kind: zipf, exponent: 1.0, seed: 5}",
+                                        "[deepep, dysharp]")),
+      {}, test::config_dir());
+  const json report = test::run_and_read_report(scenario, dir.path() + "/out");
+  ASSERT_EQ(report.at("results").size(), 2u);
+  for (const json& r : report.at("results")) {
+    SCOPED_TRACE(r.at("scheme").get<std::string>());
+    const json& rep = r.at("replication");
+    EXPECT_TRUE(r.at("checks").at("passed").get<bool>());
+    EXPECT_GT(rep.at("replicas").size(), 0u);  // no budget: placed whatever the shared expert's time
+    EXPECT_LT(rep.at("max_mean_after").get<double>(), rep.at("max_mean_before").get<double>());
+    EXPECT_EQ(rep.at("weight_chunks_expected").get<uint64_t>(), 0u);  // nothing is broadcast
+    EXPECT_EQ(rep.at("broadcast_time_us").get<double>(), 0.0);
+    EXPECT_FALSE(r.at("phases").contains("broadcast"));
   }
 }
 

@@ -104,6 +104,11 @@ void expect_valid_schedule(const ReplicationInput& input, const ReplicationSched
       EXPECT_TRUE(gpu_slots.insert({gpu, r.slot}).second) << "slot " << r.slot << " on GPU " << gpu << " used twice";
       touched[gpu] = true;
     }
+    // A multicast writes the owner's slot too when the owner is in the group.
+    if (input.owner_slot_in_group && group.contains(r.owner)) {
+      EXPECT_TRUE(gpu_slots.insert({r.owner, r.slot}).second)
+          << "slot " << r.slot << " on GPU " << r.owner << " (the owner of expert " << r.expert << ") used twice";
+    }
     touched[r.owner] = true;
     const double cost = input.broadcast_ns ? input.broadcast_ns(r.owner, group) : 0.0;
     busy_ns[r.owner] += cost;
@@ -248,6 +253,23 @@ TEST(ExpertReplication, SchedulerNeverRaisesTheMaxLoad) {
       EXPECT_LT(max_of(schedule.load_after), max_of(schedule.load_before));
     }
   }
+}
+
+// With a multicast broadcast the owner's own slot is written too: no placement may share it.
+// Without the budget and with few slots, slots are contended, which is where this went wrong.
+TEST(ExpertReplication, SchedulerKeepsTheOwnersSlotFreeWhenTheMulticastWritesIt) {
+  size_t owners_in_group = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    for (uint32_t slots : {1u, 2u}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(slots) + " slots");
+      ReplicationInput input = skewed_layer(seed, slots);
+      input.owner_slot_in_group = true;
+      const ReplicationSchedule schedule = schedule_replicas(input);
+      expect_valid_schedule(input, schedule);
+      for (const ReplicaPlacement& r : schedule.replicas) owners_in_group += input.groups[r.group].contains(r.owner);
+    }
+  }
+  EXPECT_GT(owners_in_group, 0u) << "no placement had its owner in the group: the rule was never exercised";
 }
 
 TEST(ExpertReplication, SchedulerRemovesMostOfASkewedLayersExcess) {

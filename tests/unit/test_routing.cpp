@@ -94,6 +94,29 @@ TEST(Routing, ExpertsOfATokenAreDistinct) {
   expect_distinct_and_in_range(generate_routing(w, 8));
 }
 
+// What the static replication policy places from: per expert, the token-expert pairs its
+// popularity implies, including the cap of one pick per token that proportional shares ignore.
+TEST(Routing, ExpectedLoadsMatchWhatTheGeneratorDraws) {
+  for (const char* kind : {"zipf", "normal", "uniform"}) {
+    for (double exponent : {0.6, 1.2}) {
+      SCOPED_TRACE(std::string(kind) + " " + std::to_string(exponent));
+      WorkloadSpec w = workload(64, 8, 8192, kind, 7);
+      w.routing.exponent = exponent;
+      w.routing.std = 0.05;
+      const fw::MoeRouting routing = generate_routing(w, 8);
+      const std::vector<double> expected = expected_expert_loads(w, routing);
+      const std::vector<uint64_t> counts = expert_counts(routing);
+      ASSERT_EQ(expected.size(), counts.size());
+      const double pairs = static_cast<double>(routing.tokens()) * routing.top_k;
+      EXPECT_NEAR(std::accumulate(expected.begin(), expected.end(), 0.0), pairs, 1e-6 * pairs);
+      const uint32_t hottest = static_cast<uint32_t>(std::max_element(counts.begin(), counts.end()) - counts.begin());
+      EXPECT_LE(expected[hottest], static_cast<double>(routing.tokens()));  // one pick per token at most
+      // 65536 tokens drawn: a few per cent of the hottest expert's count, whatever the skew.
+      EXPECT_NEAR(expected[hottest], static_cast<double>(counts[hottest]), 0.03 * counts[hottest]);
+    }
+  }
+}
+
 TEST(Routing, UniformCountsStayWithinAFewSigma) {
   const uint32_t experts = 64, top_k = 8, gpus = 8, tokens_per_gpu = 25000;  // 200k tokens
   const fw::MoeRouting r = generate_routing(workload(experts, top_k, tokens_per_gpu, "uniform", 11), gpus);

@@ -63,6 +63,9 @@ struct ReplicationInput {
   double time_budget_ns = std::numeric_limits<double>::infinity();
   // Estimated time to broadcast one expert from `owner` to `group`'s members by the chosen method.
   std::function<double(uint32_t owner, const FixedGroup& group)> broadcast_ns;
+  // The broadcast writes the replica slot on every member of the group, the owner included when
+  // it is one (a multicast reaches its issuer too): the slot must then be free on the owner as well.
+  bool owner_slot_in_group = false;
 };
 
 struct ReplicationSchedule {
