@@ -86,7 +86,21 @@ def broadcast():
               f(s["deepep"]["layer_time_us"]), f(s["dysharp"]["layer_time_us"])])
 
 
+def history():
+    print("### replication_history")
+    line(["Zipf exponent", "policy", "placed from", "replicas", "max/mean", "removed", "deepep", "dysharp"])
+    line(["---"] * 8)
+    for point, s in results("replication_history"):
+        rep, removed, _ = rep_cells(s["deepep"])
+        keys = dict(kv.split("=") for kv in point.split(","))
+        source = {"static": "another batch (seed " + keys["static_seed"] + ")" if "static_seed" in keys else "this layer",
+                  "iser": "this layer"}[rep["policy"]]
+        line([keys["exponent"], rep["policy"], source, str(len(rep["replicas"])), f(rep["max_mean_after"], 3), removed,
+              f(s["deepep"]["layer_time_us"]), f(s["dysharp"]["layer_time_us"])])
+
+
 zipf()
 models()
 groups()
 broadcast()
+history()

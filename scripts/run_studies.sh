@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 studies=("$@")
 if [ ${#studies[@]} -eq 0 ]; then
   studies=(models_topk_nvl32 models_topk_dgx_h100 gpu_count sequence_length_nvl32 routing_nvl32 tile_size_nvl32
-           other_models replication_zipf replication_models replication_groups replication_broadcast)
+           other_models replication_zipf replication_models replication_groups replication_broadcast
+           replication_history)
 fi
 for study in "${studies[@]}"; do
   echo "== $study ($(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ))"

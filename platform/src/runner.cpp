@@ -227,8 +227,10 @@ std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario
   const double flops_per_ns = p.gpu.fp8_tflops * 1e3 * p.gpu.gemm_efficiency * sms / p.gpu.sms;
   const double shared_ns = spec->pure_communication ? 0.0 : shared_flops / flops_per_ns;
   // Only the static policy places from expected loads (they take sampling to estimate).
+  WorkloadSpec history = scenario.workload;  // what the static placement was made from
+  if (r.static_seed != 0) history.routing.seed = r.static_seed;
   const std::vector<double> expected_loads =
-      r.policy == "static" ? expected_expert_loads(scenario.workload, routing) : std::vector<double>{};
+      r.policy == "static" ? expected_expert_loads(history, routing) : std::vector<double>{};
   auto decision = std::make_shared<fw::ReplicationDecision>();
   try {
     spec->routing = fw::decide_replication(routing, r, spec->model, expected_loads, costs, shared_ns, *decision);

@@ -615,6 +615,13 @@ class ScenarioLoader {
       config_fail(at.origin, at.path, "group sizes that divide the GPU count (" + n_gpus + "), each once",
                   "a group of " + std::to_string(size));
     }
+    if (r.static_seed != 0 && (r.policy != "static" || w.routing.kind == "trace" || w.routing.kind == "uniform")) {
+      const Place at = origins_.blame({"replication.static_seed", "replication.policy", "workload.routing.kind"});
+      config_fail(at.origin, at.path,
+                  "static_seed only with policy static and a normal or zipf routing (the seed deals their popularity)",
+                  "static_seed " + std::to_string(r.static_seed) + " with policy " + r.policy + " and routing " +
+                      w.routing.kind);
+    }
     if (r.policy != "none") {
       const uint64_t copies = w.model.experts + static_cast<uint64_t>(p.gpus) * r.slots_per_gpu;
       if (copies > 65535) {

@@ -290,3 +290,6 @@ nvsvp_cli_test(replication_groups_beyond_the_multicast_slots_fail_clearly --exit
                -- $<TARGET_FILE:nvsvp> run ${NVSVP_SCENARIOS}/default.yaml --set replication.policy=iser
                   --set "replication.groups=[2]" --set platform.switch.multicast_slots=2 --set "schemes=[deepep]"
                   --set workload.tokens_per_gpu=64 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_out/replication_slots)
+nvsvp_cli_test(replication_static_seed_needs_the_static_policy_exits_2 --exit 2
+               --stderr "replication.static_seed: expected static_seed only with policy static"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/replication.yaml --set replication.static_seed=3)

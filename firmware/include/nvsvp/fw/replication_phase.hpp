@@ -32,6 +32,10 @@ struct ReplicationParams {
   uint32_t broadcast_sms = 8;
   // Weights move in chunks of this many bytes (one message each); the ring forwards per chunk.
   uint32_t chunk_bytes = 16384;
+  // The static policy's history: the routing seed whose expert popularity the offline balancer
+  // saw (0: this layer's own, the best case; another seed deals the popularity to other experts,
+  // as if the hot experts had moved since).
+  uint64_t static_seed = 0;
 
   template <class Visitor>
   void visit(Visitor& v) {
@@ -46,6 +50,8 @@ struct ReplicationParams {
     v("broadcast_sms", broadcast_sms, "SMs issuing the multicast stores of a broadcast (the shared experts get the rest)",
       hw::between(1, 65535));
     v("chunk_bytes", chunk_bytes, "bytes of weights per message", hw::between(4096, 1u << 30));
+    v("static_seed", static_seed,
+      "static policy: routing seed of the popularity it was placed from (0: this layer's own)", hw::Range{});
   }
 };
 
