@@ -47,7 +47,6 @@ uint64_t multicast_region_bytes(const ReplicationDecision& d) {
   const uint64_t bytes = std::max<uint64_t>(1, d.slots_per_gpu) * padded_expert_bytes(d);
   return (bytes + kMulticastGranule - 1) / kMulticastGranule * kMulticastGranule;
 }
-bool uses_multicast(BroadcastMethod m) { return m == BroadcastMethod::multicast || m == BroadcastMethod::multiport; }
 
 std::vector<double> gpu_loads(const MoeRouting& routing) {
   std::vector<double> load(routing.gpus, 0.0);
@@ -73,7 +72,21 @@ uint32_t first_free_counter(const LayerPlan& plan) {
   return first;
 }
 
+// The layer's routing is over copies: each GPU's own experts, then its replica slots.
+uint32_t owned_experts_per_gpu(const MoeRouting& routing, const ReplicationDecision& d) {
+  return routing.experts_per_gpu() - d.slots_per_gpu;
+}
+
 }  // namespace
+
+bool uses_multicast(BroadcastMethod method) {
+  return method == BroadcastMethod::multicast || method == BroadcastMethod::multiport;
+}
+
+bool uses_multicast(const ReplicationParams& params) {
+  BroadcastMethod method{};
+  return parse_broadcast_method(params.broadcast, method) && uses_multicast(method);
+}
 
 uint64_t expert_weight_bytes(const MoeModel& model) { return 3ull * model.hidden * model.moe_hidden; }
 
@@ -224,7 +237,7 @@ ReplicationPhase build_replication_phase(const MoeLayerSpec& spec, const LayerPl
     const std::vector<ReplicaPlacement>& replicas = d.schedule.replicas;
     const uint64_t chunks = chunks_per_expert(d);
     const uint64_t padded = padded_expert_bytes(d);
-    const uint32_t per_gpu = routing.experts / gpus - d.slots_per_gpu;  // original experts per GPU
+    const uint32_t per_gpu = owned_experts_per_gpu(routing, d);
     // Per broadcast and chunk: a counter for the chunk landing in a replica, and for the multicast
     // methods one for its relay or scatter to the member that multicasts it.
     const uint64_t stride = chunks * (uses_multicast(d.method) ? 2 : 1);
@@ -351,7 +364,7 @@ void load_expert_weights(Hal& hal, const ReplicationPhase& phase, const MoeLayer
   if (!phase.decision || !phase.decision->broadcasts()) return;
   const ReplicationDecision& d = *phase.decision;
   const MoeRouting& routing = spec.routing;
-  const uint32_t per_gpu = routing.experts / routing.gpus - d.slots_per_gpu;
+  const uint32_t per_gpu = owned_experts_per_gpu(routing, d);
   const uint64_t chunks = chunks_per_expert(d);
   const uint64_t padded = padded_expert_bytes(d);
   for (uint32_t g = 0; g < routing.gpus; ++g) {

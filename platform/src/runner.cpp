@@ -221,7 +221,7 @@ std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario
   costs.broadcast_sms = r.broadcast_sms;
   costs.chunk_bytes = r.chunk_bytes;
   // The budget: the shared experts' GEMMs on the SMs the broadcast leaves them.
-  const bool sm_broadcast = r.broadcast == "multicast" || r.broadcast == "multiport";
+  const bool sm_broadcast = fw::uses_multicast(r);
   const double sms = p.gpu.sms - (r.policy == "iser" && sm_broadcast ? std::min(r.broadcast_sms, p.gpu.sms - 1) : 0u);
   const double shared_flops = spec->shared_experts * spec->model.expert_flops_per_token() * spec->tokens_per_gpu;
   const double flops_per_ns = p.gpu.fp8_tflops * 1e3 * p.gpu.gemm_efficiency * sms / p.gpu.sms;
@@ -523,11 +523,8 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
   return result;
 }
 
-namespace {
-
-// Runs one scheme in a child process; the child sends its JSON result through a pipe.
-json run_in_child(const Scenario& scenario, const std::string& scheme,
-                  const std::shared_ptr<const fw::MoeLayerSpec>& layer) {
+json run_scheme_in_child(const Scenario& scenario, const std::string& scheme,
+                         const std::shared_ptr<const fw::MoeLayerSpec>& layer) {
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
@@ -578,13 +575,12 @@ json run_in_child(const Scenario& scenario, const std::string& scheme,
   return result;
 }
 
-}  // namespace
 
 int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostream& console) {
   const auto wall_start = std::chrono::steady_clock::now();
   const auto layer = make_layer_spec(scenario);
   std::vector<json> results;
-  for (const std::string& scheme : scenario.schemes) results.push_back(run_in_child(scenario, scheme, layer));
+  for (const std::string& scheme : scenario.schemes) results.push_back(run_scheme_in_child(scenario, scheme, layer));
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
   const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;

@@ -629,7 +629,7 @@ class ScenarioLoader {
         config_fail(at.origin, at.path, "experts + gpus x slots_per_gpu <= 65535 (expert copies have 16-bit IDs)",
                     std::to_string(copies));
       }
-      const bool multicast = r.broadcast == "multicast" || r.broadcast == "multiport";
+      const bool multicast = fw::uses_multicast(r);
       if (r.policy == "iser" && multicast && r.broadcast_sms >= p.gpu.sms) {
         const Place at = origins_.blame({"replication.broadcast_sms", "platform.gpu.sms"});
         config_fail(at.origin, at.path, "broadcast_sms below the GPU's SMs (the shared experts need at least one)",

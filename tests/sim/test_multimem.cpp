@@ -191,29 +191,34 @@ TEST(Multimem, LdReduceReturnsTheReducedValueOnce) { ld_reduce_returns_the_sum_o
 
 TEST(Multimem, LdReduceWithModelAndRtlInLockstepReturnsTheReducedValueOnce) { ld_reduce_returns_the_sum_once("both"); }
 
+// Every GPU holds (i, g, 1, 0) at element i; GPU 0 issues `loads` ld_reduce at once and each result
+// must be the sum over GPUs 0, 1, 2: (3i, 3, 3, 0).
+void issue_loads_and_check_sums(TlmHal& hal, uint32_t loads) {
+  for (uint32_t g = 0; g < kGpus; ++g) {
+    for (uint32_t i = 0; i < loads; ++i) {
+      const Bytes16 lanes = f32_lanes({static_cast<float>(i), static_cast<float>(g), 1.0f, 0.0f});
+      hal.memory(g).write(kLocalBase + 16ull * i, lanes.data(), 16);
+    }
+  }
+  hw::WorkSequence issuer;
+  for (uint32_t i = 0; i < loads; ++i) {
+    issuer.tasks.push_back(hw::Task::multimem_ld_reduce(0, kMultimemBase + 16ull * i, 0x10000 + 16ull * i, 16,
+                                                        hw::MultimemOp::add, hw::MultimemType::f32, 0));
+  }
+  issuer.tasks.push_back(hw::Task::wait(0, 0, loads));
+  hal.submit(0, std::move(issuer));
+  hal.wait_all_finished();
+  for (uint32_t i = 0; i < loads; ++i) {
+    EXPECT_EQ(read16(hal, 0, 0x10000 + 16ull * i), f32_lanes({3.0f * i, 3.0f, 3.0f, 0.0f})) << "load " << i;
+  }
+}
+
 // 200 loads from one GPU at once: more than a port's 64 reduction contexts are outstanding, so
 // loads wait for a context (counted) and all still return the right sums.
 TEST(Multimem, LdReduceBeyondThePortsContextsWaitsAndCompletes) {
   run_with_group(multimem_platform(), kAllMembers, [](TlmHal& hal, Platform& platform, fw::SwitchFabric& fabric) {
     constexpr uint32_t kLoads = 200;
-    for (uint32_t g = 0; g < kGpus; ++g) {
-      for (uint32_t i = 0; i < kLoads; ++i) {
-        const Bytes16 lanes = f32_lanes({static_cast<float>(i), static_cast<float>(g), 1.0f, 0.0f});
-        hal.memory(g).write(kLocalBase + 16ull * i, lanes.data(), 16);
-      }
-    }
-    hw::WorkSequence issuer;
-    for (uint32_t i = 0; i < kLoads; ++i) {
-      issuer.tasks.push_back(hw::Task::multimem_ld_reduce(0, kMultimemBase + 16ull * i, 0x10000 + 16ull * i, 16,
-                                                          hw::MultimemOp::add, hw::MultimemType::f32, 0));
-    }
-    issuer.tasks.push_back(hw::Task::wait(0, 0, kLoads));
-    hal.submit(0, std::move(issuer));
-    hal.wait_all_finished();
-    for (uint32_t i = 0; i < kLoads; ++i) {
-      // Sum over GPUs 0, 1, 2 of (i, g, 1, 0).
-      EXPECT_EQ(read16(hal, 0, 0x10000 + 16ull * i), f32_lanes({3.0f * i, 3.0f, 3.0f, 0.0f})) << "load " << i;
-    }
+    issue_loads_and_check_sums(hal, kLoads);
     EXPECT_EQ(chips_counter(platform, &model::SwitchStats::reductions), kLoads);
     EXPECT_GT(chips_counter(platform, &model::SwitchStats::parked_loads), 0u);
     EXPECT_EQ(fabric.service_interrupts(), 0u) << "waiting for a context is flow control, not an error";
@@ -227,24 +232,8 @@ TEST(Multimem, LdReduceHoldsNoMoreContextsThanBringUpEnabled) {
   constexpr uint32_t kEnabled = 2;
   run_with_group(multimem_platform(), kAllMembers, [](TlmHal& hal, Platform& platform, fw::SwitchFabric& fabric) {
     constexpr uint32_t kLoads = 200;
-    for (uint32_t g = 0; g < kGpus; ++g) {
-      for (uint32_t i = 0; i < kLoads; ++i) {
-        const Bytes16 lanes = f32_lanes({static_cast<float>(i), static_cast<float>(g), 1.0f, 0.0f});
-        hal.memory(g).write(kLocalBase + 16ull * i, lanes.data(), 16);
-      }
-    }
     EXPECT_EQ(fabric.report().reduction_context_pool, (6u + 3u) * kEnabled);
-    hw::WorkSequence issuer;
-    for (uint32_t i = 0; i < kLoads; ++i) {
-      issuer.tasks.push_back(hw::Task::multimem_ld_reduce(0, kMultimemBase + 16ull * i, 0x10000 + 16ull * i, 16,
-                                                          hw::MultimemOp::add, hw::MultimemType::f32, 0));
-    }
-    issuer.tasks.push_back(hw::Task::wait(0, 0, kLoads));
-    hal.submit(0, std::move(issuer));
-    hal.wait_all_finished();
-    for (uint32_t i = 0; i < kLoads; ++i) {
-      EXPECT_EQ(read16(hal, 0, 0x10000 + 16ull * i), f32_lanes({3.0f * i, 3.0f, 3.0f, 0.0f})) << "load " << i;
-    }
+    issue_loads_and_check_sums(hal, kLoads);
     EXPECT_EQ(chips_counter(platform, &model::SwitchStats::reductions), kLoads);
     // GPU 0 reaches chip 0 through 2 ports and chip 1 through 1.
     const uint32_t issuer_ports[2] = {2, 1};

@@ -3,12 +3,8 @@
 // on the re-routed tokens. Comparisons need several simulations; each runs in a child process of
 // the test's own (SystemC elaborates once per process).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,39 +21,6 @@ namespace nvsvp::platform {
 namespace {
 
 using nlohmann::json;
-
-// Runs `simulate` in a child process and returns its JSON (or {"error": ...}).
-json run_forked(const std::function<json()>& simulate) {
-  int fds[2];
-  if (pipe(fds) != 0) return json{{"error", "pipe"}};
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    std::string text;
-    try {
-      text = simulate().dump();
-    } catch (const std::exception& e) {
-      text = json{{"error", e.what()}}.dump();
-    }
-    size_t written = 0;
-    while (written < text.size()) {
-      const ssize_t n = write(fds[1], text.data() + written, text.size() - written);
-      if (n <= 0) break;
-      written += static_cast<size_t>(n);
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string text;
-  char buffer[1 << 16];
-  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (text.empty()) return json{{"error", "the child died"}};
-  return json::parse(text);
-}
 
 std::string scenario_text(const std::string& replication, uint32_t tokens_per_gpu = 64,
                           const std::string& routing = "{kind: uniform, seed: 3}", const std::string& schemes = "[deepep]") {
@@ -100,7 +63,7 @@ json run_one_broadcast(const std::string& method, uint32_t group_size, uint32_t 
   layer->routing = std::move(rerouted.routing);
   layer->routing.weights_of = std::move(rerouted.weights_of);
   layer->replication = decision;
-  return run_forked([&] { return simulate_scheme(scenario, "deepep", layer); });
+  return run_scheme_in_child(scenario, "deepep", layer);
 }
 
 constexpr uint64_t kExpertBytes = 3ull * 2048 * 512;  // model S, fp8 (iser.md "Sizes")

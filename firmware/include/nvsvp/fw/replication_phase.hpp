@@ -55,6 +55,11 @@ struct ReplicationParams {
   }
 };
 
+// Whether a broadcast method issues multimem stores: SM-issued (replication.broadcast_sms), through
+// the fixed groups' multicast objects.
+bool uses_multicast(BroadcastMethod method);
+bool uses_multicast(const ReplicationParams& params);
+
 // Device facts the scheduler's estimates use (the platform's parameters).
 struct BroadcastCosts {
   double gpu_link_gbps = 450.0;  // one GPU's links together, one direction, GB/s

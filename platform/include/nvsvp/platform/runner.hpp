@@ -26,6 +26,11 @@ nlohmann::json simulate_scheme(const Scenario& scenario, const std::string& sche
                                std::shared_ptr<const fw::MoeLayerSpec> layer,
                                const std::function<void(Platform&)>& inspect = {});
 
+// simulate_scheme in a child process of its own (the child sends its JSON through a pipe), so
+// that one process can run several: the result, or {"scheme", "error"} when the child failed or died.
+nlohmann::json run_scheme_in_child(const Scenario& scenario, const std::string& scheme,
+                                   const std::shared_ptr<const fw::MoeLayerSpec>& layer);
+
 struct RunOptions {
   std::string out_dir;  // empty: out/<scenario name>
   bool quiet = false;   // no console table
