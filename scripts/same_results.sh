@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Proof that a speed change changed nothing else: runs a fixed set of small scenarios (every
+# scheme, both reduction backends, multi-chip routing, hot-expert replication) and writes each
+# report.json with the host-dependent figures (wall times, memory, copies per wall-second)
+# removed, plus every timeline file (utilization CSV, trace JSON, link CSV), into DIR.
+#
+#   scripts/same_results.sh DIR [NVSVP]     # NVSVP: the binary to run (default build/nvsvp)
+#   diff -r before/ after/                   # empty when the change kept every result
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:?usage: scripts/same_results.sh DIR [NVSVP]}
+nvsvp=${2:-build/nvsvp}
+all='schemes=[deepep, nvls, dysharp-basic, explicit-addressing-basic, coarse-overlap, comet, fusion-only, dysharp-comet, explicit-addressing, dysharp]'
+mkdir -p "$dir"
+
+run() {  # name, scenario, --set arguments...
+  local name=$1 scenario=$2
+  shift 2
+  local out="$dir/$name"
+  rm -rf "$out"
+  local code=0
+  "$nvsvp" run "$scenario" --quiet --out "$out" "$@" || code=$?
+  echo "exit $code" > "$out/exit_code"
+  python3 - "$out/report.json" <<'EOF'
+import json, sys
+path = sys.argv[1]
+report = json.load(open(path))
+host = {"wall_seconds", "plan_seconds", "simulate_seconds", "verify_seconds", "peak_rss_mb",
+        "remote_token_copies_per_wall_second"}
+def strip(node):
+    if isinstance(node, dict):
+        return {k: strip(v) for k, v in node.items() if k not in host}
+    if isinstance(node, list):
+        return [strip(v) for v in node]
+    return node
+json.dump(strip(report), open(path, "w"), indent=1, sort_keys=True)
+EOF
+  echo "$name: exit $code"
+}
+
+run default configs/scenarios/default.yaml --set "$all"
+run small_rtl tests/data/small_uniform.yaml --set "$all" --set platform.switch.reduction_backend=rtl \
+  --set workload.tokens_per_gpu=64
+run nvl32 configs/scenarios/bench/deepep_L8_nvl32.yaml --set "$all" --set workload.model=S \
+  --set workload.tokens_per_gpu=256 --set workload.routing.kind=zipf --set workload.routing.exponent=1.0
+run replication tests/data/small_replication.yaml --set 'schemes=[deepep, dysharp]'
