@@ -4,20 +4,34 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include <systemc>
 
 namespace nvsvp::model {
 
-inline sc_core::sc_time picoseconds(uint64_t ps) { return sc_core::sc_time::from_value(ps); }
+// sc_time::from_value() is a library call (it also marks the resolution fixed, which
+// require_picosecond_resolution() has done by elaboration's end); the models build a time several
+// times per message, so the value is stored directly. sc_time is exactly one count of the unit.
+inline sc_core::sc_time picoseconds(uint64_t ps) {
+  static_assert(sizeof(sc_core::sc_time) == sizeof(uint64_t), "sc_time is one 64-bit count");
+  sc_core::sc_time t;
+  std::memcpy(static_cast<void*>(&t), &ps, sizeof ps);
+  return t;
+}
 
 inline uint64_t to_picoseconds(double nanoseconds) {
   return static_cast<uint64_t>(std::llround(nanoseconds * 1000.0));
 }
 
-// The current simulation time. sc_time_stamp() is a library call; the models ask for the time
-// several times per message.
-inline const sc_core::sc_time& current_time() { return sc_core::sc_get_curr_simcontext()->time_stamp(); }
+// The current simulation time. sc_time_stamp() is a library call, and the compiler keeps
+// sc_get_curr_simcontext() out of line (it may create the context); the models ask for the time
+// several times per message, when the context exists.
+inline const sc_core::sc_time& current_time() {
+  sc_core::sc_simcontext* context = sc_core::sc_curr_simcontext;
+  if (__builtin_expect(context == nullptr, 0)) context = sc_core::sc_get_curr_simcontext();
+  return context->time_stamp();
+}
 
 // Call during elaboration: the models assume 1 ps resolution.
 inline void require_picosecond_resolution(const char* who) {
