@@ -65,6 +65,9 @@ int sc_main(int argc, char* argv[]) {
   run->add_option("--set", overrides, "override a scenario key: a.b.c=value (repeatable)");
   run->add_option("--out", out_dir, "output directory (default out/<scenario name>)");
   run->add_flag("--quiet", quiet, "no console summary");
+  bool no_timelines = false;
+  run->add_flag("--no-timelines", no_timelines,
+                "no utilization_<scheme>.csv and trace_<scheme>.json (and no link time series recorded)");
 
   CLI::App* validate = app.add_subcommand("validate", "check a scenario file without running it");
   validate->add_option("FILE", file, "scenario YAML file")->required();
@@ -180,6 +183,7 @@ int sc_main(int argc, char* argv[]) {
     nvsvp::platform::RunOptions options;
     options.out_dir = out_dir;
     options.quiet = quiet;
+    options.timelines = !no_timelines;
     return nvsvp::platform::run_scenario(scenario, options, std::cout);
   } catch (const nvsvp::platform::ConfigError& e) {
     std::cerr << "nvsvp: " << e.what() << "\n";

@@ -1,6 +1,8 @@
 #include "nvsvp/platform/report.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -27,22 +29,18 @@ json routing_summary(const RoutingSpec& r) {
 
 }  // namespace
 
-Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std::vector<json> results,
+Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std::vector<SchemeRun> runs,
                    double wall_seconds) {
   Report report;
   report.passed = true;
   uint64_t transactions = 0;
   double peak_rss = 0.0;
-  for (json& r : results) {
-    // Bulky per-link and per-bin data go to their own files, not into report.json.
-    for (auto [key, kept] : {std::pair{"links", &report.link_stats}, std::pair{"timeline", &report.timelines}}) {
-      if (r.contains(key)) {
-        kept->push_back(std::move(r[key]));
-        r.erase(key);
-      } else {
-        kept->push_back(json());
-      }
-    }
+  std::vector<json> results;
+  for (SchemeRun& run : runs) {
+    results.push_back(std::move(run.result));
+    report.links.push_back(std::move(run.links));
+    report.timelines.push_back(std::move(run.timeline));
+    json& r = results.back();
     if (r.contains("error")) {
       report.passed = false;
       continue;
@@ -90,106 +88,235 @@ Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std:
 
 namespace {
 
+// A text file filled through a buffer that is written out a chunk at a time, so that no file is
+// ever held whole in memory. Throws "cannot write PATH" when the file cannot be opened or written.
+class TextFile {
+ public:
+  explicit TextFile(std::string path) : path_(std::move(path)), file_(path_, std::ios::binary) {
+    if (!file_) fail();
+    text_.reserve(2 * kChunk);
+  }
+  // Append here; call flush_if_full() now and then.
+  std::string& text() { return text_; }
+  void flush_if_full() {
+    if (text_.size() >= kChunk) flush();
+  }
+  void close() {
+    flush();
+    file_.close();
+    if (!file_) fail();
+  }
+
+ private:
+  static constexpr size_t kChunk = 1 << 20;
+  void flush() {
+    file_.write(text_.data(), static_cast<std::streamsize>(text_.size()));
+    if (!file_) fail();
+    text_.clear();
+  }
+  [[noreturn]] void fail() const { throw std::runtime_error("cannot write " + path_); }
+
+  std::string path_;
+  std::ofstream file_;
+  std::string text_;
+};
+
+// Numbers as text, without streams or a JSON document (a run writes millions of them).
+void append_integer(std::string& out, uint64_t value) {
+  char buffer[24];
+  const char* end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
+  out.append(buffer, static_cast<size_t>(end - buffer));
+}
+
+// As an ostream prints it by default (printf's %g: 6 significant digits), which the utilization
+// CSV has always used.
+void append_general(std::string& out, double value) {
+  char buffer[32];
+  const char* end = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::general, 6).ptr;
+  out.append(buffer, static_cast<size_t>(end - buffer));
+}
+
+// As nlohmann::json's dump() writes it (the shortest text that reads back exactly, "0.0" for
+// zero), so the links CSV and the trace keep the text they had when written from JSON documents.
+void append_json_number(std::string& out, double value) {
+  if (!std::isfinite(value)) {
+    out += "null";
+    return;
+  }
+  char buffer[64];
+  const char* end = nlohmann::detail::to_chars(buffer, buffer + sizeof buffer, value);
+  out.append(buffer, static_cast<size_t>(end - buffer));
+}
+
+std::string json_string(const std::string& text) { return json(text).dump(); }
+
 // utilization_<scheme>.csv: per bin (time from the layer's start), the mean utilization of all
 // GPU links of each direction, then each GPU's links per direction.
-void write_utilization_csv(const json& timeline, const std::string& path) {
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("cannot write " + path);
-  const json& up = timeline["gpu_to_switch"];
-  const json& down = timeline["switch_to_gpu"];
-  const size_t gpus = up.size();
-  f << "time_us,gpu_to_switch,switch_to_gpu";
-  for (size_t g = 0; g < gpus; ++g) f << ",gpu" << g << "_to_switch,switch_to_gpu" << g;
-  f << "\n";
-  const size_t bins = gpus > 0 ? up[0].size() : 0;
-  const double bin_us = timeline["bin_us"].get<double>();
-  const double first_us = timeline["first_bin_start_us"].get<double>();
+void write_utilization_csv(const Timeline& timeline, const std::string& path) {
+  TextFile file(path);
+  std::string& out = file.text();
+  const size_t gpus = timeline.gpus;
+  out += "time_us,gpu_to_switch,switch_to_gpu";
+  for (size_t g = 0; g < gpus; ++g) {
+    out += ",gpu";
+    append_integer(out, g);
+    out += "_to_switch,switch_to_gpu";
+    append_integer(out, g);
+  }
+  out += "\n";
+  const size_t bins = gpus > 0 ? timeline.bins : 0;
   for (size_t b = 0; b < bins; ++b) {
+    const double* up = &timeline.utilization[0][b * gpus];
+    const double* down = &timeline.utilization[1][b * gpus];
     double up_sum = 0.0, down_sum = 0.0;
     for (size_t g = 0; g < gpus; ++g) {
-      up_sum += up[g][b].get<double>();
-      down_sum += down[g][b].get<double>();
+      up_sum += up[g];
+      down_sum += down[g];
     }
-    f << first_us + static_cast<double>(b) * bin_us << "," << up_sum / static_cast<double>(gpus) << ","
-      << down_sum / static_cast<double>(gpus);
-    for (size_t g = 0; g < gpus; ++g) f << "," << up[g][b].get<double>() << "," << down[g][b].get<double>();
-    f << "\n";
+    append_general(out, timeline.first_bin_start_us + static_cast<double>(b) * timeline.bin_us);
+    out += ',';
+    append_general(out, up_sum / static_cast<double>(gpus));
+    out += ',';
+    append_general(out, down_sum / static_cast<double>(gpus));
+    for (size_t g = 0; g < gpus; ++g) {
+      out += ',';
+      append_general(out, up[g]);
+      out += ',';
+      append_general(out, down[g]);
+    }
+    out += '\n';
+    file.flush_if_full();
   }
+  file.close();
 }
 
 // trace_<scheme>.json: Chrome / Perfetto trace events (open in ui.perfetto.dev or
 // chrome://tracing). One process per GPU with its phases and its compute intervals (a thread per
 // executor stream, i.e. SM group) as slices and its links' utilization per direction as a
-// counter; a "fabric" process with the mean over all GPUs.
-void write_trace(const json& timeline, const std::string& scheme, const std::string& path) {
-  json events = json::array();
-  auto name_thread = [&](int pid, int tid, const std::string& name) {
-    events.push_back({{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", "thread_name"}, {"args", {{"name", name}}}});
+// counter; a "fabric" process with the mean over all GPUs. Written as text, each event's keys in
+// the order nlohmann::json sorts them, so the file is the one the JSON document used to give.
+void write_trace(const Timeline& timeline, const std::string& scheme, const std::string& path) {
+  TextFile file(path);
+  std::string& out = file.text();
+  bool first_event = true;
+  auto begin_event = [&] {
+    out += first_event ? "{" : ",{";
+    first_event = false;
   };
-  const json& gpus = timeline["gpus"];
-  const json& up = timeline["gpu_to_switch"];
-  const json& down = timeline["switch_to_gpu"];
-  const double bin_us = timeline["bin_us"].get<double>();
-  const double first_us = timeline["first_bin_start_us"].get<double>();
-  const int fabric = static_cast<int>(gpus.size());
-  events.push_back({{"ph", "M"}, {"pid", fabric}, {"name", "process_name"}, {"args", {{"name", "fabric (" + scheme + ")"}}}});
-  for (size_t g = 0; g < gpus.size(); ++g) {
-    const int pid = static_cast<int>(g);
-    events.push_back({{"ph", "M"}, {"pid", pid}, {"name", "process_name"}, {"args", {{"name", "GPU " + std::to_string(g)}}}});
-    name_thread(pid, 0, "phases");
-    for (const json& p : gpus[g]["phases"]) {
-      events.push_back({{"ph", "X"}, {"pid", pid}, {"tid", 0}, {"name", p[0]}, {"ts", p[1]},
-                        {"dur", p[2].get<double>() - p[1].get<double>()}});
+  auto metadata = [&](const char* kind, uint32_t pid, const std::string& name, std::optional<uint32_t> tid) {
+    begin_event();
+    out += "\"args\":{\"name\":";
+    out += json_string(name);
+    out += "},\"name\":\"";
+    out += kind;
+    out += "\",\"ph\":\"M\",\"pid\":";
+    append_integer(out, pid);
+    if (tid) {
+      out += ",\"tid\":";
+      append_integer(out, *tid);
+    }
+    out += '}';
+  };
+  auto slice = [&](uint32_t pid, uint32_t tid, const std::string& quoted_name, double start_us, double end_us) {
+    begin_event();
+    out += "\"dur\":";
+    append_json_number(out, end_us - start_us);
+    out += ",\"name\":";
+    out += quoted_name;
+    out += ",\"ph\":\"X\",\"pid\":";
+    append_integer(out, pid);
+    out += ",\"tid\":";
+    append_integer(out, tid);
+    out += ",\"ts\":";
+    append_json_number(out, start_us);
+    out += '}';
+  };
+  std::vector<std::string> phase_names, compute_names;  // quoted, per name index
+  for (const std::string& name : timeline.names) {
+    phase_names.push_back(json_string(name));
+    compute_names.push_back(json_string("compute (" + name + ")"));
+  }
+
+  const uint32_t gpus = timeline.gpus;
+  const uint32_t fabric = gpus;
+  out += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+  metadata("process_name", fabric, "fabric (" + scheme + ")", std::nullopt);
+  auto phase = timeline.phases.begin();
+  auto compute = timeline.compute.begin();
+  for (uint32_t g = 0; g < gpus; ++g) {
+    metadata("process_name", g, "GPU " + std::to_string(g), std::nullopt);
+    metadata("thread_name", g, "phases", 0u);
+    for (; phase != timeline.phases.end() && phase->gpu == g; ++phase) {
+      slice(g, 0, phase_names[phase->name], phase->start_us, phase->end_us);
     }
     // Compute on one thread per executor stream (SM group).
     std::vector<bool> named;
-    for (const json& c : gpus[g]["compute"]) {
-      const auto stream = c[3].get<uint32_t>();
+    for (; compute != timeline.compute.end() && compute->gpu == g; ++compute) {
+      const uint32_t stream = compute->stream;
       if (stream >= named.size()) named.resize(stream + 1, false);
-      if (!named[stream]) name_thread(pid, 1 + static_cast<int>(stream), "compute, stream " + std::to_string(stream));
+      if (!named[stream]) metadata("thread_name", g, "compute, stream " + std::to_string(stream), 1 + stream);
       named[stream] = true;
-      events.push_back({{"ph", "X"}, {"pid", pid}, {"tid", 1 + static_cast<int>(stream)},
-                        {"name", "compute (" + c[0].get<std::string>() + ")"}, {"ts", c[1]},
-                        {"dur", c[2].get<double>() - c[1].get<double>()}});
+      slice(g, 1 + stream, compute_names[compute->name], compute->start_us, compute->end_us);
     }
+    file.flush_if_full();
   }
   // Counters: a sample where a value changes (and the last bin), so idle stretches cost nothing.
-  const size_t bins = gpus.empty() ? 0 : up[0].size();
-  auto counter = [&](int pid, size_t b, double to_switch, double to_gpu) {
-    events.push_back({{"ph", "C"}, {"pid", pid}, {"name", "link utilization"}, {"ts", first_us + static_cast<double>(b) * bin_us},
-                      {"args", {{"gpu_to_switch", to_switch}, {"switch_to_gpu", to_gpu}}}});
+  const size_t bins = gpus > 0 ? timeline.bins : 0;
+  auto counter = [&](uint32_t pid, size_t b, double to_switch, double to_gpu) {
+    begin_event();
+    out += "\"args\":{\"gpu_to_switch\":";
+    append_json_number(out, to_switch);
+    out += ",\"switch_to_gpu\":";
+    append_json_number(out, to_gpu);
+    out += "},\"name\":\"link utilization\",\"ph\":\"C\",\"pid\":";
+    append_integer(out, pid);
+    out += ",\"ts\":";
+    append_json_number(out, timeline.first_bin_start_us + static_cast<double>(b) * timeline.bin_us);
+    out += '}';
   };
   double last_up_mean = -1.0, last_down_mean = -1.0;
-  std::vector<std::pair<double, double>> last(gpus.size(), {-1.0, -1.0});
+  std::vector<std::pair<double, double>> last(gpus, {-1.0, -1.0});
   for (size_t b = 0; b < bins; ++b) {
+    const double* up = &timeline.utilization[0][b * gpus];
+    const double* down = &timeline.utilization[1][b * gpus];
     double up_sum = 0.0, down_sum = 0.0;
-    for (size_t g = 0; g < gpus.size(); ++g) {
-      const double u = up[g][b].get<double>();
-      const double d = down[g][b].get<double>();
+    for (uint32_t g = 0; g < gpus; ++g) {
+      const double u = up[g];
+      const double d = down[g];
       up_sum += u;
       down_sum += d;
-      if (u != last[g].first || d != last[g].second || b + 1 == bins) counter(static_cast<int>(g), b, u, d);
+      if (u != last[g].first || d != last[g].second || b + 1 == bins) counter(g, b, u, d);
       last[g] = {u, d};
     }
-    const double up_mean = up_sum / static_cast<double>(gpus.size());
-    const double down_mean = down_sum / static_cast<double>(gpus.size());
+    const double up_mean = up_sum / static_cast<double>(gpus);
+    const double down_mean = down_sum / static_cast<double>(gpus);
     if (up_mean != last_up_mean || down_mean != last_down_mean || b + 1 == bins) counter(fabric, b, up_mean, down_mean);
     last_up_mean = up_mean;
     last_down_mean = down_mean;
+    file.flush_if_full();
   }
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("cannot write " + path);
-  f << json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump() << "\n";
+  out += "]}\n";
+  file.close();
 }
 
-void write_timeline_files(const Report& report, const std::string& out_dir) {
-  const json& results = report.document["results"];
-  for (size_t i = 0; i < results.size(); ++i) {
-    if (report.timelines[i].is_null()) continue;
-    const std::string scheme = results[i]["scheme"].get<std::string>();
-    write_utilization_csv(report.timelines[i], out_dir + "/utilization_" + scheme + ".csv");
-    write_trace(report.timelines[i], scheme, out_dir + "/trace_" + scheme + ".json");
+// links_<scheme>.csv: a row per link and direction (only the header when the scheme failed).
+void write_links_csv(const std::vector<LinkStatistics>& links, const std::string& path) {
+  TextFile file(path);
+  std::string& out = file.text();
+  out += "direction,gpu,link,chip,port,messages,wire_bytes,payload_bytes,busy_us,utilization\n";
+  for (const LinkStatistics& l : links) {
+    out += l.gpu_to_switch ? "gpu_to_switch," : "switch_to_gpu,";
+    for (const uint64_t value : {uint64_t{l.gpu}, uint64_t{l.link}, uint64_t{l.chip}, uint64_t{l.port}, l.messages,
+                                 l.wire_bytes, l.payload_bytes}) {
+      append_integer(out, value);
+      out += ',';
+    }
+    append_json_number(out, l.busy_us);
+    out += ',';
+    append_json_number(out, l.utilization);
+    out += '\n';
   }
+  file.close();
 }
 
 }  // namespace
@@ -199,24 +326,18 @@ void write_report_files(const Report& report, const std::string& out_dir) {
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw std::runtime_error("cannot create output directory " + out_dir + ": " + ec.message());
   {
-    std::ofstream f(out_dir + "/report.json");
-    if (!f) throw std::runtime_error("cannot write " + out_dir + "/report.json");
-    f << report.document.dump(2) << "\n";
+    TextFile file(out_dir + "/report.json");
+    file.text() = report.document.dump(2) + "\n";
+    file.close();
   }
   const json& results = report.document["results"];
   for (size_t i = 0; i < results.size(); ++i) {
-    const std::string path = out_dir + "/links_" + results[i]["scheme"].get<std::string>() + ".csv";
-    std::ofstream f(path);
-    if (!f) throw std::runtime_error("cannot write " + path);
-    f << "direction,gpu,link,chip,port,messages,wire_bytes,payload_bytes,busy_us,utilization\n";
-    if (report.link_stats[i].is_null()) continue;
-    for (const json& l : report.link_stats[i]) {
-      f << l["direction"].get<std::string>() << "," << l["gpu"] << "," << l["link"] << "," << l["chip"] << ","
-        << l["port"] << "," << l["messages"] << "," << l["wire_bytes"] << "," << l["payload_bytes"] << ","
-        << l["busy_us"] << "," << l["utilization"] << "\n";
-    }
+    const std::string scheme = results[i]["scheme"].get<std::string>();
+    write_links_csv(report.links[i], out_dir + "/links_" + scheme + ".csv");
+    if (!report.timelines[i]) continue;
+    write_utilization_csv(*report.timelines[i], out_dir + "/utilization_" + scheme + ".csv");
+    write_trace(*report.timelines[i], scheme, out_dir + "/trace_" + scheme + ".json");
   }
-  write_timeline_files(report, out_dir);
 }
 
 void print_summary(const Report& report, const std::string& out_dir, std::ostream& os) {

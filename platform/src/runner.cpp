@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <type_traits>
 
 #include "nvsvp/fw/moe_layer.hpp"
 #include "nvsvp/fw/replication_phase.hpp"
@@ -45,8 +46,8 @@ struct DirectionTotals {
   uint32_t ideal_gpu = 0;
 };
 
-json link_statistics(const Platform& platform, double layer_s, DirectionTotals totals[2]) {
-  json links = json::array();
+std::vector<LinkStatistics> link_statistics(const Platform& platform, double layer_s, DirectionTotals totals[2]) {
+  std::vector<LinkStatistics> links;
   for (int d = 0; d < 2; ++d) {
     const auto direction = d == 0 ? LinkDirection::gpu_to_switch : LinkDirection::switch_to_gpu;
     for (uint32_t g = 0; g < platform.gpu_count(); ++g) {
@@ -63,16 +64,17 @@ json link_statistics(const Platform& platform, double layer_s, DirectionTotals t
         t.messages += messages;
         t.busy_s += s.busy_time.to_seconds();
         t.links++;
-        links.push_back({{"direction", d == 0 ? "gpu_to_switch" : "switch_to_gpu"},
-                         {"gpu", g},
-                         {"link", l},
-                         {"chip", end.chip},
-                         {"port", end.port},
-                         {"messages", messages},
-                         {"wire_bytes", s.wire_bytes},
-                         {"payload_bytes", s.payload_bytes},
-                         {"busy_us", s.busy_time.to_seconds() * 1e6},
-                         {"utilization", layer_s > 0 ? s.busy_time.to_seconds() / layer_s : 0.0}});
+        LinkStatistics& row = links.emplace_back();
+        row.gpu_to_switch = d == 0;
+        row.gpu = g;
+        row.link = l;
+        row.chip = end.chip;
+        row.port = end.port;
+        row.messages = messages;
+        row.wire_bytes = s.wire_bytes;
+        row.payload_bytes = s.payload_bytes;
+        row.busy_us = s.busy_time.to_seconds() * 1e6;
+        row.utilization = layer_s > 0 ? s.busy_time.to_seconds() / layer_s : 0.0;
       }
       const double gpu_ideal_s = gpu_busy_s / platform.links_per_gpu();
       if (gpu_ideal_s > totals[d].ideal_s) {
@@ -84,49 +86,56 @@ json link_statistics(const Platform& platform, double layer_s, DirectionTotals t
   return links;
 }
 
-// What the timeline files need (report.cpp writes utilization_<scheme>.csv and
-// trace_<scheme>.json from it): per GPU and direction the links' utilization per bin from the
-// layer's start to its end, and every GPU's phases and compute intervals; times from the layer's
-// start in microseconds.
-json timeline_of(const Platform& platform, const std::vector<std::string>& phase_names, uint64_t bin_ps,
-                 const sc_core::sc_time& layer_start, const sc_core::sc_time& layer_end) {
+// What the timeline files need: per GPU and direction the links' utilization per bin from the
+// layer's start to its end, and every GPU's phases and compute intervals.
+Timeline timeline_of(const Platform& platform, const std::vector<std::string>& phase_names, uint64_t bin_ps,
+                     const sc_core::sc_time& layer_start, const sc_core::sc_time& layer_end) {
   const uint64_t first_bin = layer_start.value() / bin_ps;
   const uint64_t end_bin = (layer_end.value() + bin_ps - 1) / bin_ps;
   const double capacity_ps = static_cast<double>(bin_ps) * platform.links_per_gpu();
-  auto utilization = [&](LinkDirection direction) {
-    json per_gpu = json::array();
-    for (uint32_t g = 0; g < platform.gpu_count(); ++g) {
+  Timeline timeline;
+  timeline.bin_us = static_cast<double>(bin_ps) / 1e6;
+  // Bins are aligned to time 0; the first one may start before the layer.
+  timeline.first_bin_start_us = static_cast<double>(first_bin * bin_ps) / 1e6 - to_us(layer_start);
+  timeline.gpus = platform.gpu_count();
+  timeline.bins = end_bin > first_bin ? end_bin - first_bin : 0;
+  for (int d = 0; d < 2; ++d) {
+    const auto direction = d == 0 ? LinkDirection::gpu_to_switch : LinkDirection::switch_to_gpu;
+    std::vector<double>& utilization = timeline.utilization[d];
+    utilization.assign(timeline.bins * timeline.gpus, 0.0);
+    for (uint32_t g = 0; g < timeline.gpus; ++g) {
       const std::vector<uint64_t>& busy = platform.link_timeline(direction, g)->busy_ps();
-      json series = json::array();
-      for (uint64_t bin = first_bin; bin < end_bin; ++bin) {
-        series.push_back(bin < busy.size() ? static_cast<double>(busy[bin]) / capacity_ps : 0.0);
+      for (uint64_t bin = first_bin; bin < end_bin && bin < busy.size(); ++bin) {
+        utilization[(bin - first_bin) * timeline.gpus + g] = static_cast<double>(busy[bin]) / capacity_ps;
       }
-      per_gpu.push_back(std::move(series));
     }
-    return per_gpu;
-  };
+  }
   auto since_start_us = [&](const sc_core::sc_time& t) { return t > layer_start ? to_us(t - layer_start) : 0.0; };
-  json gpus = json::array();
-  for (uint32_t g = 0; g < platform.gpu_count(); ++g) {
+  timeline.names = phase_names;
+  // A compute span of a phase without a name is named by its number.
+  auto name_index = [&](uint32_t phase) {
+    if (phase < phase_names.size()) return phase;
+    const std::string name = std::to_string(phase);
+    const auto known = std::find(timeline.names.begin(), timeline.names.end(), name);
+    if (known != timeline.names.end()) return static_cast<uint32_t>(known - timeline.names.begin());
+    timeline.names.push_back(name);
+    return static_cast<uint32_t>(timeline.names.size() - 1);
+  };
+  for (uint32_t g = 0; g < timeline.gpus; ++g) {
     const model::Gpu& gpu = platform.gpu(g);
-    json phases = json::array();
     for (size_t p = 0; p < gpu.phase_times().size() && p < phase_names.size(); ++p) {
       const model::PhaseTime& t = gpu.phase_times()[p];
-      if (t.seen) phases.push_back({phase_names[p], since_start_us(t.first_start), since_start_us(t.last_end)});
+      if (t.seen) {
+        timeline.phases.push_back({since_start_us(t.first_start), since_start_us(t.last_end), g,
+                                   static_cast<uint32_t>(p), 0});
+      }
     }
-    json compute = json::array();
     for (const model::ComputeSpan& span : gpu.compute_spans()) {
-      const std::string phase = span.phase < phase_names.size() ? phase_names[span.phase] : std::to_string(span.phase);
-      compute.push_back({phase, since_start_us(span.start), since_start_us(span.end), span.stream});
+      timeline.compute.push_back(
+          {since_start_us(span.start), since_start_us(span.end), g, name_index(span.phase), span.stream});
     }
-    gpus.push_back({{"phases", phases}, {"compute", compute}});
   }
-  // Bins are aligned to time 0; the first one may start before the layer.
-  return {{"bin_us", static_cast<double>(bin_ps) / 1e6},
-          {"first_bin_start_us", static_cast<double>(first_bin * bin_ps) / 1e6 - to_us(layer_start)},
-          {"gpu_to_switch", utilization(LinkDirection::gpu_to_switch)},
-          {"switch_to_gpu", utilization(LinkDirection::switch_to_gpu)},
-          {"gpus", gpus}};
+  return timeline;
 }
 
 // The report's `replication` section: what the scheduler decided, the loads before and after,
@@ -241,8 +250,8 @@ std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario
   return spec;
 }
 
-json simulate_scheme(const Scenario& scenario, const std::string& scheme,
-                     std::shared_ptr<const fw::MoeLayerSpec> layer, const std::function<void(Platform&)>& inspect) {
+SchemeRun run_scheme(const Scenario& scenario, const std::string& scheme, std::shared_ptr<const fw::MoeLayerSpec> layer,
+                     bool with_timeline, const std::function<void(Platform&)>& inspect) {
   const auto wall_start = std::chrono::steady_clock::now();
   auto seconds_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -261,7 +270,7 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
   // function returns: the simulation is over by then.
   Platform& platform = *new Platform("platform", scenario.platform);
   const auto timeline_bin_ps = static_cast<uint64_t>(std::llround(scenario.simulation.timeline_bin_us * 1e6));
-  platform.record_link_timelines(timeline_bin_ps);
+  if (with_timeline) platform.record_link_timelines(timeline_bin_ps);
   TlmHal hal(platform);
   fw::SwitchFabric fabric(hal);
   // The switch is brought up through firmware and registers before the layer; the layer is timed
@@ -336,7 +345,7 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
   auto layer_us = [&](const sc_core::sc_time& t) { return t > layer_start ? to_us(t - layer_start) : 0.0; };
 
   DirectionTotals totals[2];
-  json links = link_statistics(platform, layer_s, totals);
+  std::vector<LinkStatistics> links = link_statistics(platform, layer_s, totals);
   uint64_t transactions = totals[0].messages + totals[1].messages;
 
   json phases = json::object();
@@ -467,7 +476,8 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
   auto efficiency = [](uint64_t payload, uint64_t wire) {
     return wire > 0 ? static_cast<double>(payload) / static_cast<double>(wire) : 0.0;
   };
-  json result = {
+  SchemeRun run;
+  run.result = {
       {"scheme", scheme},
       {"layer_time_us", layer_s * 1e6},
       // The layer cannot beat its busiest GPU's wire time in the busier direction (traffic over
@@ -517,14 +527,129 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
         {"simulated_us", to_us(sc_core::sc_time_stamp())},
         {"peak_rss_mb", peak_rss_mb(RUSAGE_SELF)},
         {"remote_token_copies_per_wall_second", wall > 0 ? checks.remote_token_copies / wall : 0.0}}},
-      {"links", links},
-      {"timeline", timeline_of(platform, names, timeline_bin_ps, layer_start, host.done() ? layer_end : sc_core::sc_time_stamp())},
   };
-  return result;
+  run.links = std::move(links);
+  if (with_timeline) {
+    run.timeline = timeline_of(platform, names, timeline_bin_ps, layer_start, host.done() ? layer_end : sc_core::sc_time_stamp());
+  }
+  return run;
 }
 
-json run_scheme_in_child(const Scenario& scenario, const std::string& scheme,
-                         const std::shared_ptr<const fw::MoeLayerSpec>& layer) {
+json simulate_scheme(const Scenario& scenario, const std::string& scheme,
+                     std::shared_ptr<const fw::MoeLayerSpec> layer, const std::function<void(Platform&)>& inspect) {
+  return run_scheme(scenario, scheme, std::move(layer), false, inspect).result;
+}
+
+namespace {
+
+// What a child sends its parent through the pipe: the result as JSON text, then the links and the
+// timeline as raw bytes. Parent and child are the same program, so the bytes mean the same on
+// both sides, and the bulky parts are neither formatted as JSON nor parsed back.
+class ResultWriter {
+ public:
+  template <typename T>
+  void value(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    bytes_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  template <typename T>
+  void values(const std::vector<T>& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    value(v.size());
+    bytes_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+  void text(const std::string& t) {
+    value(t.size());
+    bytes_ += t;
+  }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
+// Reads what ResultWriter wrote; throws std::runtime_error when the bytes end early (a child that
+// died while writing).
+class ResultReader {
+ public:
+  explicit ResultReader(const std::string& bytes) : bytes_(bytes) {}
+  template <typename T>
+  T value() {
+    T v;
+    std::memcpy(&v, take(sizeof v), sizeof v);
+    return v;
+  }
+  template <typename T>
+  std::vector<T> values() {
+    const auto size = value<size_t>();
+    if (size > (bytes_.size() - at_) / sizeof(T)) throw std::runtime_error("truncated result");
+    std::vector<T> v(size);
+    std::memcpy(v.data(), take(size * sizeof(T)), size * sizeof(T));
+    return v;
+  }
+  std::string text() {
+    const auto size = value<size_t>();
+    const char* start = take(size);
+    return std::string(start, size);
+  }
+
+ private:
+  const char* take(size_t size) {
+    if (size > bytes_.size() - at_) throw std::runtime_error("truncated result");
+    const char* start = bytes_.data() + at_;
+    at_ += size;
+    return start;
+  }
+  const std::string& bytes_;
+  size_t at_ = 0;
+};
+
+std::string encode(const SchemeRun& run) {
+  ResultWriter out;
+  out.text(run.result.dump());
+  out.values(run.links);
+  out.value(run.timeline.has_value());
+  if (run.timeline) {
+    const Timeline& t = *run.timeline;
+    out.value(t.bin_us);
+    out.value(t.first_bin_start_us);
+    out.value(t.gpus);
+    out.value(t.bins);
+    out.values(t.utilization[0]);
+    out.values(t.utilization[1]);
+    out.value(t.names.size());
+    for (const std::string& name : t.names) out.text(name);
+    out.values(t.phases);
+    out.values(t.compute);
+  }
+  return out.bytes();
+}
+
+SchemeRun decode(const std::string& bytes) {
+  ResultReader in(bytes);
+  SchemeRun run;
+  run.result = json::parse(in.text());
+  run.links = in.values<LinkStatistics>();
+  if (in.value<bool>()) {
+    Timeline& t = run.timeline.emplace();
+    t.bin_us = in.value<double>();
+    t.first_bin_start_us = in.value<double>();
+    t.gpus = in.value<uint32_t>();
+    t.bins = in.value<uint64_t>();
+    t.utilization[0] = in.values<double>();
+    t.utilization[1] = in.values<double>();
+    t.names.resize(in.value<size_t>());
+    for (std::string& name : t.names) name = in.text();
+    t.phases = in.values<Timeline::Span>();
+    t.compute = in.values<Timeline::Span>();
+  }
+  return run;
+}
+
+}  // namespace
+
+SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& scheme,
+                              const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline) {
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
@@ -533,18 +658,20 @@ json run_scheme_in_child(const Scenario& scenario, const std::string& scheme,
   if (pid == 0) {
     close(fds[0]);
     int code = 0;
-    std::string text;
+    std::string bytes;
     try {
-      json result = simulate_scheme(scenario, scheme, layer);
-      code = result["checks"]["passed"].get<bool>() ? 0 : 1;
-      text = result.dump();
+      const SchemeRun run = run_scheme(scenario, scheme, layer, with_timeline);
+      code = run.result["checks"]["passed"].get<bool>() ? 0 : 1;
+      bytes = encode(run);
     } catch (const std::exception& e) {
-      text = json{{"scheme", scheme}, {"error", e.what()}}.dump();
+      SchemeRun failed;
+      failed.result = {{"scheme", scheme}, {"error", e.what()}};
+      bytes = encode(failed);
       code = 1;
     }
     size_t written = 0;
-    while (written < text.size()) {
-      const ssize_t n = write(fds[1], text.data() + written, text.size() - written);
+    while (written < bytes.size()) {
+      const ssize_t n = write(fds[1], bytes.data() + written, bytes.size() - written);
       if (n <= 0) break;
       written += static_cast<size_t>(n);
     }
@@ -552,39 +679,50 @@ json run_scheme_in_child(const Scenario& scenario, const std::string& scheme,
     exit(code);
   }
   close(fds[1]);
-  std::string text;
+  std::string bytes;
   char buffer[1 << 16];
   for (;;) {
     const ssize_t n = read(fds[0], buffer, sizeof buffer);
     if (n <= 0) break;
-    text.append(buffer, static_cast<size_t>(n));
+    bytes.append(buffer, static_cast<size_t>(n));
   }
   close(fds[0]);
   int status = 0;
   rusage usage{};
   wait4(pid, &status, 0, &usage);
-  if (WIFSIGNALED(status) || text.empty()) {
+  SchemeRun run;
+  bool complete = false;
+  if (!WIFSIGNALED(status)) {
+    try {
+      run = decode(bytes);
+      complete = true;
+    } catch (const std::exception&) {  // nothing, or part of a result: as good as none
+    }
+  }
+  if (!complete) {
     std::ostringstream os;
     os << "the simulation process of scheme '" << scheme << "' died";
     if (WIFSIGNALED(status)) os << " (signal " << WTERMSIG(status) << ")";
     else os << " (exit code " << WEXITSTATUS(status) << ", no result)";
-    return json{{"scheme", scheme}, {"error", os.str()}};
+    SchemeRun died;
+    died.result = {{"scheme", scheme}, {"error", os.str()}};
+    return died;
   }
-  json result = json::parse(text);
-  if (result.contains("sim")) result["sim"]["peak_rss_mb"] = usage.ru_maxrss / 1024.0;
-  return result;
+  if (run.result.contains("sim")) run.result["sim"]["peak_rss_mb"] = usage.ru_maxrss / 1024.0;
+  return run;
 }
-
 
 int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostream& console) {
   const auto wall_start = std::chrono::steady_clock::now();
   const auto layer = make_layer_spec(scenario);
-  std::vector<json> results;
-  for (const std::string& scheme : scenario.schemes) results.push_back(run_scheme_in_child(scenario, scheme, layer));
+  std::vector<SchemeRun> runs;
+  for (const std::string& scheme : scenario.schemes) {
+    runs.push_back(run_scheme_in_child(scenario, scheme, layer, options.timelines));
+  }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
   const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
-  const Report report = make_report(scenario, *layer, results, wall);
+  const Report report = make_report(scenario, *layer, std::move(runs), wall);
   write_report_files(report, out_dir);
   if (!options.quiet) print_summary(report, out_dir, console);
   return report.passed ? 0 : 1;

@@ -346,8 +346,10 @@ class StudyLoader {
 pid_t start_point(const StudyOptions& options, const std::string& dir, std::string& error) {
   const std::string log = dir + "/run.log";
   const std::string scenario = dir + "/scenario.yaml";
+  // No timeline files: at tens of MB per scheme they would dwarf the study; `nvsvp run` on the
+  // point's scenario.yaml gives them.
   std::vector<std::string> args = {options.executable, "--config-dir", options.config_dir, "run", scenario,
-                                   "--out", dir};
+                                   "--out", dir, "--no-timelines"};
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);

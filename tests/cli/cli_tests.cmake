@@ -62,7 +62,25 @@ nvsvp_cli_test(run_trace_example_writes_the_report --fresh ${NVSVP_TRACE_OUT}
                --file ${NVSVP_TRACE_OUT}/links_deepep.csv
                       "^direction,gpu,link,chip,port,messages,wire_bytes,payload_bytes,busy_us,utilization$"
                --file ${NVSVP_TRACE_OUT}/links_deepep.csv "^switch_to_gpu,7,17,3,"
+               --file ${NVSVP_TRACE_OUT}/utilization_deepep.csv "^time_us,gpu_to_switch,switch_to_gpu,gpu0_to_switch,"
+               --file ${NVSVP_TRACE_OUT}/trace_deepep.json "^.\"displayTimeUnit\":\"ns\",\"traceEvents\":..\"args\":"
                -- $<TARGET_FILE:nvsvp> run ${NVSVP_SCENARIOS}/trace_example.yaml --out ${NVSVP_TRACE_OUT})
+
+# --no-timelines: report.json and the links CSV, no utilization CSV or trace.
+set(NVSVP_NO_TIMELINES ${NVSVP_CLI_OUT}/no_timelines)
+nvsvp_cli_test(run_no_timelines_writes_no_timeline_files --fresh ${NVSVP_NO_TIMELINES}
+               --file ${NVSVP_NO_TIMELINES}/report.json "\"passed\": true"
+               --file ${NVSVP_NO_TIMELINES}/links_deepep.csv "^gpu_to_switch,0,0,"
+               --absent ${NVSVP_NO_TIMELINES}/utilization_deepep.csv
+               --absent ${NVSVP_NO_TIMELINES}/trace_deepep.json
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --quiet --no-timelines
+                  --set workload.tokens_per_gpu=16 --out ${NVSVP_NO_TIMELINES})
+
+# An output directory that cannot be made is an error that names it.
+nvsvp_cli_test(run_unwritable_output_directory_exits_1 --exit 1
+               --stderr "nvsvp: error: cannot create output directory /dev/null/out"
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --quiet
+                  --set workload.tokens_per_gpu=16 --out /dev/null/out)
 
 # --set reaches the run: the fixture has 32 tokens per GPU, the report shows 16.
 nvsvp_cli_test(run_set_changes_the_workload --fresh ${NVSVP_CLI_OUT}/set_tokens
@@ -240,6 +258,9 @@ nvsvp_cli_test(study_runs_two_points_at_a_time --fresh ${NVSVP_TINY}
                --file ${NVSVP_TINY}/3_seed=9/scenario.yaml "^name: tiny "
                --file ${NVSVP_TINY}/3_seed=9/report.json "\"tokens_per_gpu\": 8,"
                --file ${NVSVP_TINY}/3_seed=9/run.log "^report: "
+               --file ${NVSVP_TINY}/3_seed=9/links_deepep.csv "^direction,"
+               --absent ${NVSVP_TINY}/3_seed=9/utilization_deepep.csv
+               --absent ${NVSVP_TINY}/3_seed=9/trace_deepep.json
                -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/tiny.yaml --jobs 2 --set workload.tokens_per_gpu=8
                   --out ${NVSVP_TINY})
 
@@ -288,7 +309,7 @@ nvsvp_cli_test(replication_unknown_key_exits_2 --exit 2 --stderr "replication.po
 nvsvp_cli_test(replication_groups_beyond_the_multicast_slots_fail_clearly --exit 1
                --stdout "no multicast slot left: all 2 slots are in use"
                -- $<TARGET_FILE:nvsvp> run ${NVSVP_SCENARIOS}/default.yaml --set replication.policy=iser
-                  --set "replication.groups=[2]" --set platform.switch.multicast_slots=2 --set "schemes=[deepep]"
+                  --set "replication.groups=[2]" --set platform.switch.multicast_slots=2
                   --set workload.tokens_per_gpu=64 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_out/replication_slots)
 nvsvp_cli_test(replication_static_seed_needs_the_static_policy_exits_2 --exit 2
                --stderr "replication.static_seed: expected static_seed only with policy static"

@@ -63,7 +63,7 @@ json run_one_broadcast(const std::string& method, uint32_t group_size, uint32_t 
   layer->routing = std::move(rerouted.routing);
   layer->routing.weights_of = std::move(rerouted.weights_of);
   layer->replication = decision;
-  return run_scheme_in_child(scenario, "deepep", layer);
+  return run_scheme_in_child(scenario, "deepep", layer).result;
 }
 
 constexpr uint64_t kExpertBytes = 3ull * 2048 * 512;  // model S, fp8 (iser.md "Sizes")

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../common/test_support.hpp"
+#include "nvsvp/platform/report.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
 
@@ -113,6 +115,32 @@ TEST(TimelineFiles, UtilizationSeriesAndTraceAgreeWithTheReport) {
     }
     EXPECT_GT(counters[static_cast<int>(gpus)], 1) << "the fabric's counter";
   }
+}
+
+// A scheme whose process fails is in report.json as an error, its links CSV holds only the header
+// and it has no timeline files.
+TEST(TimelineFiles, AFailedSchemeHasAnErrorAndNoTimeline) {
+  test::TempDir dir;
+  const Scenario scenario = load_scenario(dir.write("s.yaml", kScenario), {}, test::config_dir());
+  const auto layer = make_layer_spec(scenario);
+  auto broken = std::make_shared<fw::MoeLayerSpec>(*layer);
+  broken->routing.gpus = 0;  // the plan refuses a routing that does not fit the layer
+  std::vector<SchemeRun> runs;
+  runs.push_back(run_scheme_in_child(scenario, "deepep", broken, true));
+  ASSERT_TRUE(runs[0].result.contains("error")) << runs[0].result.dump();
+  EXPECT_EQ(runs[0].result.at("scheme"), "deepep");
+  EXPECT_TRUE(runs[0].links.empty());
+  EXPECT_FALSE(runs[0].timeline.has_value());
+
+  const Report report = make_report(scenario, *layer, std::move(runs), 0.0);
+  EXPECT_FALSE(report.passed);
+  const std::string out_dir = dir.path() + "/out";
+  write_report_files(report, out_dir);
+  const auto rows = read_csv(out_dir + "/links_deepep.csv");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0], "direction");
+  EXPECT_FALSE(std::filesystem::exists(out_dir + "/utilization_deepep.csv"));
+  EXPECT_FALSE(std::filesystem::exists(out_dir + "/trace_deepep.json"));
 }
 
 }  // namespace

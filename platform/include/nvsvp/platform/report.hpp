@@ -1,6 +1,9 @@
-// report.json, links_<scheme>.csv and the console summary of a run.
+// report.json, the per-scheme files (links_<scheme>.csv, utilization_<scheme>.csv,
+// trace_<scheme>.json) and the console summary of a run.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -12,16 +15,61 @@
 
 namespace nvsvp::platform {
 
+// One link in one direction over the layer: a row of links_<scheme>.csv.
+struct LinkStatistics {
+  bool gpu_to_switch = true;  // else switch_to_gpu
+  uint32_t gpu = 0;
+  uint32_t link = 0;
+  uint32_t chip = 0;
+  uint32_t port = 0;
+  uint64_t messages = 0;
+  uint64_t wire_bytes = 0;
+  uint64_t payload_bytes = 0;
+  double busy_us = 0.0;
+  double utilization = 0.0;  // busy time over the layer time
+};
+
+// What utilization_<scheme>.csv and trace_<scheme>.json show of one scheme's layer. Plain
+// numbers rather than JSON: there are hundreds of thousands of them. Times are from the layer's
+// start, in microseconds.
+struct Timeline {
+  double bin_us = 0.0;
+  double first_bin_start_us = 0.0;  // bins are aligned to time 0: the first may start before the layer
+  uint32_t gpus = 0;
+  uint64_t bins = 0;
+  // Each GPU's links' busy fraction per bin, [0] gpu_to_switch, [1] switch_to_gpu; the entry of
+  // bin b and GPU g is [b * gpus + g].
+  std::vector<double> utilization[2];
+  struct Span {
+    double start_us = 0.0;
+    double end_us = 0.0;
+    uint32_t gpu = 0;
+    uint32_t name = 0;    // into `names`
+    uint32_t stream = 0;  // of a compute span: the executor stream (SM group) it ran on
+  };
+  std::vector<std::string> names;  // the phases' names the spans refer to
+  std::vector<Span> phases;        // every GPU's phases, GPU after GPU
+  std::vector<Span> compute;       // every GPU's compute intervals, GPU after GPU
+};
+
+// What one scheme's run gave.
+struct SchemeRun {
+  nlohmann::json result;              // an entry of report.json's results[]; {"scheme", "error"} when it failed
+  std::vector<LinkStatistics> links;  // none when it failed
+  std::optional<Timeline> timeline;   // when it was asked for and the scheme ran
+};
+
 struct Report {
-  nlohmann::json document;                // report.json
-  std::vector<nlohmann::json> link_stats; // per scheme, for links_<scheme>.csv
-  std::vector<nlohmann::json> timelines;  // per scheme, for utilization_<scheme>.csv and trace_<scheme>.json
+  nlohmann::json document;                         // report.json
+  std::vector<std::vector<LinkStatistics>> links;  // per scheme, for links_<scheme>.csv
+  std::vector<std::optional<Timeline>> timelines;  // per scheme, for utilization_<scheme>.csv and trace_<scheme>.json
   bool passed = false;
 };
 
-// `results`: one simulate_scheme() JSON per scheme (or {"scheme", "error"} when it failed).
-Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer,
-                   std::vector<nlohmann::json> results, double wall_seconds);
+Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std::vector<SchemeRun> runs,
+                   double wall_seconds);
+// Creates `out_dir` and writes report.json, every scheme's links CSV and the timeline files of
+// those that have one. Throws std::runtime_error naming the path it cannot create or write.
 void write_report_files(const Report& report, const std::string& out_dir);
 void print_summary(const Report& report, const std::string& out_dir, std::ostream& os);
 

@@ -1,5 +1,5 @@
 // Running a scenario: one simulation per scheme, each in its own process (SystemC elaborates once
-// per process), results gathered into report.json, links_<scheme>.csv and a console table.
+// per process), results gathered into report.json, the per-scheme files and a console table.
 #pragma once
 
 #include <functional>
@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nvsvp/fw/moe_workload.hpp"
+#include "nvsvp/platform/report.hpp"
 #include "nvsvp/platform/scenario.hpp"
 
 namespace nvsvp::platform {
@@ -20,20 +21,25 @@ class Platform;
 std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario);
 
 // Elaborates the platform, runs `scheme` on it and checks the result. Call at most once per
-// process. The JSON is one entry of report.json's results[], plus "links" (per-link statistics).
-// `inspect` (tests) sees the platform once the simulation is over.
+// process. `with_timeline`: also record the links' busy time per bin and gather the timeline
+// files' data. `inspect` (tests) sees the platform once the simulation is over.
+SchemeRun run_scheme(const Scenario& scenario, const std::string& scheme, std::shared_ptr<const fw::MoeLayerSpec> layer,
+                     bool with_timeline, const std::function<void(Platform&)>& inspect = {});
+
+// run_scheme without a timeline, its result alone: one entry of report.json's results[].
 nlohmann::json simulate_scheme(const Scenario& scenario, const std::string& scheme,
                                std::shared_ptr<const fw::MoeLayerSpec> layer,
                                const std::function<void(Platform&)>& inspect = {});
 
-// simulate_scheme in a child process of its own (the child sends its JSON through a pipe), so
-// that one process can run several: the result, or {"scheme", "error"} when the child failed or died.
-nlohmann::json run_scheme_in_child(const Scenario& scenario, const std::string& scheme,
-                                   const std::shared_ptr<const fw::MoeLayerSpec>& layer);
+// run_scheme in a child process of its own (the child sends what it gave through a pipe), so that
+// one process can run several. A child that failed or died gives {"scheme", "error"}.
+SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& scheme,
+                              const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline = false);
 
 struct RunOptions {
   std::string out_dir;  // empty: out/<scenario name>
   bool quiet = false;   // no console table
+  bool timelines = true;  // also utilization_<scheme>.csv and trace_<scheme>.json
 };
 
 // Runs every scheme of the scenario in a child process of its own, writes the report files and
