@@ -3,9 +3,20 @@
 #include "nvsvp/reduction/reduce_alu.hpp"
 
 #include <algorithm>
+#include <cfloat>
+#include <cstring>
+#include <limits>
 
 namespace nvsvp::reduction {
 namespace {
+
+// The host's float add is IEEE 754 binary32 (x86-64: SSE addss, no excess precision) unless the
+// compiler is told to bend the rules; then every add takes the integer path.
+#if defined(__FAST_MATH__) || FLT_EVAL_METHOD != 0
+constexpr bool kHostAddIsIeee = false;
+#else
+constexpr bool kHostAddIsIeee = std::numeric_limits<float>::is_iec559;
+#endif
 
 constexpr std::uint32_t kSignBit = 0x80000000u;
 constexpr std::uint32_t kMagnitudeMask = 0x7FFFFFFFu;
@@ -21,6 +32,20 @@ bool is_nan_f32(std::uint32_t single) {
 bool is_inf_f32(std::uint32_t single) { return (single & kMagnitudeMask) == kInfinityF32; }
 
 std::uint32_t canonical_f32(std::uint32_t single) { return is_nan_f32(single) ? kCanonicalNanF32 : single; }
+
+// Normal and finite: exponent field 1..254.
+bool is_normal_f32(std::uint32_t single) { return exponent_field(single) - 1u < 0xFEu; }
+
+std::uint32_t host_f32_add(std::uint32_t a, std::uint32_t b) {
+  float x;
+  float y;
+  std::memcpy(&x, &a, sizeof x);
+  std::memcpy(&y, &b, sizeof y);
+  const float sum = x + y;
+  std::uint32_t bits;
+  std::memcpy(&bits, &sum, sizeof bits);
+  return bits;
+}
 
 // Leading zeros of a 27-bit value (27 when it is zero).
 int leading_zeros27(std::uint32_t value) {
@@ -121,6 +146,14 @@ std::uint32_t float_operand(ReduceType type, const Beat& operand, int lane) {
 }  // namespace
 
 std::uint32_t f32_add(std::uint32_t a, std::uint32_t b) {
+  if (kHostAddIsIeee) {
+    const std::uint32_t sum = host_f32_add(a, b);
+    if (is_normal_f32(a) && is_normal_f32(b) && is_normal_f32(sum)) return sum;
+  }
+  return f32_add_integer(a, b);
+}
+
+std::uint32_t f32_add_integer(std::uint32_t a, std::uint32_t b) {
   if (is_nan_f32(a) || is_nan_f32(b) || (is_inf_f32(a) && is_inf_f32(b) && ((a ^ b) & kSignBit))) {
     return kCanonicalNanF32;
   }
