@@ -36,6 +36,8 @@ bool is_normal_f32(std::uint32_t single) { return exponent_field(single) - 1u < 
 
 bool is_zero_f32(std::uint32_t single) { return (single << 1) == 0; }
 
+bool is_subnormal_f32(std::uint32_t single) { return (single & kMagnitudeMask) - 1u < kFractionMask; }
+
 std::uint32_t host_f32_add(std::uint32_t a, std::uint32_t b) {
   float x;
   float y;
@@ -47,14 +49,13 @@ std::uint32_t host_f32_add(std::uint32_t a, std::uint32_t b) {
   return bits;
 }
 
-// Whether `sum`, the host's a + b, is f32_add's result (see the header): operands normal or zero,
-// and the sum normal or known to be exactly zero. Bitwise, not short-circuit, so that loops
-// vectorise.
+// Whether `sum`, the host's a + b, is f32_add's result (see the header): no operand subnormal,
+// and the sum normal or exactly zero. A normal or zero sum implies finite operands (infinities
+// and NaNs only give infinities and NaNs), and a zero sum of operands of equal magnitude is
+// exact (x + -x, or two zeros). Bitwise, not short-circuit, so that loops vectorise.
 bool host_sum_is_exact(std::uint32_t a, std::uint32_t b, std::uint32_t sum) {
-  const bool a_is_zero = is_zero_f32(a);
-  const bool b_is_zero = is_zero_f32(b);
-  const bool exactly_zero = (a_is_zero & b_is_zero) | (a == (b ^ kSignBit));
-  return (is_normal_f32(a) | a_is_zero) & (is_normal_f32(b) | b_is_zero) & (is_normal_f32(sum) | exactly_zero);
+  const bool exactly_zero = is_zero_f32(sum) & is_zero_f32(a ^ b);
+  return !is_subnormal_f32(a) & !is_subnormal_f32(b) & (is_normal_f32(sum) | exactly_zero);
 }
 
 // Leading zeros of a 27-bit value (27 when it is zero).
