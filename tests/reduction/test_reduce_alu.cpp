@@ -410,6 +410,81 @@ TEST(ReduceAluF32, LaneFunctionsAreCommutative) {
   }
 }
 
+// ---- f32_add's fast path (the host's add) against its integer path -------------------------
+
+// The fast path answers only for normal or zero operands whose sum is normal or exactly zero;
+// everything else, including the sums of normal operands that leave the normal range, must come
+// out of it exactly as from the integer path.
+TEST(ReduceAluF32, FastPathAddMatchesIntegerPath) {
+  Tally tally("f32 add, fast path against integer path");
+  std::uint64_t zero_operands = 0;  // normal or zero operands, one or both zero
+  // Normal operands, by their sum: normal, subnormal, zero (x and -x: the fast path answers
+  // these two), infinite.
+  std::uint64_t normal_sums = 0;
+  std::uint64_t subnormal_sums = 0;
+  std::uint64_t zero_sums = 0;
+  std::uint64_t infinite_sums = 0;
+  auto is_normal = [](std::uint32_t bits) { return ((bits >> 23) & 0xFFu) - 1u < 0xFEu; };
+  auto is_zero = [](std::uint32_t bits) { return (bits & 0x7FFFFFFFu) == 0; };
+  auto check = [&](std::uint32_t a, std::uint32_t b) {
+    const std::uint32_t got = f32_add(a, b);
+    const std::uint32_t want = f32_add_integer(a, b);
+    tally.record(got == want, [&] { return "add(" + hex(a, 8) + ", " + hex(b, 8) + ") = " + hex(got, 8) +
+                                           ", integer path " + hex(want, 8); });
+    if ((is_zero(a) || is_zero(b)) && (is_zero(a) || is_normal(a)) && (is_zero(b) || is_normal(b))) ++zero_operands;
+    if (!is_normal(a) || !is_normal(b)) return;
+    const std::uint32_t magnitude = want & 0x7FFFFFFFu;
+    ++(is_normal(want) ? normal_sums : magnitude == 0 ? zero_sums : magnitude < 0x00800000u ? subnormal_sums : infinite_sums);
+  };
+
+  // Every pair of the directed values: specials, signed zeros, subnormals, ties, the extremes.
+  const std::vector<std::uint32_t> values = test::directed_values(kF32Format);
+  for (std::uint32_t a : values) {
+    for (std::uint32_t b : values) check(a, b);
+  }
+  // The generator's mix: near exponents (cancellation, carries, ties), subnormals, specials.
+  OperandGenerator generator(801);
+  for (int i = 0; i < 4'000'000; ++i) {
+    const std::uint32_t a = generator.float_bits(kF32Format, static_cast<std::uint32_t>(generator.next()));
+    check(a, generator.float_bits(kF32Format, a));
+  }
+  // Uniformly random encodings: mostly normal operands far apart.
+  for (int i = 0; i < 4'000'000; ++i) {
+    const std::uint64_t bits = generator.next();
+    check(static_cast<std::uint32_t>(bits), static_cast<std::uint32_t>(bits >> 32));
+  }
+  // Normal operands whose sum leaves the normal range: opposite signs and near magnitudes at
+  // the bottom of the range (cancellation into the subnormals, rounding up to the smallest
+  // normal, exact zero with either sign of operand), and equal signs at the top (overflow,
+  // rounding up to infinity).
+  for (int i = 0; i < 2'000'000; ++i) {
+    const std::uint32_t sign = generator.below(2);
+    const std::uint32_t exponent = 1u + generator.below(26);
+    const std::uint32_t fraction = static_cast<std::uint32_t>(generator.next());
+    const std::uint32_t a = kF32Format.encode(sign, exponent, fraction);
+    const std::uint32_t near_exponent = generator.below(2) ? exponent : std::max(1u, exponent + generator.below(3) - 1u);
+    const std::uint32_t how = generator.below(3);
+    const std::uint32_t near_fraction = how == 0   ? fraction
+                                        : how == 1 ? fraction + generator.below(9) - 4u
+                                                   : static_cast<std::uint32_t>(generator.next());
+    check(a, kF32Format.encode(sign ^ 1u, near_exponent, near_fraction));
+  }
+  for (int i = 0; i < 1'000'000; ++i) {
+    const std::uint32_t sign = generator.below(2);
+    const std::uint32_t a = kF32Format.encode(sign, 254u - generator.below(2), static_cast<std::uint32_t>(generator.next()));
+    const std::uint32_t b =
+        kF32Format.encode(sign, 254u - generator.below(generator.below(2) ? 2 : 28), static_cast<std::uint32_t>(generator.next()));
+    check(a, b);
+  }
+  EXPECT_GT(zero_operands, 50'000u);
+  EXPECT_GT(normal_sums, 5'000'000u);
+  EXPECT_GT(subnormal_sums, 100'000u);
+  EXPECT_GT(zero_sums, 100'000u);
+  EXPECT_GT(infinite_sums, 100'000u);
+  std::cout << "[ vectors  ] " << zero_operands << " with zero operands; normal operands, sums: " << normal_sums << " normal, " << subnormal_sums
+            << " subnormal, " << zero_sums << " zero, " << infinite_sums << " infinite\n";
+}
+
 // ---- Conversions ---------------------------------------------------------------------------
 
 TEST(ReduceAluConvert, EveryF16AndBf16WidensExactlyAndRoundTrips) {

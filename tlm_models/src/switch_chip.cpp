@@ -495,7 +495,13 @@ uint32_t SwitchChip::open_reduction(uint16_t port, const NvlinkExtension& reques
   const uint32_t tag = reductions_.take();
   context_tag_[port][context] = tag;
   PendingReduction& r = reductions_[tag];
+  // The per-beat vectors keep their capacity from the tag's last use: reductions are many and
+  // short, and take_member_response sizes them afresh when the context opens.
+  std::vector<reduction::Beat> result = std::move(r.result);
+  std::vector<uint16_t> result_parts = std::move(r.result_parts);
   r = PendingReduction{};
+  r.result = std::move(result);
+  r.result_parts = std::move(result_parts);
   r.active = true;
   r.port = port;
   r.context = context;

@@ -3,9 +3,20 @@
 #include "nvsvp/reduction/reduce_alu.hpp"
 
 #include <algorithm>
+#include <cfloat>
+#include <cstring>
+#include <limits>
 
 namespace nvsvp::reduction {
 namespace {
+
+// The host's float add is IEEE 754 binary32 (x86-64: SSE addss, no excess precision) unless the
+// compiler is told to bend the rules; then every add takes the integer path.
+#if defined(__FAST_MATH__) || FLT_EVAL_METHOD != 0
+constexpr bool kHostAddIsIeee = false;
+#else
+constexpr bool kHostAddIsIeee = std::numeric_limits<float>::is_iec559;
+#endif
 
 constexpr std::uint32_t kSignBit = 0x80000000u;
 constexpr std::uint32_t kMagnitudeMask = 0x7FFFFFFFu;
@@ -14,13 +25,38 @@ constexpr std::uint32_t kInfinityF32 = 0x7F800000u;
 
 std::uint32_t exponent_field(std::uint32_t single) { return (single >> 23) & 0xFFu; }
 
-bool is_nan_f32(std::uint32_t single) {
-  return exponent_field(single) == 0xFFu && (single & kFractionMask) != 0;
-}
+bool is_nan_f32(std::uint32_t single) { return (single & kMagnitudeMask) > kInfinityF32; }
 
 bool is_inf_f32(std::uint32_t single) { return (single & kMagnitudeMask) == kInfinityF32; }
 
 std::uint32_t canonical_f32(std::uint32_t single) { return is_nan_f32(single) ? kCanonicalNanF32 : single; }
+
+// Normal and finite: exponent field 1..254.
+bool is_normal_f32(std::uint32_t single) { return exponent_field(single) - 1u < 0xFEu; }
+
+bool is_zero_f32(std::uint32_t single) { return (single << 1) == 0; }
+
+bool is_subnormal_f32(std::uint32_t single) { return (single & kMagnitudeMask) - 1u < kFractionMask; }
+
+std::uint32_t host_f32_add(std::uint32_t a, std::uint32_t b) {
+  float x;
+  float y;
+  std::memcpy(&x, &a, sizeof x);
+  std::memcpy(&y, &b, sizeof y);
+  const float sum = x + y;
+  std::uint32_t bits;
+  std::memcpy(&bits, &sum, sizeof bits);
+  return bits;
+}
+
+// Whether `sum`, the host's a + b, is f32_add's result (see the header): no operand subnormal,
+// and the sum normal or exactly zero. A normal or zero sum implies finite operands (infinities
+// and NaNs only give infinities and NaNs), and a zero sum of operands of equal magnitude is
+// exact (x + -x, or two zeros). Bitwise, not short-circuit, so that loops vectorise.
+bool host_sum_is_exact(std::uint32_t a, std::uint32_t b, std::uint32_t sum) {
+  const bool exactly_zero = is_zero_f32(sum) & is_zero_f32(a ^ b);
+  return !is_subnormal_f32(a) & !is_subnormal_f32(b) & (is_normal_f32(sum) | exactly_zero);
+}
 
 // Leading zeros of a 27-bit value (27 when it is zero).
 int leading_zeros27(std::uint32_t value) {
@@ -42,42 +78,43 @@ std::uint32_t f32_min_max(std::uint32_t x, std::uint32_t y, bool want_max) {
   return ((order_key(x) < order_key(y)) != want_max) ? x : y;
 }
 
-std::uint32_t combine_f32_lane(ReduceOp op, std::uint32_t acc, std::uint32_t operand) {
-  switch (op) {
-    case ReduceOp::min:
-      return f32_min_max(acc, operand, false);
-    case ReduceOp::max:
-      return f32_min_max(acc, operand, true);
-    default:
-      return f32_add(acc, operand);  // add; bitwise ops on floats are rejected by the unit
+// A beat's lanes as host integers, and back. Beats are little-endian: on a little-endian host
+// these are plain copies, which the compiler turns into vector loads and stores.
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+constexpr bool kHostIsLittleEndian = true;
+#else
+constexpr bool kHostIsLittleEndian = false;
+#endif
+
+template <typename Lane, std::size_t lanes>
+void load_lanes(const Beat& beat, Lane (&values)[lanes]) {
+  static_assert(sizeof values == sizeof(Beat));
+  if (kHostIsLittleEndian) {
+    std::memcpy(values, beat.data(), sizeof values);
+    return;
+  }
+  for (std::size_t lane = 0; lane < lanes; ++lane) {
+    Lane value = 0;
+    for (std::size_t byte = sizeof(Lane); byte-- > 0;) value = static_cast<Lane>((value << 8) | beat[lane * sizeof(Lane) + byte]);
+    values[lane] = value;
   }
 }
 
-std::uint32_t beat_word(const Beat& beat, int word) {
-  std::uint32_t value = 0;
-  for (int byte = 3; byte >= 0; --byte) value = (value << 8) | beat[4 * word + byte];
-  return value;
-}
-
-std::uint16_t beat_half(const Beat& beat, int half) {
-  return static_cast<std::uint16_t>(beat[2 * half] | (beat[2 * half + 1] << 8));
-}
-
-void set_beat_word(Beat& beat, int word, std::uint32_t value) {
-  for (int byte = 0; byte < 4; ++byte) beat[4 * word + byte] = static_cast<std::uint8_t>(value >> (8 * byte));
-}
-
-void set_beat_half(Beat& beat, int half, std::uint16_t value) {
-  beat[2 * half] = static_cast<std::uint8_t>(value);
-  beat[2 * half + 1] = static_cast<std::uint8_t>(value >> 8);
+template <typename Lane, std::size_t lanes>
+void store_lanes(const Lane (&values)[lanes], Beat& beat) {
+  static_assert(sizeof values == sizeof(Beat));
+  if (kHostIsLittleEndian) {
+    std::memcpy(beat.data(), values, sizeof values);
+    return;
+  }
+  for (std::size_t lane = 0; lane < lanes; ++lane) {
+    for (std::size_t byte = 0; byte < sizeof(Lane); ++byte)
+      beat[lane * sizeof(Lane) + byte] = static_cast<std::uint8_t>(values[lane] >> (8 * byte));
+  }
 }
 
 std::uint64_t acc_dword(const Accumulator& acc, int lane) {
   return acc[2 * lane] | (static_cast<std::uint64_t>(acc[2 * lane + 1]) << 32);
-}
-
-std::uint64_t beat_dword(const Beat& beat, int lane) {
-  return beat_word(beat, 2 * lane) | (static_cast<std::uint64_t>(beat_word(beat, 2 * lane + 1)) << 32);
 }
 
 bool is_float(ReduceType type) {
@@ -106,21 +143,81 @@ Unsigned combine_int_lane(ReduceOp op, bool signed_compare, Unsigned x, Unsigned
   return 0;
 }
 
-// The operand of float lane `lane` as an f32.
-std::uint32_t float_operand(ReduceType type, const Beat& operand, int lane) {
+// The float lanes of a beat as f32, as widen() accumulates them: 4 lanes for f32, 8 for f16 and
+// bf16. The type is looked at once, not per lane, so each loop is straight code.
+void float_operands(ReduceType type, const Beat& operand, std::uint32_t* out) {
   switch (type) {
-    case ReduceType::f16:
-      return f16_to_f32(beat_half(operand, lane));
-    case ReduceType::bf16:
-      return bf16_to_f32(beat_half(operand, lane));
+    case ReduceType::f16: {
+      std::uint16_t halves[8];
+      load_lanes(operand, halves);
+      for (int lane = 0; lane < 8; ++lane) out[lane] = f16_to_f32(halves[lane]);
+      return;
+    }
+    case ReduceType::bf16: {
+      std::uint16_t halves[8];
+      load_lanes(operand, halves);
+      for (int lane = 0; lane < 8; ++lane) out[lane] = bf16_to_f32(halves[lane]);
+      return;
+    }
+    default: {
+      std::uint32_t words[4];
+      load_lanes(operand, words);
+      for (int lane = 0; lane < 4; ++lane) out[lane] = canonical_f32(words[lane]);
+      return;
+    }
+  }
+}
+
+// f32_add on every lane. The host's add is tried on the whole beat first, in branch-free loops
+// that the compiler vectorises; a beat with any lane outside the fast path's range (see f32_add)
+// takes f32_add lane by lane, which gives the same bits for the other lanes.
+template <int lanes>
+void add_float_lanes(const Accumulator& acc, const std::uint32_t* operand, Accumulator& out) {
+  if (kHostAddIsIeee) {
+    float x[lanes];
+    float y[lanes];
+    float host_sums[lanes];
+    std::memcpy(x, acc.data(), sizeof x);
+    std::memcpy(y, operand, sizeof y);
+    for (int lane = 0; lane < lanes; ++lane) host_sums[lane] = x[lane] + y[lane];
+    std::uint32_t sums[lanes];
+    std::memcpy(sums, host_sums, sizeof sums);
+    std::uint32_t all_exact = 1;
+    for (int lane = 0; lane < lanes; ++lane) all_exact &= host_sum_is_exact(acc[lane], operand[lane], sums[lane]);
+    if (all_exact) {
+      std::memcpy(out.data(), sums, sizeof sums);
+      return;
+    }
+  }
+  for (int lane = 0; lane < lanes; ++lane) out[lane] = f32_add(acc[lane], operand[lane]);
+}
+
+template <int lanes>
+void combine_float_lanes(ReduceOp op, const Accumulator& acc, const std::uint32_t* operand, Accumulator& out) {
+  switch (op) {
+    case ReduceOp::min:
+      for (int lane = 0; lane < lanes; ++lane) out[lane] = f32_min_max(acc[lane], operand[lane], false);
+      return;
+    case ReduceOp::max:
+      for (int lane = 0; lane < lanes; ++lane) out[lane] = f32_min_max(acc[lane], operand[lane], true);
+      return;
     default:
-      return canonical_f32(beat_word(operand, lane));
+      add_float_lanes<lanes>(acc, operand, out);  // add; bitwise ops on floats are rejected by the unit
+      return;
   }
 }
 
 }  // namespace
 
 std::uint32_t f32_add(std::uint32_t a, std::uint32_t b) {
+  if (kHostAddIsIeee) {
+    const std::uint32_t sum = host_f32_add(a, b);
+    if (host_sum_is_exact(a, b, sum)) return sum;
+  }
+  return f32_add_integer(a, b);
+}
+
+std::uint32_t f32_add_integer(std::uint32_t a, std::uint32_t b) {
   if (is_nan_f32(a) || is_nan_f32(b) || (is_inf_f32(a) && is_inf_f32(b) && ((a ^ b) & kSignBit))) {
     return kCanonicalNanF32;
   }
@@ -226,12 +323,12 @@ std::uint16_t f32_to_bf16(std::uint32_t single) {
 
 Accumulator widen(ReduceType type, const Beat& operand) {
   Accumulator acc{};
-  if (type == ReduceType::f16 || type == ReduceType::bf16) {
-    for (int lane = 0; lane < 8; ++lane) acc[lane] = float_operand(type, operand, lane);
-  } else if (type == ReduceType::f32) {
-    for (int lane = 0; lane < 4; ++lane) acc[lane] = float_operand(type, operand, lane);
+  if (is_float(type)) {
+    float_operands(type, operand, acc.data());
   } else {
-    for (int word = 0; word < 4; ++word) acc[word] = beat_word(operand, word);
+    std::uint32_t words[4];
+    load_lanes(operand, words);
+    std::copy_n(words, 4, acc.begin());
   }
   return acc;
 }
@@ -239,19 +336,25 @@ Accumulator widen(ReduceType type, const Beat& operand) {
 Accumulator combine(ReduceOp op, ReduceType type, const Accumulator& acc, const Beat& operand) {
   Accumulator out{};
   if (is_float(type)) {
-    const int lanes = type == ReduceType::f32 ? 4 : 8;
-    for (int lane = 0; lane < lanes; ++lane) {
-      out[lane] = combine_f32_lane(op, acc[lane], float_operand(type, operand, lane));
+    std::uint32_t operands[8];
+    float_operands(type, operand, operands);
+    if (type == ReduceType::f32) {
+      combine_float_lanes<4>(op, acc, operands, out);
+    } else {
+      combine_float_lanes<8>(op, acc, operands, out);
     }
   } else if (type == ReduceType::s32 || type == ReduceType::u32) {
+    std::uint32_t words[4];
+    load_lanes(operand, words);
     for (int lane = 0; lane < 4; ++lane) {
-      out[lane] = combine_int_lane<std::uint32_t, std::int32_t>(op, is_signed(type), acc[lane],
-                                                                beat_word(operand, lane));
+      out[lane] = combine_int_lane<std::uint32_t, std::int32_t>(op, is_signed(type), acc[lane], words[lane]);
     }
   } else {
+    std::uint64_t dwords[2];
+    load_lanes(operand, dwords);
     for (int lane = 0; lane < 2; ++lane) {
       const std::uint64_t value = combine_int_lane<std::uint64_t, std::int64_t>(
-          op, is_signed(type), acc_dword(acc, lane), beat_dword(operand, lane));
+          op, is_signed(type), acc_dword(acc, lane), dwords[lane]);
       out[2 * lane] = static_cast<std::uint32_t>(value);
       out[2 * lane + 1] = static_cast<std::uint32_t>(value >> 32);
     }
@@ -260,13 +363,19 @@ Accumulator combine(ReduceOp op, ReduceType type, const Accumulator& acc, const 
 }
 
 Beat finish(ReduceType type, const Accumulator& acc) {
-  Beat beat{};
+  Beat beat;
   if (type == ReduceType::f16 || type == ReduceType::bf16) {
-    for (int lane = 0; lane < 8; ++lane) {
-      set_beat_half(beat, lane, type == ReduceType::f16 ? f32_to_f16(acc[lane]) : f32_to_bf16(acc[lane]));
+    std::uint16_t halves[8];
+    if (type == ReduceType::f16) {
+      for (int lane = 0; lane < 8; ++lane) halves[lane] = f32_to_f16(acc[lane]);
+    } else {
+      for (int lane = 0; lane < 8; ++lane) halves[lane] = f32_to_bf16(acc[lane]);
     }
+    store_lanes(halves, beat);
   } else {
-    for (int word = 0; word < 4; ++word) set_beat_word(beat, word, acc[word]);
+    std::uint32_t words[4];
+    std::copy_n(acc.begin(), 4, words);
+    store_lanes(words, beat);
   }
   return beat;
 }

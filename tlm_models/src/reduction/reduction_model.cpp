@@ -36,7 +36,9 @@ ReductionModel::ReductionModel(const ReductionUnitConfig& config) : config_(conf
   validate_reduction_config(config_);
   sets_ = config_.buffer_bytes / slot_bytes / config_.ways;
   contexts_.resize(config_.contexts);
-  slots_.resize(static_cast<std::size_t>(sets_) * config_.ways);
+  const std::size_t slots = static_cast<std::size_t>(sets_) * config_.ways;
+  slots_.reset(new Slot[slots]);  // not make_unique, which would zero it
+  slot_valid_.assign(slots, 0);
   victim_way_.assign(sets_, 0);
 }
 
@@ -93,8 +95,8 @@ void ReductionModel::open_context(const OpenContext& open) {
   // Leftovers of an earlier incarnation turn stale; most contexts leave none, and then the
   // buffer need not be searched.
   if (context.live_slots > 0) {
-    for (Slot& slot : slots_) {
-      if (slot.valid && slot.context == open.context) slot.stale = true;
+    for (std::size_t i = 0; i < slot_valid_.size(); ++i) {
+      if (slot_valid_[i] && slots_[i].context == open.context) slots_[i].stale = true;
     }
     context.live_slots = 0;
   }
@@ -141,13 +143,15 @@ bool ReductionModel::step(const Command& command, ResultBeat& result) {
   }
 
   const std::uint32_t set = reduction_set_index(in.context, in.beat, sets_);
-  Slot* ways = &slots_[static_cast<std::size_t>(set) * config_.ways];
+  const std::size_t first_slot = static_cast<std::size_t>(set) * config_.ways;
+  Slot* ways = &slots_[first_slot];
+  std::uint8_t* ways_valid = &slot_valid_[first_slot];
   for (std::uint32_t w = 0; w < config_.ways; ++w) {
     Slot& slot = ways[w];
-    if (!slot.valid || slot.stale || slot.context != in.context || slot.beat != in.beat) continue;
+    if (!ways_valid[w] || slot.stale || slot.context != in.context || slot.beat != in.beat) continue;
     slot.acc = combine(context.op, context.type, slot.acc, in.data);
     if (++slot.count < context.contributions) return false;
-    slot.valid = false;
+    ways_valid[w] = 0;
     --context.live_slots;
     beat_state = BeatState::complete;
     counters.completed_beats++;
@@ -159,7 +163,7 @@ bool ReductionModel::step(const Command& command, ResultBeat& result) {
 
   // Miss: the lowest free way, or else the round-robin victim, which leaves as a partial beat.
   std::uint32_t way = 0;
-  while (way < config_.ways && ways[way].valid) ++way;
+  while (way < config_.ways && ways_valid[way]) ++way;
   bool evicted = false;
   if (way == config_.ways) {
     way = victim_way_[set];
@@ -179,7 +183,7 @@ bool ReductionModel::step(const Command& command, ResultBeat& result) {
     evicted = true;
   }
   Slot& slot = ways[way];
-  slot.valid = true;
+  ways_valid[way] = 1;
   slot.stale = false;
   slot.context = in.context;
   slot.beat = in.beat;

@@ -1,7 +1,15 @@
 // Arithmetic of the multimem reduction unit, bit-exact with rtl/reduce_alu.sv (package
 // reduce_alu: widen, combine, finish). Floats are computed with integer bit manipulation that
-// mirrors the RTL, never with the host FPU, so the results do not depend on the compiler or its
-// flags.
+// mirrors the RTL, so the results do not depend on the compiler or its flags. The one exception
+// is f32_add's fast path, which returns the host's binary32 sum when both operands are normal or
+// zero and the sum is normal, or exactly zero (two zeros, or x and -x). The host's add and the
+// integer path are then both the exact sum rounded to nearest even (a zero sum is +0 unless both
+// operands are -0), so they are the same bits. Flush-to-zero and denormals-are-zero cannot act on
+// such operands and sums; a zero sum from other operands, which could be a flushed subnormal, is
+// left to the integer path. The fast path relies on the host add being IEEE 754 binary32 in
+// round-to-nearest-even mode: it is compiled out under -ffast-math or excess precision
+// (FLT_EVAL_METHOD != 0), and nothing in the process changes the rounding mode.
+// test_reduce_alu.cpp compares it with the integer path.
 //
 // Accumulator layout (256 bits per buffer slot): f16/bf16 keep lane i as an f32 at bits
 // [32i+31:32i] (8 lanes); f32 and the integer types keep the 128-bit value at bits [127:0] and
@@ -51,6 +59,7 @@ int lanes_per_beat(ReduceType type);
 // Lane arithmetic on raw encodings (the building blocks of the above, exposed for tests and
 // the vector-file checker).
 std::uint32_t f32_add(std::uint32_t a, std::uint32_t b);
+std::uint32_t f32_add_integer(std::uint32_t a, std::uint32_t b);  // the RTL's steps, no fast path
 std::uint32_t f32_min(std::uint32_t a, std::uint32_t b);  // minimumNumber
 std::uint32_t f32_max(std::uint32_t a, std::uint32_t b);  // maximumNumber
 std::uint32_t f16_to_f32(std::uint16_t half);             // exact; NaN -> canonical

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -64,17 +65,17 @@ class ReductionModel : public ReductionUnit {
     std::vector<BeatState> beats;  // [beat < length_beats]
   };
 
-  // A stale slot was left behind by an earlier incarnation of its context (possible only after
-  // undetectable surplus contributions to an evicted beat): it never matches and leaves when
-  // evicted.
+  // A slot's fields mean something only while slot_valid_ says it holds a beat; filling it
+  // writes every one. A stale slot was left behind by an earlier incarnation of its context
+  // (possible only after undetectable surplus contributions to an evicted beat): it never
+  // matches and leaves when evicted.
   struct Slot {
-    bool valid = false;
-    bool stale = false;
-    std::uint16_t context = 0;
-    std::uint32_t beat = 0;
-    std::uint16_t count = 0;
-    ReduceType type = ReduceType::f32;
-    Accumulator acc{};
+    bool stale;
+    std::uint16_t context;
+    std::uint32_t beat;
+    std::uint16_t count;
+    ReduceType type;
+    Accumulator acc;
   };
 
   // One command; returns true and fills `result` when it emits a beat.
@@ -86,7 +87,10 @@ class ReductionModel : public ReductionUnit {
   ReductionUnitConfig config_;
   std::uint32_t sets_ = 0;
   std::vector<ContextEntry> contexts_;
-  std::vector<Slot> slots_;                 // slot = set * ways + way
+  // slot = set * ways + way. Left uninitialised: the switch builds a unit per port, and zeroing
+  // its 64 KiB buffer was most of the cost of building one.
+  std::unique_ptr<Slot[]> slots_;
+  std::vector<std::uint8_t> slot_valid_;    // per slot: it holds a beat
   std::vector<std::uint32_t> victim_way_;   // per set, the round-robin pointer
   ReductionStatus status_{};
   std::uint64_t cycles_ = 0;
