@@ -593,6 +593,25 @@ void print_study_summary(const json& summary, std::ostream& os) {
   os << "csv: " << out_dir << "/study.csv, summary: " << out_dir << "/summary.json\n";
 }
 
+namespace {
+
+// A point's simulation cost, roughly, to start the dearest points first: the messages every scheme
+// simulates grow with the tokens times the GPUs a token's top-k experts are spread over
+// (expected under uniform routing, with the experts split evenly over the GPUs).
+double estimated_cost(const Scenario& scenario) {
+  const double gpus = scenario.platform.gpus;
+  const double experts = scenario.workload.model.experts;
+  const double per_gpu = experts / gpus;
+  double misses = 1.0;  // probability that one GPU holds none of a token's experts
+  for (uint32_t i = 0; i < scenario.workload.top_k && misses > 0.0; ++i) {
+    misses *= std::max(0.0, (experts - per_gpu - i) / (experts - i));
+  }
+  const double destinations = gpus * (1.0 - misses);
+  return gpus * scenario.workload.tokens_per_gpu * (1.0 + destinations);
+}
+
+}  // namespace
+
 int run_study(const Study& study, const StudyOptions& options, std::ostream& console) {
   const std::string out_dir = options.out_dir.empty() ? "out/" + study.name : options.out_dir;
   // Every point's scenario is written before any runs: each can be rerun alone with `nvsvp run`.
@@ -601,7 +620,14 @@ int run_study(const Study& study, const StudyOptions& options, std::ostream& con
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) throw std::runtime_error("cannot create output directory " + dir + ": " + ec.message());
-    fs::remove(dir + "/report.json", ec);  // a report left by an earlier study is not this run's
+    // Files an earlier run left are not this run's (points write no timeline files now, but an
+    // earlier version did).
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      const std::string file = entry.path().filename().string();
+      const bool earlier_output = file == "report.json" || file.rfind("links_", 0) == 0 ||
+                                  file.rfind("utilization_", 0) == 0 || file.rfind("trace_", 0) == 0;
+      if (earlier_output) fs::remove(entry.path(), ec);
+    }
     std::ofstream scenario(dir + "/scenario.yaml");
     scenario << dump_effective(point.scenario);
     if (!scenario) throw std::runtime_error("cannot write " + dir + "/scenario.yaml");
@@ -616,6 +642,13 @@ int run_study(const Study& study, const StudyOptions& options, std::ostream& con
     Clock::time_point start;
   };
   std::vector<PointRun> runs(study.points.size());
+  // Dearest points first, so that the last to finish is a cheap one (longest-processing-time
+  // order); results keep the study's order.
+  std::vector<size_t> order(study.points.size());
+  for (size_t p = 0; p < order.size(); ++p) order[p] = p;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return estimated_cost(study.points[a].scenario) > estimated_cost(study.points[b].scenario);
+  });
   std::map<pid_t, Running> running;
   size_t next = 0, finished = 0;
   auto note_finished = [&](size_t p, double seconds) {
@@ -627,7 +660,7 @@ int run_study(const Study& study, const StudyOptions& options, std::ostream& con
   };
   while (finished < runs.size()) {
     while (running.size() < jobs && next < runs.size()) {
-      const size_t p = next++;
+      const size_t p = order[next++];
       std::string error;
       const pid_t pid = start_point(options, out_dir + "/" + study.points[p].directory, error);
       if (pid == 0) {

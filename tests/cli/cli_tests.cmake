@@ -264,6 +264,14 @@ nvsvp_cli_test(study_runs_two_points_at_a_time --fresh ${NVSVP_TINY}
                -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/tiny.yaml --jobs 2 --set workload.tokens_per_gpu=8
                   --out ${NVSVP_TINY})
 
+# Points start dearest first (tokens times the GPUs a token reaches): with one job, seed=9
+# (top_k 8) runs before top_k=4 and top_k=2; the CSV keeps the study's order.
+nvsvp_cli_test(study_starts_the_dearest_point_first --fresh ${NVSVP_STUDY_OUT}/order
+               --stdout "^\\[1/3\\] seed=9: ok" --stdout "^\\[2/3\\] top_k=4: ok" --stdout "^\\[3/3\\] top_k=2: ok"
+               --file ${NVSVP_STUDY_OUT}/order/study.csv "^top_k=2,2,5,deepep,"
+               -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/tiny.yaml --jobs 1 --set workload.tokens_per_gpu=8
+                  --out ${NVSVP_STUDY_OUT}/order)
+
 set(NVSVP_FAILS ${NVSVP_STUDY_OUT}/one_point_fails)
 nvsvp_cli_test(study_failed_point_exits_1_and_the_others_run --exit 1 --fresh ${NVSVP_FAILS}
                --stdout "^\\[2/2\\] max_time_us=5: FAILED \\(exit status 1\\), output in .*/2_max_time_us=5/run.log"
