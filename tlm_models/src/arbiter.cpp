@@ -7,10 +7,12 @@ namespace {
 
 class RoundRobinArbiter : public Arbiter {
  public:
+  RoundRobinArbiter() : Arbiter(true, true) {}
   size_t pick(const std::vector<ArbiterRequest>& requests) override {
     size_t chosen = 0;  // wrap around to the lowest id when nobody is after the last winner
+    const int64_t after = rotation_after();
     for (size_t i = 0; i < requests.size(); ++i) {
-      if (!has_winner_ || requests[i].requester > last_winner_) {
+      if (static_cast<int64_t>(requests[i].requester) > after) {
         chosen = i;
         break;
       }
@@ -18,31 +20,17 @@ class RoundRobinArbiter : public Arbiter {
     granted(requests[chosen].requester);
     return chosen;
   }
-  bool rotation_start(int64_t& after) const override {
-    after = has_winner_ ? static_cast<int64_t>(last_winner_) : kFromLowest;
-    return true;
-  }
-  void granted(uint32_t requester) override {
-    last_winner_ = requester;
-    has_winner_ = true;
-  }
-
- private:
-  uint32_t last_winner_ = 0;
-  bool has_winner_ = false;
 };
 
 class FixedPriorityArbiter : public Arbiter {
  public:
+  FixedPriorityArbiter() : Arbiter(true, false) {}
   size_t pick(const std::vector<ArbiterRequest>&) override { return 0; }
-  bool rotation_start(int64_t& after) const override {
-    after = kFromLowest;
-    return true;
-  }
 };
 
 class OldestFirstArbiter : public Arbiter {
  public:
+  OldestFirstArbiter() : Arbiter(false, false) {}
   size_t pick(const std::vector<ArbiterRequest>& requests) override {
     uint64_t oldest = requests[0].ready_ps;
     for (const ArbiterRequest& r : requests) oldest = r.ready_ps < oldest ? r.ready_ps : oldest;

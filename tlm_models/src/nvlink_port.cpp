@@ -15,6 +15,7 @@ NvlinkPort::NvlinkPort(const sc_core::sc_module_name& name, const LinkParams& pa
       latency_(picoseconds(to_picoseconds(params.latency_ns))),
       earliest_pending_(never()),
       flit_time_fs_(static_cast<uint64_t>(std::llround(params.flit_time_ps() * 1000.0))),
+      head_flit_time_(picoseconds((flit_time_fs_ + 500) / 1000)),
       vcs_(receiver_vcs),
       depth_(receiver_depth_flits),
       params_(params) {
@@ -33,9 +34,7 @@ sc_time NvlinkPort::serialization_time(uint32_t flits) const {
   return picoseconds((flits * flit_time_fs_ + 500) / 1000);
 }
 
-void NvlinkPort::apply_due_credits() {
-  const sc_time now = current_time();
-  if (earliest_pending_ > now) return;
+void NvlinkPort::apply_landed_credits(const sc_time& now) {
   // Pending returns are kept in time order: the due ones are at the front.
   while (pending_head_ < pending_credits_.size() && pending_credits_[pending_head_].at <= now) {
     const PendingCredit& c = pending_credits_[pending_head_++];
@@ -107,7 +106,7 @@ void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
 
   payload.acquire();  // released when the receiver returns the credits
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
-  sc_time head_delay = (start - now) + latency_ + serialization_time(1);
+  sc_time head_delay = (start - now) + latency_ + head_flit_time_;
   const tlm::tlm_sync_enum status = out->nb_transport_fw(payload, phase, head_delay);
   if (status != tlm::TLM_ACCEPTED) {
     SC_REPORT_FATAL(name(), "receiver did not accept a message (NVLink receivers always accept)");

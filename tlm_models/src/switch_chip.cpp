@@ -215,7 +215,10 @@ void SwitchChip::serve_output(uint16_t output) {
     const auto traffic_class = static_cast<TrafficClass>((o.next_class + i) % kTrafficClasses);
     CrossbarOutput& xbar = o.crossbar[static_cast<size_t>(traffic_class)];
     if (xbar.requests.empty()) continue;
-    const uint32_t credits = link->best_credits(traffic_class);
+    // Asked for at the first ready request only: often none is ready, and the port's answer does
+    // not depend on when within this serve it is asked.
+    uint32_t credits = 0;
+    bool credits_known = false;
     bool credit_blocked = false;
     // A request is eligible when its head is ready, its input's transfer slot is free and the
     // link has credits for it; otherwise it says when it could be ready, or that credits block it.
@@ -226,6 +229,10 @@ void SwitchChip::serve_output(uint16_t output) {
       if (ready > now) {
         if (ready < next_ready) next_ready = ready;
         return false;
+      }
+      if (!credits_known) {
+        credits = link->best_credits(traffic_class);
+        credits_known = true;
       }
       if (link->credits_needed(r.wire_flits) > credits) {
         credit_blocked = true;

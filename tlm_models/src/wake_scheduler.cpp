@@ -38,24 +38,37 @@ void WakeScheduler::run() {
   serving_ = true;
   requested_while_serving_ = kNever;
   uint64_t next = kNever;
+  // The arrays never change size, so their data pointers hold across the serve calls (the
+  // compiler would otherwise reload them after every one).
+  uint64_t* const wake_ps = wake_ps_.data();
+  uint64_t* const block_min_ps = block_min_ps_.data();
   const auto clients = static_cast<uint32_t>(wake_ps_.size());
-  for (uint32_t block = 0; block < block_min_ps_.size(); ++block) {
-    if (block_min_ps_[block] > now) {
-      next = std::min(next, block_min_ps_[block]);
+  const auto blocks = static_cast<uint32_t>(block_min_ps_.size());
+  for (uint32_t block = 0; block < blocks; ++block) {
+    if (block_min_ps[block] > now) {
+      next = std::min(next, block_min_ps[block]);
       continue;
     }
     const uint32_t first = block * kBlock;
     const uint32_t last = std::min(first + kBlock, clients);
+    // The block's minimum is taken afresh in the same pass: the clients not due give their wakes
+    // here, and wake_at lowers it for every client re-armed while serving. It stays too low only
+    // for a client re-armed to now or earlier and then served later in this pass; that request
+    // made requested_while_serving_ at most as low, so `next` is exact, and the stale minimum
+    // costs at most one extra scan of the block.
+    block_min_ps[block] = kNever;
+    uint64_t not_due_min = kNever;
     for (uint32_t client = first; client < last; ++client) {
-      if (wake_ps_[client] > now) continue;
-      wake_ps_[client] = kNever;
+      const uint64_t wake = wake_ps[client];
+      if (wake > now) {
+        not_due_min = std::min(not_due_min, wake);
+        continue;
+      }
+      wake_ps[client] = kNever;
       serve_(client);
     }
-    // Serving may have re-armed clients of this block: its minimum is taken afresh.
-    uint64_t block_min = kNever;
-    for (uint32_t client = first; client < last; ++client) block_min = std::min(block_min, wake_ps_[client]);
-    block_min_ps_[block] = block_min;
-    next = std::min(next, block_min);
+    block_min_ps[block] = std::min(block_min_ps[block], not_due_min);
+    next = std::min(next, block_min_ps[block]);
   }
   serving_ = false;
   next = std::min(next, requested_while_serving_);

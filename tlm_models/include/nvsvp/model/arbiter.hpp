@@ -26,11 +26,26 @@ class Arbiter {
   // greater than kFromLowest). A caller that scans in that order may stop at the first eligible
   // requester and report it with granted(); pick() would have chosen the same one.
   static constexpr int64_t kFromLowest = -1;
-  virtual bool rotation_start(int64_t& after) const {
-    (void)after;
-    return false;
+  // Not virtual (asked on every arbitration of every output): answered from state the policy
+  // sets up through the constructor and that granted() moves.
+  bool rotation_start(int64_t& after) const {
+    after = rotation_after_;
+    return rotates_;
   }
-  virtual void granted(uint32_t requester) { (void)requester; }
+  void granted(uint32_t requester) {
+    if (rotation_follows_winner_) rotation_after_ = requester;
+  }
+
+ protected:
+  // `rotates`: the choice is the first eligible requester in a rotation; `follows_winner`: the
+  // rotation restarts after each winner (round robin) rather than from the lowest id.
+  Arbiter(bool rotates, bool follows_winner) : rotates_(rotates), rotation_follows_winner_(follows_winner) {}
+  int64_t rotation_after() const { return rotation_after_; }
+
+ private:
+  int64_t rotation_after_ = kFromLowest;
+  bool rotates_;
+  bool rotation_follows_winner_;
 };
 
 // "round_robin" (the winner gets lowest priority next), "fixed_priority" (lowest id wins),

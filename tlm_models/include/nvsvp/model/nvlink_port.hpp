@@ -96,7 +96,12 @@ class NvlinkPort : public sc_core::sc_module, public NvlinkTxIf {
 
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
-  void apply_due_credits();
+  // Inline: most calls find nothing due.
+  void apply_due_credits() {
+    const sc_core::sc_time& now = current_time();
+    if (earliest_pending_ <= now) apply_landed_credits(now);
+  }
+  void apply_landed_credits(const sc_core::sc_time& now);
   int32_t& credits(TrafficClass traffic_class, uint16_t vc) {
     return credits_[static_cast<size_t>(traffic_class) * vcs_ + vc];
   }
@@ -106,6 +111,7 @@ class NvlinkPort : public sc_core::sc_module, public NvlinkTxIf {
   sc_core::sc_time latency_;
   sc_core::sc_time earliest_pending_;  // of pending_credits_, or never() when empty
   uint64_t flit_time_fs_;  // femtoseconds, so that a message's time rounds once
+  sc_core::sc_time head_flit_time_;  // serialization_time(1), for every send's head delay
   uint32_t vcs_;
   uint32_t depth_;
   WakeScheduler* sender_ = nullptr;
