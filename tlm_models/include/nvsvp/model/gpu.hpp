@@ -212,7 +212,9 @@ class Gpu : public sc_core::sc_module {
       uint64_t at_ps;
       uint64_t arrivals;
     };
+    static constexpr size_t kInitialRuns = 8;
     std::vector<Run> runs;
+    bool runs_sorted = true;  // by time: most arrivals come in order, and then need no sort
     uint64_t arrivals = 0;
     hw::CounterTable table = hw::CounterTable::none;  // the hardware table holding it, if any
     // A take_ready item waiting for this counter to reach waiting_count (one at most).
@@ -225,6 +227,11 @@ class Gpu : public sc_core::sc_module {
       if (!runs.empty() && runs.back().at_ps == at_ps) {
         runs.back().arrivals += count;
       } else {
+        if (runs.empty()) {
+          runs.reserve(kInitialRuns);  // skips the first reallocations of a counter that counts
+        } else if (at_ps < runs.back().at_ps) {
+          runs_sorted = false;
+        }
         runs.push_back(Run{at_ps, count});
       }
       arrivals += count;
@@ -239,7 +246,11 @@ class Gpu : public sc_core::sc_module {
   tlm::tlm_sync_enum nb_transport_fw(int link, tlm::tlm_generic_payload& payload,
                                      tlm::tlm_phase& phase, sc_core::sc_time& delay);
   void record_arrival(uint32_t counter, const sc_core::sc_time& at, uint64_t arrivals = 1);
-  ArrivalCounter& counter(uint32_t index);
+  // Counters are looked up per arrival: the bounds check stays inline, growing does not.
+  ArrivalCounter& counter(uint32_t index) {
+    return index < counters_.size() ? counters_[index] : grow_counters(index);
+  }
+  ArrivalCounter& grow_counters(uint32_t index);
   void mark_phase(hw::PhaseId phase, bool start);
 
   GpuParams params_;
@@ -325,6 +336,10 @@ class Gpu : public sc_core::sc_module {
   std::unordered_map<uint64_t, HeldPartial> held_partials_;
 
   std::vector<ArrivalCounter> counters_;
+  // Bit i: stream i waits in a wait_counter task (Stream::waiting_on_counter), so that an arrival
+  // looks at the waiting streams only.
+  uint32_t counter_waiters_ = 0;
+  static_assert(kExecutorStreams <= 32, "counter_waiters_ holds one bit per stream");
   std::vector<TakenItem> taken_items_;
   std::vector<hw::CounterMap> counter_maps_;
   CounterTableStats tables_[hw::kCounterTables];
@@ -333,6 +348,8 @@ class Gpu : public sc_core::sc_module {
   // end of the run, as into a work sequence's element list).
   static constexpr size_t kNotificationBlock = 4096;
   std::deque<std::vector<hw::WriteElement>> notification_elements_;
+  // run_notify's notifications by home GPU, kept between calls so their buffers are reused.
+  std::vector<std::vector<hw::WriteElement>> notifications_by_home_;
   std::vector<PhaseTime> phase_times_;
   std::vector<ComputeSpan> compute_spans_;
   std::vector<std::string> phase_names_;
