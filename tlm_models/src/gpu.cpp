@@ -597,6 +597,14 @@ void Gpu::end_of_elaboration() {
   }
 }
 
+void Gpu::TxQueue::grow() {
+  constexpr size_t kInitialItems = 16;
+  std::vector<TxItem> larger(items_.empty() ? kInitialItems : 2 * items_.size());
+  for (size_t i = 0; i < size_; ++i) larger[i] = items_[(head_ + i) & (items_.size() - 1)];
+  items_.swap(larger);
+  head_ = 0;
+}
+
 void Gpu::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item) {
   LinkEngine& engine = links_[link];
   engine.queues[traffic_class == TrafficClass::response ? kExecutorStreams : item.stream].push_back(item);
@@ -803,7 +811,7 @@ void Gpu::serve_link(uint32_t link) {
     constexpr uint32_t kQueues = kExecutorStreams + 1;
     for (uint32_t i = 0; i < kQueues && !launched; ++i) {
       const uint32_t q = engine.next_queue + i < kQueues ? engine.next_queue + i : engine.next_queue + i - kQueues;
-      std::deque<TxItem>& queue = engine.queues[q];
+      TxQueue& queue = engine.queues[q];
       if (queue.empty()) continue;
       const TxItem& item = queue.front();
       if (item.not_before > now) {

@@ -160,6 +160,28 @@ class Gpu : public sc_core::sc_module {
     uint8_t stream = 0;  // the executor stream that issued a request
     sc_core::sc_time not_before;
   };
+  // A link engine's queue: a ring buffer that doubles when full and is reused, where
+  // std::deque would allocate a node per four TxItems.
+  class TxQueue {
+   public:
+    bool empty() const { return size_ == 0; }
+    const TxItem& front() const { return items_[head_]; }
+    void push_back(const TxItem& item) {
+      if (size_ == items_.size()) grow();
+      items_[(head_ + size_) & (items_.size() - 1)] = item;
+      ++size_;
+    }
+    void pop_front() {
+      head_ = (head_ + 1) & (items_.size() - 1);
+      --size_;
+    }
+
+   private:
+    void grow();
+    std::vector<TxItem> items_;  // a power of two of them
+    size_t head_ = 0;
+    size_t size_ = 0;
+  };
   void check_chunk(const hw::WorkSequence& sequence, const hw::Task& task) const;
   // Dynamic multimem (docs/models/dynamic_multimem.md).
   void run_dynamic(const hw::WorkSequence& sequence, const hw::Task& task);
@@ -195,7 +217,7 @@ class Gpu : public sc_core::sc_module {
     // Requests queue per executor stream (SM groups issue independently: one group's messages
     // stuck on credits do not hold up another's), responses in one more queue; served round
     // robin, the VC allocated at launch.
-    std::deque<TxItem> queues[kExecutorStreams + 1];
+    TxQueue queues[kExecutorStreams + 1];
     uint64_t queued = 0;
     uint32_t next_queue = 0;
     uint64_t load_bytes_in_flight = 0;  // multimem loads sent whose results have not come back
