@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <map>
 #include <sstream>
 
 #include "nvsvp/hw/hex_text.hpp"
@@ -134,11 +133,9 @@ void Gpu::submit(hw::WorkSequence sequence) {
   s.work_event.notify(SC_ZERO_TIME);
 }
 
-Gpu::ArrivalCounter& Gpu::counter(uint32_t index) {
-  if (index >= counters_.size()) {
-    if (index >= kMaxCounters) SC_REPORT_FATAL(name(), "arrival counter index out of range");
-    counters_.resize(index + 1);
-  }
+Gpu::ArrivalCounter& Gpu::grow_counters(uint32_t index) {
+  if (index >= kMaxCounters) SC_REPORT_FATAL(name(), "arrival counter index out of range");
+  counters_.resize(index + 1);
   return counters_[index];
 }
 
@@ -208,12 +205,14 @@ void Gpu::execute(Stream& stream) {
         ArrivalCounter& c = counter(task.counter);
         if (c.arrivals < task.count) {
           stream.waiting_on_counter = true;
+          counter_waiters_ |= 1u << stream.index;
           stream.waited_counter = task.counter;
           stream.waited_count = task.count;
           sc_core::next_trigger(stream.work_event);
           return;
         }
         stream.waiting_on_counter = false;
+        counter_waiters_ &= ~(1u << stream.index);
         // The N-th arrival in time order completes the wait.
         if (task.count > 0) {
           const sc_time at = picoseconds(c.nth_arrival_ps(task.count));
@@ -419,7 +418,10 @@ bool Gpu::take_ready(Stream& stream, hw::WorkSequence& sequence, const hw::Task&
 }
 
 uint64_t Gpu::ArrivalCounter::nth_arrival_ps(uint64_t n) {
-  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.at_ps < b.at_ps; });
+  if (!runs_sorted) {
+    std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.at_ps < b.at_ps; });
+    runs_sorted = true;
+  }
   uint64_t seen = 0;
   for (const Run& run : runs) {
     seen += run.arrivals;
@@ -461,10 +463,13 @@ void Gpu::record_arrival(uint32_t index, const sc_time& at, uint64_t arrivals) {
     c.waiting_item = ArrivalCounter::kNoItem;
     s.work_event.notify(SC_ZERO_TIME);
   }
-  for (const std::unique_ptr<Stream>& s : streams_) {
-    if (s->waiting_on_counter && index == s->waited_counter && c.arrivals >= s->waited_count) {
-      s->waiting_on_counter = false;
-      s->work_event.notify(SC_ZERO_TIME);
+  // Waiting streams in index order, as a walk over all of them would find them.
+  for (uint32_t waiters = counter_waiters_; waiters != 0; waiters &= waiters - 1) {
+    Stream& s = *streams_[static_cast<size_t>(__builtin_ctz(waiters))];
+    if (index == s.waited_counter && c.arrivals >= s.waited_count) {
+      s.waiting_on_counter = false;
+      counter_waiters_ &= ~(1u << s.index);
+      s.work_event.notify(SC_ZERO_TIME);
     }
   }
 }
@@ -528,7 +533,7 @@ void Gpu::run_notify(const hw::WorkSequence& sequence, const hw::Task& task) {
     return;
   }
   // Notifications per home in block order; a home's travel in messages of what one payload holds.
-  std::map<uint32_t, std::vector<hw::WriteElement>> by_home;
+  std::vector<std::vector<hw::WriteElement>>& by_home = notifications_by_home_;
   for (uint64_t b = 0; b < task.count; ++b) {
     uint64_t token = 0;
     const uint64_t block = task.first_element + b;
@@ -549,10 +554,12 @@ void Gpu::run_notify(const hw::WorkSequence& sequence, const hw::Task& task) {
       record_arrival(task.counter, now);
       continue;
     }
+    if (home >= by_home.size()) by_home.resize(home + 1);
     by_home[home].push_back(hw::WriteElement{entry, entry});
   }
   const uint32_t per_message = std::max<uint32_t>(1, PayloadPool::kMaxFunctionalBytes / params_.functional_bytes);
-  for (const auto& [home, list] : by_home) {
+  for (uint32_t home = 0; home < by_home.size(); ++home) {  // homes in ascending order
+    std::vector<hw::WriteElement>& list = by_home[home];
     for (size_t first = 0; first < list.size(); first += per_message) {
       const auto n = static_cast<uint32_t>(std::min<size_t>(per_message, list.size() - first));
       if (notification_elements_.empty() || notification_elements_.back().size() + n > kNotificationBlock) {
@@ -578,6 +585,7 @@ void Gpu::run_notify(const hw::WorkSequence& sequence, const hw::Task& task) {
       item.not_before = now;
       enqueue(link_for(item.target_address), TrafficClass::request, item);
     }
+    list.clear();
   }
 }
 
@@ -587,6 +595,14 @@ void Gpu::end_of_elaboration() {
     rx_backward_.push_back(rx[l].operator->());
     tx_ports_[l]->set_sender(&link_scheduler_, l);
   }
+}
+
+void Gpu::TxQueue::grow() {
+  constexpr size_t kInitialItems = 16;
+  std::vector<TxItem> larger(items_.empty() ? kInitialItems : 2 * items_.size());
+  for (size_t i = 0; i < size_; ++i) larger[i] = items_[(head_ + i) & (items_.size() - 1)];
+  items_.swap(larger);
+  head_ = 0;
 }
 
 void Gpu::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item) {
@@ -794,8 +810,8 @@ void Gpu::serve_link(uint32_t link) {
     bool launched = false;
     constexpr uint32_t kQueues = kExecutorStreams + 1;
     for (uint32_t i = 0; i < kQueues && !launched; ++i) {
-      const uint32_t q = (engine.next_queue + i) % kQueues;
-      std::deque<TxItem>& queue = engine.queues[q];
+      const uint32_t q = engine.next_queue + i < kQueues ? engine.next_queue + i : engine.next_queue + i - kQueues;
+      TxQueue& queue = engine.queues[q];
       if (queue.empty()) continue;
       const TxItem& item = queue.front();
       if (item.not_before > now) {
@@ -815,7 +831,7 @@ void Gpu::serve_link(uint32_t link) {
       const TxItem committed = item;
       queue.pop_front();
       engine.queued--;
-      engine.next_queue = (q + 1) % kQueues;
+      engine.next_queue = q + 1 < kQueues ? q + 1 : 0;
       launch(link, committed, traffic_class, static_cast<uint16_t>(vc));
       launched = true;
     }

@@ -55,7 +55,7 @@ TableEntryCache::Access TableEntryCache::access(uint64_t entry_address) {
   Line* victim = set;
   for (uint32_t w = 0; w < ways_; ++w) {
     Line& line = set[w];
-    if (line.last_use != 0 && line.address == entry_address) {
+    if (line.address == entry_address) {  // an empty way holds kNoAddress, which matches nothing
       line.last_use = clock_;
       result.hit = true;
       return result;
@@ -386,10 +386,18 @@ bool GpuHub::lookup(uint64_t multimem_address, uint16_t expert, uint64_t& local_
 }
 
 const GpuHub::Object* GpuHub::bound_object(uint64_t multimem_address) const {
+  // Checks and notifications look up one object many times in a row: the last one found is
+  // tried before the two map lookups.
+  if (last_found_ != nullptr && multimem_address >= last_found_->multimem_base &&
+      multimem_address < last_found_->multimem_end) {
+    return last_found_;
+  }
   auto after = bound_by_base_.upper_bound(multimem_address);
   if (after == bound_by_base_.begin()) return nullptr;
   const Object& object = objects_.at(std::prev(after)->second);
-  return multimem_address < object.multimem_end ? &object : nullptr;
+  if (multimem_address >= object.multimem_end) return nullptr;
+  last_found_ = &object;
+  return &object;
 }
 
 bool GpuHub::token_of_block(uint64_t multimem_address, uint32_t layout_index, uint64_t& token) const {

@@ -28,20 +28,21 @@ void GpuMemory::declare_buffer(uint64_t base, uint64_t element_bytes, uint64_t e
   buffers_.insert(std::upper_bound(buffers_.begin(), buffers_.end(), base,
                                    [](uint64_t b, const Buffer& x) { return b < x.base; }),
                   std::move(buffer));
+  last_read_buffer_.buffer = nullptr;  // the insertion moved the buffers
+  last_write_buffer_.buffer = nullptr;
 }
 
-GpuMemory::Granule* GpuMemory::dense(uint64_t address, size_t& last) const {
-  if (buffers_.empty()) return nullptr;
-  auto hit = [&](const Buffer& b) { return address >= b.base && address < b.end; };
-  if (last >= buffers_.size() || !hit(buffers_[last])) {
+GpuMemory::Granule* GpuMemory::dense(uint64_t address, const Buffer*& last) const {
+  // One unsigned compare: an address below the base wraps around to beyond the end.
+  if (last == nullptr || address - last->base >= last->end - last->base) {
     // Buffers are sorted by base and do not overlap: the candidate is the last one starting at
     // or below the address.
     auto it = std::upper_bound(buffers_.begin(), buffers_.end(), address,
                                [](uint64_t a, const Buffer& b) { return a < b.base; });
-    if (it == buffers_.begin() || !hit(*(it - 1))) return nullptr;
-    last = static_cast<size_t>(it - 1 - buffers_.begin());
+    if (it == buffers_.begin() || address >= (it - 1)->end) return nullptr;
+    last = &*(it - 1);
   }
-  const Buffer& b = buffers_[last];
+  const Buffer& b = *last;
   const uint64_t offset = address - b.base;
   const uint64_t element = b.element_of(offset);
   if (offset - element * b.element_bytes >= kGranuleBytes) return nullptr;
@@ -49,7 +50,7 @@ GpuMemory::Granule* GpuMemory::dense(uint64_t address, size_t& last) const {
 }
 
 const GpuMemory::Granule* GpuMemory::find(uint64_t address) const {
-  if (Granule* g = dense(address, last_read_buffer_)) return g->writes == 0 ? nullptr : g;
+  if (Granule* g = dense(address, last_read_buffer_.buffer)) return g->writes == 0 ? nullptr : g;
   const uint64_t key = address / kGranuleBytes;
   const size_t mask = table_.size() - 1;
   for (size_t i = slot_of(key);; i = (i + 1) & mask) {
@@ -60,7 +61,7 @@ const GpuMemory::Granule* GpuMemory::find(uint64_t address) const {
 }
 
 GpuMemory::Granule& GpuMemory::find_or_insert(uint64_t address) {
-  if (Granule* g = dense(address, last_write_buffer_)) return *g;
+  if (Granule* g = dense(address, last_write_buffer_.buffer)) return *g;
   if (2 * (used_ + 1) > table_.size()) rehash(table_.size() * 2);  // load factor at most 1/2
   const uint64_t key = address / kGranuleBytes;
   const size_t mask = table_.size() - 1;
@@ -157,10 +158,10 @@ uint32_t GpuMemory::read_counted(uint64_t address, void* data, size_t length) co
 
 GpuMemory::Granule* GpuMemory::dense_run(uint64_t base, uint64_t stride, uint64_t count) const {
   if (count == 0) return nullptr;
-  size_t last = last_read_buffer_;
+  const Buffer* last = last_read_buffer_.buffer;
   Granule* first = dense(base, last);
   if (first == nullptr) return nullptr;
-  const Buffer& b = buffers_[last];
+  const Buffer& b = *last;
   const uint64_t element = static_cast<uint64_t>(first - b.leading.data());
   const bool aligned = base == b.base + element * b.element_bytes;
   if (stride != b.element_bytes || !aligned || element + count > b.leading.size()) return nullptr;

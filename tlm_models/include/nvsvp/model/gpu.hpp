@@ -160,6 +160,28 @@ class Gpu : public sc_core::sc_module {
     uint8_t stream = 0;  // the executor stream that issued a request
     sc_core::sc_time not_before;
   };
+  // A link engine's queue: a ring buffer that doubles when full and is reused, where
+  // std::deque would allocate a node per four TxItems.
+  class TxQueue {
+   public:
+    bool empty() const { return size_ == 0; }
+    const TxItem& front() const { return items_[head_]; }
+    void push_back(const TxItem& item) {
+      if (size_ == items_.size()) grow();
+      items_[(head_ + size_) & (items_.size() - 1)] = item;
+      ++size_;
+    }
+    void pop_front() {
+      head_ = (head_ + 1) & (items_.size() - 1);
+      --size_;
+    }
+
+   private:
+    void grow();
+    std::vector<TxItem> items_;  // a power of two of them
+    size_t head_ = 0;
+    size_t size_ = 0;
+  };
   void check_chunk(const hw::WorkSequence& sequence, const hw::Task& task) const;
   // Dynamic multimem (docs/models/dynamic_multimem.md).
   void run_dynamic(const hw::WorkSequence& sequence, const hw::Task& task);
@@ -195,7 +217,7 @@ class Gpu : public sc_core::sc_module {
     // Requests queue per executor stream (SM groups issue independently: one group's messages
     // stuck on credits do not hold up another's), responses in one more queue; served round
     // robin, the VC allocated at launch.
-    std::deque<TxItem> queues[kExecutorStreams + 1];
+    TxQueue queues[kExecutorStreams + 1];
     uint64_t queued = 0;
     uint32_t next_queue = 0;
     uint64_t load_bytes_in_flight = 0;  // multimem loads sent whose results have not come back
@@ -212,7 +234,9 @@ class Gpu : public sc_core::sc_module {
       uint64_t at_ps;
       uint64_t arrivals;
     };
+    static constexpr size_t kInitialRuns = 8;
     std::vector<Run> runs;
+    bool runs_sorted = true;  // by time: most arrivals come in order, and then need no sort
     uint64_t arrivals = 0;
     hw::CounterTable table = hw::CounterTable::none;  // the hardware table holding it, if any
     // A take_ready item waiting for this counter to reach waiting_count (one at most).
@@ -225,6 +249,11 @@ class Gpu : public sc_core::sc_module {
       if (!runs.empty() && runs.back().at_ps == at_ps) {
         runs.back().arrivals += count;
       } else {
+        if (runs.empty()) {
+          runs.reserve(kInitialRuns);  // skips the first reallocations of a counter that counts
+        } else if (at_ps < runs.back().at_ps) {
+          runs_sorted = false;
+        }
         runs.push_back(Run{at_ps, count});
       }
       arrivals += count;
@@ -239,7 +268,11 @@ class Gpu : public sc_core::sc_module {
   tlm::tlm_sync_enum nb_transport_fw(int link, tlm::tlm_generic_payload& payload,
                                      tlm::tlm_phase& phase, sc_core::sc_time& delay);
   void record_arrival(uint32_t counter, const sc_core::sc_time& at, uint64_t arrivals = 1);
-  ArrivalCounter& counter(uint32_t index);
+  // Counters are looked up per arrival: the bounds check stays inline, growing does not.
+  ArrivalCounter& counter(uint32_t index) {
+    return index < counters_.size() ? counters_[index] : grow_counters(index);
+  }
+  ArrivalCounter& grow_counters(uint32_t index);
   void mark_phase(hw::PhaseId phase, bool start);
 
   GpuParams params_;
@@ -325,6 +358,10 @@ class Gpu : public sc_core::sc_module {
   std::unordered_map<uint64_t, HeldPartial> held_partials_;
 
   std::vector<ArrivalCounter> counters_;
+  // Bit i: stream i waits in a wait_counter task (Stream::waiting_on_counter), so that an arrival
+  // looks at the waiting streams only.
+  uint32_t counter_waiters_ = 0;
+  static_assert(kExecutorStreams <= 32, "counter_waiters_ holds one bit per stream");
   std::vector<TakenItem> taken_items_;
   std::vector<hw::CounterMap> counter_maps_;
   CounterTableStats tables_[hw::kCounterTables];
@@ -333,6 +370,8 @@ class Gpu : public sc_core::sc_module {
   // end of the run, as into a work sequence's element list).
   static constexpr size_t kNotificationBlock = 4096;
   std::deque<std::vector<hw::WriteElement>> notification_elements_;
+  // run_notify's notifications by home GPU, kept between calls so their buffers are reused.
+  std::vector<std::vector<hw::WriteElement>> notifications_by_home_;
   std::vector<PhaseTime> phase_times_;
   std::vector<ComputeSpan> compute_spans_;
   std::vector<std::string> phase_names_;

@@ -107,8 +107,9 @@ class TableEntryCache {
   }
 
  private:
+  static constexpr uint64_t kNoAddress = ~0ull;  // no table entry lies there
   struct Line {
-    uint64_t address = 0;
+    uint64_t address = kNoAddress;
     uint64_t last_use = 0;  // 0: empty
   };
   uint32_t sets_;
@@ -257,6 +258,7 @@ class GpuHub {
   std::map<uint32_t, std::unique_ptr<Mapping>> mappings_;     // by id
   std::map<uint64_t, uint32_t> bound_by_base_;                // multimem base -> object id
   Object* last_object_ = nullptr;  // the object the last translation found (std::map nodes stay put)
+  mutable const Object* last_found_ = nullptr;  // the same for bound_object (checks, notifications)
   uint64_t next_table_address_;
 };
 

@@ -59,8 +59,9 @@ class GpuMemory : public hw::MemoryAccess {
   const Granule* find(uint64_t address) const;
   Granule& find_or_insert(uint64_t address);
   // The dense granule holding `address`, or nullptr; `last` remembers the buffer last hit (reads
-  // and writes keep their own: a GPU alternates between its send and receive buffers).
-  Granule* dense(uint64_t address, size_t& last) const;
+  // and writes keep their own: a GPU alternates between its send and receive buffers), or is
+  // nullptr.
+  Granule* dense(uint64_t address, const Buffer*& last) const;
   // The leading granules of elements [first, first + count) of the declared buffer whose
   // elements are `stride` apart and start at `base`, or nullptr if no such buffer holds them all.
   Granule* dense_run(uint64_t base, uint64_t stride, uint64_t count) const;
@@ -70,8 +71,19 @@ class GpuMemory : public hw::MemoryAccess {
   void rehash(size_t slots);
 
   std::vector<Buffer> buffers_;
-  mutable size_t last_read_buffer_ = 0;
-  size_t last_write_buffer_ = 0;
+  // A pointer into buffers_, so that a hit costs one range check. declare_buffer clears it, and
+  // a copied (or moved) memory starts without it rather than point into another's buffers.
+  struct LastBuffer {
+    const Buffer* buffer = nullptr;
+    LastBuffer() = default;
+    LastBuffer(const LastBuffer&) {}
+    LastBuffer& operator=(const LastBuffer&) {
+      buffer = nullptr;
+      return *this;
+    }
+  };
+  mutable LastBuffer last_read_buffer_;
+  LastBuffer last_write_buffer_;
   std::vector<SparseGranule> table_;
   uint64_t used_ = 0;
   unsigned shift_;
