@@ -805,3 +805,30 @@ TEST(Firmware, UnknownSchemeAndInconsistentRoutingThrow) {
 
 }  // namespace
 }  // namespace nvsvp::fw
+
+// destination_gpus reads a bit mask up to 64 GPUs and sorts beyond: both give each GPU holding
+// one of the token's experts once, ascending.
+TEST(DestinationGpus, AreTheDistinctHoldersAscendingOnEitherSideOf64Gpus) {
+  for (const uint32_t gpus : {8u, 64u, 128u}) {
+    nvsvp::fw::MoeRouting routing;
+    routing.gpus = gpus;
+    routing.experts = 2 * gpus;
+    routing.top_k = 6;
+    routing.tokens_per_gpu = 1;
+    // Token t picks experts 0, 1 (both on GPU 0), the last expert, and three spread by t.
+    for (uint64_t t = 0; t < routing.tokens(); ++t) {
+      const uint32_t e = routing.experts;
+      for (const uint32_t expert : {0u, 1u, e - 1, static_cast<uint32_t>((t * 7 + 3) % (e - 2) + 1),
+                                    static_cast<uint32_t>((t * 13 + 5) % (e - 2) + 1), static_cast<uint32_t>(e / 2)}) {
+        routing.expert_ids.push_back(static_cast<uint16_t>(expert));
+      }
+    }
+    std::vector<uint32_t> got;
+    for (uint64_t t = 0; t < routing.tokens(); ++t) {
+      std::set<uint32_t> expected;
+      for (uint32_t k = 0; k < routing.top_k; ++k) expected.insert(routing.experts_of(t)[k] / 2);
+      nvsvp::fw::destination_gpus(routing, t, got);
+      EXPECT_EQ(got, std::vector<uint32_t>(expected.begin(), expected.end())) << gpus << " GPUs, token " << t;
+    }
+  }
+}
