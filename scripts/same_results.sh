@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?usage: scripts/same_results.sh DIR [NVSVP]}
 nvsvp=${2:-build/nvsvp}
-all='schemes=[deepep, nvls, dysharp-basic, explicit-addressing-basic, coarse-overlap, comet, fusion-only, dysharp-comet, explicit-addressing, dysharp]'
+# Every scheme the binary knows, so that a new scheme is covered without editing this script.
+all="schemes=[$("$nvsvp" presets | awk '$1 == "scheme" {printf "%s%s", sep, $2; sep = ", "}')]"
 mkdir -p "$dir"
 
 run() {  # name, scenario, --set arguments...

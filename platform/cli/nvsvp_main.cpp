@@ -74,7 +74,7 @@ int sc_main(int argc, char* argv[]) {
   validate->add_option("--set", overrides, "override a scenario key: a.b.c=value (repeatable)");
   validate->add_flag("--dump", dump, "print the effective configuration");
 
-  CLI::App* presets = app.add_subcommand("presets", "list the platform and model presets");
+  CLI::App* presets = app.add_subcommand("presets", "list the platform and model presets, and the schemes");
 
   unsigned jobs = 1;
   CLI::App* study = app.add_subcommand(
@@ -139,6 +139,7 @@ int sc_main(int argc, char* argv[]) {
       for (const auto& p : nvsvp::platform::list_presets(config_dir)) {
         std::cout << p.kind << "  " << p.name << "  " << p.summary << "\n";
       }
+      for (const std::string& scheme : nvsvp::platform::known_schemes()) std::cout << "scheme  " << scheme << "\n";
       return 0;
     }
     if (study->parsed()) {

@@ -17,7 +17,11 @@ set(NVSVP_PRESET_CHECKS)
 foreach(preset dgx-h100 gh200-nvl32 nvl64 S M L gpt-oss-120b qwen3-235b deepseek-v4-pro-like)
   list(APPEND NVSVP_PRESET_CHECKS --stdout "^(platform|model) +${preset} ")
 endforeach()
-nvsvp_cli_test(presets_lists_every_preset ${NVSVP_PRESET_CHECKS} -- $<TARGET_FILE:nvsvp> presets)
+foreach(scheme deepep nvls dysharp-basic explicit-addressing-basic coarse-overlap comet fusion-only dysharp-comet
+               explicit-addressing dysharp)
+  list(APPEND NVSVP_PRESET_CHECKS --stdout "^scheme  ${scheme}$")
+endforeach()
+nvsvp_cli_test(presets_lists_every_preset_and_scheme ${NVSVP_PRESET_CHECKS} -- $<TARGET_FILE:nvsvp> presets)
 
 nvsvp_cli_test(validate_default --stdout "default.yaml: ok"
                -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml)
