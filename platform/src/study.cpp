@@ -645,10 +645,12 @@ int run_study(const Study& study, const StudyOptions& options, std::ostream& con
   // Dearest points first, so that the last to finish is a cheap one (longest-processing-time
   // order); results keep the study's order.
   std::vector<size_t> order(study.points.size());
-  for (size_t p = 0; p < order.size(); ++p) order[p] = p;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return estimated_cost(study.points[a].scenario) > estimated_cost(study.points[b].scenario);
-  });
+  std::vector<double> cost(study.points.size());
+  for (size_t p = 0; p < order.size(); ++p) {
+    order[p] = p;
+    cost[p] = estimated_cost(study.points[p].scenario);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
   std::map<pid_t, Running> running;
   size_t next = 0, finished = 0;
   auto note_finished = [&](size_t p, double seconds) {
