@@ -592,7 +592,9 @@ void Gpu::run_notify(const hw::WorkSequence& sequence, const hw::Task& task) {
 void Gpu::end_of_elaboration() {
   for (uint32_t l = 0; l < links_.size(); ++l) {
     tx_ports_.push_back(tx[l].operator->());
-    rx_backward_.push_back(rx[l].operator->());
+    // The bound initiator's backward interface itself: the socket's own forwarder would first look
+    // the message up among blocking calls it converts, and this model makes none.
+    rx_backward_.push_back(rx[l].get_base_port().operator->());
     tx_ports_[l]->set_sender(&link_scheduler_, l);
   }
 }

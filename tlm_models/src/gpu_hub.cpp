@@ -189,7 +189,7 @@ void GpuHub::bind(const hw::DynamicMulticastBinding& binding, uint64_t local_bas
       mapping.region_start[local] = start;
       start += mapping.tokens_per_expert[mapping.first_expert + local];
     }
-    mapping.table.reset(start);  // at most one entry per bound (token, local expert)
+    mapping.table.reset(mapping.token_count, start);  // at most one entry per bound (token, local expert)
     mapping.block_token.assign(start, kNoToken);
     mapping.gpus = binding.gpus();
     mapping.table_base = next_table_address_;
@@ -231,28 +231,63 @@ void GpuHub::bind(const hw::DynamicMulticastBinding& binding, uint64_t local_bas
   bound_by_base_[begin] = binding.object.id;
 }
 
-void TableEntries::reset(uint64_t max_entries) {
-  uint64_t cells = 16;
-  while (cells < 2 * max_entries) cells *= 2;  // at most half full: short probe runs
-  cells_.assign(cells, Cell{});
-  mask_ = cells - 1;
-  bits_ = static_cast<uint32_t>(__builtin_ctzll(cells));
+void TableEntries::reset(uint64_t tokens, uint64_t max_entries) {
+  first_.assign(tokens, First{});
+  more_.clear();
+  more_shift_ = 64;
+  more_used_ = 0;
   size_ = 0;
   capacity_ = max_entries;
 }
 
-void TableEntries::insert(uint64_t slot, uint32_t entry) {
+uint32_t TableEntries::find_more(uint64_t key) const {
+  if (more_.empty()) return 0;
+  const uint64_t mask = more_.size() - 1;
+  for (uint64_t i = more_home(key);; i = (i + 1) & mask) {
+    const More& cell = more_[i];
+    if (cell.entry == 0) return 0;
+    if (cell.key == key) return cell.entry;
+  }
+}
+
+void TableEntries::grow_more() {
+  std::vector<More> old(more_.empty() ? 16 : 2 * more_.size());
+  old.swap(more_);
+  more_shift_ = 64 - static_cast<uint32_t>(__builtin_ctzll(more_.size()));
+  const uint64_t mask = more_.size() - 1;
+  for (const More& cell : old) {
+    if (cell.entry == 0) continue;
+    uint64_t i = more_home(cell.key);
+    while (more_[i].entry != 0) i = (i + 1) & mask;
+    more_[i] = cell;
+  }
+}
+
+void TableEntries::insert(uint64_t token, uint32_t local, uint32_t entry) {
   if (entry == 0 || size_ >= capacity_) throw std::logic_error("Hub table: insert beyond the bound entries");
-  // Probe runs stay short: the table is at most half full.
-  for (uint64_t i = home(slot);; i = (i + 1) & mask_) {
-    Cell& cell = cells_[i];
-    if (cell.entry == 0) {
-      cell.slot = slot;
-      cell.entry = entry;
+  if (token < first_.size()) {
+    First& first = first_[token];
+    if (first.entry == 0) {
+      first.entry = entry;
+      first.local = local;
       ++size_;
       return;
     }
-    if (cell.slot == slot) throw std::logic_error("Hub table: slot inserted twice");
+    if (first.local == local) throw std::logic_error("Hub table: slot inserted twice");
+  }
+  if (2 * (more_used_ + 1) > more_.size()) grow_more();  // at most half full: short probe runs
+  const uint64_t key = more_key(token, local);
+  const uint64_t mask = more_.size() - 1;
+  for (uint64_t i = more_home(key);; i = (i + 1) & mask) {
+    More& cell = more_[i];
+    if (cell.entry == 0) {
+      cell.key = key;
+      cell.entry = entry;
+      ++more_used_;
+      ++size_;
+      return;
+    }
+    if (cell.key == key) throw std::logic_error("Hub table: slot inserted twice");
   }
 }
 
@@ -320,8 +355,7 @@ HubTranslation GpuHub::translate(uint64_t multimem_address, hw::MultimemStage st
 
   // Decide the outcome before touching the cache or the counters, so an error leaves no trace.
   // The host keys entries token-major, so that a stream of tokens touches neighbouring cells.
-  const uint64_t key = result.algebraic_index * mapping.local_experts + local;
-  uint32_t entry = mapping.table.find(key);
+  uint32_t entry = mapping.table.find(result.algebraic_index, local);
   const bool allocate = !table_entry_valid(entry);
   if (allocate && stage == hw::MultimemStage::combine) {
     throw HubError(HubErrorKind::unmapped_combine,
@@ -353,7 +387,7 @@ HubTranslation GpuHub::translate(uint64_t multimem_address, hw::MultimemStage st
   if (cached.evicted) ++statistics_.cache_evictions;
   if (allocate) {
     entry = encode_table_entry(mapping.region_start[local] + mapping.allocated[local]++);
-    mapping.table.insert(key, entry);
+    mapping.table.insert(result.algebraic_index, local, entry);
     mapping.block_token[table_entry_layout_index(entry)] = static_cast<uint32_t>(result.algebraic_index);
     result.allocated = true;
     result.memory_write_bytes = params_.sector_bytes;
@@ -377,8 +411,7 @@ bool GpuHub::lookup(uint64_t multimem_address, uint16_t expert, uint64_t& local_
   const Mapping& mapping = *object.mapping;
   if (expert < mapping.first_expert || expert >= mapping.first_expert + mapping.local_experts) return false;
   const uint64_t relative = multimem_address - object.multimem_base;
-  const uint32_t entry = mapping.table.find(relative / object.descriptor.block_bytes * mapping.local_experts +
-                                           (expert - mapping.first_expert));
+  const uint32_t entry = mapping.table.find(relative / object.descriptor.block_bytes, expert - mapping.first_expert);
   if (!table_entry_valid(entry)) return false;
   local_address = object.local_base + static_cast<uint64_t>(table_entry_layout_index(entry)) * object.descriptor.block_bytes +
                   relative % object.descriptor.block_bytes;

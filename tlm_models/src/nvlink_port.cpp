@@ -18,6 +18,7 @@ NvlinkPort::NvlinkPort(const sc_core::sc_module_name& name, const LinkParams& pa
       head_flit_time_(picoseconds((flit_time_fs_ + 500) / 1000)),
       vcs_(receiver_vcs),
       depth_(receiver_depth_flits),
+      flit_bytes_(params.flit_bytes),
       params_(params) {
   require_picosecond_resolution(this->name());
   if (receiver_vcs == 0 || receiver_vcs > kMaxVcsPerClass) {
@@ -29,6 +30,8 @@ NvlinkPort::NvlinkPort(const sc_core::sc_module_name& name, const LinkParams& pa
   in.bind(*this);
   out.register_nb_transport_bw(this, &NvlinkPort::nb_transport_bw);
 }
+
+void NvlinkPort::end_of_elaboration() { receiver_ = out.operator->(); }
 
 sc_time NvlinkPort::serialization_time(uint32_t flits) const {
   return picoseconds((flits * flit_time_fs_ + 500) / 1000);
@@ -100,14 +103,14 @@ void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
 
   stats_.messages[static_cast<size_t>(ext.traffic_class)]++;
   stats_.wire_flits += ext.wire_flits;
-  stats_.wire_bytes += static_cast<uint64_t>(ext.wire_flits) * params_.flit_bytes;
+  stats_.wire_bytes += static_cast<uint64_t>(ext.wire_flits) * flit_bytes_;
   stats_.payload_bytes += ext.payload_bytes;
   stats_.busy_time += serialization;
 
   payload.acquire();  // released when the receiver returns the credits
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_time head_delay = (start - now) + latency_ + head_flit_time_;
-  const tlm::tlm_sync_enum status = out->nb_transport_fw(payload, phase, head_delay);
+  const tlm::tlm_sync_enum status = receiver_->nb_transport_fw(payload, phase, head_delay);
   if (status != tlm::TLM_ACCEPTED) {
     SC_REPORT_FATAL(name(), "receiver did not accept a message (NVLink receivers always accept)");
   }

@@ -147,36 +147,47 @@ struct HubStatistics {
   }
 };
 
-// The valid entries of one algebraic->layout table, by key = algebraic index * local experts +
-// local expert. A GPU holds entries only for the tokens its experts receive (a few per cent of a
-// dense table on a large fabric), so the host keeps them in an open-addressing table sized for
-// that bound; the addresses the cache sees are still those of the dense table in GPU memory. The
-// cell of a key is the key with its higher bits folded in: neighbouring tokens stay in
-// neighbouring cells (host cache locality), keys a table size apart do not collide. A missing key
-// reads as 0 (not valid).
+// The valid entries of one algebraic->layout table, by (algebraic index, local expert). A GPU
+// holds entries only for the tokens its experts receive (a few per cent of a dense table on a
+// large fabric), and most of those tokens reach one of its experts only. So the host keeps, per
+// algebraic index, the first entry and its local expert in one dense array of 8-byte cells, and a
+// token's further experts in a small open-addressing table. A source sends its tokens in order, so
+// its arrivals walk the dense array: neighbouring tokens share host cache lines, which a hashed
+// table (one miss per translation) did not give. The addresses the Hub cache sees are still those
+// of the dense table in GPU memory. A missing key reads as 0 (not valid).
 class TableEntries {
  public:
-  // Room for `max_entries` without ever filling (the Hub never allocates beyond its bound counts).
-  void reset(uint64_t max_entries);
-  uint32_t find(uint64_t slot) const {  // `slot`: the key
-    for (uint64_t i = home(slot);; i = (i + 1) & mask_) {
-      const Cell& cell = cells_[i];
-      if (cell.entry == 0) return 0;
-      if (cell.slot == slot) return cell.entry;
+  // `tokens` algebraic indices kept densely (larger ones go to the small table), room for
+  // `max_entries` entries in all (the Hub never allocates beyond its bound counts).
+  void reset(uint64_t tokens, uint64_t max_entries);
+  uint32_t find(uint64_t token, uint32_t local) const {
+    if (token < first_.size()) {
+      const First& first = first_[token];
+      if (first.entry == 0) return 0;  // a token's first entry is always the dense one
+      if (first.local == local) return first.entry;
     }
+    return find_more(more_key(token, local));
   }
-  void insert(uint64_t slot, uint32_t entry);  // entry != 0; the key must be absent
+  void insert(uint64_t token, uint32_t local, uint32_t entry);  // entry != 0; the key must be absent
   uint64_t size() const { return size_; }
 
  private:
-  struct Cell {
-    uint64_t slot = 0;
+  struct First {
+    uint32_t entry = 0;  // 0: none
+    uint32_t local = 0;
+  };
+  struct More {
+    uint64_t key = 0;
     uint32_t entry = 0;  // 0: empty
   };
-  uint64_t home(uint64_t slot) const { return (slot ^ (slot >> bits_) ^ (slot >> (2 * bits_))) & mask_; }
-  std::vector<Cell> cells_;
-  uint64_t mask_ = 0;
-  uint32_t bits_ = 1;  // log2 of the cells
+  static uint64_t more_key(uint64_t token, uint32_t local) { return token << 32 | local; }
+  uint64_t more_home(uint64_t key) const { return (key * 0x9E3779B97F4A7C15ull) >> more_shift_; }
+  uint32_t find_more(uint64_t key) const;
+  void grow_more();
+  std::vector<First> first_;  // [algebraic index]
+  std::vector<More> more_;    // open addressing, at most half full; empty until needed
+  uint32_t more_shift_ = 64;
+  uint64_t more_used_ = 0;
   uint64_t size_ = 0;
   uint64_t capacity_ = 0;
 };
@@ -234,7 +245,7 @@ class GpuHub {
     std::vector<uint32_t> allocated;     // [local expert]: bump counter
     std::vector<uint32_t> block_token;   // [layout index]: algebraic index, kNoToken until allocated
     uint32_t gpus = 0;
-    TableEntries table;                  // by slot = local expert * token_count + algebraic index
+    TableEntries table;                  // by algebraic index and local expert
   };
   struct Object {
     hw::DynamicMulticastObject descriptor;
