@@ -1,3 +1,4 @@
+#define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn: one process per executor stream
 #include "nvsvp/model/gpu.hpp"
 
 #include <algorithm>
@@ -94,7 +95,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const GpuParams& params, const Lin
     SC_REPORT_FATAL(this->name(), "functional_bytes exceeds what a payload carries");
   }
   for (uint32_t l = 0; l < links; ++l) {
-    rx[l].register_nb_transport_fw(this, &Gpu::nb_transport_fw, static_cast<int>(l));
+    rx[l].set_receiver(this, static_cast<int>(l));
   }
   // Every stream's process is made here, during elaboration, so that it belongs to this GPU (a
   // process spawned later would belong to whichever process was running).

@@ -31,7 +31,13 @@ NvlinkPort::NvlinkPort(const sc_core::sc_module_name& name, const LinkParams& pa
   out.register_nb_transport_bw(this, &NvlinkPort::nb_transport_bw);
 }
 
-void NvlinkPort::end_of_elaboration() { receiver_ = out.operator->(); }
+void NvlinkPort::end_of_elaboration() {
+  receiver_ = out.operator->();
+  if (const auto* socket = dynamic_cast<const NvlinkTargetSocket*>(receiver_)) {
+    direct_ = socket->receiver();
+    direct_tag_ = socket->tag();
+  }
+}
 
 sc_time NvlinkPort::serialization_time(uint32_t flits) const {
   return picoseconds((flits * flit_time_fs_ + 500) / 1000);
@@ -110,7 +116,9 @@ void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
   payload.acquire();  // released when the receiver returns the credits
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_time head_delay = (start - now) + latency_ + head_flit_time_;
-  const tlm::tlm_sync_enum status = receiver_->nb_transport_fw(payload, phase, head_delay);
+  const tlm::tlm_sync_enum status = direct_ != nullptr
+                                          ? direct_->nb_transport_fw(direct_tag_, payload, phase, head_delay)
+                                          : receiver_->nb_transport_fw(payload, phase, head_delay);
   if (status != tlm::TLM_ACCEPTED) {
     SC_REPORT_FATAL(name(), "receiver did not accept a message (NVLink receivers always accept)");
   }

@@ -66,7 +66,7 @@ SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& 
   registers_.on_interrupt_change([this](bool) { irq_changed_.notify(SC_ZERO_TIME); });
   const size_t fifos = static_cast<size_t>(kTrafficClasses) * params.vcs_per_class;
   for (uint32_t p = 0; p < params.ports; ++p) {
-    in[p].register_nb_transport_fw(this, &SwitchChip::nb_transport_fw, static_cast<int>(p));
+    in[p].set_receiver(this, static_cast<int>(p));
     for (CrossbarOutput& xbar : outputs_[p].crossbar) xbar.arbiter = make_arbiter(params.arbiter);
   }
   for (InputPort& input : inputs_) {

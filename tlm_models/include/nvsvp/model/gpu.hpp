@@ -18,7 +18,6 @@
 
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
 
 #include "nvsvp/hw/work.hpp"
 #include "nvsvp/model/address_hash.hpp"
@@ -29,6 +28,7 @@
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_params.hpp"
 #include "nvsvp/model/nvlink_port.hpp"
+#include "nvsvp/model/nvlink_target_socket.hpp"
 #include "nvsvp/model/wake_scheduler.hpp"
 
 namespace nvsvp::model {
@@ -74,15 +74,14 @@ struct PhaseTime {
   sc_core::sc_time last_end;
 };
 
-class Gpu : public sc_core::sc_module {
+class Gpu : public sc_core::sc_module, private NvlinkReceiver {
  public:
   // Executor streams (SM groups) a GPU offers: the four groups of the study's persistent kernel
   // (dysharp.md §3: dispatch, GEMM-1, GEMM-2, combine).
   static constexpr uint32_t kExecutorStreams = 4;
-  using TargetSocket = tlm_utils::simple_target_socket_tagged<Gpu, 32, NvlinkProtocolTypes>;
 
   sc_core::sc_vector<sc_core::sc_port<NvlinkTxIf>> tx;  // one per link, towards the switch
-  sc_core::sc_vector<TargetSocket> rx;                   // one per link, from the switch
+  sc_core::sc_vector<NvlinkTargetSocket> rx;                   // one per link, from the switch
 
   Gpu(const sc_core::sc_module_name& name, const GpuParams& params, const LinkParams& link,
       uint32_t gpu_id, uint32_t links, PayloadPool& pool);
@@ -266,7 +265,7 @@ class Gpu : public sc_core::sc_module {
   void enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item);
   void launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, uint16_t vc);
   tlm::tlm_sync_enum nb_transport_fw(int link, tlm::tlm_generic_payload& payload,
-                                     tlm::tlm_phase& phase, sc_core::sc_time& delay);
+                                     tlm::tlm_phase& phase, sc_core::sc_time& delay) override;
   void record_arrival(uint32_t counter, const sc_core::sc_time& at, uint64_t arrivals = 1);
   // Counters are looked up per arrival: the bounds check stays inline, growing does not.
   ArrivalCounter& counter(uint32_t index) {

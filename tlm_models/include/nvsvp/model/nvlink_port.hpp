@@ -17,6 +17,7 @@
 #include "nvsvp/model/busy_timeline.hpp"
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_params.hpp"
+#include "nvsvp/model/nvlink_target_socket.hpp"
 #include "nvsvp/model/switch_params.hpp"
 #include "nvsvp/model/sim_time.hpp"
 #include "nvsvp/model/wake_scheduler.hpp"
@@ -115,20 +116,23 @@ class NvlinkPort : public sc_core::sc_module, public NvlinkTxIf {
   sc_core::sc_time earliest_pending_;  // of pending_credits_, or never() when empty
   uint64_t flit_time_fs_;  // femtoseconds, so that a message's time rounds once
   sc_core::sc_time head_flit_time_;  // serialization_time(1), for every send's head delay
-  // `out`'s receiver, taken once bound: saves a load from the socket object on every send.
-  tlm::tlm_fw_transport_if<NvlinkProtocolTypes>* receiver_ = nullptr;
+  // The module behind `out` when it is an NvlinkTargetSocket (found once bound), called as the
+  // socket would call it with `direct_tag_`: saves two dependent loads per message.
+  NvlinkReceiver* direct_ = nullptr;
   uint32_t vcs_;
   uint32_t depth_;
-  uint32_t flit_bytes_;  // params_.flit_bytes
   uint16_t next_vc_[kTrafficClasses] = {0, 0};
   LinkStats stats_;
   BusyTimeline* timeline_ = nullptr;
+  uint32_t flit_bytes_;  // params_.flit_bytes
+  int direct_tag_ = 0;
   alignas(64) std::array<int32_t, kTrafficClasses * kMaxVcsPerClass> credits_{};  // [class * vcs + vc]
   std::vector<PendingCredit> pending_credits_;  // in time order from pending_head_
   size_t pending_head_ = 0;
   WakeScheduler* sender_ = nullptr;
   uint32_t sender_client_ = 0;
   bool sender_waiting_[kTrafficClasses] = {false, false};
+  tlm::tlm_fw_transport_if<NvlinkProtocolTypes>* receiver_ = nullptr;  // `out`'s, once bound
   LinkParams params_;
 };
 

@@ -26,6 +26,7 @@
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_params.hpp"
 #include "nvsvp/model/nvlink_port.hpp"
+#include "nvsvp/model/nvlink_target_socket.hpp"
 #include "nvsvp/model/slot_pool.hpp"
 #include "nvsvp/model/small_fifo.hpp"
 #include "nvsvp/model/switch_csr.hpp"
@@ -52,11 +53,10 @@ struct SwitchStats {
   uint64_t peak_reduction_buffer_bytes = 0;  // most bytes one port's reduction buffer held
 };
 
-class SwitchChip : public sc_core::sc_module {
+class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
  public:
-  using TargetSocket = tlm_utils::simple_target_socket_tagged<SwitchChip, 32, NvlinkProtocolTypes>;
 
-  sc_core::sc_vector<TargetSocket> in;                     // one per port, from the GPU side
+  sc_core::sc_vector<NvlinkTargetSocket> in;                     // one per port, from the GPU side
   sc_core::sc_vector<sc_core::sc_port<NvlinkTxIf>> out;    // one per port, to the GPU side
   // The register block: TLM-2.0 base protocol, b_transport only, 4-byte accesses. Optional, so
   // a bench without a management bus may leave it unbound.
@@ -175,7 +175,7 @@ class SwitchChip : public sc_core::sc_module {
 
   void end_of_elaboration() override;
   tlm::tlm_sync_enum nb_transport_fw(int port, tlm::tlm_generic_payload& payload,
-                                     tlm::tlm_phase& phase, sc_core::sc_time& delay);
+                                     tlm::tlm_phase& phase, sc_core::sc_time& delay) override;
   void serve_output(uint16_t output);
   // Moves the head of `requester` to `output`; returns the time it occupies the link.
   sc_core::sc_time forward(uint16_t output, TrafficClass traffic_class, uint32_t requester);
