@@ -1,6 +1,8 @@
 // A FIFO for queues that stay short (a VC buffer holds a few messages): one small contiguous
 // block, reused, instead of std::deque's 512-byte nodes, so thousands of them stay in cache.
-// SystemC-free.
+// A queue that never runs empty (a switch's queue of multicast copies under load) moves its live
+// items to the front once the consumed ones are the majority, so that it neither grows without
+// bound nor writes every new item to memory it has never touched. SystemC-free.
 #pragma once
 
 #include <cstddef>
@@ -19,12 +21,16 @@ class SmallFifo {
     if (++head_ == items_.size()) {
       items_.clear();
       head_ = 0;
+    } else if (head_ >= kCompactAfter && 2 * head_ >= items_.size()) {  // amortised O(1) per pop
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
     }
   }
   typename std::vector<T>::const_iterator begin() const { return items_.begin() + static_cast<std::ptrdiff_t>(head_); }
   typename std::vector<T>::const_iterator end() const { return items_.end(); }
 
  private:
+  static constexpr size_t kCompactAfter = 32;
   std::vector<T> items_;
   size_t head_ = 0;
 };
