@@ -53,9 +53,16 @@ void NvlinkPort::apply_landed_credits(const sc_time& now) {
     pending_credits_.clear();
     pending_head_ = 0;
     earliest_pending_ = never();
-  } else {
-    earliest_pending_ = pending_credits_[pending_head_].at;
+    return;
   }
+  // A link that never drains keeps its list short: the landed returns go once they are the
+  // majority (amortised O(1) per return), so the list neither grows without bound nor walks
+  // into memory it has never touched.
+  if (pending_head_ >= kCompactPendingAfter && 2 * pending_head_ >= pending_credits_.size()) {
+    pending_credits_.erase(pending_credits_.begin(), pending_credits_.begin() + static_cast<std::ptrdiff_t>(pending_head_));
+    pending_head_ = 0;
+  }
+  earliest_pending_ = pending_credits_[pending_head_].at;
 }
 
 uint32_t NvlinkPort::best_credits(TrafficClass traffic_class) {

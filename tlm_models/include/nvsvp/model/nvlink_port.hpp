@@ -88,6 +88,7 @@ class NvlinkPort : public sc_core::sc_module, public NvlinkTxIf {
   void describe_state(std::ostream& os) const;
 
  private:
+  static constexpr size_t kCompactPendingAfter = 32;
   struct PendingCredit {
     sc_core::sc_time at;
     uint8_t traffic_class;
