@@ -189,7 +189,7 @@ void GpuHub::bind(const hw::DynamicMulticastBinding& binding, uint64_t local_bas
       mapping.region_start[local] = start;
       start += mapping.tokens_per_expert[mapping.first_expert + local];
     }
-    mapping.table.reset(mapping.token_count, start);  // at most one entry per bound (token, local expert)
+    mapping.table.reset(mapping.token_count, mapping.region_start, start);  // one entry per bound (token, local expert) at most
     mapping.block_token.assign(start, kNoToken);
     mapping.gpus = binding.gpus();
     mapping.table_base = next_table_address_;
@@ -231,8 +231,10 @@ void GpuHub::bind(const hw::DynamicMulticastBinding& binding, uint64_t local_bas
   bound_by_base_[begin] = binding.object.id;
 }
 
-void TableEntries::reset(uint64_t tokens, uint64_t max_entries) {
-  first_.assign(tokens, First{});
+void TableEntries::reset(uint64_t tokens, const std::vector<uint32_t>& region_start, uint64_t max_entries) {
+  first_.assign(tokens, 0);
+  region_bounds_.assign(region_start.begin(), region_start.end());
+  region_bounds_.push_back(max_entries);
   more_.clear();
   more_shift_ = 64;
   more_used_ = 0;
@@ -265,15 +267,17 @@ void TableEntries::grow_more() {
 
 void TableEntries::insert(uint64_t token, uint32_t local, uint32_t entry) {
   if (entry == 0 || size_ >= capacity_) throw std::logic_error("Hub table: insert beyond the bound entries");
+  if (local + 1 >= region_bounds_.size() || !in_region(entry, local)) {
+    throw std::logic_error("Hub table: an entry outside its local expert's region");
+  }
   if (token < first_.size()) {
-    First& first = first_[token];
-    if (first.entry == 0) {
-      first.entry = entry;
-      first.local = local;
+    uint32_t& first = first_[token];
+    if (first == 0) {
+      first = entry;
       ++size_;
       return;
     }
-    if (first.local == local) throw std::logic_error("Hub table: slot inserted twice");
+    if (in_region(first, local)) throw std::logic_error("Hub table: slot inserted twice");
   }
   if (2 * (more_used_ + 1) > more_.size()) grow_more();  // at most half full: short probe runs
   const uint64_t key = more_key(token, local);

@@ -148,23 +148,25 @@ struct HubStatistics {
 };
 
 // The valid entries of one algebraic->layout table, by (algebraic index, local expert). A GPU
-// holds entries only for the tokens its experts receive (a few per cent of a dense table on a
-// large fabric), and most of those tokens reach one of its experts only. So the host keeps, per
-// algebraic index, the first entry and its local expert in one dense array of 8-byte cells, and a
-// token's further experts in a small open-addressing table. A source sends its tokens in order, so
-// its arrivals walk the dense array: neighbouring tokens share host cache lines, which a hashed
-// table (one miss per translation) did not give. The addresses the Hub cache sees are still those
-// of the dense table in GPU memory. A missing key reads as 0 (not valid).
+// holds entries only for the tokens its experts receive, and most of those tokens reach one of its
+// experts only. So the host keeps each algebraic index's first entry in a dense array of 4-byte
+// cells, the entry itself: its layout index tells the local expert, since each local expert's
+// blocks form one region of the layout. A token's further experts go to a small open-addressing
+// table. Translations come in no useful order (combine follows the experts' completion), so what
+// counts is the bytes per token: 4 here, against 32 for the hashed table this replaced. The
+// addresses the Hub cache sees are still those of the dense table in GPU memory. A missing key
+// reads as 0 (not valid).
 class TableEntries {
  public:
-  // `tokens` algebraic indices kept densely (larger ones go to the small table), room for
-  // `max_entries` entries in all (the Hub never allocates beyond its bound counts).
-  void reset(uint64_t tokens, uint64_t max_entries);
+  // `tokens` algebraic indices kept densely (larger ones go to the small table);
+  // `region_start[local]`: the first layout index of each local expert's region, ascending, the
+  // regions together holding `max_entries` (the Hub never allocates beyond its bound counts).
+  void reset(uint64_t tokens, const std::vector<uint32_t>& region_start, uint64_t max_entries);
   uint32_t find(uint64_t token, uint32_t local) const {
     if (token < first_.size()) {
-      const First& first = first_[token];
-      if (first.entry == 0) return 0;  // a token's first entry is always the dense one
-      if (first.local == local) return first.entry;
+      const uint32_t first = first_[token];
+      if (first == 0) return 0;  // a token's first entry is always the dense one
+      if (in_region(first, local)) return first;
     }
     return find_more(more_key(token, local));
   }
@@ -172,20 +174,21 @@ class TableEntries {
   uint64_t size() const { return size_; }
 
  private:
-  struct First {
-    uint32_t entry = 0;  // 0: none
-    uint32_t local = 0;
-  };
   struct More {
     uint64_t key = 0;
     uint32_t entry = 0;  // 0: empty
   };
+  bool in_region(uint32_t entry, uint32_t local) const {
+    const uint32_t index = table_entry_layout_index(entry);
+    return index >= region_bounds_[local] && index < region_bounds_[local + 1];
+  }
   static uint64_t more_key(uint64_t token, uint32_t local) { return token << 32 | local; }
   uint64_t more_home(uint64_t key) const { return (key * 0x9E3779B97F4A7C15ull) >> more_shift_; }
   uint32_t find_more(uint64_t key) const;
   void grow_more();
-  std::vector<First> first_;  // [algebraic index]
-  std::vector<More> more_;    // open addressing, at most half full; empty until needed
+  std::vector<uint32_t> first_;          // [algebraic index]: its first entry, 0 if none
+  std::vector<uint64_t> region_bounds_;  // [local expert]: region start; one more: the end
+  std::vector<More> more_;               // open addressing, at most half full; empty until needed
   uint32_t more_shift_ = 64;
   uint64_t more_used_ = 0;
   uint64_t size_ = 0;
