@@ -592,7 +592,7 @@ void Gpu::run_notify(const hw::WorkSequence& sequence, const hw::Task& task) {
 
 void Gpu::end_of_elaboration() {
   for (uint32_t l = 0; l < links_.size(); ++l) {
-    tx_ports_.push_back(tx[l].operator->());
+    tx_ports_.push_back(bound_port(tx[l]));
     // The bound initiator's backward interface itself: the socket's own forwarder would first look
     // the message up among blocking calls it converts, and this model makes none.
     rx_backward_.push_back(rx[l].get_base_port().operator->());
@@ -801,7 +801,7 @@ Gpu::TxItem Gpu::request_item(const hw::WorkSequence& sequence, const hw::Task& 
 // more could go; credits it waits for wake it through the port.
 void Gpu::serve_link(uint32_t link) {
   LinkEngine& engine = links_[link];
-  NvlinkTxIf* port = tx_ports_[link];
+  NvlinkPort* port = tx_ports_[link];
   const sc_time now = current_time();
   while (engine.queued > 0) {
     const sc_time free_at = port->busy_until();

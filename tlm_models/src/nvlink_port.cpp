@@ -166,4 +166,10 @@ void NvlinkPort::describe_state(std::ostream& os) const {
      << " credit flits held by the receiver, " << pending_credits_.size() - pending_head_ << " credit returns in flight";
 }
 
+NvlinkPort* bound_port(sc_core::sc_port<NvlinkTxIf>& port) {
+  auto* link = dynamic_cast<NvlinkPort*>(port.operator->());
+  if (link == nullptr) SC_REPORT_FATAL(port.name(), "bound to an NvlinkTxIf that is not an NvlinkPort");
+  return link;
+}
+
 }  // namespace nvsvp::model

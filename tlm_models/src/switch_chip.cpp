@@ -77,7 +77,7 @@ SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& 
 
 void SwitchChip::end_of_elaboration() {
   for (uint32_t p = 0; p < params_.ports; ++p) {
-    out_ports_.push_back(out[p].operator->());
+    out_ports_.push_back(bound_port(out[p]));
     // The bound initiator's backward interface itself: the socket's own forwarder would first look
     // the message up among blocking calls it converts, and this model makes none.
     in_backward_.push_back(in[p].get_base_port().operator->());
@@ -211,7 +211,7 @@ void SwitchChip::serve_output(uint16_t output) {
     output_scheduler_.wake_at(output, o.link_busy_until);
     return;
   }
-  NvlinkTxIf* link = out_ports_[output];
+  NvlinkPort* link = out_ports_[output];
   sc_time next_ready = never();
   for (int i = 0; i < kTrafficClasses; ++i) {
     const auto traffic_class = static_cast<TrafficClass>((o.next_class + i) % kTrafficClasses);
@@ -289,7 +289,7 @@ sc_time SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_
                                   [](const Request& r, uint32_t id) { return r.requester < id; }));
 
   tlm::tlm_generic_payload& payload = *entry.payload;
-  NvlinkTxIf* link = out_ports_[output];
+  NvlinkPort* link = out_ports_[output];
   const sc_time serialization = link->serialization_time(entry.wire_flits);
 
   const bool generated = is_generated_input(port);

@@ -282,7 +282,7 @@ class Gpu : public sc_core::sc_module, private NvlinkReceiver {
   GpuMemory memory_;
   std::vector<LinkEngine> links_;
   // The bound interfaces, resolved once (sc_vector and sc_port indirections cost cache misses).
-  std::vector<NvlinkTxIf*> tx_ports_;
+  std::vector<NvlinkPort*> tx_ports_;  // the ports `tx` is bound to
   std::vector<tlm::tlm_bw_transport_if<NvlinkProtocolTypes>*> rx_backward_;
   WakeScheduler link_scheduler_;  // serves the link engines (declared after them)
 

@@ -56,7 +56,9 @@ struct LinkStats {
   sc_core::sc_time busy_time;
 };
 
-class NvlinkPort : public sc_core::sc_module, public NvlinkTxIf {
+// Final, so that a sender holding an NvlinkPort* (GPUs and switch chips do, see their
+// end_of_elaboration) calls it without loading a vtable pointer from a cold line of the port.
+class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
  public:
   sc_core::sc_export<NvlinkTxIf> in;
   tlm_utils::simple_initiator_socket<NvlinkPort, 32, NvlinkProtocolTypes> out;
@@ -136,5 +138,9 @@ class NvlinkPort : public sc_core::sc_module, public NvlinkTxIf {
   tlm::tlm_fw_transport_if<NvlinkProtocolTypes>* receiver_ = nullptr;  // `out`'s, once bound
   LinkParams params_;
 };
+
+// The NvlinkPort that a sender's port is bound to (call after binding, e.g. in
+// end_of_elaboration); a fatal error if it is bound to another implementation of NvlinkTxIf.
+NvlinkPort* bound_port(sc_core::sc_port<NvlinkTxIf>& port);
 
 }  // namespace nvsvp::model

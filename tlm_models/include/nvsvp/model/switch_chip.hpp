@@ -246,7 +246,7 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
   sc_core::sc_time internal_latency_;
   std::vector<InputPort> inputs_;
   // The bound interfaces, resolved once (sc_vector and sc_port indirections cost cache misses).
-  std::vector<NvlinkTxIf*> out_ports_;
+  std::vector<NvlinkPort*> out_ports_;  // the ports `out` is bound to
   std::vector<tlm::tlm_bw_transport_if<NvlinkProtocolTypes>*> in_backward_;
   std::vector<sc_core::sc_time> crossbar_free_;  // [input * classes + class]: input's transfer slot
   std::vector<OutputPort> outputs_;
