@@ -113,7 +113,7 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   void end_of_elaboration() override;
 
   // What every send touches, in the first two cache lines of their own (the SystemC members above
-  // are large and cold); the credits in a third; what credit returns touch in a fourth.
+  // are large and cold); then the credits on a line of their own, then what credit returns touch.
   alignas(64) sc_core::sc_time busy_until_;
   sc_core::sc_time latency_;
   sc_core::sc_time earliest_pending_;  // of pending_credits_, or never() when empty
