@@ -593,9 +593,7 @@ void Gpu::run_notify(const hw::WorkSequence& sequence, const hw::Task& task) {
 void Gpu::end_of_elaboration() {
   for (uint32_t l = 0; l < links_.size(); ++l) {
     tx_ports_.push_back(bound_port(tx[l]));
-    // The bound initiator's backward interface itself: the socket's own forwarder would first look
-    // the message up among blocking calls it converts, and this model makes none.
-    rx_backward_.push_back(rx[l].get_base_port().operator->());
+    rx_backward_.push_back(rx[l].operator->());
     tx_ports_[l]->set_sender(&link_scheduler_, l);
   }
 }

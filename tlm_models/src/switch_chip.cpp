@@ -78,9 +78,7 @@ SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& 
 void SwitchChip::end_of_elaboration() {
   for (uint32_t p = 0; p < params_.ports; ++p) {
     out_ports_.push_back(bound_port(out[p]));
-    // The bound initiator's backward interface itself: the socket's own forwarder would first look
-    // the message up among blocking calls it converts, and this model makes none.
-    in_backward_.push_back(in[p].get_base_port().operator->());
+    in_backward_.push_back(in[p].operator->());
     out_ports_[p]->set_sender(&output_scheduler_, p);
   }
 }

@@ -81,7 +81,7 @@ class Gpu : public sc_core::sc_module, private NvlinkReceiver {
   static constexpr uint32_t kExecutorStreams = 4;
 
   sc_core::sc_vector<sc_core::sc_port<NvlinkTxIf>> tx;  // one per link, towards the switch
-  sc_core::sc_vector<NvlinkTargetSocket> rx;                   // one per link, from the switch
+  sc_core::sc_vector<NvlinkTargetSocket> rx;             // one per link, from the switch
 
   Gpu(const sc_core::sc_module_name& name, const GpuParams& params, const LinkParams& link,
       uint32_t gpu_id, uint32_t links, PayloadPool& pool);

@@ -55,8 +55,7 @@ struct SwitchStats {
 
 class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
  public:
-
-  sc_core::sc_vector<NvlinkTargetSocket> in;                     // one per port, from the GPU side
+  sc_core::sc_vector<NvlinkTargetSocket> in;               // one per port, from the GPU side
   sc_core::sc_vector<sc_core::sc_port<NvlinkTxIf>> out;    // one per port, to the GPU side
   // The register block: TLM-2.0 base protocol, b_transport only, 4-byte accesses. Optional, so
   // a bench without a management bus may leave it unbound.
