@@ -203,19 +203,30 @@ void write_trace(const Timeline& timeline, const std::string& scheme, const std:
     out += first_event ? "{" : ",{";
     first_event = false;
   };
+  // Every event ends with its keys "ph", "pid", "tid" (if any) and "ts" (if any), in that order.
+  auto end_event = [&](char ph, uint32_t pid, std::optional<uint32_t> tid, std::optional<double> ts_us) {
+    out += "\"ph\":\"";
+    out += ph;
+    out += "\",\"pid\":";
+    append_integer(out, pid);
+    if (tid) {
+      out += ",\"tid\":";
+      append_integer(out, *tid);
+    }
+    if (ts_us) {
+      out += ",\"ts\":";
+      append_json_number(out, *ts_us);
+    }
+    out += '}';
+  };
   auto metadata = [&](const char* kind, uint32_t pid, const std::string& name, std::optional<uint32_t> tid) {
     begin_event();
     out += "\"args\":{\"name\":";
     out += json_string(name);
     out += "},\"name\":\"";
     out += kind;
-    out += "\",\"ph\":\"M\",\"pid\":";
-    append_integer(out, pid);
-    if (tid) {
-      out += ",\"tid\":";
-      append_integer(out, *tid);
-    }
-    out += '}';
+    out += "\",";
+    end_event('M', pid, tid, std::nullopt);
   };
   auto slice = [&](uint32_t pid, uint32_t tid, const std::string& quoted_name, double start_us, double end_us) {
     begin_event();
@@ -223,13 +234,8 @@ void write_trace(const Timeline& timeline, const std::string& scheme, const std:
     append_json_number(out, end_us - start_us);
     out += ",\"name\":";
     out += quoted_name;
-    out += ",\"ph\":\"X\",\"pid\":";
-    append_integer(out, pid);
-    out += ",\"tid\":";
-    append_integer(out, tid);
-    out += ",\"ts\":";
-    append_json_number(out, start_us);
-    out += '}';
+    out += ',';
+    end_event('X', pid, tid, start_us);
   };
   std::vector<std::string> phase_names, compute_names;  // quoted, per name index
   for (const std::string& name : timeline.names) {
@@ -268,11 +274,8 @@ void write_trace(const Timeline& timeline, const std::string& scheme, const std:
     append_json_number(out, to_switch);
     out += ",\"switch_to_gpu\":";
     append_json_number(out, to_gpu);
-    out += "},\"name\":\"link utilization\",\"ph\":\"C\",\"pid\":";
-    append_integer(out, pid);
-    out += ",\"ts\":";
-    append_json_number(out, timeline.first_bin_start_us + static_cast<double>(b) * timeline.bin_us);
-    out += '}';
+    out += "},\"name\":\"link utilization\",";
+    end_event('C', pid, std::nullopt, timeline.first_bin_start_us + static_cast<double>(b) * timeline.bin_us);
   };
   double last_up_mean = -1.0, last_down_mean = -1.0;
   std::vector<std::pair<double, double>> last(gpus, {-1.0, -1.0});
