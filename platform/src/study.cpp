@@ -17,6 +17,7 @@
 #include <iomanip>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "config_reader.hpp"
 #include "text.hpp"
@@ -622,12 +623,16 @@ int run_study(const Study& study, const StudyOptions& options, std::ostream& con
     if (ec) throw std::runtime_error("cannot create output directory " + dir + ": " + ec.message());
     // Files an earlier run left are not this run's (points write no timeline files now, but an
     // earlier version did).
+    // Collected first, removed after: a directory is not changed while it is being read.
+    std::vector<fs::path> earlier_outputs;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const std::string file = entry.path().filename().string();
-      const bool earlier_output = file == "report.json" || file.rfind("links_", 0) == 0 ||
-                                  file.rfind("utilization_", 0) == 0 || file.rfind("trace_", 0) == 0;
-      if (earlier_output) fs::remove(entry.path(), ec);
+      if (file == "report.json" || file.rfind("links_", 0) == 0 || file.rfind("utilization_", 0) == 0 ||
+          file.rfind("trace_", 0) == 0) {
+        earlier_outputs.push_back(entry.path());
+      }
     }
+    for (const fs::path& path : earlier_outputs) fs::remove(path, ec);
     std::ofstream scenario(dir + "/scenario.yaml");
     scenario << dump_effective(point.scenario);
     if (!scenario) throw std::runtime_error("cannot write " + dir + "/scenario.yaml");
