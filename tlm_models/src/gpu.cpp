@@ -422,6 +422,7 @@ uint64_t Gpu::ArrivalCounter::nth_arrival_ps(uint64_t n) {
   if (!runs_sorted) {
     std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.at_ps < b.at_ps; });
     runs_sorted = true;
+    last_at_ps = runs.back().at_ps;
   }
   uint64_t seen = 0;
   for (const Run& run : runs) {

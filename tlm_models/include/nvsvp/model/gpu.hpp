@@ -227,38 +227,42 @@ class Gpu : public sc_core::sc_module, private NvlinkReceiver {
   // A multimem load's result or refusal came back: its link engine may send more.
   void load_returned(const NvlinkExtension& ext);
   // Arrivals as runs of equal time (a chunk's writes land together): a wait for the n-th
-  // arrival sorts the runs and counts through them.
-  struct ArrivalCounter {
+  // arrival sorts the runs and counts through them. One cache line: an arrival reads only this
+  // line (the time of the last run is kept here) and appends to the runs without reading them.
+  struct alignas(64) ArrivalCounter {
     struct Run {
       uint64_t at_ps;
       uint64_t arrivals;
     };
     static constexpr size_t kInitialRuns = 8;
     std::vector<Run> runs;
-    bool runs_sorted = true;  // by time: most arrivals come in order, and then need no sort
+    uint64_t last_at_ps = 0;  // runs.back().at_ps
     uint64_t arrivals = 0;
-    hw::CounterTable table = hw::CounterTable::none;  // the hardware table holding it, if any
     // A take_ready item waiting for this counter to reach waiting_count (one at most).
     static constexpr uint64_t kNoItem = ~0ull;
     uint64_t waiting_item = kNoItem;
     uint64_t waiting_count = 0;
     uint32_t waiting_stream = 0;
+    bool runs_sorted = true;  // by time: most arrivals come in order, and then need no sort
+    hw::CounterTable table = hw::CounterTable::none;  // the hardware table holding it, if any
     enum class Entry : uint8_t { unused, held, spilled, released } entry = Entry::unused;
     void add(uint64_t at_ps, uint64_t count) {
-      if (!runs.empty() && runs.back().at_ps == at_ps) {
+      if (!runs.empty() && last_at_ps == at_ps) {
         runs.back().arrivals += count;
       } else {
         if (runs.empty()) {
           runs.reserve(kInitialRuns);  // skips the first reallocations of a counter that counts
-        } else if (at_ps < runs.back().at_ps) {
+        } else if (at_ps < last_at_ps) {
           runs_sorted = false;
         }
         runs.push_back(Run{at_ps, count});
+        last_at_ps = at_ps;
       }
       arrivals += count;
     }
     uint64_t nth_arrival_ps(uint64_t n);  // 1 <= n <= arrivals
   };
+  static_assert(sizeof(ArrivalCounter) == 64, "an arrival counter fills one cache line");
 
   void end_of_elaboration() override;
   void serve_link(uint32_t link);
