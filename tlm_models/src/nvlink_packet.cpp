@@ -49,13 +49,9 @@ tlm::tlm_generic_payload& PayloadPool::acquire() {
     payload = free_.back();
     free_.pop_back();
     // The payload this call resets was freed many messages ago and has left the caches; the one
-    // the next call takes likely has too. Fetch its header and extension now (a payload is taken
-    // per message, so they arrive long before they are written).
-    if (!free_.empty()) {
-      const char* next = reinterpret_cast<const char*>(free_.back());
-      const char* next_data = reinterpret_cast<const char*>(free_.back()->data);
-      for (const char* line = next; line < next_data; line += 64) __builtin_prefetch(line, 1);
-    }
+    // the next call takes likely has too. Fetch it now: a payload is taken per message, so the
+    // lines arrive long before they are written.
+    if (!free_.empty()) prefetch_message_header(*free_.back());
   }
   payload->extension = NvlinkExtension{};
   payload->set_data_ptr(payload->data);

@@ -320,6 +320,9 @@ sc_time SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_
   if (!input.fifos[fifo].empty()) {
     const Entry& next = input.fifos[fifo].front();
     request_output(next.output, traffic_class, Request{requester, next.wire_flits, next.ready_at});
+    // It is forwarded once its output and credits allow; by then its header would have left the
+    // caches while it waited.
+    prefetch_message_header(*next.payload);
   }
   return serialization;
 }

@@ -158,6 +158,15 @@ class PayloadPool : public tlm::tlm_mm_interface {
   uint64_t in_use_ = 0;
 };
 
+// Starts fetching what every hop of a message reads and writes: the generic payload's fields and
+// the extension (the functional data excepted). For a message a model will handle soon, whose
+// lines have likely left the caches while it waited.
+inline void prefetch_message_header(const tlm::tlm_generic_payload& payload) {
+  const auto& pooled = static_cast<const PooledPayload&>(payload);
+  const char* end = reinterpret_cast<const char*>(pooled.data);
+  for (const char* line = reinterpret_cast<const char*>(&pooled); line < end; line += 64) __builtin_prefetch(line, 1);
+}
+
 inline NvlinkExtension& extension_of(tlm::tlm_generic_payload& payload) {
   return static_cast<PooledPayload&>(payload).extension;
 }
