@@ -435,7 +435,8 @@ void load_inputs(Hal& hal, const LayerPlan& plan) {
     memory.declare_buffer(b.input, b.dispatch_stride, tokens);
     memory.declare_buffer(b.dispatch_rx, b.dispatch_stride, slots);
     memory.declare_buffer(b.partial, b.combine_stride, slots);
-    memory.declare_buffer(b.combine_rx, b.combine_stride, copies);
+    // A combine reduced in the switch never writes combine_rx; left undeclared it costs no memory.
+    if (!plan.combine_reduced_in_switch) memory.declare_buffer(b.combine_rx, b.combine_stride, copies);
     memory.declare_buffer(b.output, b.combine_stride, tokens);
     memory.declare_buffer(b.counts_tx, 16, routing.gpus);
     memory.declare_buffer(b.counts_rx, 16, routing.gpus);
