@@ -438,6 +438,10 @@ void load_inputs(Hal& hal, const LayerPlan& plan) {
     // A combine reduced in the switch never writes combine_rx; left undeclared it costs no memory.
     if (!plan.combine_reduced_in_switch) memory.declare_buffer(b.combine_rx, b.combine_stride, copies);
     memory.declare_buffer(b.output, b.combine_stride, tokens);
+    // Fused schemes' notifications land in each home's output-readiness table, an entry per token.
+    if (g < plan.expected_notifications.size() && plan.expected_notifications[g] > 0) {
+      memory.declare_buffer(detail::kReadinessTable, hw::kCounterEntryBytes, tokens);
+    }
     memory.declare_buffer(b.counts_tx, 16, routing.gpus);
     memory.declare_buffer(b.counts_rx, 16, routing.gpus);
   }
