@@ -608,13 +608,16 @@ TEST_F(FirmwareTest, VerifyOfADynamicDispatchNamesWhatIsWrong) {
   const LayerPlan explicit_plan = build_layer("explicit-addressing-basic", layer_);
   const std::vector<uint32_t>& layout = *explicit_plan.explicit_layout;  // the same packing
   uint64_t hidden_block = ~0ull;  // the one (token, expert) the fake Hub does not know
+  uint64_t redirected = ~0ull;     // a (token, expert) the fake Hub maps to another's block...
+  uint64_t redirected_to = ~0ull;  // ...this (token, expert)'s
   ON_CALL(hal_, dynamic_local_address(_, _, _, _))
       .WillByDefault(Invoke([&](uint32_t gpu, uint64_t address, uint16_t expert, uint64_t& local) {
         const uint64_t t = (address - plan.dynamic_objects[0].binding.multimem_base) / b.dispatch_stride;
         for (uint32_t k = 0; k < routing.top_k; ++k) {
           if (routing.experts_of(t)[k] != expert || routing.gpu_of_expert(expert) != gpu) continue;
           if (t * routing.top_k + k == hidden_block) return false;
-          local = b.dispatch_rx + layout[t * routing.top_k + k] * b.dispatch_stride;
+          const uint64_t copy = t * routing.top_k + k == redirected ? redirected_to : t * routing.top_k + k;
+          local = b.dispatch_rx + layout[copy] * b.dispatch_stride;
           return true;
         }
         return false;
@@ -643,6 +646,23 @@ TEST_F(FirmwareTest, VerifyOfADynamicDispatchNamesWhatIsWrong) {
   EXPECT_EQ(r.token_copies_delivered, plan.token_copies - 1);
   EXPECT_TRUE(any_violation_has(r, {"token 1", "GPU 2", "no block for expert 4"})) << ::testing::PrintToString(r.violations);
   hidden_block = ~0ull;
+
+  // Two tokens in one block: token 0's first expert mapped to the block of another token's
+  // expert on the same GPU, which holds that token's values. Token 0's copy there is named.
+  const uint32_t gpu0 = routing.gpu_of_expert(routing.experts_of(0)[0]);
+  for (uint64_t t = 1; t < routing.tokens() && redirected_to == ~0ull; ++t) {
+    for (uint32_t k = 0; k < routing.top_k; ++k) {
+      if (routing.gpu_of_expert(routing.experts_of(t)[k]) == gpu0) redirected_to = t * routing.top_k + k;
+    }
+  }
+  ASSERT_NE(redirected_to, ~0ull);
+  redirected = 0;
+  r = verify_layer(hal_, plan);
+  EXPECT_FALSE(r.passed());
+  EXPECT_EQ(r.token_copies_delivered, plan.token_copies - 1);
+  EXPECT_TRUE(any_violation_has(r, {"token 0 ", "at GPU " + std::to_string(gpu0), "data"}))
+      << ::testing::PrintToString(r.violations);
+  redirected = ~0ull;
 
   // Token 5's copy at GPU 3 (expert 7) written again with token 4's data.
   pack_lanes(token_lanes(4), raw);
