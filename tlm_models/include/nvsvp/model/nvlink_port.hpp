@@ -90,7 +90,7 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   void describe_state(std::ostream& os) const;
 
  private:
-  static constexpr size_t kCompactPendingAfter = 32;
+  static constexpr size_t kCompactPendingAfter = 8;
   struct PendingCredit {
     sc_core::sc_time at;
     uint8_t traffic_class;
