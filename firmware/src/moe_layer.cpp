@@ -439,9 +439,7 @@ void load_inputs(Hal& hal, const LayerPlan& plan) {
     if (!plan.combine_reduced_in_switch) memory.declare_buffer(b.combine_rx, b.combine_stride, copies);
     memory.declare_buffer(b.output, b.combine_stride, tokens);
     // Fused schemes' notifications land in each home's output-readiness table, an entry per token.
-    if (g < plan.expected_notifications.size() && plan.expected_notifications[g] > 0) {
-      memory.declare_buffer(detail::kReadinessTable, hw::kCounterEntryBytes, tokens);
-    }
+    if (plan.expected_notifications[g] > 0) memory.declare_buffer(detail::kReadinessTable, hw::kCounterEntryBytes, tokens);
     memory.declare_buffer(b.counts_tx, 16, routing.gpus);
     memory.declare_buffer(b.counts_rx, 16, routing.gpus);
   }
@@ -544,11 +542,13 @@ void verify_dynamic_dispatch(Hal& hal, const LayerPlan& plan,
       for (uint32_t k = 0; k < routing.top_k && all_right; ++k) {
         if (experts[k] / per_gpu != d) continue;
         uint64_t block = 0;
-        all_right = block_of(t, k, d, block) && block < blocks[d];
-        if (!all_right) break;
-        uint32_t& holder = owner[d][block];
-        if (holder == kNoToken) holder = static_cast<uint32_t>(t);
-        all_right = holder == t;
+        if (!block_of(t, k, d, block) || block >= blocks[d]) {
+          all_right = false;
+        } else {
+          uint32_t& holder = owner[d][block];
+          if (holder == kNoToken) holder = static_cast<uint32_t>(t);
+          all_right = holder == t;
+        }
       }
     }
   }

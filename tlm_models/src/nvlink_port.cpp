@@ -26,7 +26,6 @@ NvlinkPort::NvlinkPort(const sc_core::sc_module_name& name, const LinkParams& pa
   }
   std::fill(credits_.begin(), credits_.begin() + kTrafficClasses * receiver_vcs,
             static_cast<int32_t>(receiver_depth_flits));
-  pending_credits_.reserve(2 * kTrafficClasses * receiver_vcs);
   in.bind(*this);
   out.register_nb_transport_bw(this, &NvlinkPort::nb_transport_bw);
 }
@@ -45,24 +44,12 @@ sc_time NvlinkPort::serialization_time(uint32_t flits) const {
 
 void NvlinkPort::apply_landed_credits(const sc_time& now) {
   // Pending returns are kept in time order: the due ones are at the front.
-  while (pending_head_ < pending_credits_.size() && pending_credits_[pending_head_].at <= now) {
-    const PendingCredit& c = pending_credits_[pending_head_++];
+  while (!pending_credits_.empty() && pending_credits_.front().at <= now) {
+    const PendingCredit& c = pending_credits_.front();
     credits(static_cast<TrafficClass>(c.traffic_class), c.vc) += c.flits;
+    pending_credits_.pop_front();
   }
-  if (pending_head_ == pending_credits_.size()) {
-    pending_credits_.clear();
-    pending_head_ = 0;
-    earliest_pending_ = never();
-    return;
-  }
-  // A link that never drains keeps its list short: the landed returns go once they are the
-  // majority (amortised O(1) per return), so the list neither grows without bound nor walks
-  // into memory it has never touched.
-  if (pending_head_ >= kCompactPendingAfter && 2 * pending_head_ >= pending_credits_.size()) {
-    pending_credits_.erase(pending_credits_.begin(), pending_credits_.begin() + static_cast<std::ptrdiff_t>(pending_head_));
-    pending_head_ = 0;
-  }
-  earliest_pending_ = pending_credits_[pending_head_].at;
+  earliest_pending_ = pending_credits_.empty() ? never() : pending_credits_.front().at;
 }
 
 uint32_t NvlinkPort::best_credits(TrafficClass traffic_class) {
@@ -87,9 +74,9 @@ void NvlinkPort::wait_for_credits(TrafficClass traffic_class) {
   sender_waiting_[static_cast<size_t>(traffic_class)] = true;
   // Credits already on their way back wake the sender when the first of them lands.
   sc_time earliest = never();
-  for (size_t i = pending_head_; i < pending_credits_.size(); ++i) {
-    if (pending_credits_[i].traffic_class == static_cast<uint8_t>(traffic_class)) {
-      earliest = pending_credits_[i].at;  // the list is in time order
+  for (const PendingCredit& c : pending_credits_) {
+    if (c.traffic_class == static_cast<uint8_t>(traffic_class)) {
+      earliest = c.at;  // the list is in time order
       break;
     }
   }
@@ -141,8 +128,8 @@ tlm::tlm_sync_enum NvlinkPort::nb_transport_bw(tlm::tlm_generic_payload& payload
   pending_credits_.push_back(PendingCredit{arrival, static_cast<uint8_t>(ext.traffic_class), ext.vc,
                                            credits_needed(ext.wire_flits)});
   // Returns come nearly in time order; one insertion step keeps the list sorted.
-  for (size_t i = pending_credits_.size() - 1; i > pending_head_ && pending_credits_[i - 1].at > pending_credits_[i].at; --i) {
-    std::swap(pending_credits_[i - 1], pending_credits_[i]);
+  for (auto it = pending_credits_.end() - 1; it != pending_credits_.begin() && (it - 1)->at > it->at; --it) {
+    std::iter_swap(it - 1, it);
   }
   earliest_pending_ = std::min(earliest_pending_, arrival);
   bool& waiting = sender_waiting_[static_cast<size_t>(ext.traffic_class)];
@@ -157,13 +144,13 @@ tlm::tlm_sync_enum NvlinkPort::nb_transport_bw(tlm::tlm_generic_payload& payload
 uint64_t NvlinkPort::credits_outstanding() const {
   uint64_t missing = 0;
   for (uint32_t i = 0; i < kTrafficClasses * vcs_; ++i) missing += static_cast<uint64_t>(depth_ - credits_[i]);
-  for (size_t i = pending_head_; i < pending_credits_.size(); ++i) missing -= pending_credits_[i].flits;
+  for (const PendingCredit& c : pending_credits_) missing -= c.flits;
   return missing;
 }
 
 void NvlinkPort::describe_state(std::ostream& os) const {
   os << name() << ": " << (idle() ? "idle" : "busy") << ", " << credits_outstanding()
-     << " credit flits held by the receiver, " << pending_credits_.size() - pending_head_ << " credit returns in flight";
+     << " credit flits held by the receiver, " << pending_credits_.size() << " credit returns in flight";
 }
 
 NvlinkPort* bound_port(sc_core::sc_port<NvlinkTxIf>& port) {

@@ -20,6 +20,7 @@
 #include "nvsvp/model/nvlink_target_socket.hpp"
 #include "nvsvp/model/switch_params.hpp"
 #include "nvsvp/model/sim_time.hpp"
+#include "nvsvp/model/small_fifo.hpp"
 #include "nvsvp/model/wake_scheduler.hpp"
 
 namespace nvsvp::model {
@@ -90,7 +91,6 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   void describe_state(std::ostream& os) const;
 
  private:
-  static constexpr size_t kCompactPendingAfter = 8;
   struct PendingCredit {
     sc_core::sc_time at;
     uint8_t traffic_class;
@@ -130,8 +130,9 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   uint32_t flit_bytes_;  // params_.flit_bytes
   int direct_tag_ = 0;
   alignas(64) std::array<int32_t, kTrafficClasses * kMaxVcsPerClass> credits_{};  // [class * vcs + vc]
-  std::vector<PendingCredit> pending_credits_;  // in time order from pending_head_
-  size_t pending_head_ = 0;
+  // In time order. Read on every send: compacted after 8 landed returns, so that a link that never
+  // drains cycles over a few cache lines.
+  SmallFifo<PendingCredit, 8> pending_credits_;
   WakeScheduler* sender_ = nullptr;
   uint32_t sender_client_ = 0;
   bool sender_waiting_[kTrafficClasses] = {false, false};

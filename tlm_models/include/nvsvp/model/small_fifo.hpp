@@ -2,7 +2,9 @@
 // block, reused, instead of std::deque's 512-byte nodes, so thousands of them stay in cache.
 // A queue that never runs empty (a switch's queue of multicast copies under load) moves its live
 // items to the front once the consumed ones are the majority, so that it neither grows without
-// bound nor writes every new item to memory it has never touched. SystemC-free.
+// bound nor writes every new item to memory it has never touched; `kCompactAfter` consumed items
+// at least (a queue read for every message keeps fewer cache lines live with a smaller one).
+// SystemC-free.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +12,7 @@
 
 namespace nvsvp::model {
 
-template <class T>
+template <class T, size_t kCompactAfter = 32>
 class SmallFifo {
  public:
   bool empty() const { return head_ == items_.size(); }
@@ -28,9 +30,10 @@ class SmallFifo {
   }
   typename std::vector<T>::const_iterator begin() const { return items_.begin() + static_cast<std::ptrdiff_t>(head_); }
   typename std::vector<T>::const_iterator end() const { return items_.end(); }
+  typename std::vector<T>::iterator begin() { return items_.begin() + static_cast<std::ptrdiff_t>(head_); }
+  typename std::vector<T>::iterator end() { return items_.end(); }
 
  private:
-  static constexpr size_t kCompactAfter = 32;
   std::vector<T> items_;
   size_t head_ = 0;
 };
