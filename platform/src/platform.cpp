@@ -76,7 +76,15 @@ void Platform::register_transport(uint32_t chip, tlm::tlm_generic_payload& paylo
     throw std::out_of_range("register access to switch chip " + std::to_string(chip) + "; the platform has " +
                             std::to_string(spec_.switch_chips));
   }
+  const sc_core::sc_time before = delay;
   register_bus_[chip]->b_transport(payload, delay);
+  if (observer_ != nullptr) observer_->register_accessed(chip, payload, delay - before);
+}
+
+void Platform::attach_observer(model::MessageObserver* observer) {
+  observer_ = observer;
+  for (model::NvlinkPort& port : up_) port.attach_observer(observer);
+  for (model::NvlinkPort& port : down_) port.attach_observer(observer);
 }
 
 LinkEnd Platform::link_end(uint32_t gpu, uint32_t link) const {

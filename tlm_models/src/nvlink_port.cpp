@@ -7,6 +7,8 @@ namespace nvsvp::model {
 
 using sc_core::sc_time;
 
+static_assert(kMaxVcsPerClass <= UINT8_MAX, "NvlinkPort::next_vc_ holds a VC in a byte");
+
 NvlinkPort::NvlinkPort(const sc_core::sc_module_name& name, const LinkParams& params,
                        uint32_t receiver_vcs, uint32_t receiver_depth_flits)
     : sc_module(name),
@@ -34,7 +36,8 @@ void NvlinkPort::end_of_elaboration() {
   receiver_ = out.operator->();
   if (const auto* socket = dynamic_cast<const NvlinkTargetSocket*>(receiver_)) {
     direct_ = socket->receiver();
-    direct_tag_ = socket->tag();
+    if (socket->tag() < 0 || socket->tag() > UINT16_MAX) SC_REPORT_FATAL(name(), "receiver tag out of range");
+    direct_tag_ = static_cast<uint16_t>(socket->tag());
   }
 }
 
@@ -94,7 +97,7 @@ void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
     SC_REPORT_FATAL(name(), "send() without credits: the sender ignored allocate_vc()");
   }
   available -= static_cast<int32_t>(needed);
-  next_vc_[static_cast<size_t>(ext.traffic_class)] = static_cast<uint16_t>((ext.vc + 1) % vcs_);
+  next_vc_[static_cast<size_t>(ext.traffic_class)] = static_cast<uint8_t>((ext.vc + 1) % vcs_);
 
   const sc_time serialization = serialization_time(ext.wire_flits);
   busy_until_ = start + serialization;
@@ -107,6 +110,7 @@ void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
   stats_.payload_bytes += ext.payload_bytes;
   stats_.busy_time += serialization;
 
+  if (observer_ != nullptr) observer_->message_sent(*this, payload, start);
   payload.acquire();  // released when the receiver returns the credits
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
   sc_time head_delay = (start - now) + latency_ + head_flit_time_;
@@ -125,8 +129,9 @@ tlm::tlm_sync_enum NvlinkPort::nb_transport_bw(tlm::tlm_generic_payload& payload
   }
   const NvlinkExtension& ext = extension_of(payload);
   const sc_time arrival = current_time() + delay + latency_;
-  pending_credits_.push_back(PendingCredit{arrival, static_cast<uint8_t>(ext.traffic_class), ext.vc,
-                                           credits_needed(ext.wire_flits)});
+  const uint32_t flits = credits_needed(ext.wire_flits);
+  if (observer_ != nullptr) observer_->credits_returned(*this, payload, flits, arrival);
+  pending_credits_.push_back(PendingCredit{arrival, static_cast<uint8_t>(ext.traffic_class), ext.vc, flits});
   // Returns come nearly in time order; one insertion step keeps the list sorted.
   for (auto it = pending_credits_.end() - 1; it != pending_credits_.begin() && (it - 1)->at > it->at; --it) {
     std::iter_swap(it - 1, it);

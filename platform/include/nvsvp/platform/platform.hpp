@@ -17,6 +17,7 @@
 #include "nvsvp/fw/switch_bringup.hpp"
 
 #include "nvsvp/model/gpu.hpp"
+#include "nvsvp/model/message_observer.hpp"
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_port.hpp"
 #include "nvsvp/model/switch_chip.hpp"
@@ -53,6 +54,9 @@ class Platform : public sc_core::sc_module {
   // unless record_link_timelines was called.
   const model::BusyTimeline* link_timeline(LinkDirection direction, uint32_t gpu) const;
   uint32_t switch_count() const { return spec_.switch_chips; }
+  // From now on `observer` (nullptr: nobody) hears of every message and credit return on every
+  // link and of every register access over the management bus (model/message_observer.hpp).
+  void attach_observer(model::MessageObserver* observer);
 
   // The cabling as plain data, for the firmware's bring-up: one cable per GPU link.
   fw::FabricTopology fabric_topology() const;
@@ -78,6 +82,7 @@ class Platform : public sc_core::sc_module {
   std::vector<model::BusyTimeline> timelines_[2];  // [direction][gpu], when recorded
   // The firmware's management bus: one initiator socket per chip's `csr` target.
   sc_core::sc_vector<tlm_utils::simple_initiator_socket<Platform>> register_bus_;
+  model::MessageObserver* observer_ = nullptr;
 };
 
 }  // namespace nvsvp::platform

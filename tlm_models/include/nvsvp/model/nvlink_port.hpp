@@ -15,6 +15,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "nvsvp/model/busy_timeline.hpp"
+#include "nvsvp/model/message_observer.hpp"
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_params.hpp"
 #include "nvsvp/model/nvlink_target_socket.hpp"
@@ -86,6 +87,9 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   // Also records every message's serialization interval in `timeline` (nullptr: none). Several
   // ports may share one timeline (a GPU's links of one direction).
   void record_busy_in(BusyTimeline* timeline) { timeline_ = timeline; }
+  // Tells `observer` of every message sent and every credit return (nullptr: nobody). Several
+  // ports may share one observer.
+  void attach_observer(MessageObserver* observer) { observer_ = observer; }
   // Credits not yet returned, in flits, summed over all VCs (0 when the receiver is empty).
   uint64_t credits_outstanding() const;
   void describe_state(std::ostream& os) const;
@@ -113,7 +117,8 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   void end_of_elaboration() override;
 
   // What every send touches, in the first two cache lines of their own (the SystemC members above
-  // are large and cold); then the credits on a line of their own, then what credit returns touch.
+  // are large and cold; a field added here past 128 bytes costs every send a cache line); then
+  // the credits on a line of their own, then what credit returns touch.
   alignas(64) sc_core::sc_time busy_until_;
   sc_core::sc_time latency_;
   sc_core::sc_time earliest_pending_;  // of pending_credits_, or never() when empty
@@ -124,11 +129,12 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   NvlinkReceiver* direct_ = nullptr;
   uint32_t vcs_;
   uint32_t depth_;
-  uint16_t next_vc_[kTrafficClasses] = {0, 0};
+  uint32_t flit_bytes_;  // params_.flit_bytes
+  uint8_t next_vc_[kTrafficClasses] = {0, 0};
+  uint16_t direct_tag_ = 0;  // narrow, so that the first line holds it
   LinkStats stats_;
   BusyTimeline* timeline_ = nullptr;
-  uint32_t flit_bytes_;  // params_.flit_bytes
-  int direct_tag_ = 0;
+  MessageObserver* observer_ = nullptr;
   alignas(64) std::array<int32_t, kTrafficClasses * kMaxVcsPerClass> credits_{};  // [class * vcs + vc]
   // In time order. Read on every send: compacted after 8 landed returns, so that a link that never
   // drains cycles over a few cache lines.
