@@ -94,36 +94,70 @@ struct WriteElement {
   uint64_t target_address = 0;
 };
 
-// Fields are ordered so that a task takes 72 bytes: a layer holds millions of them.
+// One task of a work sequence. Build it with the static functions below (one per kind); read it
+// through the field names of its kind. A field that only some kinds use shares its storage with
+// the fields of other kinds (the anonymous unions), each under its own name, so that a name means
+// one thing and a task still takes 72 bytes: a layer holds millions of tasks, and the speed work
+// sized the executor's task walks by that (docs/performance.md).
 struct Task {
   static constexpr uint16_t kNoKernel = 0xffff;
   static constexpr uint32_t kMaxKernels = kNoKernel;  // kernel indices are below this
 
   TaskKind kind = TaskKind::compute;
   PhaseId phase = 0;
-  Precision precision = Precision::fp8;  // compute
-  MultimemOp reduce_op = MultimemOp::add;  // multimem_red / multimem_ld_reduce
-  // send: 0 for one write; k > 0 for a chunk of k writes (as DeepEP-class libraries batch
-  // tokens per destination), listed in WorkSequence::elements from first_element on.
-  // dynamic_store / dynamic_ld_reduce: the number of targets; gemm: SMs (0: all).
-  uint16_t elements = 0;
-  uint16_t kernel = kNoKernel;  // compute: index into WorkSequence::kernels
-  uint32_t peer = 0;            // send: destination GPU
-  uint32_t counter = 0;         // send: counter incremented at the receiver; wait: local counter
-  uint32_t first_element = 0;   // send with elements > 0; dynamic: first target
-  MultimemType reduce_type = MultimemType::f32;  // multimem_red / multimem_ld_reduce
-  DynamicAddressing addressing = DynamicAddressing::algebraic;  // dynamic_store / dynamic_ld_reduce
+  Precision precision = Precision::fp8;    // compute / gemm
+  MultimemOp reduce_op = MultimemOp::add;  // multimem_red / multimem_ld_reduce / dynamic_ld_reduce
+  union {
+    uint16_t chunk_writes = 0;  // send: 0 for one write; k > 0 for a chunk of k writes (as
+                                // DeepEP-class libraries batch tokens per destination), listed
+                                // in WorkSequence::elements from first_write on
+    uint16_t target_count;      // dynamic_store / dynamic_ld_reduce: targets, from first_target on
+    uint16_t sms;               // gemm: the SMs its blocks run on (0: the stream's group)
+    uint16_t tasks_per_item;    // take_ready: the tasks after each item's wait
+    uint16_t elements;          // the name all of the above had; being replaced
+  };
+  uint16_t kernel = kNoKernel;  // compute / gemm: index into WorkSequence::kernels
+  uint32_t peer = 0;            // send / read: the other GPU
+  uint32_t counter = 0;         // the arrival counter: the receiver's (send, multimem and dynamic
+                                // stores, notify_tokens), or this GPU's (read, loads, local_copy,
+                                // wait_counter)
+  union {
+    uint32_t first_write = 0;  // send (a chunk): its first write in WorkSequence::elements
+    uint32_t first_target;     // dynamic_store / dynamic_ld_reduce: first in WorkSequence::targets
+    uint32_t first_block;      // notify_tokens: the first layout block notified
+    uint32_t first_element;    // the name all of the above had; being replaced
+  };
+  MultimemType reduce_type = MultimemType::f32;  // with reduce_op
+  DynamicAddressing addressing = DynamicAddressing::algebraic;  // dynamic_* / notify_tokens
   // gemm: the SMs belong to a persistent kernel that keeps them busy with whatever tiles are
   // ready, several at once: the blocks take their share of the group, blocks / SMs block times
   // (less than one for a tile narrower than the group), with no partial last wave.
   bool persistent = false;
-  uint64_t bytes = 0;           // send/read/local_copy: payload bytes (what is timed), per
-                                // write for a chunk; compute: memory traffic
-  uint64_t count = 0;           // wait_counter: arrivals to wait for; gemm: thread blocks
-  uint64_t source_address = 0;  // send/local_copy
-  uint64_t target_address = 0;  // send (in the peer) / local_copy (local)
-  double flops = 0.0;           // compute; gemm: per block
-  double duration_ns = 0.0;     // compute: fixed time on top of the work
+  bool count_per_expert = false;  // dynamic_store: each block counts on counter + its expert's
+                                  // local index (per-expert arrival counters)
+  union {
+    uint64_t bytes = 0;     // send (per write of a chunk) / read / local_copy / multimem / dynamic /
+                            // notify_tokens: payload bytes, what is timed
+    uint64_t memory_bytes;  // compute / gemm: memory traffic, a floor on the time
+  };
+  union {
+    uint64_t arrivals = 0;   // wait_counter: arrivals to wait for
+    uint64_t thread_blocks;  // gemm: thread blocks
+    uint64_t blocks;         // notify_tokens: layout blocks notified
+    uint64_t items;          // take_ready: the items that follow
+    uint64_t count;          // the name all of the above had; being replaced
+  };
+  uint64_t source_address = 0;  // where the data comes from: local (send, local_copy, stores), the
+                                // peer's (read), a multimem address (loads), the dynamic object
+                                // (notify_tokens)
+  uint64_t target_address = 0;  // where it lands: the peer's (send), local (read, local_copy,
+                                // loads), a multimem address (stores), the readiness table
+                                // (notify_tokens)
+  union {
+    double flops = 0.0;      // compute
+    double flops_per_block;  // gemm
+  };
+  double duration_ns = 0.0;  // compute: fixed time on top of the work
 
   static void check_kernel_index(uint32_t kernel) {
     if (kernel != kNoKernel && kernel >= kMaxKernels) {
@@ -144,16 +178,16 @@ struct Task {
     t.counter = counter;
     return t;
   }
-  // A chunk of `elements` writes of `bytes` each to `peer`, starting at `first_element` of the
+  // A chunk of `writes` writes of `bytes` each to `peer`, starting at `first_write` of the
   // sequence's element list.
-  static Task send_chunk(PhaseId phase, uint32_t peer, uint32_t first_element, uint16_t elements,
+  static Task send_chunk(PhaseId phase, uint32_t peer, uint32_t first_write, uint16_t writes,
                          uint64_t bytes, uint32_t counter) {
     Task t;
     t.kind = TaskKind::send;
     t.phase = phase;
     t.peer = peer;
-    t.first_element = first_element;
-    t.elements = elements;
+    t.first_write = first_write;
+    t.chunk_writes = writes;
     t.bytes = bytes;
     t.counter = counter;
     return t;
@@ -169,12 +203,12 @@ struct Task {
     t.counter = counter;
     return t;
   }
-  static Task wait(PhaseId phase, uint32_t counter, uint64_t count) {
+  static Task wait(PhaseId phase, uint32_t counter, uint64_t arrivals) {
     Task t;
     t.kind = TaskKind::wait_counter;
     t.phase = phase;
     t.counter = counter;
-    t.count = count;
+    t.arrivals = arrivals;
     return t;
   }
   static Task read(PhaseId phase, uint32_t peer, uint64_t remote_source, uint64_t local_target,
@@ -213,9 +247,10 @@ struct Task {
                             uint32_t counter, bool count_per_expert = false) {
     Task t = send(phase, 0, local_source, multimem_target, bytes, counter);
     t.kind = TaskKind::dynamic_store;
-    t.count = count_per_expert ? 1 : 0;
-    t.first_element = first_target;
-    t.elements = targets;
+    t.count_per_expert = count_per_expert;
+    t.count = count_per_expert ? 1 : 0;  // where readers still look; being replaced
+    t.first_target = first_target;
+    t.target_count = targets;
     t.addressing = addressing;
     return t;
   }
@@ -224,8 +259,8 @@ struct Task {
                                 MultimemOp op, MultimemType type, uint32_t counter) {
     Task t = send(phase, 0, multimem_source, local_target, bytes, counter);
     t.kind = TaskKind::dynamic_ld_reduce;
-    t.first_element = first_target;
-    t.elements = targets;
+    t.first_target = first_target;
+    t.target_count = targets;
     t.addressing = addressing;
     t.reduce_op = op;
     t.reduce_type = type;
@@ -236,16 +271,16 @@ struct Task {
     Task t = send(phase, 0, dynamic_object_address, readiness_table, bytes, counter);
     t.kind = TaskKind::notify_tokens;
     t.addressing = addressing;
-    t.first_element = first_block;
-    t.count = blocks;
+    t.first_block = first_block;
+    t.blocks = blocks;
     return t;
   }
   static Task take_ready(PhaseId phase, uint64_t items, uint16_t tasks_per_item) {
     Task t;
     t.kind = TaskKind::take_ready;
     t.phase = phase;
-    t.count = items;
-    t.elements = tasks_per_item;
+    t.items = items;
+    t.tasks_per_item = tasks_per_item;
     return t;
   }
   static Task compute(PhaseId phase, double flops, Precision precision, uint64_t memory_bytes,
@@ -256,7 +291,7 @@ struct Task {
     t.phase = phase;
     t.flops = flops;
     t.precision = precision;
-    t.bytes = memory_bytes;
+    t.memory_bytes = memory_bytes;
     t.kernel = static_cast<uint16_t>(kernel);
     return t;
   }
@@ -264,8 +299,8 @@ struct Task {
                    uint16_t sms, uint32_t kernel = kNoKernel) {
     Task t = compute(phase, flops_per_block, precision, memory_bytes, kernel);
     t.kind = TaskKind::gemm;
-    t.count = blocks;
-    t.elements = sms;
+    t.thread_blocks = blocks;
+    t.sms = sms;
     return t;
   }
   static Task delay(PhaseId phase, double duration_ns, uint32_t kernel = kNoKernel) {
