@@ -131,6 +131,27 @@ void GpuHub::bind(const hw::DynamicMulticastBinding& binding, uint64_t local_bas
   } catch (const std::invalid_argument& e) {
     throw HubError(HubErrorKind::bad_descriptor, "GPU " + std::to_string(gpu_) + " Hub: " + e.what());
   }
+  Object& object = created_object(binding, who);
+  const hw::DynamicMulticastObject& created = object.descriptor;
+  // The range must not overlap another bound object's: an address names one object.
+  const uint64_t begin = binding.multimem_base;
+  const uint64_t end = binding.multimem_end();
+  check_no_overlap(begin, end, who);
+  Mapping& mapping = *mappings_.at(created.mapping);
+  if (mapping.token_count == 0) {
+    size_mapping(mapping, binding);
+  } else {
+    check_same_counts(mapping, binding, who);
+  }
+  object.bound = true;
+  object.multimem_base = begin;
+  object.multimem_end = end;
+  object.local_base = local_base;
+  object.mapping = &mapping;
+  bound_by_base_[begin] = binding.object.id;
+}
+
+GpuHub::Object& GpuHub::created_object(const hw::DynamicMulticastBinding& binding, const std::string& who) {
   auto found = objects_.find(binding.object.id);
   if (found == objects_.end()) {
     throw HubError(HubErrorKind::unknown_object, who + "bound but never created");
@@ -153,9 +174,10 @@ void GpuHub::bind(const hw::DynamicMulticastBinding& binding, uint64_t local_bas
                        std::to_string(binding.experts_per_gpu) + " per GPU cover GPUs 0.." +
                        std::to_string(binding.gpus() - 1) + ", not this GPU");
   }
-  // The range must not overlap another bound object's: an address names one object.
-  const uint64_t begin = binding.multimem_base;
-  const uint64_t end = binding.multimem_end();
+  return object;
+}
+
+void GpuHub::check_no_overlap(uint64_t begin, uint64_t end, const std::string& who) const {
   auto next = bound_by_base_.lower_bound(begin);
   if (next != bound_by_base_.end() && objects_.at(next->second).multimem_base < end) {
     const Object& other = objects_.at(next->second);
@@ -174,61 +196,59 @@ void GpuHub::bind(const hw::DynamicMulticastBinding& binding, uint64_t local_bas
                          range_text(previous.multimem_base, previous.multimem_end));
     }
   }
+}
 
-  Mapping& mapping = *mappings_.at(created.mapping);
-  if (mapping.token_count == 0) {
-    // First bound member: size the mapping and place its table.
-    mapping.token_count = binding.token_count;
-    mapping.tokens_per_expert = binding.tokens_per_expert;
-    mapping.first_expert = gpu_ * binding.experts_per_gpu;
-    mapping.local_experts = binding.experts_per_gpu;
-    mapping.region_start.resize(mapping.local_experts);
-    mapping.allocated.assign(mapping.local_experts, 0);
-    uint32_t start = 0;  // check_binding keeps every GPU's sum below 2^31
-    for (uint32_t local = 0; local < mapping.local_experts; ++local) {
-      mapping.region_start[local] = start;
-      start += mapping.tokens_per_expert[mapping.first_expert + local];
-    }
-    mapping.table.reset(mapping.token_count, mapping.region_start, start);  // one entry per bound (token, local expert) at most
-    mapping.block_token.assign(start, kNoToken);
-    mapping.gpus = binding.gpus();
-    mapping.table_base = next_table_address_;
-    next_table_address_ = round_up(
-        next_table_address_ + hub_table_bytes(mapping.token_count, mapping.local_experts),
-        params_.sector_bytes);
-  } else if (mapping.token_count != binding.token_count ||
-             mapping.tokens_per_expert != binding.tokens_per_expert ||
-             mapping.local_experts != binding.experts_per_gpu) {
-    std::string difference = "token count " + std::to_string(binding.token_count) + " vs " +
-                             std::to_string(mapping.token_count);
-    if (mapping.token_count == binding.token_count) {
-      difference = "experts per GPU " + std::to_string(binding.experts_per_gpu) + " vs " +
-                   std::to_string(mapping.local_experts);
-      const size_t n = std::min(mapping.tokens_per_expert.size(), binding.tokens_per_expert.size());
-      if (mapping.tokens_per_expert.size() != binding.tokens_per_expert.size()) {
-        difference = std::to_string(binding.tokens_per_expert.size()) + " experts vs " +
-                     std::to_string(mapping.tokens_per_expert.size());
-      }
-      for (size_t e = 0; e < n; ++e) {
-        if (mapping.tokens_per_expert[e] != binding.tokens_per_expert[e]) {
-          difference = "expert " + std::to_string(e) + " receives " +
-                       std::to_string(binding.tokens_per_expert[e]) + " tokens vs " +
-                       std::to_string(mapping.tokens_per_expert[e]);
-          break;
-        }
-      }
-    }
-    throw HubError(HubErrorKind::inconsistent_mapping,
-                   who + "bound with other counts than the rest of mapping " +
-                       std::to_string(mapping.id) + ": " + difference);
+// The first bound member of `mapping` sizes it and places its table.
+void GpuHub::size_mapping(Mapping& mapping, const hw::DynamicMulticastBinding& binding) {
+  mapping.token_count = binding.token_count;
+  mapping.tokens_per_expert = binding.tokens_per_expert;
+  mapping.first_expert = gpu_ * binding.experts_per_gpu;
+  mapping.local_experts = binding.experts_per_gpu;
+  mapping.region_start.resize(mapping.local_experts);
+  mapping.allocated.assign(mapping.local_experts, 0);
+  uint32_t start = 0;  // check_binding keeps every GPU's sum below 2^31
+  for (uint32_t local = 0; local < mapping.local_experts; ++local) {
+    mapping.region_start[local] = start;
+    start += mapping.tokens_per_expert[mapping.first_expert + local];
   }
+  mapping.table.reset(mapping.token_count, mapping.region_start, start);  // one entry per bound (token, local expert) at most
+  mapping.block_token.assign(start, kNoToken);
+  mapping.gpus = binding.gpus();
+  mapping.table_base = next_table_address_;
+  next_table_address_ = round_up(
+      next_table_address_ + hub_table_bytes(mapping.token_count, mapping.local_experts),
+      params_.sector_bytes);
+}
 
-  object.bound = true;
-  object.multimem_base = begin;
-  object.multimem_end = end;
-  object.local_base = local_base;
-  object.mapping = &mapping;
-  bound_by_base_[begin] = binding.object.id;
+// A later member of `mapping` must be bound with the same counts.
+void GpuHub::check_same_counts(const Mapping& mapping, const hw::DynamicMulticastBinding& binding,
+                               const std::string& who) const {
+  if (mapping.token_count == binding.token_count && mapping.tokens_per_expert == binding.tokens_per_expert &&
+      mapping.local_experts == binding.experts_per_gpu) {
+    return;
+  }
+  std::string difference = "token count " + std::to_string(binding.token_count) + " vs " +
+                           std::to_string(mapping.token_count);
+  if (mapping.token_count == binding.token_count) {
+    difference = "experts per GPU " + std::to_string(binding.experts_per_gpu) + " vs " +
+                 std::to_string(mapping.local_experts);
+    const size_t n = std::min(mapping.tokens_per_expert.size(), binding.tokens_per_expert.size());
+    if (mapping.tokens_per_expert.size() != binding.tokens_per_expert.size()) {
+      difference = std::to_string(binding.tokens_per_expert.size()) + " experts vs " +
+                   std::to_string(mapping.tokens_per_expert.size());
+    }
+    for (size_t e = 0; e < n; ++e) {
+      if (mapping.tokens_per_expert[e] != binding.tokens_per_expert[e]) {
+        difference = "expert " + std::to_string(e) + " receives " +
+                     std::to_string(binding.tokens_per_expert[e]) + " tokens vs " +
+                     std::to_string(mapping.tokens_per_expert[e]);
+        break;
+      }
+    }
+  }
+  throw HubError(HubErrorKind::inconsistent_mapping,
+                 who + "bound with other counts than the rest of mapping " +
+                     std::to_string(mapping.id) + ": " + difference);
 }
 
 void TableEntries::reset(uint64_t tokens, const std::vector<uint32_t>& region_start, uint64_t max_entries) {

@@ -263,6 +263,13 @@ class GpuHub {
   Object& object_at(uint64_t multimem_address);
   const Object* bound_object(uint64_t multimem_address) const;  // nullptr: in no bound object
   const Mapping& mapping(uint32_t id) const;
+  // bind()'s steps: the created object the binding names (HubError unless it matches and is
+  // unbound), the checks of its range and counts, and the first member's sizing of the mapping.
+  Object& created_object(const hw::DynamicMulticastBinding& binding, const std::string& who);
+  void check_no_overlap(uint64_t begin, uint64_t end, const std::string& who) const;
+  void size_mapping(Mapping& mapping, const hw::DynamicMulticastBinding& binding);
+  void check_same_counts(const Mapping& mapping, const hw::DynamicMulticastBinding& binding,
+                         const std::string& who) const;
 
   uint32_t gpu_;
   GpuHubParams params_;
