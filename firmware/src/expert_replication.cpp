@@ -1,5 +1,6 @@
-// In-switch replication of hot experts (expert_replication.hpp, iser.md): the fixed groups, the
-// greedy scheduler and the re-routing of tokens over an expert's copies.
+// In-switch replication of hot experts (expert_replication.hpp,
+// docs/background/hot_expert_replication.md): the fixed groups, the greedy scheduler and the
+// re-routing of tokens over an expert's copies.
 #include "nvsvp/fw/expert_replication.hpp"
 
 #include <algorithm>

@@ -98,12 +98,12 @@ ExpertGemms expert_gemms(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t t
 void append_software_dispatch(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t home,
                               hw::PhaseId phase, uint32_t counter);
 
-// Token-centric fusion (dysharp.md §3), the part every fused schedule shares. A GPU's GEMM work
-// is cut into tiles (software.tile_tokens rows of one local expert); `members` of an expert are
-// its tokens in the order firmware expects them to arrive, and tile r holds members
-// [r x tile, (r + 1) x tile). Tiles run in the order they are expected to be ready (the fraction
-// of their expert's tokens they need, smallest first) and in groups that fill the GEMM-1 group's
-// SMs at least once (a persistent kernel keeps all its SMs busy with ready tiles).
+// Token-centric fusion (docs/background/token_centric_fusion.md), the part every fused schedule
+// shares. A GPU's GEMM work is cut into tiles (software.tile_tokens rows of one local expert);
+// `members` of an expert are its tokens in the order firmware expects them to arrive, and tile r
+// holds members [r x tile, (r + 1) x tile). Tiles run in the order they are expected to be ready
+// (the fraction of their expert's tokens they need, smallest first) and in groups that fill the
+// GEMM-1 group's SMs at least once (a persistent kernel keeps all its SMs busy with ready tiles).
 struct FusedTile {
   uint32_t expert = 0;  // local index
   uint64_t first = 0;   // first member

@@ -19,7 +19,8 @@ constexpr uint64_t kExpertWeights = 0x0B00'0000'0000;
 constexpr uint64_t kReplicaWeights = 0x0C00'0000'0000;
 // The fixed groups' multicast ranges (multicast methods), one after another.
 constexpr uint64_t kReplicationMulticast = 0x0D00'0000'0000;
-constexpr uint64_t kMulticastGranule = 2ull << 20;  // hardware.md: bound in units of 2 MiB
+// Multicast memory is bound in units of 2 MiB (docs/background/nvlink_nvswitch.md#multicast-groups).
+constexpr uint64_t kMulticastGranule = 2ull << 20;
 
 // Each chunk's first 16 bytes (what a message carries functionally) name the expert and chunk, so
 // a replica that got the wrong chunk, or none, is seen.

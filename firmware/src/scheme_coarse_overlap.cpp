@@ -1,7 +1,8 @@
-// `coarse-overlap` (FasterMoE / Tutel class, dysharp.md §4): the software all-to-all of `deepep`,
-// but each GPU's tokens are cut into software.overlap_chunks chunks that flow through a pipeline,
-// so that the communication of one chunk overlaps the expert compute of another. Two executor
-// streams per GPU:
+// `coarse-overlap` (FasterMoE / Tutel class,
+// docs/background/token_centric_fusion.md#the-schemes-compared): the software all-to-all of
+// `deepep`, but each GPU's tokens are cut into software.overlap_chunks chunks that flow through a
+// pipeline, so that the communication of one chunk overlaps the expert compute of another. Two
+// executor streams per GPU:
 //   communication (stream 0; it holds software.comm_sms SMs): the count exchange, then every
 //     chunk's dispatch in turn (chunk c's copies count on their own counter at the receiver);
 //     then, chunk by chunk as the experts finish them, the partials back to their homes; finally

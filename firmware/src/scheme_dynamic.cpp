@@ -1,4 +1,5 @@
-// The dynamic multimem schemes (dysharp.md §2-§4). Phases in sequence (`dysharp-basic`,
+// The dynamic multimem schemes (docs/background/dynamic_multimem.md,
+// docs/background/token_centric_fusion.md). Phases in sequence (`dysharp-basic`,
 // `explicit-addressing-basic`):
 //   dispatch: each home GPU issues one dymultimem.st per token with the token's experts as
 //             targets (the experts on other GPUs first, its own last); the switch sends one copy
@@ -237,7 +238,8 @@ void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressin
   expect_dynamic_arrivals(plan, map);
 }
 
-// Token-centric fusion over dynamic multimem (dysharp.md §3). Four executor streams per GPU (the
+// Token-centric fusion over dynamic multimem
+// (docs/background/token_centric_fusion.md#the-fused-pipeline). Four executor streams per GPU (the
 // SM groups of one persistent kernel):
 //   dispatch: one dymultimem.st per token, as dysharp-basic;
 //   GEMM-1:   takes tiles as their tokens land. A tile is software.tile_tokens consecutive layout

@@ -1,4 +1,5 @@
-// The software all-to-all schedules with fine-grained overlap (dysharp.md §3, §4):
+// The software all-to-all schedules with fine-grained overlap
+// (docs/background/token_centric_fusion.md):
 //   `fusion-only`: token-centric fusion over deepep's all-to-all. Four executor streams per GPU
 //     (the SM groups of one persistent kernel):
 //       dispatch: the count exchange, then deepep's dispatch (one copy per destination GPU);

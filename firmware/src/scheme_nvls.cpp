@@ -1,5 +1,7 @@
 // `nvls`: MoE dispatch and combine with static multimem, as a shipped NVSwitch offers it
-// (hardware.md "Multimem semantics"; dysharp.md §2 on why it moves more bytes than deepep):
+// (docs/background/nvlink_nvswitch.md#static-multimem;
+// docs/background/dynamic_multimem.md#why-static-multimem-does-not-fit on why it moves more bytes
+// than deepep):
 //   dispatch: an all-gather: every GPU multimem.st's each of its tokens into a group covering
 //             every GPU's dispatch_rx, so every GPU receives every token (slot = global token);
 //   experts:  the local experts over all tokens; a GPU with no expert of a token writes a zero

@@ -89,7 +89,7 @@ int sc_main(int argc, char* argv[]) {
   // The all-reduce calibration against NCCL's anchors (docs/results.md).
   nvsvp::fw::AllReduceSpec allreduce;
   CLI::App* calibrate = app.add_subcommand(
-      "calibrate", "all-reduce by NVLS and by a ring on the scenario's platform, as bus bandwidth next to hardware.md's anchors");
+      "calibrate", "all-reduce by NVLS and by a ring on the scenario's platform, as bus bandwidth next to NCCL's figures (docs/background/nvlink_nvswitch.md)");
   calibrate->add_option("FILE", file, "scenario YAML file (only its platform is used)")->required();
   calibrate->add_option("--set", overrides, "override a scenario key: a.b.c=value (repeatable)");
   calibrate->add_option("--bytes", allreduce.bytes, "buffer per GPU, bytes (a multiple of GPUs x message bytes)")

@@ -246,9 +246,9 @@ TEST(DynamicMultimem, LoadReturnsTheSumOfEveryTargetOnce) { load_returns_the_sum
 
 TEST(DynamicMultimem, LoadWithModelAndRtlInLockstepReturnsTheSumOnce) { load_returns_the_sum_of_every_target_once("both"); }
 
-// Per-expert arrival counters (dysharp.md §3): each block counts on the counter base plus its
-// expert's local index, at the destinations and at the issuer alike; the base alone counts nothing
-// more.
+// Per-expert arrival counters (docs/background/token_centric_fusion.md#the-fused-pipeline): each
+// block counts on the counter base plus its expert's local index, at the destinations and at the
+// issuer alike; the base alone counts nothing more.
 TEST(DynamicMultimem, StoreCanCountArrivalsPerTargetExpert) {
   run_dynamic(dynamic_platform(), [](TlmHal& hal, Platform& platform, fw::SwitchFabric&, const Objects& o) {
     const Bytes16 token = bf16_lanes(2.0f);

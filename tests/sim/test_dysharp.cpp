@@ -1,8 +1,9 @@
 // The dynamic multimem schemes end to end on dgx-h100 (model S, top-8, few tokens), through
 // run_scenario (one child process per scheme, as the command does):
-//  - `dysharp-basic` moves, per link direction, exactly what dysharp.md §1's table implies for
-//    the routing (counted here from the routing alone): per token with D remote GPUs, dispatch
-//    1 vector up and D down, combine D up and 1 down; `deepep` D, D, D, D; the wire bytes follow
+//  - `dysharp-basic` moves, per link direction, exactly what the table of
+//    docs/background/dynamic_multimem.md#where-the-bytes-go implies for the routing (counted
+//    here from the routing alone): per token with D remote GPUs, dispatch 1 vector up and D down,
+//    combine D up and 1 down; `deepep` D, D, D, D; the wire bytes follow
 //    from the packet formats (target flits per packet, trimmed per GPU);
 //  - `explicit-addressing-basic` the same vectors with its own wire format;
 //  - the fused schedules (`dysharp`, `explicit-addressing`) the same vectors, no barrier, and

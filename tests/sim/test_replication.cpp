@@ -1,7 +1,7 @@
-// Hot-expert replication end to end (iser.md): the broadcast methods move an expert's weights
-// from its owner to the replicas' GPUs while the shared expert computes, and the layer then runs
-// on the re-routed tokens. Comparisons need several simulations; each runs in a child process of
-// the test's own (SystemC elaborates once per process).
+// Hot-expert replication end to end (docs/background/hot_expert_replication.md): the broadcast
+// methods move an expert's weights from its owner to the replicas' GPUs while the shared expert
+// computes, and the layer then runs on the re-routed tokens. Comparisons need several simulations;
+// each runs in a child process of the test's own (SystemC elaborates once per process).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -66,7 +66,7 @@ json run_one_broadcast(const std::string& method, uint32_t group_size, uint32_t 
   return run_scheme_in_child(scenario, "deepep", layer).result;
 }
 
-constexpr uint64_t kExpertBytes = 3ull * 2048 * 512;  // model S, fp8 (iser.md "Sizes")
+constexpr uint64_t kExpertBytes = 3ull * 2048 * 512;  // model S, fp8 (hot_expert_replication.md#sizes-and-skew)
 // Small chunks for a small expert: links are chosen by hashing addresses, so a few dozen chunks
 // would load a GPU's 18 links unevenly (the hardware interleaves 256-byte granules).
 constexpr uint64_t kChunkBytes = 4096;

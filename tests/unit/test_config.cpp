@@ -137,7 +137,7 @@ TEST(Config, LoadsEveryPlatformPreset) {
         "schemes: [deepep]\n");
     const Scenario s = load_scenario(file, {}, kConfigDir);
     EXPECT_EQ(s.platform.preset, preset.name);
-    EXPECT_EQ(s.platform.links_per_gpu(), 18u) << preset.name;  // hardware.md: 18 links per GPU
+    EXPECT_EQ(s.platform.links_per_gpu(), 18u) << preset.name;  // 18 links per GPU: nvlink_nvswitch.md
     for (const Expected& e : expected) {
       if (e.name != preset.name) continue;
       EXPECT_EQ(s.platform.gpus, e.gpus);
@@ -157,7 +157,7 @@ TEST(Config, LoadsEveryModelPreset) {
       {"S", 2048, 512, 32, 2048, 64, 8, 0},          {"M", 4096, 1024, 64, 4096, 128, 8, 0},
       {"L", 7168, 2048, 128, 8192, 256, 8, 0},       {"gpt-oss-120b", 2880, 2880, 64, 4096, 64, 4, 0},
       {"qwen3-235b", 4096, 1536, 128, 4096, 128, 8, 0},
-      {"deepseek-v4-pro-like", 7168, 2048, 128, 8192, 384, 6, 1},  // iser.md: 384 experts, 6 + 1 shared
+      {"deepseek-v4-pro-like", 7168, 2048, 128, 8192, 384, 6, 1},  // hot_expert_replication.md: 384 experts, 6 + 1 shared
   };
   for (const PresetInfo& preset : list_presets(kConfigDir)) {
     if (preset.kind != "model") continue;

@@ -35,7 +35,8 @@ void expect_invalid(F&& call, const std::vector<std::string>& words) {
   }
 }
 
-// A zipf-routed layer (exponent 0.6: the per-expert skew of real traces, iser.md).
+// A zipf-routed layer (exponent 0.6: the per-expert skew of real traces,
+// docs/background/hot_expert_replication.md#sizes-and-skew).
 MoeRouting zipf_routing(uint32_t gpus, uint32_t experts, uint32_t top_k, uint32_t tokens_per_gpu, uint64_t seed) {
   platform::WorkloadSpec w;
   w.model.name = "test";

@@ -1,5 +1,5 @@
 // All-reduce of one f32 buffer over every GPU, for calibrating the model against NCCL's figures
-// (hardware.md, "NCCL's NVLS all-reduce, for calibration"):
+// (docs/background/nvlink_nvswitch.md#nvls-all-reduce-calibration-anchor):
 //   nvls: each GPU owns 1/N of the buffer; for its share it issues multimem.ld_reduce (the switch
 //         sums the N copies) into a scratch area and then multimem.st of the result (the switch
 //         writes it into all N buffers), chunk by chunk with the next chunk's loads in flight;

@@ -1,6 +1,7 @@
-// The runtime calls that create and bind dynamic multicast objects (dysharp.md §2 "Runtime"). They
-// produce plain descriptors (hw/dynamic_multicast.hpp) that the platform hands to every GPU's Hub;
-// members are never registered per token, each packet carries its own targets. SystemC-free.
+// The runtime calls that create and bind dynamic multicast objects
+// (docs/background/dynamic_multimem.md#the-runtime). They produce plain descriptors
+// (hw/dynamic_multicast.hpp) that the platform hands to every GPU's Hub; members are never
+// registered per token, each packet carries its own targets. SystemC-free.
 //
 // Mappings are formed in creation order: an object joins the mapping opened last while that one
 // still waits for regions, otherwise it opens a new one. For one MoE layer:

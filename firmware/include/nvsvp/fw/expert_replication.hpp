@@ -1,6 +1,7 @@
-// In-switch replication of hot experts (iser.md): the fixed multicast groups, the per-layer
-// scheduler that assigns hot experts to them, and the re-routing of tokens over an expert's
-// owner and its replicas. Plain data and arithmetic; SystemC-free, HAL-free.
+// In-switch replication of hot experts (docs/background/hot_expert_replication.md): the fixed
+// multicast groups, the per-layer scheduler that assigns hot experts to them, and the re-routing of
+// tokens over an expert's owner and its replicas. Plain data and arithmetic; SystemC-free,
+// HAL-free.
 #pragma once
 
 #include <cstdint>
@@ -31,9 +32,10 @@ enum class BroadcastMethod : uint8_t {
 const char* to_string(BroadcastMethod method);  // "p2p", "multicast", "multiport", "ring"
 bool parse_broadcast_method(const std::string& text, BroadcastMethod& method);
 
-// A fixed group (iser.md): GPUs first_gpu .. first_gpu + size - 1. For each configured size the
-// GPUs are partitioned into consecutive groups of that size; the groups are created once, at
-// start-up (one multicast object each), and only the choice of group per hot expert changes.
+// A fixed group (docs/background/hot_expert_replication.md#fixed-groups): GPUs first_gpu ..
+// first_gpu + size - 1. For each configured size the GPUs are partitioned into consecutive groups
+// of that size; the groups are created once, at start-up (one multicast object each), and only the
+// choice of group per hot expert changes.
 struct FixedGroup {
   uint32_t first_gpu = 0;
   uint32_t size = 0;
@@ -78,11 +80,11 @@ struct ReplicationSchedule {
   std::string stop_reason;  // why the greedy loop stopped (for the report)
 };
 
-// The greedy scheduler of iser.md: experts in decreasing load; for each, every fixed group that
-// does not already hold it and has a slot free on all its members; choose the one whose
-// water-filled split over owner + replicas gives the lowest max GPU load; stop when no choice
-// lowers the max load, when slots run out, or when the broadcasts no longer fit the budget.
-// Deterministic; never raises the max load.
+// The greedy scheduler of docs/background/hot_expert_replication.md#the-scheduler: experts in
+// decreasing load; for each, every fixed group that does not already hold it and has a slot free on
+// all its members; choose the one whose water-filled split over owner + replicas gives the lowest
+// max GPU load; stop when no choice lowers the max load, when slots run out, or when the broadcasts
+// no longer fit the budget. Deterministic; never raises the max load.
 //
 // In detail: an expert is placed at most once (one group; the group need not contain its owner
 // but must have another member). Each step takes the hottest unplaced expert that has an
@@ -103,7 +105,8 @@ struct ReplicationSchedule {
 // not one per expert or negative, a group outside the GPUs).
 ReplicationSchedule schedule_replicas(const ReplicationInput& input);
 
-// Excess load (iser.md): sum over GPUs of max(0, load - mean).
+// Excess load (docs/background/hot_expert_replication.md#definitions): the sum over GPUs of
+// max(0, load - mean).
 double excess_load(const std::vector<double>& gpu_loads);
 
 // What ReplicatedRouting::weights_of holds for a replica slot no placement uses (no token goes

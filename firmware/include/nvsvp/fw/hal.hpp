@@ -32,8 +32,9 @@ class Hal {
   virtual uint64_t received_messages(uint32_t gpu) const = 0;
   virtual uint64_t received_notifications(uint32_t gpu) const = 0;
 
-  // Dynamic multimem (dysharp.md §2): programs GPU `gpu`'s Hub with a bound object whose blocks
-  // that GPU packs at `local_base`. Throws std::invalid_argument for a binding the Hub refuses.
+  // Dynamic multimem (docs/background/dynamic_multimem.md#the-gpu-hub): programs GPU `gpu`'s Hub
+  // with a bound object whose blocks that GPU packs at `local_base`. Throws std::invalid_argument
+  // for a binding the Hub refuses.
   virtual void bind_dynamic_object(uint32_t gpu, const hw::DynamicMulticastBinding& binding, uint64_t local_base) = 0;
   // Reads GPU `gpu`'s algebraic->layout table (for checks): the local address of byte
   // `multimem_address` for target `expert`; false when the table holds no entry for it.

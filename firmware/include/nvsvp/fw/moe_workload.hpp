@@ -66,7 +66,7 @@ struct SoftwareParams {
   uint32_t chunk_tokens = 6;
   // The expert GEMMs' tiling: a thread block computes tile_tokens rows (tokens) by tile_columns
   // output columns; each expert's tokens are padded to whole tiles. 128 x 128 is the study's tile
-  // (dysharp.md §3) and a common Hopper fp8 GEMM tile.
+  // (docs/background/token_centric_fusion.md#the-fused-pipeline) and a common Hopper fp8 GEMM tile.
   uint32_t tile_tokens = 128;
   uint32_t tile_columns = 128;
   // Overlapped software schedules: how many chunks coarse-overlap cuts each GPU's tokens into
@@ -82,9 +82,11 @@ struct SoftwareParams {
   double count_exchange_ns = 5000.0;
   double sync_ns = 5000.0;
   double bookkeeping_ns_per_copy = 0.0;
-  // Token-centric fusion (dysharp.md §3): the SM groups of the one persistent kernel (assumed:
-  // the communication groups as DeepEP's 20 SMs split in two; the GEMM groups share the rest in
-  // proportion to their work, GEMM-1 doing twice GEMM-2's FLOPs).
+  // Token-centric fusion
+  // (docs/background/token_centric_fusion.md#one-persistent-kernel-four-sm-groups): the SM groups
+  // of the one persistent kernel (assumed: the communication groups as DeepEP's 20 SMs split in
+  // two; the GEMM groups share the rest in proportion to their work, GEMM-1 doing twice GEMM-2's
+  // FLOPs).
   uint32_t fusion_dispatch_sms = 10;
   uint32_t fusion_gemm1_sms = 75;
   uint32_t fusion_gemm2_sms = 37;

@@ -1,8 +1,8 @@
-// The start of an MoE layer with shared experts and hot-expert replication (iser.md): every GPU
-// computes the shared experts on its tokens while the owners of the hot experts broadcast their
-// weights to the replicas' GPUs; the layer's dispatch starts when both are over on every GPU.
-// Firmware builds the phase's work sequences and checks that every chunk of weights landed.
-// SystemC-free; hardware only through the HAL.
+// The start of an MoE layer with shared experts and hot-expert replication
+// (docs/background/hot_expert_replication.md): every GPU computes the shared experts on its tokens
+// while the owners of the hot experts broadcast their weights to the replicas' GPUs; the layer's
+// dispatch starts when both are over on every GPU. Firmware builds the phase's work sequences and
+// checks that every chunk of weights landed. SystemC-free; hardware only through the HAL.
 #pragma once
 
 #include <cstdint>
@@ -74,7 +74,8 @@ struct BroadcastCosts {
 double estimate_broadcast_ns(BroadcastMethod method, uint64_t bytes, uint32_t owner, const FixedGroup& group,
                              const BroadcastCosts& costs);
 
-// Bytes of one expert's weights: gate, up and down projections in fp8 (iser.md "Sizes").
+// Bytes of one expert's weights: gate, up and down projections in fp8
+// (docs/background/hot_expert_replication.md#sizes-and-skew).
 uint64_t expert_weight_bytes(const MoeModel& model);
 
 // What replication decided for the layer, before the layer's plan is built.

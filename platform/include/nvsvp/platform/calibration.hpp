@@ -1,7 +1,8 @@
-// The all-reduce calibration (hardware.md anchors: NCCL on 8x H100, NVLS about 480 GB/s and ring
-// about 365-370 GB/s bus bandwidth): one simulation that brings the switches up, runs the NVLS
-// all-reduce and then the ring all-reduce of the same buffer, and reports both bus bandwidths.
-// `nvsvp calibrate` prints it; docs/results.md records the numbers.
+// The all-reduce calibration (the anchors of
+// docs/background/nvlink_nvswitch.md#nvls-all-reduce-calibration-anchor: NCCL on 8x H100, NVLS
+// about 480 GB/s and ring about 365-370 GB/s bus bandwidth): one simulation that brings the
+// switches up, runs the NVLS all-reduce and then the ring all-reduce of the same buffer, and
+// reports both bus bandwidths. `nvsvp calibrate` prints it; docs/results.md records the numbers.
 #pragma once
 
 #include <ostream>
@@ -17,7 +18,7 @@ struct AllReduceAnchor {
   double low_gbps;
   double high_gbps;
 };
-// hardware.md, "NCCL's NVLS all-reduce, for calibration" (8x H100).
+// NCCL on 8x H100: docs/background/nvlink_nvswitch.md#nvls-all-reduce-calibration-anchor.
 inline constexpr AllReduceAnchor kNvlsAnchor{"nvls", 480.0, 480.0};
 inline constexpr AllReduceAnchor kRingAnchor{"ring", 365.0, 370.0};
 

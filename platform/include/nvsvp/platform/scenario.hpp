@@ -72,7 +72,7 @@ struct Scenario {
   // No compute: the experts' work takes no time (their functional effect stays, so the checks
   // hold), and a layer is its communication alone.
   bool pure_communication = false;
-  // Hot-expert replication (iser.md): the `replication` section.
+  // Hot-expert replication (docs/background/hot_expert_replication.md): the `replication` section.
   fw::ReplicationParams replication;
 };
 

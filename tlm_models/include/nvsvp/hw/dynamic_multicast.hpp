@@ -1,6 +1,7 @@
-// Dynamic multicast objects (dysharp.md §2 "Runtime"): the descriptors the firmware runtime
-// produces (fw/dynamic_multicast_runtime.hpp) and each destination GPU's Hub consumes
-// (model/gpu_hub.hpp). One definition shared by both, with the checks both apply. SystemC-free.
+// Dynamic multicast objects (docs/background/dynamic_multimem.md#the-runtime): the descriptors the
+// firmware runtime produces (fw/dynamic_multicast_runtime.hpp) and each destination GPU's Hub
+// consumes (model/gpu_hub.hpp). One definition shared by both, with the checks both apply.
+// SystemC-free.
 //
 // An object is one multimem address range of one stage (dispatch or combine) whose 48-bit
 // multimem addresses are base + algebraic index * block_bytes + offset. Objects that share a

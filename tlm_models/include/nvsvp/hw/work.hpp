@@ -27,8 +27,8 @@ enum class TaskKind : uint8_t {
   gemm,          // a (grouped) GEMM as thread blocks: `count` blocks of `flops` each, one block
                  // per SM at a time on `elements` SMs (0: all of the GPU's), in waves; `bytes` of
                  // memory traffic set a floor; then kernel `kernel` (if any); see Task::persistent
-  // Static multimem (hardware.md "Multimem semantics"). `target_address` / `source_address` that
-  // name a multimem address must lie in a multicast group the switches hold.
+  // Static multimem (docs/background/nvlink_nvswitch.md#static-multimem). `target_address` /
+  // `source_address` that name a multimem address must lie in a multicast group the switches hold.
   multimem_store,      // `bytes` from local `source_address` to multimem `target_address`: the
                        // switch writes one copy into every member (the issuer included); each
                        // member's counter `counter` counts its copy's arrival
@@ -38,37 +38,39 @@ enum class TaskKind : uint8_t {
                        // member's copy and reduces them with `reduce_op` / `reduce_type`; the one
                        // result lands at local `target_address` and local counter `counter`
                        // counts it
-  // Dynamic multimem (dysharp.md §2): one token to a list of target experts, `elements` of them
-  // from WorkSequence::targets[first_element] on, the issuer's own experts last (its Hub serves
-  // them without a link). `addressing` says what the packet carries per target.
+  // Dynamic multimem (docs/background/dynamic_multimem.md): one token to a list of target experts,
+  // `elements` of them from WorkSequence::targets[first_element] on, the issuer's own experts last
+  // (its Hub serves them without a link). `addressing` says what the packet carries per target.
   dynamic_store,      // dymultimem.st: `bytes` from local `source_address` to multimem
                       // `target_address` (an algebraic block of a bound dispatch object); every
-                      // target's GPU writes it into that expert's region and its counter
-                      // `counter` counts one arrival per local target; with `count` = 1, each
-                      // block counts on counter + its expert's local index instead (per-expert
-                      // arrival counters, dysharp.md §3)
+                      // target's GPU writes it into that expert's region and its counter `counter`
+                      // counts one arrival per local target; with `count` = 1, each block counts on
+                      // counter + its expert's local index instead (per-expert arrival counters,
+                      // docs/background/token_centric_fusion.md#the-fused-pipeline)
   dynamic_ld_reduce,  // dymultimem.ld_reduce: load of `bytes` at multimem `source_address` (a
                       // combine object) from every target, summed with `reduce_op` /
                       // `reduce_type` in the switch; the result lands at local `target_address`
                       // and local counter `counter` counts it
-  // The token-ID table of token-centric fusion (dysharp.md §3): notify the home GPU of every token
-  // the Hub placed in layout blocks [first_element, first_element + count) of the dynamic object
-  // at multimem `source_address`: a write of `bytes` to the token's entry of the home's
-  // output-readiness table (`target_address` + 16 x the token's local index), counted on the
-  // home's counter `counter`. A home's notifications travel together (as many per message as
-  // one payload holds); this GPU's own tokens are notified without a link. Token t's home is
-  // t / (tokens per GPU): the all-gathered tensor is laid out home by home. With explicit
-  // addressing the layout is firmware's and so is the token-ID table: WorkSequence::block_tokens.
+  // The token-ID table of token-centric fusion
+  // (docs/background/token_centric_fusion.md#hardware-tables): notify the home GPU of every token
+  // the Hub placed in layout blocks [first_element, first_element + count) of the dynamic object at
+  // multimem `source_address`: a write of `bytes` to the token's entry of the home's
+  // output-readiness table (`target_address` + 16 x the token's local index), counted on the home's
+  // counter `counter`. A home's notifications travel together (as many per message as one payload
+  // holds); this GPU's own tokens are notified without a link. Token t's home is t / (tokens per
+  // GPU): the all-gathered tensor is laid out home by home. With explicit addressing the layout is
+  // firmware's and so is the token-ID table: WorkSequence::block_tokens.
   notify_tokens,
-  // The next `count` items, each a wait_counter followed by `elements` tasks (no waits), run in
-  // the order their waits are satisfied instead of program order: an SM group of a persistent
-  // kernel polling its table and taking whatever is ready (dysharp.md §3). One item at a time:
-  // its tasks in order, a compute task holding the stream for its time. At most one pending item
-  // may wait on a counter.
+  // The next `count` items, each a wait_counter followed by `elements` tasks (no waits), run in the
+  // order their waits are satisfied instead of program order: an SM group of a persistent kernel
+  // polling its table and taking whatever is ready
+  // (docs/background/token_centric_fusion.md#one-persistent-kernel-four-sm-groups). One item at a
+  // time: its tasks in order, a compute task holding the stream for its time. At most one pending
+  // item may wait on a counter.
   take_ready,
 };
 
-// What a dynamic multimem packet names per target (dysharp.md §2 and §4).
+// What a dynamic multimem packet names per target (docs/background/dynamic_multimem.md#the-packet).
 enum class DynamicAddressing : uint8_t {
   algebraic = 0,  // 16-bit expert IDs; each destination's Hub translates the algebraic index
   explicit_addresses = 1,  // a full 64-bit destination address per target, request and response
@@ -320,8 +322,9 @@ constexpr uint32_t kMaxArrivalCounters = 1u << 20;
 // Bytes of one entry of a table of arrival counters in memory (see CounterMap).
 constexpr uint64_t kCounterEntryBytes = 16;
 
-// The hardware tables of token-centric fusion (dysharp.md §3) whose entries are arrival counters.
-// A GPU holds a fixed number of entries of each; beyond them, entries spill to memory.
+// The hardware tables of token-centric fusion
+// (docs/background/token_centric_fusion.md#hardware-tables) whose entries are arrival counters. A
+// GPU holds a fixed number of entries of each; beyond them, entries spill to memory.
 enum class CounterTable : uint8_t {
   none = 0,
   tile_status = 1,       // per GEMM tile: the arrivals of its tokens

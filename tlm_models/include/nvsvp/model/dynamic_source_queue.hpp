@@ -1,8 +1,8 @@
-// The source SM's queue of pending dynamic multimem operations (dysharp.md §2 "ISA"): a
-// dymultimem.st / ld_reduce takes an entry while its target list (expert IDs, usually in shared
-// memory) is read, and leaves the queue when it issues to the network. With all entries taken,
-// the SM stalls until the oldest one issues. SystemC-free: the GPU model asks it for times
-// (docs/models/dynamic_multimem.md).
+// The source SM's queue of pending dynamic multimem operations
+// (docs/background/dynamic_multimem.md#the-instructions): a dymultimem.st / ld_reduce takes an
+// entry while its target list (expert IDs, usually in shared memory) is read, and leaves the queue
+// when it issues to the network. With all entries taken, the SM stalls until the oldest one issues.
+// SystemC-free: the GPU model asks it for times (docs/models/dynamic_multimem.md).
 //
 // Operations are admitted in program order (non-decreasing arrival times) and issue in order, so
 // operation i needs the entry that operation i - entries frees when it issues:

@@ -1,7 +1,7 @@
-// The destination GPU's Hub (dysharp.md §2): translates the multimem address of a dynamic
-// multimem packet into the GPU's own packed layout, per target expert. SystemC-free; it keeps
-// functional state and statistics, the GPU model times the memory traffic it reports
-// (docs/models/dynamic_multimem.md).
+// The destination GPU's Hub (docs/background/dynamic_multimem.md#the-gpu-hub): translates the
+// multimem address of a dynamic multimem packet into the GPU's own packed layout, per target
+// expert. SystemC-free; it keeps functional state and statistics, the GPU model times the memory
+// traffic it reports (docs/models/dynamic_multimem.md).
 //
 //   algebraic index = (multimem address - multimem base) / block bytes
 //   local address   = local base + layout index * block bytes + (multimem address - base) mod block
@@ -216,10 +216,11 @@ class GpuHub {
   // `expert`; false when not mapped. Touches neither the cache nor the statistics.
   bool lookup(uint64_t multimem_address, uint16_t expert, uint64_t& local_address) const;
 
-  // The token-ID table (dysharp.md §3): the algebraic index (token) the Hub placed in layout block
-  // `layout_index` of the object holding `multimem_address`. False when the block has not been
-  // allocated or no bound object holds the address. Touches neither the cache
-  // nor the statistics (firmware's fused kernel keeps this table beside the tiles).
+  // The token-ID table (docs/background/token_centric_fusion.md#hardware-tables): the algebraic
+  // index (token) the Hub placed in layout block `layout_index` of the object holding
+  // `multimem_address`. False when the block has not been allocated or no bound object holds the
+  // address. Touches neither the cache nor the statistics (firmware's fused kernel keeps this table
+  // beside the tiles).
   bool token_of_block(uint64_t multimem_address, uint32_t layout_index, uint64_t& token) const;
   // Tokens per GPU of the bound object holding `multimem_address` (token count / GPUs); false
   // when no bound object holds it.

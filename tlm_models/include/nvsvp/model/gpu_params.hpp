@@ -26,9 +26,9 @@ struct GpuParams {
   GpuHubParams hub;
   double hub_miss_ns = 500.0;  // assumed: one HBM access for a table entry the cache misses
   DynamicSourceQueueParams source_queue;
-  // Token-centric fusion (dysharp.md §3): entries of the tile-status and output-readiness tables,
-  // and what an update of an entry that spilled to memory costs (assumed: one HBM access, as a
-  // Hub miss).
+  // Token-centric fusion (docs/background/token_centric_fusion.md#hardware-tables): entries of the
+  // tile-status and output-readiness tables, and what an update of an entry that spilled to memory
+  // costs (assumed: one HBM access, as a Hub miss).
   uint32_t tile_status_entries = 1024;
   uint32_t readiness_entries = 1024;
   double table_spill_ns = 500.0;

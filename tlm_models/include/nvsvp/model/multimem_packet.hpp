@@ -1,6 +1,7 @@
-// The dynamic multimem packet format (dysharp.md §2) and its `explicit-addressing` alternative:
-// first-flit encoding, wire size, payload efficiency, and the switch's trimming of the target list
-// per output port. SystemC-free (docs/models/dynamic_multimem.md).
+// The dynamic multimem packet format (docs/background/dynamic_multimem.md#the-packet) and its
+// `explicit-addressing` alternative: first-flit encoding, wire size, payload efficiency, and the
+// switch's trimming of the target list per output port. SystemC-free
+// (docs/models/dynamic_multimem.md).
 //
 // Every packet of a message (at most max_packet_payload_bytes of payload each, as in
 // LinkParams::wire_flits) is routed on its own, so every packet carries the target list:
@@ -85,8 +86,9 @@ inline double explicit_payload_efficiency(const LinkParams& link, uint32_t targe
 // port, in the order of the source's list.
 
 // How many ld_reduce responses the switch expects back for one copy. `one_per_port`: the
-// destination GPU sums its local experts' partials and answers once (dysharp.md §1 counts D
-// vectors per token on the combine GPU->switch side). `one_per_target`: every expert answers.
+// destination GPU sums its local experts' partials and answers once (the D vectors per token on the
+// combine GPU->switch side of docs/background/dynamic_multimem.md#where-the-bytes-go).
+// `one_per_target`: every expert answers.
 enum class ReduceResponses : uint8_t { one_per_port, one_per_target };
 
 struct TrimmedCopy {

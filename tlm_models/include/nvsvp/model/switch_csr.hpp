@@ -66,7 +66,8 @@ class SwitchCsr {
   // Every route entry and member mask is 64 bits wide, so a chip addresses at most 64 GPUs.
   static constexpr uint32_t kRouteTableEntries = 64;
   static constexpr uint32_t kMaxPorts = 64;
-  // A rack holds at most 1024 groups (hardware.md); no chip needs more slots than that.
+  // A rack holds at most 1024 groups (docs/background/nvlink_nvswitch.md#multicast-groups); no chip
+  // needs more slots than that.
   static constexpr uint32_t kMaxMulticastSlots = 1024;
   // The error bits the hardware defines; other ERROR_STATUS / INT_ENABLE bits read as 0.
   static constexpr uint32_t kErrorBits = 0x7F;

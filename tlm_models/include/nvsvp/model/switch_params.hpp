@@ -21,7 +21,7 @@ struct SwitchParams {
   std::string reduction_backend = "model";  // model | rtl | both (reduction unit, per port)
   uint32_t reduction_buffer_bytes = 64 * 1024;
   double reduction_clock_ns = 1.0;  // assumed: one clock of the reduction unit (its latency is cycles x this)
-  uint32_t multicast_slots = 128;   // multicast group table entries: hardware.md
+  uint32_t multicast_slots = 128;   // multicast group table entries (docs/background/nvlink_nvswitch.md)
   double register_access_ns = 0.0;  // one access to the register block (docs/registers.md)
 
   template <class V>
