@@ -1,0 +1,186 @@
+// The size rules of the models and the platform, checked on the source tree: no source file under
+// tlm_models/src/ over 600 lines, and no function in tlm_models/ or platform/ over 100 lines (from
+// the line of its opening brace to the line of its closing one). A model file is one hardware
+// block and a function one step; past these sizes they have stopped being either.
+//
+// Functions are found by brace matching on the text with comments, string and character literals
+// blanked: a brace opens a function body when the text before it (since the last `;`, `{` or `}`)
+// ends in a parameter list, optionally followed by qualifiers or a constructor's initializer list,
+// and is not a control statement; a brace right after a name is an initializer. Lambdas and local
+// classes count towards the function around them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kRoot = NVSVP_SOURCE_DIR;
+constexpr size_t kMaxFileLines = 600;
+constexpr size_t kMaxFunctionLines = 100;
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+// `text` with comments and literals replaced by spaces (newlines kept, so lines still count).
+std::string blank_comments_and_literals(const std::string& text) {
+  std::string out = text;
+  size_t i = 0;
+  auto blank = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to && k < out.size(); ++k) {
+      if (out[k] != '\n') out[k] = ' ';
+    }
+  };
+  while (i < text.size()) {
+    if (text.compare(i, 2, "//") == 0) {
+      const size_t end = std::min(text.find('\n', i), text.size());
+      blank(i, end);
+      i = end;
+    } else if (text.compare(i, 2, "/*") == 0) {
+      const size_t end = std::min(text.find("*/", i + 2), text.size() - 2) + 2;
+      blank(i, end);
+      i = end;
+    } else if (text.compare(i, 2, "R\"") == 0) {  // raw string R"delim( ... )delim"
+      const size_t open = text.find('(', i);
+      const std::string close = ")" + text.substr(i + 2, open - i - 2) + "\"";
+      const size_t end = std::min(text.find(close, open), text.size()) + close.size();
+      blank(i + 1, end - 1);
+      i = end;
+    } else if (text[i] == '"' || (text[i] == '\'' && (i == 0 || !std::isxdigit(static_cast<unsigned char>(text[i - 1]))))) {
+      const char quote = text[i];
+      size_t end = i + 1;
+      while (end < text.size() && text[end] != quote && text[end] != '\n') end += text[end] == '\\' ? 2 : 1;
+      blank(i + 1, end);
+      i = end + 1;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+// Whether `head` (the text before a `{`) is the header of a function definition.
+bool is_function_header(const std::string& head) {
+  static const std::regex control(R"(\b(if|for|while|switch|catch|do|else)\s*(\(|$))");
+  static const std::regex parameters(R"(\)\s*(const|noexcept|override|final|mutable|\s)*(->\s*[\w:<>&*, ]+)?\s*$)");
+  static const std::regex initializers(R"(\)\s*(noexcept\s*)?:[^;]*$)");
+  const size_t paren = head.find('(');
+  if (paren == std::string::npos) return false;
+  const std::string before = head.substr(0, paren);
+  // An assignment or a subscript before the first parenthesis: a lambda or an initializer.
+  if (before.find('=') != std::string::npos || before.find('[') != std::string::npos) return false;
+  if (std::regex_search(head, control)) return false;
+  return std::regex_search(head, parameters) || std::regex_search(head, initializers);
+}
+
+struct LongFunction {
+  std::string file;
+  size_t line;
+  size_t lines;
+};
+
+std::vector<LongFunction> long_functions(const fs::path& file, size_t limit) {
+  const std::string text = blank_comments_and_literals(read_text(file));
+  std::vector<LongFunction> found;
+  struct Open {
+    bool function;
+    size_t line;
+  };
+  std::vector<Open> open;
+  size_t line = 1;
+  size_t head_start = 0;
+  bool inside_function = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') ++line;
+    if (c != '{' && c != '}' && c != ';') continue;
+    if (c == '{' && i > 0 && (std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_')) {
+      // A brace initializer (`member_{value}`, `Type{}`): skipped whole, the header goes on.
+      for (int depth = 0; i < text.size(); ++i) {
+        if (text[i] == '\n') ++line;
+        depth += text[i] == '{' ? 1 : text[i] == '}' ? -1 : 0;
+        if (depth == 0) break;
+      }
+      continue;
+    }
+    if (c == '{') {
+      const bool function = !inside_function && is_function_header(text.substr(head_start, i - head_start));
+      open.push_back(Open{function, line});
+      inside_function = inside_function || function;
+    } else if (c == '}' && !open.empty()) {
+      const Open closed = open.back();
+      open.pop_back();
+      if (closed.function) {
+        inside_function = false;
+        if (line - closed.line + 1 > limit) {
+          found.push_back(LongFunction{fs::relative(file, kRoot).string(), closed.line, line - closed.line + 1});
+        }
+      }
+    }
+    head_start = i + 1;
+  }
+  return found;
+}
+
+std::vector<fs::path> sources_under(const fs::path& dir) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(kRoot / dir)) {
+    const std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file() && (ext == ".cpp" || ext == ".hpp" || ext == ".h")) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+size_t line_count(const fs::path& file) {
+  const std::string text = read_text(file);
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(CodeSize, FunctionFinderMeasuresDefinitionsOnly) {
+  const fs::path file = fs::temp_directory_path() / ("nvsvp_code_size_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".cpp");
+  std::ofstream(file) << "struct S {\n  int f() const {\n    return 1;\n  }\n};\n"
+                         "S::S(int a) : a_(a), b_{a} {\n  if (a) {\n    x();\n  }\n  auto l = [&] {\n    y();\n  };\n}\n"
+                         "int g(int x) {  // not } counted: \"}\" '}'\n  for (;;) {\n  }\n  return x;\n}\n"
+                         "namespace n {\nint table[] = {1, 2};\n}\n";
+  const std::vector<LongFunction> over_two = long_functions(file, 2);
+  fs::remove(file);
+  ASSERT_EQ(over_two.size(), 3u);
+  EXPECT_EQ(over_two[0].line, 2u);   // S::f, 3 lines
+  EXPECT_EQ(over_two[0].lines, 3u);
+  EXPECT_EQ(over_two[1].line, 6u);   // the constructor with its lambda, 8 lines
+  EXPECT_EQ(over_two[1].lines, 8u);
+  EXPECT_EQ(over_two[2].line, 14u);  // g, 5 lines
+  EXPECT_EQ(over_two[2].lines, 5u);
+}
+
+TEST(CodeSize, NoModelSourceFileOver600Lines) {
+  for (const fs::path& file : sources_under("tlm_models/src")) {
+    EXPECT_LE(line_count(file), kMaxFileLines) << fs::relative(file, kRoot).string();
+  }
+}
+
+TEST(CodeSize, NoModelOrPlatformFunctionOver100Lines) {
+  for (const char* dir : {"tlm_models", "platform"}) {
+    for (const fs::path& file : sources_under(dir)) {
+      for (const LongFunction& f : long_functions(file, kMaxFunctionLines)) {
+        ADD_FAILURE() << f.file << ":" << f.line << ": a function of " << f.lines << " lines (at most "
+                      << kMaxFunctionLines << ")";
+      }
+    }
+  }
+}
+
+}  // namespace
