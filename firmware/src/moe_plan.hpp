@@ -1,4 +1,5 @@
-// Internal to firmware: the pieces every MoE scheme builder shares.
+// Internal to firmware: the pieces every MoE scheme builder shares (defined in moe_planning.cpp)
+// and the builders the scheme registry (scheme_registry.cpp) names.
 #pragma once
 
 #include <array>
@@ -27,11 +28,10 @@ DispatchMap map_dispatch(const MoeRouting& routing);
 
 MoeBuffers make_buffers(const MoeLayerSpec& spec);
 
-// The local experts' work on one GPU as two grouped fp8 GEMMs (GEMM-1: hidden -> 2 x moe_hidden
-// for gate and up; GEMM-2: moe_hidden -> hidden), each expert's tokens (`tokens_per_local_expert`)
-// in tiles of software.tile_tokens x tile_columns thread blocks; `slots` token vectors are read and
-// as many outputs written. `kernel` (the functional effect) runs when GEMM-2 ends. No time with
-// pure_communication.
+// The plan every builder starts from: its buffers, the copy lists and counts of `map`, one empty
+// sequence and no expected arrivals per GPU.
+LayerPlan start_plan(const std::string& scheme, std::shared_ptr<const MoeLayerSpec> spec, const DispatchMap& map);
+
 // The phases every MoE scheme reports, in PhaseId order; the last two belong to the replication
 // phase before the layer (replication_phase.hpp).
 const std::vector<std::string>& moe_phase_names();
@@ -41,6 +41,11 @@ enum MoePhase : hw::PhaseId { kDispatchPhase, kExpertsPhase, kCombinePhase, kSha
 std::vector<uint64_t> tokens_per_expert(const MoeRouting& routing);
 std::vector<uint64_t> local_slice(const MoeRouting& routing, const std::vector<uint64_t>& per_expert, uint32_t gpu);
 
+// The local experts' work on one GPU as two grouped fp8 GEMMs (GEMM-1: hidden -> 2 x moe_hidden
+// for gate and up; GEMM-2: moe_hidden -> hidden), each expert's tokens (`tokens_per_local_expert`)
+// in tiles of software.tile_tokens x tile_columns thread blocks; `slots` token vectors are read and
+// as many outputs written. `kernel` (the functional effect) runs when GEMM-2 ends. No time with
+// pure_communication.
 void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::PhaseId phase,
                          const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel);
 // The kernel over the slots [begin, end) of each of `runs` (all of the GPU's slots when empty).
@@ -73,6 +78,10 @@ hw::Kernel reduce_kernel(const LayerPlan& plan, uint32_t gpu);
 
 // Where the partial of copy `copy` (of a token whose home is `home`) lands in the home GPU.
 uint64_t combine_slot_address(const LayerPlan& plan, uint32_t home, uint64_t copy);
+
+// copies[source][destination]: the token copies `source` sends to `destination` (from the plan's
+// copy lists): what the count exchange tells each peer, and what the check expects it to read.
+std::vector<std::vector<uint64_t>> copies_between(const LayerPlan& plan);
 
 // Schemes whose combine reads partials on other GPUs wait until every GPU has written its own:
 // each GPU writes 16 bytes to every other (kBarrierBuffer) and waits for the others' writes on
@@ -151,6 +160,8 @@ FusedSmGroups fused_sm_groups(const MoeLayerSpec& spec, bool comet);
 std::vector<std::array<hw::WorkSequence*, 4>> make_fused_streams(LayerPlan& plan, const FusedSmGroups& sms,
                                                                  uint32_t counters);
 
+// The scheme builders (scheme_*.cpp): each fills the plan build_layer has started (buffers, copy
+// lists, one sequence per GPU) with its scheme's work.
 using SchemeBuilder = void (*)(LayerPlan& plan, const DispatchMap& map);
 void build_deepep(LayerPlan& plan, const DispatchMap& map);
 void build_nvls(LayerPlan& plan, const DispatchMap& map);

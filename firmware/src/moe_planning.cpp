@@ -1,0 +1,369 @@
+// The pieces every scheme's plan is built from: the layer's buffers, where each token copy goes,
+// the experts' GEMMs and kernels, the software all-to-all's messages, the combine's reduction and
+// the fused schedules' tiles, SM groups and streams (declared in moe_plan.hpp).
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <stdexcept>
+
+#include "moe_plan.hpp"
+#include "nvsvp/fw/moe_data.hpp"
+
+namespace nvsvp::fw::detail {
+
+namespace {
+uint64_t align16(uint64_t bytes) { return (bytes + 15) / 16 * 16; }
+}  // namespace
+
+MoeBuffers make_buffers(const MoeLayerSpec& spec) {
+  MoeBuffers b;
+  b.dispatch_stride = align16(vector_bytes(spec.dispatch_dtype, spec.model.hidden));
+  b.combine_stride = align16(vector_bytes(spec.combine_dtype, spec.model.hidden));
+  return b;
+}
+
+DispatchMap map_dispatch(const MoeRouting& routing) {
+  const uint32_t gpus = routing.gpus;
+  const uint64_t tokens = routing.tokens();
+  DispatchMap map;
+  map.counts.assign(gpus, std::vector<uint64_t>(gpus, 0));
+  map.first.resize(tokens + 1);
+
+  // Pass 1: destinations of every token, and counts per (source, destination).
+  std::vector<uint32_t> dests;
+  for (uint64_t t = 0; t < tokens; ++t) {
+    map.first[t] = map.dest.size();
+    destination_gpus(routing, t, dests);
+    const uint32_t home = routing.home_of_token(t);
+    for (uint32_t d : dests) {
+      map.dest.push_back(d);
+      map.counts[home][d]++;
+    }
+  }
+  map.first[tokens] = map.dest.size();
+
+  // Pass 2: slots, grouped by source within each destination.
+  std::vector<std::vector<uint64_t>> next(gpus, std::vector<uint64_t>(gpus, 0));
+  map.received = std::make_shared<std::vector<std::vector<uint64_t>>>(gpus);
+  for (uint32_t d = 0; d < gpus; ++d) {
+    uint64_t offset = 0;
+    for (uint32_t s = 0; s < gpus; ++s) {
+      next[s][d] = offset;
+      offset += map.counts[s][d];
+    }
+    (*map.received)[d].resize(offset);
+  }
+  map.slot.resize(map.dest.size());
+  for (uint64_t t = 0; t < tokens; ++t) {
+    const uint32_t home = routing.home_of_token(t);
+    for (uint64_t c = map.first[t]; c < map.first[t + 1]; ++c) {
+      const uint32_t d = map.dest[c];
+      const uint64_t slot = next[home][d]++;
+      map.slot[c] = slot;
+      (*map.received)[d][slot] = t;
+    }
+  }
+  return map;
+}
+
+LayerPlan start_plan(const std::string& scheme, std::shared_ptr<const MoeLayerSpec> spec, const DispatchMap& map) {
+  const MoeRouting& routing = spec->routing;
+  LayerPlan plan;
+  plan.scheme = scheme;
+  plan.buffers = make_buffers(*spec);
+  plan.sequences.resize(routing.gpus);
+  plan.expected_link_arrivals.assign(routing.gpus, 0);
+  plan.expected_notifications.assign(routing.gpus, 0);
+  plan.received = map.received;
+  plan.copy_first = map.first_ptr;
+  plan.copy_dest = map.dest_ptr;
+  plan.token_copies = map.dest.size();
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    for (uint64_t c = map.first[t]; c < map.first[t + 1]; ++c) {
+      plan.remote_token_copies += map.dest[c] != routing.home_of_token(t);
+    }
+  }
+  plan.spec = std::move(spec);
+  return plan;
+}
+
+const std::vector<std::string>& moe_phase_names() {
+  static const std::vector<std::string> names{"dispatch", "experts", "combine", "shared_expert", "broadcast"};
+  return names;
+}
+
+std::vector<uint64_t> tokens_per_expert(const MoeRouting& routing) {
+  std::vector<uint64_t> counts(routing.experts, 0);
+  for (uint16_t e : routing.expert_ids) counts[e]++;
+  return counts;
+}
+
+std::vector<uint64_t> local_slice(const MoeRouting& routing, const std::vector<uint64_t>& per_expert, uint32_t gpu) {
+  const uint32_t per = routing.experts_per_gpu();
+  return {per_expert.begin() + static_cast<ptrdiff_t>(gpu) * per,
+          per_expert.begin() + static_cast<ptrdiff_t>(gpu + 1) * per};
+}
+
+ExpertGemms expert_gemms(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t tile_rows, uint32_t busy_experts,
+                         uint64_t slots, uint32_t kernel) {
+  hw::Task::check_kernel_index(kernel);
+  if (spec.pure_communication) return ExpertGemms{hw::Task::delay(phase, 0.0), hw::Task::delay(phase, 0.0, kernel)};
+  const MoeModel& m = spec.model;
+  const uint64_t tile = spec.software.tile_tokens;
+  const uint64_t columns = spec.software.tile_columns;
+  auto blocks = [&](uint64_t output_columns) { return tile_rows * ((output_columns + columns - 1) / columns); };
+  auto block_flops = [&](uint64_t depth) { return 2.0 * static_cast<double>(tile * columns * depth); };
+  // Memory: the fp8 weights of the experts that have tokens, the tokens read (GEMM-1), the
+  // outputs written (GEMM-2).
+  const uint64_t up_weights = 2ull * m.hidden * m.moe_hidden * busy_experts;
+  const uint64_t down_weights = 1ull * m.hidden * m.moe_hidden * busy_experts;
+  return ExpertGemms{hw::Task::gemm(phase, blocks(2ull * m.moe_hidden), block_flops(m.hidden), hw::Precision::fp8,
+                                    up_weights + slots * vector_bytes(spec.dispatch_dtype, m.hidden), 0),
+                     hw::Task::gemm(phase, blocks(m.hidden), block_flops(m.moe_hidden), hw::Precision::fp8,
+                                    down_weights + slots * vector_bytes(spec.combine_dtype, m.hidden), 0, kernel)};
+}
+
+void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::PhaseId phase,
+                         const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel) {
+  const uint64_t tile = spec.software.tile_tokens;
+  uint64_t tile_rows = 0;  // over the experts, each padded to whole tiles
+  uint32_t busy_experts = 0;
+  for (uint64_t tokens : tokens_per_local_expert) {
+    tile_rows += (tokens + tile - 1) / tile;
+    busy_experts += tokens > 0;
+  }
+  const ExpertGemms gemms = expert_gemms(spec, phase, tile_rows, busy_experts, slots, kernel);
+  if (!spec.pure_communication) seq.tasks.push_back(gemms.gemm1);  // one delay of no time suffices
+  seq.tasks.push_back(gemms.gemm2);
+}
+
+void append_software_dispatch(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t home,
+                              hw::PhaseId phase, uint32_t counter) {
+  const MoeLayerSpec& spec = *plan.spec;
+  const MoeRouting& routing = spec.routing;
+  const MoeBuffers& b = plan.buffers;
+  const uint32_t chunk = spec.software.chunk_tokens;
+  const uint64_t token_bytes = vector_bytes(spec.dispatch_dtype, spec.model.hidden);
+  std::vector<std::vector<hw::WriteElement>> pending(routing.gpus);
+  const uint64_t first_token = static_cast<uint64_t>(home) * routing.tokens_per_gpu;
+  for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {
+    const uint64_t source = b.input + (t - first_token) * b.dispatch_stride;
+    for (uint64_t c = map.first[t]; c < map.first[t + 1]; ++c) {
+      const uint32_t d = map.dest[c];
+      const uint64_t target = b.dispatch_rx + map.slot[c] * b.dispatch_stride;
+      if (d == home) {
+        seq.tasks.push_back(hw::Task::local_copy(phase, source, target, token_bytes, counter));
+        continue;
+      }
+      pending[d].push_back(hw::WriteElement{source, target});
+      if (pending[d].size() == chunk) append_write_chunk(plan, seq, phase, d, token_bytes, counter, pending[d]);
+    }
+  }
+  for (uint32_t d = 0; d < routing.gpus; ++d) {
+    if (!pending[d].empty()) append_write_chunk(plan, seq, phase, d, token_bytes, counter, pending[d]);
+  }
+}
+
+FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t>& tokens_per_local_expert,
+                            uint32_t gemm1_sms) {
+  const uint64_t tile = spec.software.tile_tokens;
+  FusedTiles plan;
+  std::vector<std::pair<double, size_t>> order;  // (fraction of its expert's tokens needed, tile)
+  for (uint32_t j = 0; j < tokens_per_local_expert.size(); ++j) {
+    const uint64_t n = tokens_per_local_expert[j];
+    for (uint64_t first = 0; first < n; first += tile) {
+      const uint64_t tokens = std::min(tile, n - first);
+      order.emplace_back(static_cast<double>(first + tokens) / static_cast<double>(n), plan.tiles.size());
+      plan.tiles.push_back(FusedTile{j, first, tokens});
+    }
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<FusedTile> sorted;
+  sorted.reserve(plan.tiles.size());
+  for (const auto& o : order) sorted.push_back(plan.tiles[o.second]);
+  plan.tiles = std::move(sorted);
+  // Groups: enough tiles that GEMM-1's thread blocks fill the group's SMs at least once.
+  const uint64_t columns = spec.software.tile_columns;
+  const uint64_t blocks_per_tile = (2ull * spec.model.moe_hidden + columns - 1) / columns;
+  plan.group_first.push_back(0);
+  uint64_t blocks = 0;
+  for (size_t t = 0; t < plan.tiles.size(); ++t) {
+    blocks += blocks_per_tile;
+    if (blocks >= gemm1_sms || t + 1 == plan.tiles.size()) {
+      plan.group_first.push_back(t + 1);
+      blocks = 0;
+    }
+  }
+  return plan;
+}
+
+void check_counters(const char* scheme, uint64_t counters) {
+  if (counters <= hw::kMaxArrivalCounters) return;
+  throw std::invalid_argument(std::string(scheme) + ": a GPU would need " + std::to_string(counters) +
+                              " arrival counters (tiles and tokens), it has " + std::to_string(hw::kMaxArrivalCounters) +
+                              "; use fewer workload.tokens_per_gpu or a larger software.tile_tokens");
+}
+
+FusedSmGroups fused_sm_groups(const MoeLayerSpec& spec, bool comet) {
+  const SoftwareParams& s = spec.software;
+  FusedSmGroups groups;
+  if (comet) {
+    if (s.comm_sms >= spec.gpu_sms) throw std::invalid_argument("comet: comm_sms must leave the GEMMs at least one SM");
+    groups.dispatch = groups.combine = static_cast<uint16_t>(s.comm_sms);
+    groups.gemm1 = groups.gemm2 = static_cast<uint16_t>(std::min<uint32_t>(spec.gpu_sms - s.comm_sms, 0xFFFF));
+    return groups;
+  }
+  const uint64_t total = static_cast<uint64_t>(s.fusion_dispatch_sms) + s.fusion_gemm1_sms + s.fusion_gemm2_sms +
+                         s.fusion_combine_sms;
+  if (total > spec.gpu_sms) {
+    throw std::invalid_argument("fused kernel: its SM groups take " + std::to_string(total) + " SMs, the GPU has " +
+                                std::to_string(spec.gpu_sms));
+  }
+  groups.dispatch = static_cast<uint16_t>(s.fusion_dispatch_sms);
+  groups.gemm1 = static_cast<uint16_t>(s.fusion_gemm1_sms);
+  groups.gemm2 = static_cast<uint16_t>(s.fusion_gemm2_sms);
+  groups.combine = static_cast<uint16_t>(s.fusion_combine_sms);
+  return groups;
+}
+
+std::vector<std::array<hw::WorkSequence*, 4>> make_fused_streams(LayerPlan& plan, const FusedSmGroups& sms,
+                                                                 uint32_t counters) {
+  const uint32_t gpus = plan.spec->routing.gpus;
+  plan.extra_sequences.assign(gpus, std::vector<hw::WorkSequence>(3));
+  std::vector<std::array<hw::WorkSequence*, 4>> streams(gpus);
+  const uint16_t group_sms[4] = {sms.dispatch, sms.gemm1, sms.gemm2, sms.combine};
+  for (uint32_t g = 0; g < gpus; ++g) {
+    streams[g] = {&plan.sequences[g], &plan.extra_sequences[g][0], &plan.extra_sequences[g][1],
+                  &plan.extra_sequences[g][2]};
+    for (uint32_t i = 0; i < 4; ++i) {
+      hw::WorkSequence& seq = *streams[g][i];
+      seq.stream = i;
+      seq.sms = group_sms[i];
+      seq.phase_names = moe_phase_names();
+      seq.counters = counters;
+    }
+  }
+  return streams;
+}
+
+hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,
+                         std::shared_ptr<const std::vector<std::vector<uint64_t>>> received,
+                         uint32_t gpu, std::vector<SlotRun> runs) {
+  if (runs.empty()) runs.push_back(SlotRun{0, (*received)[gpu].size()});
+  return [spec, buffers, received, gpu, runs](hw::MemoryAccess& memory) {
+    const MoeRouting& routing = spec->routing;
+    const std::vector<uint64_t>& slots = (*received)[gpu];
+    const uint32_t per = routing.experts_per_gpu();
+    const uint32_t first_expert = gpu * per;
+    constexpr size_t kBytes = 2 * kLanes;
+    std::vector<uint8_t> data;  // the received tokens, then the partials
+    for (const SlotRun& run : runs) {
+      const uint64_t count = run.end - run.begin;
+      data.resize(count * kBytes);
+      memory.read_strided(buffers.dispatch_rx + run.begin * buffers.dispatch_stride, buffers.dispatch_stride, count,
+                          kBytes, data.data());
+      for (uint64_t s = 0; s < count; ++s) {
+        ExpertSum local;
+        const uint16_t* experts = routing.experts_of(slots[run.begin + s]);
+        for (uint32_t k = 0; k < routing.top_k; ++k) {
+          if (experts[k] - first_expert < per) local.add(routing.weights_of_copy(experts[k]));  // the experts on this GPU
+        }
+        uint8_t* raw = data.data() + s * kBytes;
+        pack_lanes(local.of(unpack_lanes(raw)), raw);
+      }
+      memory.write_strided(buffers.partial + run.begin * buffers.combine_stride, buffers.combine_stride, count, kBytes,
+                           data.data());
+    }
+  };
+}
+
+void append_count_exchange(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t gpu,
+                           hw::PhaseId phase) {
+  const MoeLayerSpec& spec = *plan.spec;
+  const MoeBuffers& b = plan.buffers;
+  const uint32_t gpus = spec.routing.gpus;
+  for (uint32_t p = 0; p < gpus; ++p) {
+    if (p == gpu) continue;
+    seq.tasks.push_back(hw::Task::send(phase, p, b.counts_tx + 16ull * p, b.counts_rx + 16ull * gpu, 16, kCountsCounter));
+    plan.expected_link_arrivals[p]++;
+  }
+  seq.tasks.push_back(hw::Task::wait(phase, kCountsCounter, gpus - 1));
+  const uint64_t first = static_cast<uint64_t>(gpu) * spec.routing.tokens_per_gpu;
+  const uint64_t copies = map.first[first + spec.routing.tokens_per_gpu] - map.first[first];
+  append_software_cost(seq, phase,
+                       spec.software.count_exchange_ns + spec.software.bookkeeping_ns_per_copy * static_cast<double>(copies));
+}
+
+void append_software_cost(hw::WorkSequence& seq, hw::PhaseId phase, double ns) {
+  if (ns > 0.0) seq.tasks.push_back(hw::Task::delay(phase, ns));
+}
+
+void append_write_chunk(LayerPlan& plan, hw::WorkSequence& seq, hw::PhaseId phase, uint32_t peer, uint64_t bytes,
+                        uint32_t counter, std::vector<hw::WriteElement>& pending) {
+  if (seq.elements.size() + pending.size() > std::numeric_limits<uint32_t>::max()) {
+    throw std::length_error("more than 2^32 chunk elements in one sequence");
+  }
+  seq.tasks.push_back(hw::Task::send_chunk(phase, peer, static_cast<uint32_t>(seq.elements.size()),
+                                           static_cast<uint16_t>(pending.size()), bytes, counter));
+  seq.elements.insert(seq.elements.end(), pending.begin(), pending.end());
+  plan.expected_link_arrivals[peer]++;
+  pending.clear();
+}
+
+void append_partials_barrier(LayerPlan& plan, hw::WorkSequence& seq, uint32_t gpu, hw::PhaseId phase) {
+  const uint32_t gpus = plan.spec->routing.gpus;
+  for (uint32_t p = 0; p < gpus; ++p) {
+    if (p == gpu) continue;
+    seq.tasks.push_back(hw::Task::send(phase, p, kBarrierBuffer + 16ull * p, kBarrierBuffer + 16ull * gpu, 16,
+                                       kBarrierCounter));
+    plan.expected_link_arrivals[p]++;
+  }
+  seq.tasks.push_back(hw::Task::wait(phase, kBarrierCounter, gpus - 1));
+}
+
+hw::Task reduce_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers,
+                     uint32_t kernel) {
+  if (spec.pure_communication) return hw::Task::delay(phase, 0.0, kernel);
+  return hw::Task::compute(phase, 0.0, hw::Precision::bf16, partials * buffers.combine_stride, kernel);
+}
+
+uint64_t combine_slot_address(const LayerPlan& plan, uint32_t home, uint64_t copy) {
+  const uint64_t first_of_home = (*plan.copy_first)[static_cast<uint64_t>(home) * plan.spec->routing.tokens_per_gpu];
+  return plan.buffers.combine_rx + (copy - first_of_home) * plan.buffers.combine_stride;
+}
+
+hw::Kernel reduce_kernel(const LayerPlan& plan, uint32_t gpu) {
+  return [spec = plan.spec, buffers = plan.buffers, first = plan.copy_first, gpu](hw::MemoryAccess& memory) {
+    const MoeRouting& routing = spec->routing;
+    const uint64_t begin = static_cast<uint64_t>(gpu) * routing.tokens_per_gpu;
+    const uint64_t end = begin + routing.tokens_per_gpu;
+    const uint64_t base = (*first)[begin];
+    constexpr size_t kBytes = 2 * kLanes;
+    // This GPU's tokens' partials sit in combine_rx in copy order, so they are read at once.
+    std::vector<uint8_t> partials(((*first)[end] - base) * kBytes);
+    memory.read_strided(buffers.combine_rx, buffers.combine_stride, (*first)[end] - base, kBytes, partials.data());
+    std::vector<uint8_t> outputs(routing.tokens_per_gpu * kBytes);
+    for (uint64_t t = begin; t < end; ++t) {
+      Lanes sum{};
+      for (uint64_t c = (*first)[t]; c < (*first)[t + 1]; ++c) {
+        const Lanes partial = unpack_lanes(partials.data() + (c - base) * kBytes);
+        for (int l = 0; l < kLanes; ++l) sum[l] += partial[l];
+      }
+      pack_lanes(sum, outputs.data() + (t - begin) * kBytes);
+    }
+    memory.write_strided(buffers.output, buffers.combine_stride, routing.tokens_per_gpu, kBytes, outputs.data());
+  };
+}
+
+std::vector<std::vector<uint64_t>> copies_between(const LayerPlan& plan) {
+  const MoeRouting& routing = plan.spec->routing;
+  std::vector<std::vector<uint64_t>> copies(routing.gpus, std::vector<uint64_t>(routing.gpus, 0));
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    for (uint64_t c = (*plan.copy_first)[t]; c < (*plan.copy_first)[t + 1]; ++c) {
+      copies[routing.home_of_token(t)][(*plan.copy_dest)[c]]++;
+    }
+  }
+  return copies;
+}
+
+}  // namespace nvsvp::fw::detail
