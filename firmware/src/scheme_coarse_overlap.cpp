@@ -21,8 +21,6 @@ namespace nvsvp::fw::detail {
 
 namespace {
 
-enum Phase : hw::PhaseId { kDispatch, kExperts, kCombine };
-
 // Counters after the common ones: the chunks' dispatch arrivals, then the experts' "chunk done".
 uint32_t chunk_counter(uint32_t chunk) { return kMoeCounters + chunk; }
 uint32_t experts_done_counter(uint32_t chunks) { return kMoeCounters + chunks; }
@@ -60,7 +58,7 @@ void build_coarse_overlap(LayerPlan& plan, const DispatchMap& map) {
     comm.counters = experts_done_counter(chunks) + 1;
     comm.sms = static_cast<uint16_t>(spec.software.comm_sms);
     // Token counts first, as deepep.
-    append_count_exchange(plan, map, comm, g, kDispatch);
+    append_count_exchange(plan, map, comm, g, kDispatchPhase);
 
     // Dispatch, chunk after chunk; a chunk's last batches leave before the next chunk's first.
     const uint64_t first_token = static_cast<uint64_t>(g) * routing.tokens_per_gpu;
@@ -73,17 +71,17 @@ void build_coarse_overlap(LayerPlan& plan, const DispatchMap& map) {
           const uint32_t d = map.dest[copy];
           const uint64_t target = b.dispatch_rx + map.slot[copy] * b.dispatch_stride;
           if (d == g) {
-            comm.tasks.push_back(hw::Task::local_copy(kDispatch, source, target, token_bytes, chunk_counter(c)));
+            comm.tasks.push_back(hw::Task::local_copy(kDispatchPhase, source, target, token_bytes, chunk_counter(c)));
             continue;
           }
           pending[d].push_back(hw::WriteElement{source, target});
           if (pending[d].size() == batch) {
-            append_write_chunk(plan, comm, kDispatch, d, token_bytes, chunk_counter(c), pending[d]);
+            append_write_chunk(plan, comm, kDispatchPhase, d, token_bytes, chunk_counter(c), pending[d]);
           }
         }
       }
       for (uint32_t d = 0; d < gpus; ++d) {
-        if (!pending[d].empty()) append_write_chunk(plan, comm, kDispatch, d, token_bytes, chunk_counter(c), pending[d]);
+        if (!pending[d].empty()) append_write_chunk(plan, comm, kDispatchPhase, d, token_bytes, chunk_counter(c), pending[d]);
       }
     }
   }
@@ -111,12 +109,12 @@ void build_coarse_overlap(LayerPlan& plan, const DispatchMap& map) {
     work.counters = plan.sequences[g].counters;
     for (uint32_t c = 0; c < chunks; ++c) {
       // The chunk's arrivals end the dispatch (for this chunk).
-      work.tasks.push_back(hw::Task::wait(kDispatch, chunk_counter(c), chunk[c].slots));
+      work.tasks.push_back(hw::Task::wait(kDispatchPhase, chunk_counter(c), chunk[c].slots));
       work.kernels.push_back(expert_kernel(plan.spec, b, map.received, g, chunk[c].runs));
-      append_expert_gemms(spec, work, kExperts, chunk[c].tokens_per_local_expert, chunk[c].slots,
+      append_expert_gemms(spec, work, kExpertsPhase, chunk[c].tokens_per_local_expert, chunk[c].slots,
                           static_cast<uint32_t>(work.kernels.size() - 1));
       // A signal to the communication stream (no data): chunk c's partials are written.
-      work.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, experts_done_counter(chunks)));
+      work.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, experts_done_counter(chunks)));
     }
 
     // Combine, chunk by chunk as the experts finish: each partial to its token's home, homes in
@@ -126,7 +124,7 @@ void build_coarse_overlap(LayerPlan& plan, const DispatchMap& map) {
     for (uint32_t h = 1; h < gpus; ++h) group_start[h] = group_start[h - 1] + map.counts[h - 1][g];
     std::vector<hw::WriteElement> partials_out;
     for (uint32_t c = 0; c < chunks; ++c) {
-      comm.tasks.push_back(hw::Task::wait(kCombine, experts_done_counter(chunks), c + 1));
+      comm.tasks.push_back(hw::Task::wait(kCombinePhase, experts_done_counter(chunks), c + 1));
       for (uint32_t i = 1; i <= gpus; ++i) {
         const uint32_t home = (g + i) % gpus;
         for (uint64_t s = group_start[home]; s < group_start[home] + map.counts[home][g]; ++s) {
@@ -137,15 +135,15 @@ void build_coarse_overlap(LayerPlan& plan, const DispatchMap& map) {
           const uint64_t source = b.partial + s * b.combine_stride;
           const uint64_t target = combine_slot_address(plan, home, copy);
           if (home == g) {
-            comm.tasks.push_back(hw::Task::local_copy(kCombine, source, target, partial_bytes, kCombineCounter));
+            comm.tasks.push_back(hw::Task::local_copy(kCombinePhase, source, target, partial_bytes, kCombineCounter));
             continue;
           }
           partials_out.push_back(hw::WriteElement{source, target});
           if (partials_out.size() == batch) {
-            append_write_chunk(plan, comm, kCombine, home, partial_bytes, kCombineCounter, partials_out);
+            append_write_chunk(plan, comm, kCombinePhase, home, partial_bytes, kCombineCounter, partials_out);
           }
         }
-        if (!partials_out.empty()) append_write_chunk(plan, comm, kCombine, home, partial_bytes, kCombineCounter, partials_out);
+        if (!partials_out.empty()) append_write_chunk(plan, comm, kCombinePhase, home, partial_bytes, kCombineCounter, partials_out);
       }
     }
     uint64_t partials = 0;
@@ -153,10 +151,10 @@ void build_coarse_overlap(LayerPlan& plan, const DispatchMap& map) {
          t < static_cast<uint64_t>(g + 1) * routing.tokens_per_gpu; ++t) {
       partials += map.first[t + 1] - map.first[t];
     }
-    comm.tasks.push_back(hw::Task::wait(kCombine, kCombineCounter, partials));
-    append_software_cost(comm, kCombine, spec.software.sync_ns);  // one barrier: the pipeline's end
+    comm.tasks.push_back(hw::Task::wait(kCombinePhase, kCombineCounter, partials));
+    append_software_cost(comm, kCombinePhase, spec.software.sync_ns);  // one barrier: the pipeline's end
     comm.kernels.push_back(reduce_kernel(plan, g));
-    comm.tasks.push_back(reduce_task(spec, kCombine, partials, b, static_cast<uint32_t>(comm.kernels.size() - 1)));
+    comm.tasks.push_back(reduce_task(spec, kCombinePhase, partials, b, static_cast<uint32_t>(comm.kernels.size() - 1)));
   }
   plan.extra_sequences.resize(gpus);
   for (uint32_t g = 0; g < gpus; ++g) plan.extra_sequences[g].push_back(std::move(experts[g]));

@@ -22,7 +22,6 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
   const MoeRouting& routing = spec.routing;
   const MoeBuffers& b = plan.buffers;
   const uint32_t gpus = routing.gpus;
-  enum Phase : hw::PhaseId { kDispatch, kExperts, kCombine };
 
   for (uint32_t g = 0; g < gpus; ++g) {
     hw::WorkSequence& seq = plan.sequences[g];
@@ -35,12 +34,12 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
     seq.phase_names = moe_phase_names();
     seq.counters = kMoeCounters;
     // Token counts first: each receiver learns how much to expect from each sender.
-    append_count_exchange(plan, map, seq, g, kDispatch);
+    append_count_exchange(plan, map, seq, g, kDispatchPhase);
   }
 
   // Dispatch copies, in token order on each home GPU.
   for (uint32_t home = 0; home < gpus; ++home) {
-    append_software_dispatch(plan, map, plan.sequences[home], home, kDispatch, kDispatchCounter);
+    append_software_dispatch(plan, map, plan.sequences[home], home, kDispatchPhase, kDispatchCounter);
   }
 
   const uint64_t partial_bytes = vector_bytes(spec.combine_dtype, spec.model.hidden);
@@ -48,11 +47,11 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
   for (uint32_t g = 0; g < gpus; ++g) {
     hw::WorkSequence& seq = plan.sequences[g];
     const std::vector<uint64_t>& slots = (*map.received)[g];
-    seq.tasks.push_back(hw::Task::wait(kDispatch, kDispatchCounter, slots.size()));
-    append_software_cost(seq, kDispatch, spec.software.sync_ns);
+    seq.tasks.push_back(hw::Task::wait(kDispatchPhase, kDispatchCounter, slots.size()));
+    append_software_cost(seq, kDispatchPhase, spec.software.sync_ns);
 
     seq.kernels.push_back(expert_kernel(plan.spec, b, map.received, g));
-    append_expert_gemms(spec, seq, kExperts, local_slice(routing, expert_loads, g), slots.size(),
+    append_expert_gemms(spec, seq, kExpertsPhase, local_slice(routing, expert_loads, g), slots.size(),
                         static_cast<uint32_t>(seq.kernels.size() - 1));
 
     // Partials leave interleaved over their home GPUs, starting after this GPU, as a
@@ -76,13 +75,13 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
           while (map.dest[copy] != g) ++copy;
           const uint64_t target = combine_slot_address(plan, home, copy);
           if (home == g) {
-            seq.tasks.push_back(hw::Task::local_copy(kCombine, source, target, partial_bytes, kCombineCounter));
+            seq.tasks.push_back(hw::Task::local_copy(kCombinePhase, source, target, partial_bytes, kCombineCounter));
           } else {
             partials_out.push_back(hw::WriteElement{source, target});
           }
         }
         if (!partials_out.empty()) {
-          append_write_chunk(plan, seq, kCombine, home, partial_bytes, kCombineCounter, partials_out);
+          append_write_chunk(plan, seq, kCombinePhase, home, partial_bytes, kCombineCounter, partials_out);
         }
       }
     }
@@ -91,10 +90,10 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
          t < static_cast<uint64_t>(g + 1) * routing.tokens_per_gpu; ++t) {
       partials += map.first[t + 1] - map.first[t];
     }
-    seq.tasks.push_back(hw::Task::wait(kCombine, kCombineCounter, partials));
-    append_software_cost(seq, kCombine, spec.software.sync_ns);
+    seq.tasks.push_back(hw::Task::wait(kCombinePhase, kCombineCounter, partials));
+    append_software_cost(seq, kCombinePhase, spec.software.sync_ns);
     seq.kernels.push_back(reduce_kernel(plan, g));
-    seq.tasks.push_back(reduce_task(spec, kCombine, partials, b, static_cast<uint32_t>(seq.kernels.size() - 1)));
+    seq.tasks.push_back(reduce_task(spec, kCombinePhase, partials, b, static_cast<uint32_t>(seq.kernels.size() - 1)));
   }
 }
 

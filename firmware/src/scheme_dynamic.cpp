@@ -205,7 +205,6 @@ void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressin
   const MoeBuffers& b = plan.buffers;
   const uint32_t gpus = routing.gpus;
   const uint32_t per_gpu = routing.experts_per_gpu();
-  enum Phase : hw::PhaseId { kDispatch, kExperts, kCombine };
   const DynamicSetup setup = set_up_dynamic(plan, addressing, false);
 
   for (uint32_t g = 0; g < gpus; ++g) {
@@ -215,10 +214,10 @@ void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressin
     const uint64_t first_token = static_cast<uint64_t>(g) * routing.tokens_per_gpu;
     seq.tasks.reserve(2 * routing.tokens_per_gpu + gpus + 8);
     for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {
-      seq.tasks.push_back(store_of(plan, setup, g, t, addressing, kDispatch));
+      seq.tasks.push_back(store_of(plan, setup, g, t, addressing, kDispatchPhase));
     }
     const uint64_t local_blocks = setup.dispatch.local_blocks(g);
-    seq.tasks.push_back(hw::Task::wait(kDispatch, kDispatchCounter, local_blocks));
+    seq.tasks.push_back(hw::Task::wait(kDispatchPhase, kDispatchCounter, local_blocks));
 
     const std::vector<uint64_t> region_blocks = local_slice(routing, setup.expert_loads, g);
     std::vector<BlockRun> runs;
@@ -226,14 +225,14 @@ void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressin
       runs.push_back(BlockRun{setup.region_start[g * per_gpu + j], region_blocks[j], routing.weights_of_copy(g * per_gpu + j)});
     }
     seq.kernels.push_back(dynamic_expert_kernel(b, std::move(runs)));
-    append_expert_gemms(spec, seq, kExperts, region_blocks, local_blocks, static_cast<uint32_t>(seq.kernels.size() - 1));
+    append_expert_gemms(spec, seq, kExpertsPhase, region_blocks, local_blocks, static_cast<uint32_t>(seq.kernels.size() - 1));
 
-    append_partials_barrier(plan, seq, g, kCombine);
+    append_partials_barrier(plan, seq, g, kCombinePhase);
 
     for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {
-      seq.tasks.push_back(load_of(plan, setup, g, t, addressing, kCombine));
+      seq.tasks.push_back(load_of(plan, setup, g, t, addressing, kCombinePhase));
     }
-    seq.tasks.push_back(hw::Task::wait(kCombine, kCombineCounter, routing.tokens_per_gpu));
+    seq.tasks.push_back(hw::Task::wait(kCombinePhase, kCombineCounter, routing.tokens_per_gpu));
   }
   expect_dynamic_arrivals(plan, map);
 }
@@ -260,7 +259,6 @@ void build_dynamic_fused(LayerPlan& plan, const DispatchMap& map, hw::DynamicAdd
   const uint32_t per_gpu = routing.experts_per_gpu();
   const uint64_t tokens_per_gpu = routing.tokens_per_gpu;
   const bool explicit_addresses = addressing == hw::DynamicAddressing::explicit_addresses;
-  enum Phase : hw::PhaseId { kDispatch, kExperts, kCombine };
   const FusedSmGroups sms = fused_sm_groups(spec, comet);
   const auto streams = make_fused_streams(plan, sms, kFirstTileCounter);
   const DynamicSetup setup = set_up_dynamic(plan, addressing, true);
@@ -270,7 +268,7 @@ void build_dynamic_fused(LayerPlan& plan, const DispatchMap& map, hw::DynamicAdd
     const uint64_t first_token = static_cast<uint64_t>(g) * tokens_per_gpu;
     dispatch.tasks.reserve(tokens_per_gpu);
     for (uint64_t t = first_token; t < first_token + tokens_per_gpu; ++t) {
-      dispatch.tasks.push_back(store_of(plan, setup, g, t, addressing, kDispatch));
+      dispatch.tasks.push_back(store_of(plan, setup, g, t, addressing, kDispatchPhase));
     }
 
     const std::vector<uint64_t> region_blocks = local_slice(routing, setup.expert_loads, g);
@@ -317,27 +315,27 @@ void build_dynamic_fused(LayerPlan& plan, const DispatchMap& map, hw::DynamicAdd
     // GEMM-1 takes tiles as their tokens land; GEMM-2 takes them as their GEMM-1 ends (with
     // `comet`, after all of GEMM-1 and the kernel boundary), then notifies their tokens' homes.
     // With `comet` a GEMM-1 item also counts on the total the kernel boundary waits for.
-    gemm1.tasks.push_back(hw::Task::take_ready(kExperts, tile_count, comet ? 3 : 2));
+    gemm1.tasks.push_back(hw::Task::take_ready(kExpertsPhase, tile_count, comet ? 3 : 2));
     gemm2.tasks.reserve(2 * tile_count + 4);
     if (comet) {
       // The kernel boundary: GEMM-2 and combine start when all of GEMM-1 is done.
-      gemm2.tasks.push_back(hw::Task::wait(kExperts, kGemm1DoneCounter, tile_count));
-      append_software_cost(gemm2, kExperts, spec.software.sync_ns);
-      gemm2.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, kSecondKernelCounter));
+      gemm2.tasks.push_back(hw::Task::wait(kExpertsPhase, kGemm1DoneCounter, tile_count));
+      append_software_cost(gemm2, kExpertsPhase, spec.software.sync_ns);
+      gemm2.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, kSecondKernelCounter));
     }
-    gemm2.tasks.push_back(hw::Task::take_ready(kExperts, tile_count, 2));
+    gemm2.tasks.push_back(hw::Task::take_ready(kExpertsPhase, tile_count, 2));
     for (uint32_t t = 0; t < tile_count; ++t) {
       const FusedTile& tile = tiles.tiles[t];
       gemm2.kernels.push_back(dynamic_expert_kernel(b, {BlockRun{first_block(tile), tile.tokens, routing.weights_of_copy(g * per_gpu + tile.expert)}}));
-      ExpertGemms gemms = expert_gemms(spec, kExperts, 1, 1, tile.tokens, static_cast<uint32_t>(gemm2.kernels.size() - 1));
+      ExpertGemms gemms = expert_gemms(spec, kExpertsPhase, 1, 1, tile.tokens, static_cast<uint32_t>(gemm2.kernels.size() - 1));
       gemms.gemm1.persistent = gemms.gemm2.persistent = true;
-      gemm1.tasks.push_back(hw::Task::wait(kDispatch, kFirstTileCounter + t, tile.tokens));
+      gemm1.tasks.push_back(hw::Task::wait(kDispatchPhase, kFirstTileCounter + t, tile.tokens));
       gemm1.tasks.push_back(gemms.gemm1);
-      gemm1.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, first_gemm1_done + t));
-      if (comet) gemm1.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, kGemm1DoneCounter));
-      gemm2.tasks.push_back(hw::Task::wait(kExperts, first_gemm1_done + t, 1));
+      gemm1.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, first_gemm1_done + t));
+      if (comet) gemm1.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, kGemm1DoneCounter));
+      gemm2.tasks.push_back(hw::Task::wait(kExpertsPhase, first_gemm1_done + t, 1));
       gemm2.tasks.push_back(gemms.gemm2);
-      gemm2.tasks.push_back(hw::Task::notify_tokens(kCombine, setup.dispatch.multimem_base,
+      gemm2.tasks.push_back(hw::Task::notify_tokens(kCombinePhase, setup.dispatch.multimem_base,
                                                     static_cast<uint32_t>(first_block(tile)), tile.tokens, addressing,
                                                     kReadinessTable, kNotificationBytes, kNotifyCounter));
     }
@@ -345,13 +343,13 @@ void build_dynamic_fused(LayerPlan& plan, const DispatchMap& map, hw::DynamicAdd
     // The combine group takes the tokens as they become ready.
     hw::WorkSequence& combine = *streams[g][kCombineGroup];
     combine.tasks.reserve(2 * tokens_per_gpu + 3);
-    if (comet) combine.tasks.push_back(hw::Task::wait(kCombine, kSecondKernelCounter, 1));
-    combine.tasks.push_back(hw::Task::take_ready(kCombine, tokens_per_gpu, 1));
+    if (comet) combine.tasks.push_back(hw::Task::wait(kCombinePhase, kSecondKernelCounter, 1));
+    combine.tasks.push_back(hw::Task::take_ready(kCombinePhase, tokens_per_gpu, 1));
     for (uint64_t t = first_token; t < first_token + tokens_per_gpu; ++t) {
-      combine.tasks.push_back(hw::Task::wait(kCombine, first_ready + static_cast<uint32_t>(t - first_token), routing.top_k));
-      combine.tasks.push_back(load_of(plan, setup, g, t, addressing, kCombine));
+      combine.tasks.push_back(hw::Task::wait(kCombinePhase, first_ready + static_cast<uint32_t>(t - first_token), routing.top_k));
+      combine.tasks.push_back(load_of(plan, setup, g, t, addressing, kCombinePhase));
     }
-    combine.tasks.push_back(hw::Task::wait(kCombine, kCombineCounter, tokens_per_gpu));
+    combine.tasks.push_back(hw::Task::wait(kCombinePhase, kCombineCounter, tokens_per_gpu));
   }
   // The target lists live in the dispatch stream's sequence; the combine stream's loads need them.
   for (uint32_t g = 0; g < gpus; ++g) {

@@ -21,8 +21,6 @@ namespace nvsvp::fw::detail {
 
 namespace {
 
-enum Phase : hw::PhaseId { kDispatch, kExperts, kCombine };
-
 void build_fused_software(LayerPlan& plan, const DispatchMap& map, bool comet) {
   const MoeLayerSpec& spec = *plan.spec;
   const MoeRouting& routing = spec.routing;
@@ -35,8 +33,8 @@ void build_fused_software(LayerPlan& plan, const DispatchMap& map, bool comet) {
 
   for (uint32_t g = 0; g < gpus; ++g) {
     hw::WorkSequence& dispatch = *streams[g][kDispatchGroup];
-    append_count_exchange(plan, map, dispatch, g, kDispatch);
-    append_software_dispatch(plan, map, dispatch, g, kDispatch, kDispatchCounter);
+    append_count_exchange(plan, map, dispatch, g, kDispatchPhase);
+    append_software_dispatch(plan, map, dispatch, g, kDispatchPhase, kDispatchCounter);
   }
 
   const uint64_t partial_bytes = vector_bytes(spec.combine_dtype, spec.model.hidden);
@@ -103,14 +101,14 @@ void build_fused_software(LayerPlan& plan, const DispatchMap& map, bool comet) {
     // for GEMM-1 group i (with `comet`, for all of GEMM-1 and the kernel boundary), runs, computes
     // the partials of the copies whose last tile it held, and signals the combine stream.
     if (comet) {
-      gemm2.tasks.push_back(hw::Task::wait(kExperts, kGemm1DoneCounter, tiles.groups()));
-      append_software_cost(gemm2, kExperts, spec.software.sync_ns);
+      gemm2.tasks.push_back(hw::Task::wait(kExpertsPhase, kGemm1DoneCounter, tiles.groups()));
+      append_software_cost(gemm2, kExpertsPhase, spec.software.sync_ns);
     }
     for (size_t i = 0; i < tiles.groups(); ++i) {
       uint64_t tokens = 0;
       std::vector<bool> busy(per_gpu, false);
       for (size_t t = tiles.group_first[i]; t < tiles.group_first[i + 1]; ++t) {
-        gemm1.tasks.push_back(hw::Task::wait(kDispatch, kFirstTileCounter + static_cast<uint32_t>(t), tiles.tiles[t].tokens));
+        gemm1.tasks.push_back(hw::Task::wait(kDispatchPhase, kFirstTileCounter + static_cast<uint32_t>(t), tiles.tiles[t].tokens));
         tokens += tiles.tiles[t].tokens;
         busy[tiles.tiles[t].expert] = true;
       }
@@ -121,13 +119,13 @@ void build_fused_software(LayerPlan& plan, const DispatchMap& map, bool comet) {
       }
       const auto busy_experts = static_cast<uint32_t>(std::count(busy.begin(), busy.end(), true));
       ExpertGemms gemms =
-          expert_gemms(spec, kExperts, tiles.group_first[i + 1] - tiles.group_first[i], busy_experts, tokens, kernel);
+          expert_gemms(spec, kExpertsPhase, tiles.group_first[i + 1] - tiles.group_first[i], busy_experts, tokens, kernel);
       gemms.gemm1.persistent = gemms.gemm2.persistent = true;
       gemm1.tasks.push_back(gemms.gemm1);
-      gemm1.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, kGemm1DoneCounter));
-      if (!comet) gemm2.tasks.push_back(hw::Task::wait(kExperts, kGemm1DoneCounter, i + 1));
+      gemm1.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, kGemm1DoneCounter));
+      if (!comet) gemm2.tasks.push_back(hw::Task::wait(kExpertsPhase, kGemm1DoneCounter, i + 1));
       gemm2.tasks.push_back(gemms.gemm2);
-      gemm2.tasks.push_back(hw::Task::local_copy(kExperts, kStreamSignal, kStreamSignal, 0, kGemm2DoneCounter));
+      gemm2.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, kGemm2DoneCounter));
     }
 
     // Combine: after each GEMM-2 group, the partials it finished, homes in turn after this GPU.
@@ -141,7 +139,7 @@ void build_fused_software(LayerPlan& plan, const DispatchMap& map, bool comet) {
     std::vector<std::vector<uint64_t>> by_home(gpus);
     std::vector<hw::WriteElement> out;
     for (size_t i = 0; i < tiles.groups(); ++i) {
-      combine.tasks.push_back(hw::Task::wait(kCombine, kGemm2DoneCounter, i + 1));
+      combine.tasks.push_back(hw::Task::wait(kCombinePhase, kGemm2DoneCounter, i + 1));
       for (auto& list : by_home) list.clear();
       for (const SlotRun& run : group_runs[i]) {
         for (uint64_t s = run.begin; s < run.end; ++s) by_home[routing.home_of_token(slots[s])].push_back(s);
@@ -152,21 +150,21 @@ void build_fused_software(LayerPlan& plan, const DispatchMap& map, bool comet) {
           const uint64_t source = b.partial + s * b.combine_stride;
           const uint64_t target = combine_slot_address(plan, home, copy_of[s]);
           if (home == g) {
-            combine.tasks.push_back(hw::Task::local_copy(kCombine, source, target, partial_bytes, kCombineCounter));
+            combine.tasks.push_back(hw::Task::local_copy(kCombinePhase, source, target, partial_bytes, kCombineCounter));
             continue;
           }
           out.push_back(hw::WriteElement{source, target});
-          if (out.size() == chunk) append_write_chunk(plan, combine, kCombine, home, partial_bytes, kCombineCounter, out);
+          if (out.size() == chunk) append_write_chunk(plan, combine, kCombinePhase, home, partial_bytes, kCombineCounter, out);
         }
-        if (!out.empty()) append_write_chunk(plan, combine, kCombine, home, partial_bytes, kCombineCounter, out);
+        if (!out.empty()) append_write_chunk(plan, combine, kCombinePhase, home, partial_bytes, kCombineCounter, out);
       }
     }
     const uint64_t first = static_cast<uint64_t>(g) * tokens_per_gpu;
     const uint64_t partials = map.first[first + tokens_per_gpu] - map.first[first];
-    combine.tasks.push_back(hw::Task::wait(kCombine, kCombineCounter, partials));
-    append_software_cost(combine, kCombine, spec.software.sync_ns);  // the kernel's end
+    combine.tasks.push_back(hw::Task::wait(kCombinePhase, kCombineCounter, partials));
+    append_software_cost(combine, kCombinePhase, spec.software.sync_ns);  // the kernel's end
     combine.kernels.push_back(reduce_kernel(plan, g));
-    combine.tasks.push_back(reduce_task(spec, kCombine, partials, b, static_cast<uint32_t>(combine.kernels.size() - 1)));
+    combine.tasks.push_back(reduce_task(spec, kCombinePhase, partials, b, static_cast<uint32_t>(combine.kernels.size() - 1)));
   }
 }
 

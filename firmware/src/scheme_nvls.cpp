@@ -37,7 +37,6 @@ void build_nvls(LayerPlan& plan, const DispatchMap& map) {
   const uint32_t gpus = routing.gpus;
   const uint64_t tokens = routing.tokens();
   if (gpus > 64) throw std::invalid_argument("nvls: a multicast group names at most 64 GPUs");
-  enum Phase : hw::PhaseId { kDispatch, kExperts, kCombine };
 
   // Every GPU's dispatch slot s holds global token s.
   auto all_tokens = std::make_shared<std::vector<std::vector<uint64_t>>>(gpus);
@@ -67,28 +66,28 @@ void build_nvls(LayerPlan& plan, const DispatchMap& map) {
 
     // Dispatch: one multicast store per local token; every token of every GPU lands here.
     for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {
-      seq.tasks.push_back(hw::Task::multimem_store(kDispatch, b.input + (t - first_token) * b.dispatch_stride,
+      seq.tasks.push_back(hw::Task::multimem_store(kDispatchPhase, b.input + (t - first_token) * b.dispatch_stride,
                                                    kDispatchGroupBase + t * b.dispatch_stride, token_bytes,
                                                    kDispatchCounter));
     }
-    seq.tasks.push_back(hw::Task::wait(kDispatch, kDispatchCounter, tokens));
+    seq.tasks.push_back(hw::Task::wait(kDispatchPhase, kDispatchCounter, tokens));
     plan.expected_link_arrivals[g] += tokens;  // the copies, this GPU's own included
 
     // Only the tokens of a local expert are computed; the others' partials are zero.
     seq.kernels.push_back(expert_kernel(plan.spec, b, all_tokens, g));
-    append_expert_gemms(spec, seq, kExperts, local_slice(routing, expert_loads, g), tokens,
+    append_expert_gemms(spec, seq, kExpertsPhase, local_slice(routing, expert_loads, g), tokens,
                         static_cast<uint32_t>(seq.kernels.size() - 1));
 
     // Barrier: the loads below read every GPU's partials.
-    append_partials_barrier(plan, seq, g, kCombine);
+    append_partials_barrier(plan, seq, g, kCombinePhase);
 
     // Combine: one reducing load per local token, the sum landing in the output.
     for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {
-      seq.tasks.push_back(hw::Task::multimem_ld_reduce(kCombine, kCombineGroupBase + t * b.combine_stride,
+      seq.tasks.push_back(hw::Task::multimem_ld_reduce(kCombinePhase, kCombineGroupBase + t * b.combine_stride,
                                                        b.output + (t - first_token) * b.combine_stride, partial_bytes,
                                                        hw::MultimemOp::add, hw::MultimemType::bf16, kCombineCounter));
     }
-    seq.tasks.push_back(hw::Task::wait(kCombine, kCombineCounter, routing.tokens_per_gpu));
+    seq.tasks.push_back(hw::Task::wait(kCombinePhase, kCombineCounter, routing.tokens_per_gpu));
     // Every home's loads read this GPU's partial of each of their tokens, and its own loads'
     // results come back.
     plan.expected_link_arrivals[g] += tokens + routing.tokens_per_gpu;
