@@ -12,6 +12,8 @@
 
 namespace nvsvp::fw::detail {
 
+// ---- The plan: buffers, where every token copy goes, the sequences --------------------------------
+
 // Where every token copy goes: grouped by destination, then by source GPU, then token order
 // (the order a software all-to-all packs its receive buffers).
 struct DispatchMap {
@@ -25,6 +27,8 @@ struct DispatchMap {
 };
 
 DispatchMap map_dispatch(const MoeRouting& routing);
+// [source]: the first slot of the copies from `source` in GPU `gpu`'s dispatch_rx.
+std::vector<uint64_t> first_slot_of_source(const DispatchMap& map, uint32_t gpu);
 
 MoeBuffers make_buffers(const MoeLayerSpec& spec);
 
@@ -32,63 +36,36 @@ MoeBuffers make_buffers(const MoeLayerSpec& spec);
 // sequence and no expected arrivals per GPU.
 LayerPlan start_plan(const std::string& scheme, std::shared_ptr<const MoeLayerSpec> spec, const DispatchMap& map);
 
+// Tokens by global index, [begin, end); own_tokens: GPU `gpu`'s own (it is their home).
+struct TokenRange {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+TokenRange own_tokens(const MoeRouting& routing, uint32_t gpu);
+
+// The copy of `token` that goes to GPU `gpu` (the token must have one there).
+uint64_t copy_to(const DispatchMap& map, uint64_t token, uint32_t gpu);
+// The copies of GPU `home`'s tokens: the partials its combine sums.
+uint64_t copies_of_home(const LayerPlan& plan, uint32_t home);
+// Where the partial of copy `copy` (of a token whose home is `home`) lands in the home GPU.
+uint64_t combine_slot_address(const LayerPlan& plan, uint32_t home, uint64_t copy);
+// copies[source][destination]: the token copies `source` sends to `destination` (from the plan's
+// copy lists): what the count exchange tells each peer, and what the check expects it to read.
+std::vector<std::vector<uint64_t>> copies_between(const LayerPlan& plan);
+
 // The phases every MoE scheme reports, in PhaseId order; the last two belong to the replication
 // phase before the layer (replication_phase.hpp).
 const std::vector<std::string>& moe_phase_names();
 enum MoePhase : hw::PhaseId { kDispatchPhase, kExpertsPhase, kCombinePhase, kSharedExpertPhase, kBroadcastPhase };
 
+// GPU `gpu`'s sequence (plan.sequences), with the MoE phases and `counters` arrival counters.
+hw::WorkSequence& start_sequence(LayerPlan& plan, uint32_t gpu, uint32_t counters);
+
+// ---- The experts ---------------------------------------------------------------------------------
+
 // Tokens routed to each expert, and the slice of GPU `gpu`'s experts.
 std::vector<uint64_t> tokens_per_expert(const MoeRouting& routing);
 std::vector<uint64_t> local_slice(const MoeRouting& routing, const std::vector<uint64_t>& per_expert, uint32_t gpu);
-
-// The local experts' work on one GPU as two grouped fp8 GEMMs (GEMM-1: hidden -> 2 x moe_hidden
-// for gate and up; GEMM-2: moe_hidden -> hidden), each expert's tokens (`tokens_per_local_expert`)
-// in tiles of software.tile_tokens x tile_columns thread blocks; `slots` token vectors are read and
-// as many outputs written. `kernel` (the functional effect) runs when GEMM-2 ends. No time with
-// pure_communication.
-void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::PhaseId phase,
-                         const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel);
-// The kernel over the slots [begin, end) of each of `runs` (all of the GPU's slots when empty).
-struct SlotRun {
-  uint64_t begin = 0;
-  uint64_t end = 0;
-};
-hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,
-                         std::shared_ptr<const std::vector<std::vector<uint64_t>>> received,
-                         uint32_t gpu, std::vector<SlotRun> runs = {});
-
-// The software all-to-all's token-count exchange on GPU `gpu`: 16 bytes to every peer, the wait
-// for every peer's, then the time to turn them into offsets (software.count_exchange_ns, plus
-// bookkeeping_ns_per_copy for each copy of the GPU's tokens).
-void append_count_exchange(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t gpu,
-                           hw::PhaseId phase);
-
-// A software cost (software.count_exchange_ns and the like): a delay of `ns`, none when 0.
-void append_software_cost(hw::WorkSequence& seq, hw::PhaseId phase, double ns);
-
-// Appends the writes in `pending` (to `peer`, `bytes` each) as one chunk message (a software
-// all-to-all sender's batch) and empties it; counts the message in the peer's expected arrivals.
-void append_write_chunk(LayerPlan& plan, hw::WorkSequence& seq, hw::PhaseId phase, uint32_t peer, uint64_t bytes,
-                        uint32_t counter, std::vector<hw::WriteElement>& pending);
-
-// The home GPU's combine: sums the partials of each local token into the output buffer.
-hw::Task reduce_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers,
-                     uint32_t kernel);
-hw::Kernel reduce_kernel(const LayerPlan& plan, uint32_t gpu);
-
-// Where the partial of copy `copy` (of a token whose home is `home`) lands in the home GPU.
-uint64_t combine_slot_address(const LayerPlan& plan, uint32_t home, uint64_t copy);
-
-// copies[source][destination]: the token copies `source` sends to `destination` (from the plan's
-// copy lists): what the count exchange tells each peer, and what the check expects it to read.
-std::vector<std::vector<uint64_t>> copies_between(const LayerPlan& plan);
-
-// Schemes whose combine reads partials on other GPUs wait until every GPU has written its own:
-// each GPU writes 16 bytes to every other (kBarrierBuffer) and waits for the others' writes on
-// kBarrierCounter (the sequence needs kBarrierCounter + 1 counters).
-constexpr uint64_t kBarrierBuffer = 0x0800'0000'0000;  // [peer]: 16 bytes, "partials written"
-constexpr uint32_t kBarrierCounter = kMoeCounters;
-void append_partials_barrier(LayerPlan& plan, hw::WorkSequence& seq, uint32_t gpu, hw::PhaseId phase);
 
 // The two grouped GEMMs (GEMM-1 hidden -> 2 x moe_hidden, GEMM-2 moe_hidden -> hidden) over
 // `tile_rows` tiles of software.tile_tokens rows of `busy_experts` experts, `slots` token vectors
@@ -100,12 +77,77 @@ struct ExpertGemms {
 ExpertGemms expert_gemms(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t tile_rows, uint32_t busy_experts,
                          uint64_t slots, uint32_t kernel);
 
-// Software all-to-all dispatch of GPU `home`'s tokens (deepep's order): in token order, one copy
-// per destination GPU into its dispatch_rx slot, a destination's chunk of software.chunk_tokens
-// leaving when full and the partly filled ones after the last token; local copies are tasks.
-// Every copy counts on `counter` at its destination.
+// The local experts' work on one GPU as the two grouped fp8 GEMMs above (GEMM-1 for gate and
+// up), each expert's tokens (`tokens_per_local_expert`) padded to whole tiles of
+// software.tile_tokens x tile_columns thread blocks; `slots` token vectors are read and as many
+// outputs written. `kernel` (the functional effect) runs when GEMM-2 ends.
+void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::PhaseId phase,
+                         const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel);
+
+// The kernel over the slots [begin, end) of each of `runs` (all of the GPU's slots when empty).
+struct SlotRun {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,
+                         std::shared_ptr<const std::vector<std::vector<uint64_t>>> received,
+                         uint32_t gpu, std::vector<SlotRun> runs = {});
+
+// ---- The software all-to-all and the home's combine ----------------------------------------------
+
+// A software cost (software.count_exchange_ns and the like): a delay of `ns`, none when 0.
+void append_software_cost(hw::WorkSequence& seq, hw::PhaseId phase, double ns);
+
+// The software all-to-all's token-count exchange on GPU `gpu`: 16 bytes to every peer, the wait
+// for every peer's, then the time to turn them into offsets (software.count_exchange_ns, plus
+// bookkeeping_ns_per_copy for each copy of the GPU's tokens).
+void append_count_exchange(LayerPlan& plan, hw::WorkSequence& seq, uint32_t gpu, hw::PhaseId phase);
+
+// Schemes whose combine reads partials on other GPUs wait until every GPU has written its own:
+// each GPU writes 16 bytes to every other (kBarrierBuffer) and waits for the others' writes on
+// kBarrierCounter (the sequence needs kBarrierCounter + 1 counters).
+constexpr uint64_t kBarrierBuffer = 0x0800'0000'0000;  // [peer]: 16 bytes, "partials written"
+constexpr uint32_t kBarrierCounter = kMoeCounters;
+void append_partials_barrier(LayerPlan& plan, hw::WorkSequence& seq, uint32_t gpu, hw::PhaseId phase);
+
+// Appends the writes in `pending` (to `peer`, `bytes` each) as one chunk message (a software
+// all-to-all sender's batch) and empties it; counts the message in the peer's expected arrivals.
+void append_write_chunk(LayerPlan& plan, hw::WorkSequence& seq, hw::PhaseId phase, uint32_t peer, uint64_t bytes,
+                        uint32_t counter, std::vector<hw::WriteElement>& pending);
+
+// Software all-to-all dispatch of GPU `home`'s tokens `tokens` (deepep's order): in token order,
+// one copy per destination GPU into its dispatch_rx slot, a destination's chunk of
+// software.chunk_tokens leaving when full and the partly filled ones after the last token; local
+// copies are tasks. Every copy counts on `counter` at its destination.
 void append_software_dispatch(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t home,
-                              hw::PhaseId phase, uint32_t counter);
+                              TokenRange tokens, hw::PhaseId phase, uint32_t counter);
+
+// The software all-to-all's combine sender on GPU `gpu`: each partial (by its slot) to its
+// token's home's combine_rx, counted on kCombineCounter there; a local copy when the home is this
+// GPU, else batched into chunk messages of software.chunk_tokens partials of one home. A chunk
+// leaves when full, when a partial for another home follows, or at flush().
+class PartialSender {
+ public:
+  PartialSender(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t gpu);
+  void send(uint64_t slot);
+  void flush();
+
+ private:
+  LayerPlan& plan_;
+  const DispatchMap& map_;
+  hw::WorkSequence& seq_;
+  uint32_t gpu_;
+  uint64_t bytes_;  // one partial in the combine format
+  uint32_t chunk_;
+  uint32_t home_ = 0;  // of the partials in pending_
+  std::vector<hw::WriteElement> pending_;
+};
+
+// The home GPU's combine: waits for every partial of its tokens, a software.sync_ns barrier, then
+// sums them into the output buffer.
+void append_home_combine(LayerPlan& plan, hw::WorkSequence& seq, uint32_t home);
+
+// ---- Token-centric fusion ------------------------------------------------------------------------
 
 // Token-centric fusion (docs/background/token_centric_fusion.md), the part every fused schedule
 // shares. A GPU's GEMM work is cut into tiles (software.tile_tokens rows of one local expert);
@@ -160,8 +202,9 @@ FusedSmGroups fused_sm_groups(const MoeLayerSpec& spec, bool comet);
 std::vector<std::array<hw::WorkSequence*, 4>> make_fused_streams(LayerPlan& plan, const FusedSmGroups& sms,
                                                                  uint32_t counters);
 
-// The scheme builders (scheme_*.cpp): each fills the plan build_layer has started (buffers, copy
-// lists, one sequence per GPU) with its scheme's work.
+// ---- The scheme builders (scheme_*.cpp) ----------------------------------------------------------
+
+// Each fills the plan start_plan made with its scheme's work.
 using SchemeBuilder = void (*)(LayerPlan& plan, const DispatchMap& map);
 void build_deepep(LayerPlan& plan, const DispatchMap& map);
 void build_nvls(LayerPlan& plan, const DispatchMap& map);

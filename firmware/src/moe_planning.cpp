@@ -11,6 +11,8 @@
 
 namespace nvsvp::fw::detail {
 
+// ---- The plan: buffers, where every token copy goes, the sequences -------------------------------
+
 namespace {
 uint64_t align16(uint64_t bytes) { return (bytes + 15) / 16 * 16; }
 }  // namespace
@@ -66,6 +68,12 @@ DispatchMap map_dispatch(const MoeRouting& routing) {
   return map;
 }
 
+std::vector<uint64_t> first_slot_of_source(const DispatchMap& map, uint32_t gpu) {
+  std::vector<uint64_t> first(map.counts.size(), 0);
+  for (size_t s = 1; s < first.size(); ++s) first[s] = first[s - 1] + map.counts[s - 1][gpu];
+  return first;
+}
+
 LayerPlan start_plan(const std::string& scheme, std::shared_ptr<const MoeLayerSpec> spec, const DispatchMap& map) {
   const MoeRouting& routing = spec->routing;
   LayerPlan plan;
@@ -87,10 +95,51 @@ LayerPlan start_plan(const std::string& scheme, std::shared_ptr<const MoeLayerSp
   return plan;
 }
 
+TokenRange own_tokens(const MoeRouting& routing, uint32_t gpu) {
+  const uint64_t begin = static_cast<uint64_t>(gpu) * routing.tokens_per_gpu;
+  return TokenRange{begin, begin + routing.tokens_per_gpu};
+}
+
+uint64_t copy_to(const DispatchMap& map, uint64_t token, uint32_t gpu) {
+  uint64_t copy = map.first[token];
+  while (map.dest[copy] != gpu) ++copy;
+  return copy;
+}
+
+uint64_t copies_of_home(const LayerPlan& plan, uint32_t home) {
+  const TokenRange tokens = own_tokens(plan.spec->routing, home);
+  return (*plan.copy_first)[tokens.end] - (*plan.copy_first)[tokens.begin];
+}
+
+uint64_t combine_slot_address(const LayerPlan& plan, uint32_t home, uint64_t copy) {
+  const uint64_t first_of_home = (*plan.copy_first)[static_cast<uint64_t>(home) * plan.spec->routing.tokens_per_gpu];
+  return plan.buffers.combine_rx + (copy - first_of_home) * plan.buffers.combine_stride;
+}
+
+std::vector<std::vector<uint64_t>> copies_between(const LayerPlan& plan) {
+  const MoeRouting& routing = plan.spec->routing;
+  std::vector<std::vector<uint64_t>> copies(routing.gpus, std::vector<uint64_t>(routing.gpus, 0));
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    for (uint64_t c = (*plan.copy_first)[t]; c < (*plan.copy_first)[t + 1]; ++c) {
+      copies[routing.home_of_token(t)][(*plan.copy_dest)[c]]++;
+    }
+  }
+  return copies;
+}
+
 const std::vector<std::string>& moe_phase_names() {
   static const std::vector<std::string> names{"dispatch", "experts", "combine", "shared_expert", "broadcast"};
   return names;
 }
+
+hw::WorkSequence& start_sequence(LayerPlan& plan, uint32_t gpu, uint32_t counters) {
+  hw::WorkSequence& seq = plan.sequences[gpu];
+  seq.phase_names = moe_phase_names();
+  seq.counters = counters;
+  return seq;
+}
+
+// ---- The experts ---------------------------------------------------------------------------------
 
 std::vector<uint64_t> tokens_per_expert(const MoeRouting& routing) {
   std::vector<uint64_t> counts(routing.experts, 0);
@@ -137,16 +186,92 @@ void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::Ph
   seq.tasks.push_back(gemms.gemm2);
 }
 
+hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,
+                         std::shared_ptr<const std::vector<std::vector<uint64_t>>> received,
+                         uint32_t gpu, std::vector<SlotRun> runs) {
+  if (runs.empty()) runs.push_back(SlotRun{0, (*received)[gpu].size()});
+  return [spec, buffers, received, gpu, runs](hw::MemoryAccess& memory) {
+    const MoeRouting& routing = spec->routing;
+    const std::vector<uint64_t>& slots = (*received)[gpu];
+    const uint32_t per = routing.experts_per_gpu();
+    const uint32_t first_expert = gpu * per;
+    constexpr size_t kBytes = 2 * kLanes;
+    std::vector<uint8_t> data;  // the received tokens, then the partials
+    for (const SlotRun& run : runs) {
+      const uint64_t count = run.end - run.begin;
+      data.resize(count * kBytes);
+      memory.read_strided(buffers.dispatch_rx + run.begin * buffers.dispatch_stride, buffers.dispatch_stride, count,
+                          kBytes, data.data());
+      for (uint64_t s = 0; s < count; ++s) {
+        ExpertSum local;
+        const uint16_t* experts = routing.experts_of(slots[run.begin + s]);
+        for (uint32_t k = 0; k < routing.top_k; ++k) {
+          if (experts[k] - first_expert < per) local.add(routing.weights_of_copy(experts[k]));  // the experts on this GPU
+        }
+        uint8_t* raw = data.data() + s * kBytes;
+        pack_lanes(local.of(unpack_lanes(raw)), raw);
+      }
+      memory.write_strided(buffers.partial + run.begin * buffers.combine_stride, buffers.combine_stride, count, kBytes,
+                           data.data());
+    }
+  };
+}
+
+// ---- The software all-to-all and the home's combine ----------------------------------------------
+
+void append_software_cost(hw::WorkSequence& seq, hw::PhaseId phase, double ns) {
+  if (ns > 0.0) seq.tasks.push_back(hw::Task::delay(phase, ns));
+}
+
+namespace {
+
+// 16 bytes from `gpu` to every peer p (from tx + 16 x p, landing at rx + 16 x gpu), each counted
+// on `counter` at p, then the wait for every peer's.
+void append_peer_exchange(LayerPlan& plan, hw::WorkSequence& seq, uint32_t gpu, hw::PhaseId phase, uint64_t tx,
+                          uint64_t rx, uint32_t counter) {
+  const uint32_t gpus = plan.spec->routing.gpus;
+  for (uint32_t p = 0; p < gpus; ++p) {
+    if (p == gpu) continue;
+    seq.tasks.push_back(hw::Task::send(phase, p, tx + 16ull * p, rx + 16ull * gpu, 16, counter));
+    plan.expected_link_arrivals[p]++;
+  }
+  seq.tasks.push_back(hw::Task::wait(phase, counter, gpus - 1));
+}
+
+}  // namespace
+
+void append_count_exchange(LayerPlan& plan, hw::WorkSequence& seq, uint32_t gpu, hw::PhaseId phase) {
+  const SoftwareParams& software = plan.spec->software;
+  append_peer_exchange(plan, seq, gpu, phase, plan.buffers.counts_tx, plan.buffers.counts_rx, kCountsCounter);
+  const uint64_t copies = copies_of_home(plan, gpu);
+  append_software_cost(seq, phase, software.count_exchange_ns + software.bookkeeping_ns_per_copy * static_cast<double>(copies));
+}
+
+void append_partials_barrier(LayerPlan& plan, hw::WorkSequence& seq, uint32_t gpu, hw::PhaseId phase) {
+  append_peer_exchange(plan, seq, gpu, phase, kBarrierBuffer, kBarrierBuffer, kBarrierCounter);
+}
+
+void append_write_chunk(LayerPlan& plan, hw::WorkSequence& seq, hw::PhaseId phase, uint32_t peer, uint64_t bytes,
+                        uint32_t counter, std::vector<hw::WriteElement>& pending) {
+  if (seq.elements.size() + pending.size() > std::numeric_limits<uint32_t>::max()) {
+    throw std::length_error("more than 2^32 chunk elements in one sequence");
+  }
+  seq.tasks.push_back(hw::Task::send_chunk(phase, peer, static_cast<uint32_t>(seq.elements.size()),
+                                           static_cast<uint16_t>(pending.size()), bytes, counter));
+  seq.elements.insert(seq.elements.end(), pending.begin(), pending.end());
+  plan.expected_link_arrivals[peer]++;
+  pending.clear();
+}
+
 void append_software_dispatch(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t home,
-                              hw::PhaseId phase, uint32_t counter) {
+                              TokenRange tokens, hw::PhaseId phase, uint32_t counter) {
   const MoeLayerSpec& spec = *plan.spec;
-  const MoeRouting& routing = spec.routing;
   const MoeBuffers& b = plan.buffers;
   const uint32_t chunk = spec.software.chunk_tokens;
   const uint64_t token_bytes = vector_bytes(spec.dispatch_dtype, spec.model.hidden);
-  std::vector<std::vector<hw::WriteElement>> pending(routing.gpus);
-  const uint64_t first_token = static_cast<uint64_t>(home) * routing.tokens_per_gpu;
-  for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {
+  std::vector<std::vector<hw::WriteElement>> pending(spec.routing.gpus);
+  const uint64_t first_token = own_tokens(spec.routing, home).begin;
+  for (uint64_t t = tokens.begin; t < tokens.end; ++t) {
     const uint64_t source = b.input + (t - first_token) * b.dispatch_stride;
     for (uint64_t c = map.first[t]; c < map.first[t + 1]; ++c) {
       const uint32_t d = map.dest[c];
@@ -159,10 +284,82 @@ void append_software_dispatch(LayerPlan& plan, const DispatchMap& map, hw::WorkS
       if (pending[d].size() == chunk) append_write_chunk(plan, seq, phase, d, token_bytes, counter, pending[d]);
     }
   }
-  for (uint32_t d = 0; d < routing.gpus; ++d) {
+  for (uint32_t d = 0; d < spec.routing.gpus; ++d) {
     if (!pending[d].empty()) append_write_chunk(plan, seq, phase, d, token_bytes, counter, pending[d]);
   }
 }
+
+PartialSender::PartialSender(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t gpu)
+    : plan_(plan),
+      map_(map),
+      seq_(seq),
+      gpu_(gpu),
+      bytes_(vector_bytes(plan.spec->combine_dtype, plan.spec->model.hidden)),
+      chunk_(plan.spec->software.chunk_tokens) {}
+
+void PartialSender::send(uint64_t slot) {
+  const uint64_t token = (*map_.received)[gpu_][slot];
+  const uint32_t home = plan_.spec->routing.home_of_token(token);
+  const uint64_t source = plan_.buffers.partial + slot * plan_.buffers.combine_stride;
+  const uint64_t target = combine_slot_address(plan_, home, copy_to(map_, token, gpu_));
+  if (home == gpu_) {
+    seq_.tasks.push_back(hw::Task::local_copy(kCombinePhase, source, target, bytes_, kCombineCounter));
+    return;
+  }
+  if (home != home_) flush();  // a chunk goes to one home
+  home_ = home;
+  pending_.push_back(hw::WriteElement{source, target});
+  if (pending_.size() == chunk_) flush();
+}
+
+void PartialSender::flush() {
+  if (!pending_.empty()) append_write_chunk(plan_, seq_, kCombinePhase, home_, bytes_, kCombineCounter, pending_);
+}
+
+namespace {
+
+// The home GPU's sum of the partials of each local token into the output buffer.
+hw::Task reduce_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers,
+                     uint32_t kernel) {
+  if (spec.pure_communication) return hw::Task::delay(phase, 0.0, kernel);
+  return hw::Task::compute(phase, 0.0, hw::Precision::bf16, partials * buffers.combine_stride, kernel);
+}
+
+hw::Kernel reduce_kernel(const LayerPlan& plan, uint32_t gpu) {
+  return [spec = plan.spec, buffers = plan.buffers, first = plan.copy_first, gpu](hw::MemoryAccess& memory) {
+    const MoeRouting& routing = spec->routing;
+    const uint64_t begin = static_cast<uint64_t>(gpu) * routing.tokens_per_gpu;
+    const uint64_t end = begin + routing.tokens_per_gpu;
+    const uint64_t base = (*first)[begin];
+    constexpr size_t kBytes = 2 * kLanes;
+    // This GPU's tokens' partials sit in combine_rx in copy order, so they are read at once.
+    std::vector<uint8_t> partials(((*first)[end] - base) * kBytes);
+    memory.read_strided(buffers.combine_rx, buffers.combine_stride, (*first)[end] - base, kBytes, partials.data());
+    std::vector<uint8_t> outputs(routing.tokens_per_gpu * kBytes);
+    for (uint64_t t = begin; t < end; ++t) {
+      Lanes sum{};
+      for (uint64_t c = (*first)[t]; c < (*first)[t + 1]; ++c) {
+        const Lanes partial = unpack_lanes(partials.data() + (c - base) * kBytes);
+        for (int l = 0; l < kLanes; ++l) sum[l] += partial[l];
+      }
+      pack_lanes(sum, outputs.data() + (t - begin) * kBytes);
+    }
+    memory.write_strided(buffers.output, buffers.combine_stride, routing.tokens_per_gpu, kBytes, outputs.data());
+  };
+}
+
+}  // namespace
+
+void append_home_combine(LayerPlan& plan, hw::WorkSequence& seq, uint32_t home) {
+  const uint64_t partials = copies_of_home(plan, home);
+  seq.tasks.push_back(hw::Task::wait(kCombinePhase, kCombineCounter, partials));
+  append_software_cost(seq, kCombinePhase, plan.spec->software.sync_ns);
+  seq.kernels.push_back(reduce_kernel(plan, home));
+  seq.tasks.push_back(reduce_task(*plan.spec, kCombinePhase, partials, plan.buffers,
+                                  static_cast<uint32_t>(seq.kernels.size() - 1)));
+}
+
+// ---- Token-centric fusion ------------------------------------------------------------------------
 
 FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t>& tokens_per_local_expert,
                             uint32_t gemm1_sms) {
@@ -244,126 +441,6 @@ std::vector<std::array<hw::WorkSequence*, 4>> make_fused_streams(LayerPlan& plan
     }
   }
   return streams;
-}
-
-hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,
-                         std::shared_ptr<const std::vector<std::vector<uint64_t>>> received,
-                         uint32_t gpu, std::vector<SlotRun> runs) {
-  if (runs.empty()) runs.push_back(SlotRun{0, (*received)[gpu].size()});
-  return [spec, buffers, received, gpu, runs](hw::MemoryAccess& memory) {
-    const MoeRouting& routing = spec->routing;
-    const std::vector<uint64_t>& slots = (*received)[gpu];
-    const uint32_t per = routing.experts_per_gpu();
-    const uint32_t first_expert = gpu * per;
-    constexpr size_t kBytes = 2 * kLanes;
-    std::vector<uint8_t> data;  // the received tokens, then the partials
-    for (const SlotRun& run : runs) {
-      const uint64_t count = run.end - run.begin;
-      data.resize(count * kBytes);
-      memory.read_strided(buffers.dispatch_rx + run.begin * buffers.dispatch_stride, buffers.dispatch_stride, count,
-                          kBytes, data.data());
-      for (uint64_t s = 0; s < count; ++s) {
-        ExpertSum local;
-        const uint16_t* experts = routing.experts_of(slots[run.begin + s]);
-        for (uint32_t k = 0; k < routing.top_k; ++k) {
-          if (experts[k] - first_expert < per) local.add(routing.weights_of_copy(experts[k]));  // the experts on this GPU
-        }
-        uint8_t* raw = data.data() + s * kBytes;
-        pack_lanes(local.of(unpack_lanes(raw)), raw);
-      }
-      memory.write_strided(buffers.partial + run.begin * buffers.combine_stride, buffers.combine_stride, count, kBytes,
-                           data.data());
-    }
-  };
-}
-
-void append_count_exchange(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t gpu,
-                           hw::PhaseId phase) {
-  const MoeLayerSpec& spec = *plan.spec;
-  const MoeBuffers& b = plan.buffers;
-  const uint32_t gpus = spec.routing.gpus;
-  for (uint32_t p = 0; p < gpus; ++p) {
-    if (p == gpu) continue;
-    seq.tasks.push_back(hw::Task::send(phase, p, b.counts_tx + 16ull * p, b.counts_rx + 16ull * gpu, 16, kCountsCounter));
-    plan.expected_link_arrivals[p]++;
-  }
-  seq.tasks.push_back(hw::Task::wait(phase, kCountsCounter, gpus - 1));
-  const uint64_t first = static_cast<uint64_t>(gpu) * spec.routing.tokens_per_gpu;
-  const uint64_t copies = map.first[first + spec.routing.tokens_per_gpu] - map.first[first];
-  append_software_cost(seq, phase,
-                       spec.software.count_exchange_ns + spec.software.bookkeeping_ns_per_copy * static_cast<double>(copies));
-}
-
-void append_software_cost(hw::WorkSequence& seq, hw::PhaseId phase, double ns) {
-  if (ns > 0.0) seq.tasks.push_back(hw::Task::delay(phase, ns));
-}
-
-void append_write_chunk(LayerPlan& plan, hw::WorkSequence& seq, hw::PhaseId phase, uint32_t peer, uint64_t bytes,
-                        uint32_t counter, std::vector<hw::WriteElement>& pending) {
-  if (seq.elements.size() + pending.size() > std::numeric_limits<uint32_t>::max()) {
-    throw std::length_error("more than 2^32 chunk elements in one sequence");
-  }
-  seq.tasks.push_back(hw::Task::send_chunk(phase, peer, static_cast<uint32_t>(seq.elements.size()),
-                                           static_cast<uint16_t>(pending.size()), bytes, counter));
-  seq.elements.insert(seq.elements.end(), pending.begin(), pending.end());
-  plan.expected_link_arrivals[peer]++;
-  pending.clear();
-}
-
-void append_partials_barrier(LayerPlan& plan, hw::WorkSequence& seq, uint32_t gpu, hw::PhaseId phase) {
-  const uint32_t gpus = plan.spec->routing.gpus;
-  for (uint32_t p = 0; p < gpus; ++p) {
-    if (p == gpu) continue;
-    seq.tasks.push_back(hw::Task::send(phase, p, kBarrierBuffer + 16ull * p, kBarrierBuffer + 16ull * gpu, 16,
-                                       kBarrierCounter));
-    plan.expected_link_arrivals[p]++;
-  }
-  seq.tasks.push_back(hw::Task::wait(phase, kBarrierCounter, gpus - 1));
-}
-
-hw::Task reduce_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers,
-                     uint32_t kernel) {
-  if (spec.pure_communication) return hw::Task::delay(phase, 0.0, kernel);
-  return hw::Task::compute(phase, 0.0, hw::Precision::bf16, partials * buffers.combine_stride, kernel);
-}
-
-uint64_t combine_slot_address(const LayerPlan& plan, uint32_t home, uint64_t copy) {
-  const uint64_t first_of_home = (*plan.copy_first)[static_cast<uint64_t>(home) * plan.spec->routing.tokens_per_gpu];
-  return plan.buffers.combine_rx + (copy - first_of_home) * plan.buffers.combine_stride;
-}
-
-hw::Kernel reduce_kernel(const LayerPlan& plan, uint32_t gpu) {
-  return [spec = plan.spec, buffers = plan.buffers, first = plan.copy_first, gpu](hw::MemoryAccess& memory) {
-    const MoeRouting& routing = spec->routing;
-    const uint64_t begin = static_cast<uint64_t>(gpu) * routing.tokens_per_gpu;
-    const uint64_t end = begin + routing.tokens_per_gpu;
-    const uint64_t base = (*first)[begin];
-    constexpr size_t kBytes = 2 * kLanes;
-    // This GPU's tokens' partials sit in combine_rx in copy order, so they are read at once.
-    std::vector<uint8_t> partials(((*first)[end] - base) * kBytes);
-    memory.read_strided(buffers.combine_rx, buffers.combine_stride, (*first)[end] - base, kBytes, partials.data());
-    std::vector<uint8_t> outputs(routing.tokens_per_gpu * kBytes);
-    for (uint64_t t = begin; t < end; ++t) {
-      Lanes sum{};
-      for (uint64_t c = (*first)[t]; c < (*first)[t + 1]; ++c) {
-        const Lanes partial = unpack_lanes(partials.data() + (c - base) * kBytes);
-        for (int l = 0; l < kLanes; ++l) sum[l] += partial[l];
-      }
-      pack_lanes(sum, outputs.data() + (t - begin) * kBytes);
-    }
-    memory.write_strided(buffers.output, buffers.combine_stride, routing.tokens_per_gpu, kBytes, outputs.data());
-  };
-}
-
-std::vector<std::vector<uint64_t>> copies_between(const LayerPlan& plan) {
-  const MoeRouting& routing = plan.spec->routing;
-  std::vector<std::vector<uint64_t>> copies(routing.gpus, std::vector<uint64_t>(routing.gpus, 0));
-  for (uint64_t t = 0; t < routing.tokens(); ++t) {
-    for (uint64_t c = (*plan.copy_first)[t]; c < (*plan.copy_first)[t + 1]; ++c) {
-      copies[routing.home_of_token(t)][(*plan.copy_dest)[c]]++;
-    }
-  }
-  return copies;
 }
 
 }  // namespace nvsvp::fw::detail

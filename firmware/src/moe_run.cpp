@@ -17,7 +17,7 @@ void load_inputs(Hal& hal, const LayerPlan& plan) {
     // Dynamic schemes pack a block per (token, local expert); the others a slot per token copy.
     const uint64_t slots = plan.dispatch_per_expert ? plan.dynamic_objects.front().binding.local_blocks(g)
                                                      : (*plan.received)[g].size();
-    const uint64_t copies = (*plan.copy_first)[(g + 1) * tokens] - (*plan.copy_first)[g * tokens];
+    const uint64_t copies = detail::copies_of_home(plan, g);
     memory.declare_buffer(b.input, b.dispatch_stride, tokens);
     memory.declare_buffer(b.dispatch_rx, b.dispatch_stride, slots);
     memory.declare_buffer(b.partial, b.combine_stride, slots);

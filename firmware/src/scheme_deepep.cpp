@@ -10,8 +10,6 @@
 // Remote copies travel in chunks of software.chunk_tokens per destination, as DeepEP's senders
 // batch tokens before publishing them to the receiver's ring buffer.
 #include <algorithm>
-#include <limits>
-#include <stdexcept>
 
 #include "moe_plan.hpp"
 
@@ -20,80 +18,54 @@ namespace nvsvp::fw::detail {
 void build_deepep(LayerPlan& plan, const DispatchMap& map) {
   const MoeLayerSpec& spec = *plan.spec;
   const MoeRouting& routing = spec.routing;
-  const MoeBuffers& b = plan.buffers;
   const uint32_t gpus = routing.gpus;
 
   for (uint32_t g = 0; g < gpus; ++g) {
-    hw::WorkSequence& seq = plan.sequences[g];
+    hw::WorkSequence& seq = start_sequence(plan, g, kMoeCounters);
     // Sizes known in advance: local copies are tasks, remote ones chunk elements (both phases).
     const uint64_t local = 2 * map.counts[g][g];
     uint64_t remote = 0;
     for (uint32_t d = 0; d < gpus; ++d) remote += d == g ? 0 : map.counts[g][d] + map.counts[d][g];
     seq.tasks.reserve(local + remote / spec.software.chunk_tokens + 4 * gpus + 8);
     seq.elements.reserve(remote);
-    seq.phase_names = moe_phase_names();
-    seq.counters = kMoeCounters;
     // Token counts first: each receiver learns how much to expect from each sender.
-    append_count_exchange(plan, map, seq, g, kDispatchPhase);
+    append_count_exchange(plan, seq, g, kDispatchPhase);
   }
 
   // Dispatch copies, in token order on each home GPU.
   for (uint32_t home = 0; home < gpus; ++home) {
-    append_software_dispatch(plan, map, plan.sequences[home], home, kDispatchPhase, kDispatchCounter);
+    append_software_dispatch(plan, map, plan.sequences[home], home, own_tokens(routing, home), kDispatchPhase,
+                             kDispatchCounter);
   }
 
-  const uint64_t partial_bytes = vector_bytes(spec.combine_dtype, spec.model.hidden);
   const std::vector<uint64_t> expert_loads = tokens_per_expert(routing);
   for (uint32_t g = 0; g < gpus; ++g) {
     hw::WorkSequence& seq = plan.sequences[g];
-    const std::vector<uint64_t>& slots = (*map.received)[g];
-    seq.tasks.push_back(hw::Task::wait(kDispatchPhase, kDispatchCounter, slots.size()));
+    const uint64_t slots = (*map.received)[g].size();
+    seq.tasks.push_back(hw::Task::wait(kDispatchPhase, kDispatchCounter, slots));
     append_software_cost(seq, kDispatchPhase, spec.software.sync_ns);
 
-    seq.kernels.push_back(expert_kernel(plan.spec, b, map.received, g));
-    append_expert_gemms(spec, seq, kExpertsPhase, local_slice(routing, expert_loads, g), slots.size(),
+    seq.kernels.push_back(expert_kernel(plan.spec, plan.buffers, map.received, g));
+    append_expert_gemms(spec, seq, kExpertsPhase, local_slice(routing, expert_loads, g), slots,
                         static_cast<uint32_t>(seq.kernels.size() - 1));
 
     // Partials leave interleaved over their home GPUs, starting after this GPU, as a
     // per-rank-channel all-to-all does; sent grouped by home, every GPU would hit the same
     // home at once and the combine would run at one link set's rate.
-    std::vector<uint64_t> group_start(gpus, 0);
-    for (uint32_t h = 1; h < gpus; ++h) group_start[h] = group_start[h - 1] + map.counts[h - 1][g];
+    const std::vector<uint64_t> group_start = first_slot_of_source(map, g);
     const uint32_t chunk = spec.software.chunk_tokens;
     uint64_t rounds = 0;
     for (uint32_t h = 0; h < gpus; ++h) rounds = std::max(rounds, map.counts[h][g]);
-    std::vector<hw::WriteElement> partials_out;
+    PartialSender partials(plan, map, seq, g);
     for (uint64_t r = 0; r < rounds; r += chunk) {
       for (uint32_t i = 1; i <= gpus; ++i) {
         const uint32_t home = (g + i) % gpus;
         const uint64_t end = std::min<uint64_t>(r + chunk, map.counts[home][g]);
-        for (uint64_t k = r; k < end; ++k) {
-          const uint64_t s = group_start[home] + k;
-          const uint64_t t = slots[s];
-          const uint64_t source = b.partial + s * b.combine_stride;
-          uint64_t copy = map.first[t];
-          while (map.dest[copy] != g) ++copy;
-          const uint64_t target = combine_slot_address(plan, home, copy);
-          if (home == g) {
-            seq.tasks.push_back(hw::Task::local_copy(kCombinePhase, source, target, partial_bytes, kCombineCounter));
-          } else {
-            partials_out.push_back(hw::WriteElement{source, target});
-          }
-        }
-        if (!partials_out.empty()) {
-          append_write_chunk(plan, seq, kCombinePhase, home, partial_bytes, kCombineCounter, partials_out);
-        }
+        for (uint64_t k = r; k < end; ++k) partials.send(group_start[home] + k);
+        partials.flush();
       }
     }
-    uint64_t partials = 0;
-    for (uint64_t t = static_cast<uint64_t>(g) * routing.tokens_per_gpu;
-         t < static_cast<uint64_t>(g + 1) * routing.tokens_per_gpu; ++t) {
-      partials += map.first[t + 1] - map.first[t];
-    }
-    seq.tasks.push_back(hw::Task::wait(kCombinePhase, kCombineCounter, partials));
-    append_software_cost(seq, kCombinePhase, spec.software.sync_ns);
-    seq.kernels.push_back(reduce_kernel(plan, g));
-    seq.tasks.push_back(reduce_task(spec, kCombinePhase, partials, b, static_cast<uint32_t>(seq.kernels.size() - 1)));
+    append_home_combine(plan, seq, g);
   }
 }
 

@@ -208,9 +208,7 @@ void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressin
   const DynamicSetup setup = set_up_dynamic(plan, addressing, false);
 
   for (uint32_t g = 0; g < gpus; ++g) {
-    hw::WorkSequence& seq = plan.sequences[g];
-    seq.phase_names = moe_phase_names();
-    seq.counters = kBarrierCounter + 1;
+    hw::WorkSequence& seq = start_sequence(plan, g, kBarrierCounter + 1);
     const uint64_t first_token = static_cast<uint64_t>(g) * routing.tokens_per_gpu;
     seq.tasks.reserve(2 * routing.tokens_per_gpu + gpus + 8);
     for (uint64_t t = first_token; t < first_token + routing.tokens_per_gpu; ++t) {
@@ -237,6 +235,102 @@ void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressin
   expect_dynamic_arrivals(plan, map);
 }
 
+// The first block of `tile` (of GPU g) in its expert's region.
+uint64_t first_block(const DynamicSetup& setup, const MoeRouting& routing, uint32_t g, const FusedTile& tile) {
+  return setup.region_start[g * routing.experts_per_gpu() + tile.expert] + tile.first;
+}
+
+// The counters of GPU g's fused streams after the common ones: kFirstTileCounter + t for tile t's
+// arrivals (tile-status table), then each tile's "GEMM-1 done", then each local token's
+// notifications (output-readiness table).
+struct DynamicFusedCounters {
+  uint32_t tiles = 0;
+  uint32_t first_gemm1_done = 0;
+  uint32_t first_ready = 0;
+};
+
+// Installs GPU g's tables on its dispatch stream: tile-status entries by the block a copy lands
+// in, output-readiness entries by the token a notification names; sets every stream's counters.
+DynamicFusedCounters install_fused_tables(const LayerPlan& plan, const DynamicSetup& setup,
+                                          const std::array<hw::WorkSequence*, 4>& streams, uint32_t g,
+                                          const FusedTiles& tiles) {
+  const uint32_t tokens_per_gpu = plan.spec->routing.tokens_per_gpu;
+  DynamicFusedCounters counters;
+  counters.tiles = static_cast<uint32_t>(tiles.tiles.size());
+  counters.first_gemm1_done = kFirstTileCounter + counters.tiles;
+  counters.first_ready = counters.first_gemm1_done + counters.tiles;
+  check_counters(plan.scheme.c_str(), static_cast<uint64_t>(counters.first_ready) + tokens_per_gpu);
+  const uint64_t local_blocks = setup.dispatch.local_blocks(g);
+  hw::CounterMap arrivals;
+  arrivals.base = plan.buffers.dispatch_rx;
+  arrivals.stride = plan.buffers.dispatch_stride;
+  arrivals.entries = local_blocks;
+  arrivals.counters.assign(local_blocks, 0);
+  arrivals.first.resize(local_blocks + 1);
+  for (uint64_t i = 0; i <= local_blocks; ++i) arrivals.first[i] = static_cast<uint32_t>(i);
+  for (uint32_t t = 0; t < counters.tiles; ++t) {
+    const uint64_t first = first_block(setup, plan.spec->routing, g, tiles.tiles[t]);
+    for (uint64_t m = 0; m < tiles.tiles[t].tokens; ++m) arrivals.counters[first + m] = kFirstTileCounter + t;
+  }
+  hw::CounterMap readiness;
+  readiness.base = kReadinessTable;
+  readiness.entries = tokens_per_gpu;
+  readiness.first_counter = counters.first_ready;
+  hw::WorkSequence& dispatch = *streams[kDispatchGroup];
+  dispatch.counter_maps.push_back(std::move(arrivals));
+  dispatch.counter_maps.push_back(std::move(readiness));
+  dispatch.counter_tables.push_back(hw::CounterTableRange{hw::CounterTable::tile_status, kFirstTileCounter, counters.tiles});
+  dispatch.counter_tables.push_back(
+      hw::CounterTableRange{hw::CounterTable::output_readiness, counters.first_ready, tokens_per_gpu});
+  for (auto* seq : streams) seq->counters = counters.first_ready + tokens_per_gpu;
+  return counters;
+}
+
+// GEMM-1 takes tiles as their tokens land; GEMM-2 takes them as their GEMM-1 ends (with `comet`,
+// after all of GEMM-1 and the kernel boundary), then notifies their tokens' homes.
+void append_tile_pipeline(const LayerPlan& plan, const DynamicSetup& setup,
+                          const std::array<hw::WorkSequence*, 4>& streams, uint32_t g, const FusedTiles& tiles,
+                          const DynamicFusedCounters& counters, hw::DynamicAddressing addressing, bool comet) {
+  const MoeLayerSpec& spec = *plan.spec;
+  const MoeRouting& routing = spec.routing;
+  const uint32_t per_gpu = routing.experts_per_gpu();
+  hw::WorkSequence& gemm1 = *streams[kGemm1Group];
+  hw::WorkSequence& gemm2 = *streams[kGemm2Group];
+  if (addressing == hw::DynamicAddressing::explicit_addresses) {
+    // Firmware's token-ID table: the token of each of this GPU's layout blocks.
+    gemm2.block_tokens.assign(setup.dispatch.local_blocks(g), 0);
+    for (uint64_t i = 0; i < routing.expert_ids.size(); ++i) {
+      if (routing.expert_ids[i] / per_gpu == g) gemm2.block_tokens[(*plan.explicit_layout)[i]] = static_cast<uint32_t>(i / routing.top_k);
+    }
+  }
+  // With `comet` a GEMM-1 item also counts on the total the kernel boundary waits for.
+  gemm1.tasks.push_back(hw::Task::take_ready(kExpertsPhase, counters.tiles, comet ? 3 : 2));
+  gemm2.tasks.reserve(2 * counters.tiles + 4);
+  if (comet) {
+    // The kernel boundary: GEMM-2 and combine start when all of GEMM-1 is done.
+    gemm2.tasks.push_back(hw::Task::wait(kExpertsPhase, kGemm1DoneCounter, counters.tiles));
+    append_software_cost(gemm2, kExpertsPhase, spec.software.sync_ns);
+    gemm2.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, kSecondKernelCounter));
+  }
+  gemm2.tasks.push_back(hw::Task::take_ready(kExpertsPhase, counters.tiles, 2));
+  for (uint32_t t = 0; t < counters.tiles; ++t) {
+    const FusedTile& tile = tiles.tiles[t];
+    const uint64_t first = first_block(setup, routing, g, tile);
+    gemm2.kernels.push_back(dynamic_expert_kernel(plan.buffers, {BlockRun{first, tile.tokens, routing.weights_of_copy(g * per_gpu + tile.expert)}}));
+    ExpertGemms gemms = expert_gemms(spec, kExpertsPhase, 1, 1, tile.tokens, static_cast<uint32_t>(gemm2.kernels.size() - 1));
+    gemms.gemm1.persistent = gemms.gemm2.persistent = true;
+    gemm1.tasks.push_back(hw::Task::wait(kDispatchPhase, kFirstTileCounter + t, tile.tokens));
+    gemm1.tasks.push_back(gemms.gemm1);
+    gemm1.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, counters.first_gemm1_done + t));
+    if (comet) gemm1.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, kGemm1DoneCounter));
+    gemm2.tasks.push_back(hw::Task::wait(kExpertsPhase, counters.first_gemm1_done + t, 1));
+    gemm2.tasks.push_back(gemms.gemm2);
+    gemm2.tasks.push_back(hw::Task::notify_tokens(kCombinePhase, setup.dispatch.multimem_base, static_cast<uint32_t>(first),
+                                                  tile.tokens, addressing, kReadinessTable, kNotificationBytes,
+                                                  kNotifyCounter));
+  }
+}
+
 // Token-centric fusion over dynamic multimem
 // (docs/background/token_centric_fusion.md#the-fused-pipeline). Four executor streams per GPU (the
 // SM groups of one persistent kernel):
@@ -254,105 +348,37 @@ void build_dynamic(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressin
 void build_dynamic_fused(LayerPlan& plan, const DispatchMap& map, hw::DynamicAddressing addressing, bool comet) {
   const MoeLayerSpec& spec = *plan.spec;
   const MoeRouting& routing = spec.routing;
-  const MoeBuffers& b = plan.buffers;
-  const uint32_t gpus = routing.gpus;
   const uint32_t per_gpu = routing.experts_per_gpu();
-  const uint64_t tokens_per_gpu = routing.tokens_per_gpu;
-  const bool explicit_addresses = addressing == hw::DynamicAddressing::explicit_addresses;
   const FusedSmGroups sms = fused_sm_groups(spec, comet);
   const auto streams = make_fused_streams(plan, sms, kFirstTileCounter);
   const DynamicSetup setup = set_up_dynamic(plan, addressing, true);
 
-  for (uint32_t g = 0; g < gpus; ++g) {
+  for (uint32_t g = 0; g < routing.gpus; ++g) {
+    const TokenRange own = own_tokens(routing, g);
     hw::WorkSequence& dispatch = *streams[g][kDispatchGroup];
-    const uint64_t first_token = static_cast<uint64_t>(g) * tokens_per_gpu;
-    dispatch.tasks.reserve(tokens_per_gpu);
-    for (uint64_t t = first_token; t < first_token + tokens_per_gpu; ++t) {
+    dispatch.tasks.reserve(routing.tokens_per_gpu);
+    for (uint64_t t = own.begin; t < own.end; ++t) {
       dispatch.tasks.push_back(store_of(plan, setup, g, t, addressing, kDispatchPhase));
     }
 
-    const std::vector<uint64_t> region_blocks = local_slice(routing, setup.expert_loads, g);
-    const FusedTiles tiles = plan_fused_tiles(spec, region_blocks, sms.gemm1);
-    const auto tile_count = static_cast<uint32_t>(tiles.tiles.size());
-    const uint32_t first_gemm1_done = kFirstTileCounter + tile_count;  // per tile: its GEMM-1 ended
-    const uint32_t first_ready = first_gemm1_done + tile_count;
-    check_counters(plan.scheme.c_str(), static_cast<uint64_t>(first_ready) + tokens_per_gpu);
-    auto first_block = [&](const FusedTile& tile) { return setup.region_start[g * per_gpu + tile.expert] + tile.first; };
-    // Tile-status entries, by the block a copy lands in; output-readiness entries, by the token
-    // a notification names.
-    const uint64_t local_blocks = setup.dispatch.local_blocks(g);
-    hw::CounterMap arrivals;
-    arrivals.base = b.dispatch_rx;
-    arrivals.stride = b.dispatch_stride;
-    arrivals.entries = local_blocks;
-    arrivals.counters.assign(local_blocks, 0);
-    arrivals.first.resize(local_blocks + 1);
-    for (uint64_t i = 0; i <= local_blocks; ++i) arrivals.first[i] = static_cast<uint32_t>(i);
-    for (uint32_t t = 0; t < tile_count; ++t) {
-      const uint64_t first = first_block(tiles.tiles[t]);
-      for (uint64_t m = 0; m < tiles.tiles[t].tokens; ++m) arrivals.counters[first + m] = kFirstTileCounter + t;
-    }
-    hw::CounterMap readiness;
-    readiness.base = kReadinessTable;
-    readiness.entries = tokens_per_gpu;
-    readiness.first_counter = first_ready;
-    dispatch.counter_maps.push_back(std::move(arrivals));
-    dispatch.counter_maps.push_back(std::move(readiness));
-    dispatch.counter_tables.push_back(hw::CounterTableRange{hw::CounterTable::tile_status, kFirstTileCounter, tile_count});
-    dispatch.counter_tables.push_back(
-        hw::CounterTableRange{hw::CounterTable::output_readiness, first_ready, static_cast<uint32_t>(tokens_per_gpu)});
-    for (auto* seq : streams[g]) seq->counters = first_ready + static_cast<uint32_t>(tokens_per_gpu);
-
-    hw::WorkSequence& gemm1 = *streams[g][kGemm1Group];
-    hw::WorkSequence& gemm2 = *streams[g][kGemm2Group];
-    if (explicit_addresses) {
-      // Firmware's token-ID table: the token of each of this GPU's layout blocks.
-      gemm2.block_tokens.assign(local_blocks, 0);
-      for (uint64_t i = 0; i < routing.expert_ids.size(); ++i) {
-        if (routing.expert_ids[i] / per_gpu == g) gemm2.block_tokens[(*plan.explicit_layout)[i]] = static_cast<uint32_t>(i / routing.top_k);
-      }
-    }
-    // GEMM-1 takes tiles as their tokens land; GEMM-2 takes them as their GEMM-1 ends (with
-    // `comet`, after all of GEMM-1 and the kernel boundary), then notifies their tokens' homes.
-    // With `comet` a GEMM-1 item also counts on the total the kernel boundary waits for.
-    gemm1.tasks.push_back(hw::Task::take_ready(kExpertsPhase, tile_count, comet ? 3 : 2));
-    gemm2.tasks.reserve(2 * tile_count + 4);
-    if (comet) {
-      // The kernel boundary: GEMM-2 and combine start when all of GEMM-1 is done.
-      gemm2.tasks.push_back(hw::Task::wait(kExpertsPhase, kGemm1DoneCounter, tile_count));
-      append_software_cost(gemm2, kExpertsPhase, spec.software.sync_ns);
-      gemm2.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, kSecondKernelCounter));
-    }
-    gemm2.tasks.push_back(hw::Task::take_ready(kExpertsPhase, tile_count, 2));
-    for (uint32_t t = 0; t < tile_count; ++t) {
-      const FusedTile& tile = tiles.tiles[t];
-      gemm2.kernels.push_back(dynamic_expert_kernel(b, {BlockRun{first_block(tile), tile.tokens, routing.weights_of_copy(g * per_gpu + tile.expert)}}));
-      ExpertGemms gemms = expert_gemms(spec, kExpertsPhase, 1, 1, tile.tokens, static_cast<uint32_t>(gemm2.kernels.size() - 1));
-      gemms.gemm1.persistent = gemms.gemm2.persistent = true;
-      gemm1.tasks.push_back(hw::Task::wait(kDispatchPhase, kFirstTileCounter + t, tile.tokens));
-      gemm1.tasks.push_back(gemms.gemm1);
-      gemm1.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, first_gemm1_done + t));
-      if (comet) gemm1.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, kGemm1DoneCounter));
-      gemm2.tasks.push_back(hw::Task::wait(kExpertsPhase, first_gemm1_done + t, 1));
-      gemm2.tasks.push_back(gemms.gemm2);
-      gemm2.tasks.push_back(hw::Task::notify_tokens(kCombinePhase, setup.dispatch.multimem_base,
-                                                    static_cast<uint32_t>(first_block(tile)), tile.tokens, addressing,
-                                                    kReadinessTable, kNotificationBytes, kNotifyCounter));
-    }
+    const FusedTiles tiles = plan_fused_tiles(spec, local_slice(routing, setup.expert_loads, g), sms.gemm1);
+    const DynamicFusedCounters counters = install_fused_tables(plan, setup, streams[g], g, tiles);
+    append_tile_pipeline(plan, setup, streams[g], g, tiles, counters, addressing, comet);
 
     // The combine group takes the tokens as they become ready.
     hw::WorkSequence& combine = *streams[g][kCombineGroup];
-    combine.tasks.reserve(2 * tokens_per_gpu + 3);
+    combine.tasks.reserve(2 * routing.tokens_per_gpu + 3);
     if (comet) combine.tasks.push_back(hw::Task::wait(kCombinePhase, kSecondKernelCounter, 1));
-    combine.tasks.push_back(hw::Task::take_ready(kCombinePhase, tokens_per_gpu, 1));
-    for (uint64_t t = first_token; t < first_token + tokens_per_gpu; ++t) {
-      combine.tasks.push_back(hw::Task::wait(kCombinePhase, first_ready + static_cast<uint32_t>(t - first_token), routing.top_k));
+    combine.tasks.push_back(hw::Task::take_ready(kCombinePhase, routing.tokens_per_gpu, 1));
+    for (uint64_t t = own.begin; t < own.end; ++t) {
+      combine.tasks.push_back(
+          hw::Task::wait(kCombinePhase, counters.first_ready + static_cast<uint32_t>(t - own.begin), routing.top_k));
       combine.tasks.push_back(load_of(plan, setup, g, t, addressing, kCombinePhase));
     }
-    combine.tasks.push_back(hw::Task::wait(kCombinePhase, kCombineCounter, tokens_per_gpu));
+    combine.tasks.push_back(hw::Task::wait(kCombinePhase, kCombineCounter, routing.tokens_per_gpu));
   }
   // The target lists live in the dispatch stream's sequence; the combine stream's loads need them.
-  for (uint32_t g = 0; g < gpus; ++g) {
+  for (uint32_t g = 0; g < routing.gpus; ++g) {
     streams[g][kCombineGroup]->targets = streams[g][kDispatchGroup]->targets;
     streams[g][kCombineGroup]->target_addresses = streams[g][kDispatchGroup]->target_addresses;
   }

@@ -21,73 +21,140 @@ namespace nvsvp::fw::detail {
 
 namespace {
 
+// [local expert]: its tokens on GPU g as (order key, slot), in expected arrival order.
+using Members = std::vector<std::vector<std::pair<uint64_t, uint64_t>>>;
+
+Members expert_members(const MoeRouting& routing, const std::vector<uint64_t>& slots, uint32_t g) {
+  const uint32_t per_gpu = routing.experts_per_gpu();
+  Members members(per_gpu);
+  for (uint64_t s = 0; s < slots.size(); ++s) {
+    const uint64_t t = slots[s];
+    const uint16_t* experts = routing.experts_of(t);
+    for (uint32_t k = 0; k < routing.top_k; ++k) {
+      if (experts[k] / per_gpu != g) continue;
+      const uint64_t key = (t % routing.tokens_per_gpu) * routing.gpus + t / routing.tokens_per_gpu;
+      members[experts[k] - g * per_gpu].emplace_back(key, s);
+    }
+  }
+  for (auto& list : members) std::sort(list.begin(), list.end());
+  return members;
+}
+
+// The tile-status table of GPU g's dispatch stream: each slot counts on the tiles it belongs to.
+// Returns, per slot, the group of the last of its tiles (its partial is done with that group).
+std::vector<size_t> install_tile_status(const LayerPlan& plan, const std::array<hw::WorkSequence*, 4>& streams,
+                                        uint64_t slots, const Members& members, const FusedTiles& tiles) {
+  std::vector<std::vector<uint32_t>> slot_tiles(slots);
+  std::vector<size_t> last_group(slots, 0);
+  for (size_t i = 0; i < tiles.groups(); ++i) {
+    for (size_t t = tiles.group_first[i]; t < tiles.group_first[i + 1]; ++t) {
+      const FusedTile& tile = tiles.tiles[t];
+      for (uint64_t m = tile.first; m < tile.first + tile.tokens; ++m) {
+        const uint64_t s = members[tile.expert][m].second;
+        slot_tiles[s].push_back(kFirstTileCounter + static_cast<uint32_t>(t));
+        last_group[s] = std::max(last_group[s], i);
+      }
+    }
+  }
+  hw::CounterMap arrivals;
+  arrivals.base = plan.buffers.dispatch_rx;
+  arrivals.stride = plan.buffers.dispatch_stride;
+  arrivals.entries = slots;
+  arrivals.first.reserve(slots + 1);
+  for (const std::vector<uint32_t>& list : slot_tiles) {
+    arrivals.first.push_back(static_cast<uint32_t>(arrivals.counters.size()));
+    arrivals.counters.insert(arrivals.counters.end(), list.begin(), list.end());
+  }
+  arrivals.first.push_back(static_cast<uint32_t>(arrivals.counters.size()));
+  hw::WorkSequence& dispatch = *streams[kDispatchGroup];
+  dispatch.counter_maps.push_back(std::move(arrivals));
+  const auto tile_count = static_cast<uint32_t>(tiles.tiles.size());
+  check_counters(plan.scheme.c_str(), static_cast<uint64_t>(kFirstTileCounter) + tile_count);
+  dispatch.counter_tables.push_back(hw::CounterTableRange{hw::CounterTable::tile_status, kFirstTileCounter, tile_count});
+  for (auto* seq : streams) seq->counters = kFirstTileCounter + tile_count;
+  return last_group;
+}
+
+// The tile groups: GEMM-1 group i waits for its tiles, runs and signals; GEMM-2 group i waits for
+// GEMM-1 group i (with `comet`, for all of GEMM-1 and the kernel boundary), runs, computes the
+// partials of the copies whose last tile it held (`group_runs[i]`), and signals the combine stream.
+void append_tile_groups(const LayerPlan& plan, const DispatchMap& map, const std::array<hw::WorkSequence*, 4>& streams,
+                        uint32_t g, const FusedTiles& tiles, const std::vector<std::vector<SlotRun>>& group_runs,
+                        bool comet) {
+  const MoeLayerSpec& spec = *plan.spec;
+  hw::WorkSequence& gemm1 = *streams[kGemm1Group];
+  hw::WorkSequence& gemm2 = *streams[kGemm2Group];
+  if (comet) {
+    gemm2.tasks.push_back(hw::Task::wait(kExpertsPhase, kGemm1DoneCounter, tiles.groups()));
+    append_software_cost(gemm2, kExpertsPhase, spec.software.sync_ns);
+  }
+  for (size_t i = 0; i < tiles.groups(); ++i) {
+    uint64_t tokens = 0;
+    std::vector<bool> busy(spec.routing.experts_per_gpu(), false);
+    for (size_t t = tiles.group_first[i]; t < tiles.group_first[i + 1]; ++t) {
+      gemm1.tasks.push_back(
+          hw::Task::wait(kDispatchPhase, kFirstTileCounter + static_cast<uint32_t>(t), tiles.tiles[t].tokens));
+      tokens += tiles.tiles[t].tokens;
+      busy[tiles.tiles[t].expert] = true;
+    }
+    uint32_t kernel = hw::Task::kNoKernel;
+    if (!group_runs[i].empty()) {
+      gemm2.kernels.push_back(expert_kernel(plan.spec, plan.buffers, map.received, g, group_runs[i]));
+      kernel = static_cast<uint32_t>(gemm2.kernels.size() - 1);
+    }
+    const auto busy_experts = static_cast<uint32_t>(std::count(busy.begin(), busy.end(), true));
+    ExpertGemms gemms =
+        expert_gemms(spec, kExpertsPhase, tiles.group_first[i + 1] - tiles.group_first[i], busy_experts, tokens, kernel);
+    gemms.gemm1.persistent = gemms.gemm2.persistent = true;
+    gemm1.tasks.push_back(gemms.gemm1);
+    gemm1.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, kGemm1DoneCounter));
+    if (!comet) gemm2.tasks.push_back(hw::Task::wait(kExpertsPhase, kGemm1DoneCounter, i + 1));
+    gemm2.tasks.push_back(gemms.gemm2);
+    gemm2.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, kGemm2DoneCounter));
+  }
+}
+
+// Combine: after each GEMM-2 group, the partials it finished, homes in turn after this GPU; the
+// home's sum at the kernel's end.
+void append_fused_combine(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& combine, uint32_t g,
+                          const std::vector<std::vector<SlotRun>>& group_runs) {
+  const MoeRouting& routing = plan.spec->routing;
+  const std::vector<uint64_t>& slots = (*map.received)[g];
+  std::vector<std::vector<uint64_t>> by_home(routing.gpus);
+  PartialSender partials(plan, map, combine, g);
+  for (size_t i = 0; i < group_runs.size(); ++i) {
+    combine.tasks.push_back(hw::Task::wait(kCombinePhase, kGemm2DoneCounter, i + 1));
+    for (auto& list : by_home) list.clear();
+    for (const SlotRun& run : group_runs[i]) {
+      for (uint64_t s = run.begin; s < run.end; ++s) by_home[routing.home_of_token(slots[s])].push_back(s);
+    }
+    for (uint32_t n = 1; n <= routing.gpus; ++n) {
+      for (uint64_t s : by_home[(g + n) % routing.gpus]) partials.send(s);
+      partials.flush();
+    }
+  }
+  append_home_combine(plan, combine, g);
+}
+
 void build_fused_software(LayerPlan& plan, const DispatchMap& map, bool comet) {
   const MoeLayerSpec& spec = *plan.spec;
   const MoeRouting& routing = spec.routing;
-  const MoeBuffers& b = plan.buffers;
-  const uint32_t gpus = routing.gpus;
-  const uint32_t per_gpu = routing.experts_per_gpu();
-  const uint64_t tokens_per_gpu = routing.tokens_per_gpu;
   const FusedSmGroups sms = fused_sm_groups(spec, comet);
   const auto streams = make_fused_streams(plan, sms, kFirstTileCounter);
 
-  for (uint32_t g = 0; g < gpus; ++g) {
+  for (uint32_t g = 0; g < routing.gpus; ++g) {
     hw::WorkSequence& dispatch = *streams[g][kDispatchGroup];
-    append_count_exchange(plan, map, dispatch, g, kDispatchPhase);
-    append_software_dispatch(plan, map, dispatch, g, kDispatchPhase, kDispatchCounter);
+    append_count_exchange(plan, dispatch, g, kDispatchPhase);
+    append_software_dispatch(plan, map, dispatch, g, own_tokens(routing, g), kDispatchPhase, kDispatchCounter);
   }
 
-  const uint64_t partial_bytes = vector_bytes(spec.combine_dtype, spec.model.hidden);
-  const uint32_t chunk = spec.software.chunk_tokens;
-  for (uint32_t g = 0; g < gpus; ++g) {
+  for (uint32_t g = 0; g < routing.gpus; ++g) {
     const std::vector<uint64_t>& slots = (*map.received)[g];
-    // Each local expert's tokens (as slots) in expected arrival order.
-    std::vector<std::vector<std::pair<uint64_t, uint64_t>>> members(per_gpu);  // (order key, slot)
-    for (uint64_t s = 0; s < slots.size(); ++s) {
-      const uint64_t t = slots[s];
-      const uint16_t* experts = routing.experts_of(t);
-      for (uint32_t k = 0; k < routing.top_k; ++k) {
-        if (experts[k] / per_gpu != g) continue;
-        members[experts[k] - g * per_gpu].emplace_back((t % tokens_per_gpu) * gpus + t / tokens_per_gpu, s);
-      }
-    }
-    std::vector<uint64_t> loads(per_gpu);
-    for (uint32_t j = 0; j < per_gpu; ++j) {
-      std::sort(members[j].begin(), members[j].end());
-      loads[j] = members[j].size();
-    }
+    const Members members = expert_members(routing, slots, g);
+    std::vector<uint64_t> loads;
+    for (const auto& list : members) loads.push_back(list.size());
     const FusedTiles tiles = plan_fused_tiles(spec, loads, sms.gemm1);
-
-    // Tile-status entries: each slot counts on the tiles it belongs to; a slot's partial is done
-    // with the last group holding one of its tiles.
-    std::vector<std::vector<uint32_t>> slot_tiles(slots.size());
-    std::vector<size_t> last_group(slots.size(), 0);
-    for (size_t i = 0; i < tiles.groups(); ++i) {
-      for (size_t t = tiles.group_first[i]; t < tiles.group_first[i + 1]; ++t) {
-        const FusedTile& tile = tiles.tiles[t];
-        for (uint64_t m = tile.first; m < tile.first + tile.tokens; ++m) {
-          const uint64_t s = members[tile.expert][m].second;
-          slot_tiles[s].push_back(kFirstTileCounter + static_cast<uint32_t>(t));
-          last_group[s] = std::max(last_group[s], i);
-        }
-      }
-    }
-    hw::CounterMap arrivals;
-    arrivals.base = b.dispatch_rx;
-    arrivals.stride = b.dispatch_stride;
-    arrivals.entries = slots.size();
-    arrivals.first.reserve(slots.size() + 1);
-    for (const std::vector<uint32_t>& list : slot_tiles) {
-      arrivals.first.push_back(static_cast<uint32_t>(arrivals.counters.size()));
-      arrivals.counters.insert(arrivals.counters.end(), list.begin(), list.end());
-    }
-    arrivals.first.push_back(static_cast<uint32_t>(arrivals.counters.size()));
-    hw::WorkSequence& dispatch = *streams[g][kDispatchGroup];
-    dispatch.counter_maps.push_back(std::move(arrivals));
-    const auto tile_count = static_cast<uint32_t>(tiles.tiles.size());
-    check_counters(plan.scheme.c_str(), static_cast<uint64_t>(kFirstTileCounter) + tile_count);
-    dispatch.counter_tables.push_back(hw::CounterTableRange{hw::CounterTable::tile_status, kFirstTileCounter, tile_count});
-    for (auto* seq : streams[g]) seq->counters = kFirstTileCounter + tile_count;
+    const std::vector<size_t> last_group = install_tile_status(plan, streams[g], slots.size(), members, tiles);
 
     std::vector<std::vector<SlotRun>> group_runs(tiles.groups());
     for (uint64_t s = 0; s < slots.size(); ++s) {
@@ -95,76 +162,8 @@ void build_fused_software(LayerPlan& plan, const DispatchMap& map, bool comet) {
       if (runs.empty() || runs.back().end != s) runs.push_back(SlotRun{s, s});
       runs.back().end = s + 1;
     }
-    hw::WorkSequence& gemm1 = *streams[g][kGemm1Group];
-    hw::WorkSequence& gemm2 = *streams[g][kGemm2Group];
-    // The tile groups: GEMM-1 group i waits for its tiles, runs and signals; GEMM-2 group i waits
-    // for GEMM-1 group i (with `comet`, for all of GEMM-1 and the kernel boundary), runs, computes
-    // the partials of the copies whose last tile it held, and signals the combine stream.
-    if (comet) {
-      gemm2.tasks.push_back(hw::Task::wait(kExpertsPhase, kGemm1DoneCounter, tiles.groups()));
-      append_software_cost(gemm2, kExpertsPhase, spec.software.sync_ns);
-    }
-    for (size_t i = 0; i < tiles.groups(); ++i) {
-      uint64_t tokens = 0;
-      std::vector<bool> busy(per_gpu, false);
-      for (size_t t = tiles.group_first[i]; t < tiles.group_first[i + 1]; ++t) {
-        gemm1.tasks.push_back(hw::Task::wait(kDispatchPhase, kFirstTileCounter + static_cast<uint32_t>(t), tiles.tiles[t].tokens));
-        tokens += tiles.tiles[t].tokens;
-        busy[tiles.tiles[t].expert] = true;
-      }
-      uint32_t kernel = hw::Task::kNoKernel;
-      if (!group_runs[i].empty()) {
-        gemm2.kernels.push_back(expert_kernel(plan.spec, b, map.received, g, group_runs[i]));
-        kernel = static_cast<uint32_t>(gemm2.kernels.size() - 1);
-      }
-      const auto busy_experts = static_cast<uint32_t>(std::count(busy.begin(), busy.end(), true));
-      ExpertGemms gemms =
-          expert_gemms(spec, kExpertsPhase, tiles.group_first[i + 1] - tiles.group_first[i], busy_experts, tokens, kernel);
-      gemms.gemm1.persistent = gemms.gemm2.persistent = true;
-      gemm1.tasks.push_back(gemms.gemm1);
-      gemm1.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, kGemm1DoneCounter));
-      if (!comet) gemm2.tasks.push_back(hw::Task::wait(kExpertsPhase, kGemm1DoneCounter, i + 1));
-      gemm2.tasks.push_back(gemms.gemm2);
-      gemm2.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, kGemm2DoneCounter));
-    }
-
-    // Combine: after each GEMM-2 group, the partials it finished, homes in turn after this GPU.
-    hw::WorkSequence& combine = *streams[g][kCombineGroup];
-    std::vector<uint64_t> copy_of(slots.size());  // the copy each slot holds (its token's to GPU g)
-    for (uint64_t s = 0; s < slots.size(); ++s) {
-      uint64_t copy = map.first[slots[s]];
-      while (map.dest[copy] != g) ++copy;
-      copy_of[s] = copy;
-    }
-    std::vector<std::vector<uint64_t>> by_home(gpus);
-    std::vector<hw::WriteElement> out;
-    for (size_t i = 0; i < tiles.groups(); ++i) {
-      combine.tasks.push_back(hw::Task::wait(kCombinePhase, kGemm2DoneCounter, i + 1));
-      for (auto& list : by_home) list.clear();
-      for (const SlotRun& run : group_runs[i]) {
-        for (uint64_t s = run.begin; s < run.end; ++s) by_home[routing.home_of_token(slots[s])].push_back(s);
-      }
-      for (uint32_t n = 1; n <= gpus; ++n) {
-        const uint32_t home = (g + n) % gpus;
-        for (uint64_t s : by_home[home]) {
-          const uint64_t source = b.partial + s * b.combine_stride;
-          const uint64_t target = combine_slot_address(plan, home, copy_of[s]);
-          if (home == g) {
-            combine.tasks.push_back(hw::Task::local_copy(kCombinePhase, source, target, partial_bytes, kCombineCounter));
-            continue;
-          }
-          out.push_back(hw::WriteElement{source, target});
-          if (out.size() == chunk) append_write_chunk(plan, combine, kCombinePhase, home, partial_bytes, kCombineCounter, out);
-        }
-        if (!out.empty()) append_write_chunk(plan, combine, kCombinePhase, home, partial_bytes, kCombineCounter, out);
-      }
-    }
-    const uint64_t first = static_cast<uint64_t>(g) * tokens_per_gpu;
-    const uint64_t partials = map.first[first + tokens_per_gpu] - map.first[first];
-    combine.tasks.push_back(hw::Task::wait(kCombinePhase, kCombineCounter, partials));
-    append_software_cost(combine, kCombinePhase, spec.software.sync_ns);  // the kernel's end
-    combine.kernels.push_back(reduce_kernel(plan, g));
-    combine.tasks.push_back(reduce_task(spec, kCombinePhase, partials, b, static_cast<uint32_t>(combine.kernels.size() - 1)));
+    append_tile_groups(plan, map, streams[g], g, tiles, group_runs, comet);
+    append_fused_combine(plan, map, *streams[g][kCombineGroup], g, group_runs);
   }
 }
 

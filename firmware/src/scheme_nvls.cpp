@@ -58,9 +58,7 @@ void build_nvls(LayerPlan& plan, const DispatchMap& map) {
   const uint64_t partial_bytes = vector_bytes(spec.combine_dtype, spec.model.hidden);
   const std::vector<uint64_t> expert_loads = tokens_per_expert(routing);
   for (uint32_t g = 0; g < gpus; ++g) {
-    hw::WorkSequence& seq = plan.sequences[g];
-    seq.phase_names = moe_phase_names();
-    seq.counters = kBarrierCounter + 1;
+    hw::WorkSequence& seq = start_sequence(plan, g, kBarrierCounter + 1);
     const uint64_t first_token = static_cast<uint64_t>(g) * routing.tokens_per_gpu;
     seq.tasks.reserve(2 * routing.tokens_per_gpu + gpus + 8);
 
