@@ -382,29 +382,116 @@ void check_routing(const MoeRouting& routing) {
   }
 }
 
+// How copies are numbered: every GPU's own experts, then its replica slots.
+struct CopyNumbering {
+  uint32_t per_gpu = 0;
+  uint64_t copies_per_gpu = 0;
+  uint32_t original_copy(uint32_t expert) const {
+    return static_cast<uint32_t>((expert / per_gpu) * copies_per_gpu + expert % per_gpu);
+  }
+  uint32_t slot_copy(uint32_t gpu, uint32_t slot) const {
+    return static_cast<uint32_t>(gpu * copies_per_gpu + per_gpu + slot);
+  }
+  uint32_t gpu_of(uint32_t copy) const { return static_cast<uint32_t>(copy / copies_per_gpu); }
+};
+
+// Checks placement p against the routing and what earlier placements took (`weights_of`,
+// `placement_of`); throws std::invalid_argument naming what is wrong.
+void check_placement(const MoeRouting& original, const ReplicaPlacement& placement, uint32_t p, uint32_t slots_per_gpu,
+                     const CopyNumbering& numbering, const std::vector<uint16_t>& weights_of,
+                     const std::vector<uint32_t>& placement_of, uint32_t not_replicated) {
+  const uint32_t per_gpu = numbering.per_gpu;
+  const std::string who = "token re-routing: placement " + std::to_string(p) + " (expert " +
+                          std::to_string(placement.expert) + "): ";
+  if (placement.expert >= original.experts) {
+    throw std::invalid_argument(who + "no such expert (" + std::to_string(original.experts) + " experts)");
+  }
+  if (placement_of[placement.expert] != not_replicated) {
+    throw std::invalid_argument(who + "the expert is already replicated by placement " +
+                                std::to_string(placement_of[placement.expert]));
+  }
+  if (placement.owner != placement.expert / per_gpu) {
+    throw std::invalid_argument(who + "names owner GPU " + std::to_string(placement.owner) +
+                                ", but the expert lives on GPU " + std::to_string(placement.expert / per_gpu));
+  }
+  if (placement.slot >= slots_per_gpu) {
+    throw std::invalid_argument(who + "replica slot " + std::to_string(placement.slot) + ", but GPUs have " +
+                                std::to_string(slots_per_gpu) + " replica slots");
+  }
+  if (placement.replica_gpus.empty()) throw std::invalid_argument(who + "no replica GPUs");
+  for (size_t i = 0; i < placement.replica_gpus.size(); ++i) {
+    const uint32_t gpu = placement.replica_gpus[i];
+    if (gpu >= original.gpus) {
+      throw std::invalid_argument(who + "replica GPU " + std::to_string(gpu) + " is out of range (" +
+                                  std::to_string(original.gpus) + " GPUs)");
+    }
+    if (gpu == placement.owner) throw std::invalid_argument(who + "replica GPU " + std::to_string(gpu) + " is the owner");
+    if (i > 0 && gpu <= placement.replica_gpus[i - 1]) {
+      throw std::invalid_argument(who + "replica GPUs must be ascending and distinct (" + std::to_string(gpu) +
+                                  " follows " + std::to_string(placement.replica_gpus[i - 1]) + ")");
+    }
+    const uint32_t copy = numbering.slot_copy(gpu, placement.slot);
+    if (weights_of[copy] != kEmptyReplicaSlot) {
+      throw std::invalid_argument(who + "replica slot " + std::to_string(placement.slot) + " on GPU " +
+                                  std::to_string(gpu) + " already holds expert " + std::to_string(weights_of[copy]));
+    }
+  }
+}
+
+// [placement]: the quota of the replicated expert's pairs (`pairs_of`) for each of its copies
+// (`copies_of`), by `split`.
+std::vector<std::vector<uint64_t>> split_quotas(const MoeRouting& original, const std::vector<ReplicaPlacement>& replicas,
+                                                const std::vector<std::vector<uint32_t>>& copies_of,
+                                                const std::vector<uint64_t>& pairs_of, const CopyNumbering& numbering,
+                                                TokenSplit split) {
+  std::vector<std::vector<uint64_t>> quotas(replicas.size());
+  if (split == TokenSplit::even) {
+    for (uint32_t p = 0; p < replicas.size(); ++p) {
+      const uint64_t pairs = pairs_of[replicas[p].expert];
+      const uint64_t n = copies_of[p].size();
+      for (uint64_t c = 0; c < n; ++c) quotas[p].push_back(pairs / n + (c < pairs % n ? 1 : 0));
+    }
+    return quotas;
+  }
+  // The scheduler's arithmetic in whole pairs: every expert starts at its owner, and in the
+  // schedule's order each replicated expert leaves its owner and is water-filled over its
+  // copies, so the split levels what the scheduler estimated.
+  std::vector<double> gpu_pairs(original.gpus, 0.0);
+  for (uint32_t expert = 0; expert < original.experts; ++expert) gpu_pairs[expert / numbering.per_gpu] += pairs_of[expert];
+  for (uint32_t p = 0; p < replicas.size(); ++p) {
+    const uint64_t pairs = pairs_of[replicas[p].expert];
+    std::vector<double> bases(copies_of[p].size());
+    for (size_t c = 0; c < bases.size(); ++c) bases[c] = gpu_pairs[numbering.gpu_of(copies_of[p][c])];
+    bases[0] -= static_cast<double>(pairs);
+    quotas[p] = largest_remainder(water_fill(bases, static_cast<double>(pairs)), pairs);
+    for (size_t c = 0; c < bases.size(); ++c) {
+      gpu_pairs[numbering.gpu_of(copies_of[p][c])] = bases[c] + static_cast<double>(quotas[p][c]);
+    }
+  }
+  return quotas;
+}
+
 }  // namespace
 
 ReplicatedRouting reroute_tokens(const MoeRouting& original, const std::vector<ReplicaPlacement>& replicas,
                                  uint32_t slots_per_gpu, TokenSplit split) {
   check_routing(original);
   const uint32_t gpus = original.gpus;
-  const uint32_t per_gpu = original.experts_per_gpu();
-  const uint64_t copies_per_gpu = uint64_t{per_gpu} + slots_per_gpu;
-  const uint64_t copy_count = uint64_t{gpus} * copies_per_gpu;
+  CopyNumbering numbering;
+  numbering.per_gpu = original.experts_per_gpu();
+  numbering.copies_per_gpu = uint64_t{numbering.per_gpu} + slots_per_gpu;
+  const uint64_t copy_count = uint64_t{gpus} * numbering.copies_per_gpu;
   if (copy_count > uint64_t{std::numeric_limits<uint16_t>::max()} + 1) {
-    throw std::invalid_argument("token re-routing: " + std::to_string(gpus) + " GPUs x (" + std::to_string(per_gpu) +
-                                " experts + " + std::to_string(slots_per_gpu) + " replica slots) = " +
-                                std::to_string(copy_count) + " expert copies do not fit 16-bit expert IDs");
+    throw std::invalid_argument("token re-routing: " + std::to_string(gpus) + " GPUs x (" +
+                                std::to_string(numbering.per_gpu) + " experts + " + std::to_string(slots_per_gpu) +
+                                " replica slots) = " + std::to_string(copy_count) +
+                                " expert copies do not fit 16-bit expert IDs");
   }
-  auto original_copy = [&](uint32_t expert) {
-    return static_cast<uint32_t>((expert / per_gpu) * copies_per_gpu + expert % per_gpu);
-  };
-  auto slot_copy = [&](uint32_t gpu, uint32_t slot) { return static_cast<uint32_t>(gpu * copies_per_gpu + per_gpu + slot); };
 
   ReplicatedRouting out;
   out.weights_of.assign(copy_count, kEmptyReplicaSlot);
   for (uint32_t expert = 0; expert < original.experts; ++expert) {
-    out.weights_of[original_copy(expert)] = static_cast<uint16_t>(expert);
+    out.weights_of[numbering.original_copy(expert)] = static_cast<uint16_t>(expert);
   }
 
   // Each replicated expert's copies: the owner's first, then the replicas by GPU.
@@ -413,42 +500,10 @@ ReplicatedRouting reroute_tokens(const MoeRouting& original, const std::vector<R
   std::vector<std::vector<uint32_t>> copies_of(replicas.size());
   for (uint32_t p = 0; p < replicas.size(); ++p) {
     const ReplicaPlacement& placement = replicas[p];
-    const std::string who = "token re-routing: placement " + std::to_string(p) + " (expert " +
-                            std::to_string(placement.expert) + "): ";
-    if (placement.expert >= original.experts) {
-      throw std::invalid_argument(who + "no such expert (" + std::to_string(original.experts) + " experts)");
-    }
-    if (placement_of[placement.expert] != kNotReplicated) {
-      throw std::invalid_argument(who + "the expert is already replicated by placement " +
-                                  std::to_string(placement_of[placement.expert]));
-    }
-    if (placement.owner != placement.expert / per_gpu) {
-      throw std::invalid_argument(who + "names owner GPU " + std::to_string(placement.owner) +
-                                  ", but the expert lives on GPU " + std::to_string(placement.expert / per_gpu));
-    }
-    if (placement.slot >= slots_per_gpu) {
-      throw std::invalid_argument(who + "replica slot " + std::to_string(placement.slot) + ", but GPUs have " +
-                                  std::to_string(slots_per_gpu) + " replica slots");
-    }
-    if (placement.replica_gpus.empty()) throw std::invalid_argument(who + "no replica GPUs");
-    copies_of[p].push_back(original_copy(placement.expert));
-    for (size_t i = 0; i < placement.replica_gpus.size(); ++i) {
-      const uint32_t gpu = placement.replica_gpus[i];
-      if (gpu >= gpus) {
-        throw std::invalid_argument(who + "replica GPU " + std::to_string(gpu) + " is out of range (" +
-                                    std::to_string(gpus) + " GPUs)");
-      }
-      if (gpu == placement.owner) throw std::invalid_argument(who + "replica GPU " + std::to_string(gpu) + " is the owner");
-      if (i > 0 && gpu <= placement.replica_gpus[i - 1]) {
-        throw std::invalid_argument(who + "replica GPUs must be ascending and distinct (" + std::to_string(gpu) +
-                                    " follows " + std::to_string(placement.replica_gpus[i - 1]) + ")");
-      }
-      const uint32_t copy = slot_copy(gpu, placement.slot);
-      if (out.weights_of[copy] != kEmptyReplicaSlot) {
-        throw std::invalid_argument(who + "replica slot " + std::to_string(placement.slot) + " on GPU " +
-                                    std::to_string(gpu) + " already holds expert " +
-                                    std::to_string(out.weights_of[copy]));
-      }
+    check_placement(original, placement, p, slots_per_gpu, numbering, out.weights_of, placement_of, kNotReplicated);
+    copies_of[p].push_back(numbering.original_copy(placement.expert));
+    for (uint32_t gpu : placement.replica_gpus) {
+      const uint32_t copy = numbering.slot_copy(gpu, placement.slot);
       out.weights_of[copy] = static_cast<uint16_t>(placement.expert);
       copies_of[p].push_back(copy);
     }
@@ -457,31 +512,7 @@ ReplicatedRouting reroute_tokens(const MoeRouting& original, const std::vector<R
 
   std::vector<uint64_t> pairs_of(original.experts, 0);
   for (uint16_t expert : original.expert_ids) ++pairs_of[expert];
-
-  std::vector<std::vector<uint64_t>> quotas(replicas.size());
-  if (split == TokenSplit::even) {
-    for (uint32_t p = 0; p < replicas.size(); ++p) {
-      const uint64_t pairs = pairs_of[replicas[p].expert];
-      const uint64_t n = copies_of[p].size();
-      for (uint64_t c = 0; c < n; ++c) quotas[p].push_back(pairs / n + (c < pairs % n ? 1 : 0));
-    }
-  } else {
-    // The scheduler's arithmetic in whole pairs: every expert starts at its owner, and in the
-    // schedule's order each replicated expert leaves its owner and is water-filled over its
-    // copies, so the split levels what the scheduler estimated.
-    std::vector<double> gpu_pairs(gpus, 0.0);
-    for (uint32_t expert = 0; expert < original.experts; ++expert) gpu_pairs[expert / per_gpu] += pairs_of[expert];
-    for (uint32_t p = 0; p < replicas.size(); ++p) {
-      const uint64_t pairs = pairs_of[replicas[p].expert];
-      std::vector<double> bases(copies_of[p].size());
-      for (size_t c = 0; c < bases.size(); ++c) bases[c] = gpu_pairs[copies_of[p][c] / copies_per_gpu];
-      bases[0] -= static_cast<double>(pairs);
-      quotas[p] = largest_remainder(water_fill(bases, static_cast<double>(pairs)), pairs);
-      for (size_t c = 0; c < bases.size(); ++c) {
-        gpu_pairs[copies_of[p][c] / copies_per_gpu] = bases[c] + static_cast<double>(quotas[p][c]);
-      }
-    }
-  }
+  const std::vector<std::vector<uint64_t>> quotas = split_quotas(original, replicas, copies_of, pairs_of, numbering, split);
 
   out.routing.gpus = gpus;
   out.routing.experts = static_cast<uint32_t>(copy_count);
@@ -495,7 +526,7 @@ ReplicatedRouting reroute_tokens(const MoeRouting& original, const std::vector<R
   for (size_t i = 0; i < original.expert_ids.size(); ++i) {
     const uint16_t expert = original.expert_ids[i];
     const uint32_t p = placement_of[expert];
-    uint32_t copy = original_copy(expert);
+    uint32_t copy = numbering.original_copy(expert);
     if (p != kNotReplicated) {
       while (filled[p] == quotas[p][filling[p]]) {
         ++filling[p];
@@ -505,7 +536,7 @@ ReplicatedRouting reroute_tokens(const MoeRouting& original, const std::vector<R
       ++filled[p];
     }
     out.routing.expert_ids[i] = static_cast<uint16_t>(copy);
-    out.gpu_load[copy / copies_per_gpu] += 1.0;
+    out.gpu_load[numbering.gpu_of(copy)] += 1.0;
   }
   return out;
 }

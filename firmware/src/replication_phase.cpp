@@ -184,34 +184,207 @@ MoeRouting decide_replication(const MoeRouting& original, const ReplicationParam
   return std::move(rerouted.routing);
 }
 
+namespace {
+
+// A GPU's streams in the phase: the shared experts; copy-engine sends that wait for nothing; what
+// a GPU issues or passes on once it has it (SM-issued multicast stores, ring forwards); the waits
+// for its copies.
+enum Stream : uint32_t { kShared, kCopyEngine, kPassOn, kCompletion, kStreams };
+using PhaseStreams = std::vector<std::array<hw::WorkSequence, kStreams>>;
+
+// The fixed groups' multicast objects: they exist from start-up, whether this layer uses them or not.
+std::vector<MulticastGroupRequest> replication_multicast_groups(const MoeLayerSpec& spec) {
+  std::vector<MulticastGroupRequest> groups;
+  const std::shared_ptr<const ReplicationDecision>& decision = spec.replication;
+  if (!decision || decision->policy != ReplicationPolicy::iser || !uses_multicast(decision->method)) return groups;
+  if (spec.routing.gpus > 64) throw std::invalid_argument("replication: multicast groups name at most 64 GPUs");
+  const uint64_t region = multicast_region_bytes(*decision);
+  for (size_t i = 0; i < decision->groups.size(); ++i) {
+    uint64_t members = 0;
+    for (uint32_t m = 0; m < decision->groups[i].size; ++m) members |= 1ull << (decision->groups[i].first_gpu + m);
+    groups.push_back(MulticastGroupRequest{kReplicationMulticast + i * region, region, kReplicaWeights, members});
+  }
+  return groups;
+}
+
+// The shared experts: every token of the GPU through each, as the routed experts' GEMMs; on the
+// SMs the broadcast's stores leave (`gemm_sms`, 0: all).
+void append_shared_experts(const MoeLayerSpec& spec, uint16_t gemm_sms, PhaseStreams& streams) {
+  const uint64_t tile = spec.software.tile_tokens;
+  const uint64_t tile_rows = spec.shared_experts * ((spec.routing.tokens_per_gpu + tile - 1) / tile);
+  const detail::ExpertGemms gemms = detail::expert_gemms(spec, detail::kSharedExpertPhase, tile_rows, spec.shared_experts,
+                                                         uint64_t{spec.shared_experts} * spec.routing.tokens_per_gpu,
+                                                         hw::Task::kNoKernel);
+  for (auto& gpu : streams) {
+    hw::WorkSequence& seq = gpu[kShared];
+    seq.tasks.push_back(gemms.gemm1);
+    seq.tasks.push_back(gemms.gemm2);
+    if (gemm_sms > 0) seq.sms = gemm_sms;
+  }
+}
+
+// The broadcasts of the replicas' weights, chunk by chunk, by the decision's method. Counters from
+// `first_counter` on: per broadcast and chunk, one for the chunk landing in a replica and, for the
+// multicast methods, one for its relay or scatter to the member that multicasts it.
+class BroadcastPlanner {
+ public:
+  BroadcastPlanner(const MoeLayerSpec& spec, const ReplicationDecision& d, uint32_t first_counter,
+                   ReplicationPhase& phase, PhaseStreams& streams)
+      : d_(d),
+        phase_(phase),
+        streams_(streams),
+        gpus_(spec.routing.gpus),
+        per_gpu_(owned_experts_per_gpu(spec.routing, d)),
+        chunks_(chunks_per_expert(d)),
+        padded_(padded_expert_bytes(d)),
+        region_(multicast_region_bytes(d)),
+        stride_(chunks_ * (uses_multicast(d.method) ? 2 : 1)),
+        first_counter_(first_counter),
+        pass_on_items_(spec.routing.gpus) {}
+
+  // Plans every broadcast; returns the counters the phase then uses.
+  uint32_t plan() {
+    const uint64_t needed = first_counter_ + stride_ * d_.schedule.replicas.size();
+    if (needed > hw::kMaxArrivalCounters) {
+      throw std::length_error("replication: " + std::to_string(needed) + " arrival counters needed, a GPU has " +
+                              std::to_string(hw::kMaxArrivalCounters));
+    }
+    // One order, chunk by chunk and broadcast by broadcast, for every stream's tasks. Only the
+    // pass-on streams wait, each on what copy-engine sends or other pass-ons deliver, and a ring's
+    // chain never returns to its owner: no cycle of waits.
+    for (uint64_t j = 0; j < chunks_; ++j) {
+      for (size_t b = 0; b < d_.schedule.replicas.size(); ++b) broadcast_chunk(b, j);
+    }
+    queue_pass_ons();
+    wait_for_copies();
+    return static_cast<uint32_t>(needed);
+  }
+
+ private:
+  uint32_t landed(size_t b, uint64_t j) const { return static_cast<uint32_t>(first_counter_ + stride_ * b + j); }
+  uint32_t relayed(size_t b, uint64_t j) const {
+    return static_cast<uint32_t>(first_counter_ + stride_ * b + chunks_ + j);
+  }
+
+  hw::Task send_task(uint32_t from, uint32_t to, uint64_t source, uint64_t target, uint64_t bytes, uint32_t counter) {
+    phase_.expected_link_arrivals[to]++;
+    phase_.expected_bytes_sent[from] += bytes;
+    return hw::Task::send(detail::kBroadcastPhase, to, source, target, bytes, counter);
+  }
+  void send(uint32_t from, uint32_t to, uint64_t source, uint64_t target, uint64_t bytes, uint32_t counter) {
+    streams_[from][kCopyEngine].tasks.push_back(send_task(from, to, source, target, bytes, counter));
+  }
+  hw::Task multicast(uint32_t issuer, const FixedGroup& group, size_t group_index, uint64_t source, uint64_t offset,
+                     uint64_t bytes, uint32_t counter) {
+    for (uint32_t m = 0; m < group.size; ++m) phase_.expected_link_arrivals[group.first_gpu + m]++;
+    phase_.expected_bytes_sent[issuer] += bytes;
+    return hw::Task::multimem_store(detail::kBroadcastPhase, source,
+                                    kReplicationMulticast + group_index * region_ + offset, bytes, counter);
+  }
+  // What a member passes on once it has it (a relay's or multiport member's multicast, a ring
+  // member's forward): one item each, taken in the order the chunks land, so a chunk held up on
+  // a busy link holds up no other.
+  void pass_on(uint32_t gpu, uint32_t wait_counter, const hw::Task& task) {
+    pass_on_items_[gpu].push_back(hw::Task::wait(detail::kBroadcastPhase, wait_counter, 1));
+    pass_on_items_[gpu].push_back(task);
+  }
+
+  // Chunk j of broadcast b.
+  void broadcast_chunk(size_t b, uint64_t j) {
+    const ReplicaPlacement& p = d_.schedule.replicas[b];
+    const uint64_t bytes = std::min(d_.chunk_bytes, d_.weight_bytes - j * d_.chunk_bytes);
+    const uint64_t source = kExpertWeights + (p.expert % per_gpu_) * padded_ + j * d_.chunk_bytes;
+    const uint64_t offset = p.slot * padded_ + j * d_.chunk_bytes;
+    const uint64_t target = kReplicaWeights + offset;
+    switch (d_.method) {
+      case BroadcastMethod::p2p:
+        for (uint32_t r : p.replica_gpus) send(p.owner, r, source, target, bytes, landed(b, j));
+        break;
+      case BroadcastMethod::ring: {
+        // Owner, then the replicas in order after it (cyclically), each forwarding what landed.
+        std::vector<uint32_t> chain = p.replica_gpus;
+        std::stable_sort(chain.begin(), chain.end(), [&](uint32_t a, uint32_t c) {
+          return (a + gpus_ - p.owner) % gpus_ < (c + gpus_ - p.owner) % gpus_;
+        });
+        send(p.owner, chain.front(), source, target, bytes, landed(b, j));
+        for (size_t i = 0; i + 1 < chain.size(); ++i) {
+          pass_on(chain[i], landed(b, j), send_task(chain[i], chain[i + 1], target, target, bytes, landed(b, j)));
+        }
+        break;
+      }
+      case BroadcastMethod::multicast:
+      case BroadcastMethod::multiport: {
+        // The issuer of this chunk: the owner when it is a member (single-port multicast), a
+        // relay member otherwise; multiport deals the chunks round the group's members.
+        const FixedGroup& group = d_.groups[p.group];
+        uint32_t issuer = group.contains(p.owner) ? p.owner : p.replica_gpus.front();
+        if (d_.method == BroadcastMethod::multiport) issuer = group.first_gpu + static_cast<uint32_t>(j % group.size);
+        if (issuer == p.owner) {
+          streams_[issuer][kPassOn].tasks.push_back(multicast(issuer, group, p.group, source, offset, bytes, landed(b, j)));
+        } else {
+          send(p.owner, issuer, source, target, bytes, relayed(b, j));
+          pass_on(issuer, relayed(b, j), multicast(issuer, group, p.group, target, offset, bytes, landed(b, j)));
+        }
+        break;
+      }
+    }
+    phase_.chunks_expected += p.replica_gpus.size();
+  }
+
+  void queue_pass_ons() {
+    for (uint32_t g = 0; g < gpus_; ++g) {
+      if (pass_on_items_[g].empty()) continue;
+      std::vector<hw::Task>& tasks = streams_[g][kPassOn].tasks;
+      tasks.push_back(hw::Task::take_ready(detail::kBroadcastPhase, pass_on_items_[g].size() / 2, 1));
+      tasks.insert(tasks.end(), pass_on_items_[g].begin(), pass_on_items_[g].end());
+    }
+  }
+
+  // Every GPU that receives copies waits for all of them: the layer starts on weights that are there.
+  void wait_for_copies() {
+    for (size_t b = 0; b < d_.schedule.replicas.size(); ++b) {
+      const ReplicaPlacement& p = d_.schedule.replicas[b];
+      std::vector<uint32_t> receivers = p.replica_gpus;
+      if (uses_multicast(d_.method) && d_.groups[p.group].contains(p.owner)) receivers.push_back(p.owner);  // its copy comes back
+      for (uint32_t r : receivers) {
+        std::vector<hw::Task>& tasks = streams_[r][kCompletion].tasks;
+        // A phase opens with its first task that is not a wait: this one opens the receiver's
+        // broadcast phase at the start, so its end is the last chunk's landing.
+        if (tasks.empty()) tasks.push_back(hw::Task::delay(detail::kBroadcastPhase, 0.0));
+        for (uint64_t j = 0; j < chunks_; ++j) tasks.push_back(hw::Task::wait(detail::kBroadcastPhase, landed(b, j), 1));
+      }
+    }
+  }
+
+  const ReplicationDecision& d_;
+  ReplicationPhase& phase_;
+  PhaseStreams& streams_;
+  const uint32_t gpus_;
+  const uint32_t per_gpu_;
+  const uint64_t chunks_;
+  const uint64_t padded_;
+  const uint64_t region_;
+  const uint64_t stride_;  // counters per broadcast
+  const uint32_t first_counter_;
+  std::vector<std::vector<hw::Task>> pass_on_items_;
+};
+
+}  // namespace
+
 ReplicationPhase build_replication_phase(const MoeLayerSpec& spec, const LayerPlan& plan) {
   ReplicationPhase phase;
   const std::shared_ptr<const ReplicationDecision> decision = spec.replication;
   const bool broadcasts = decision && decision->broadcasts();
   const bool shared = spec.shared_experts > 0;
-  // The fixed groups' multicast objects exist from start-up, whether this layer uses them or not.
-  if (decision && decision->policy == ReplicationPolicy::iser && uses_multicast(decision->method)) {
-    if (spec.routing.gpus > 64) throw std::invalid_argument("replication: multicast groups name at most 64 GPUs");
-    const uint64_t region = multicast_region_bytes(*decision);
-    for (size_t i = 0; i < decision->groups.size(); ++i) {
-      uint64_t members = 0;
-      for (uint32_t m = 0; m < decision->groups[i].size; ++m) members |= 1ull << (decision->groups[i].first_gpu + m);
-      phase.multicast_groups.push_back(
-          MulticastGroupRequest{kReplicationMulticast + i * region, region, kReplicaWeights, members});
-    }
-  }
+  phase.multicast_groups = replication_multicast_groups(spec);
   if (!broadcasts && !shared) return phase;
   const ReplicationDecision none;
   const ReplicationDecision& d = decision ? *decision : none;
-  const MoeRouting& routing = spec.routing;
-  const uint32_t gpus = routing.gpus;
+  const uint32_t gpus = spec.routing.gpus;
   phase.decision = decision;
   phase.expected_link_arrivals.assign(gpus, 0);
   phase.expected_bytes_sent.assign(gpus, 0);
-  // Streams: the shared experts; copy-engine sends that wait for nothing; what a GPU issues or
-  // passes on once it has it (SM-issued multicast stores, ring forwards); the waits for its copies.
-  enum Stream : uint32_t { kShared, kCopyEngine, kPassOn, kCompletion, kStreams };
-  std::vector<std::array<hw::WorkSequence, kStreams>> streams(gpus);
+  PhaseStreams streams(gpus);
 
   const bool sm_broadcast = broadcasts && uses_multicast(d.method);
   if (sm_broadcast && d.broadcast_sms >= spec.gpu_sms) {
@@ -219,132 +392,10 @@ ReplicationPhase build_replication_phase(const MoeLayerSpec& spec, const LayerPl
                                 " leaves no SM of " + std::to_string(spec.gpu_sms) + " for the shared experts");
   }
   if (shared && !spec.pure_communication) {
-    // The shared experts: every token of the GPU through each, as the routed experts' GEMMs.
-    const uint64_t tile = spec.software.tile_tokens;
-    const uint64_t tile_rows = spec.shared_experts * ((routing.tokens_per_gpu + tile - 1) / tile);
-    const detail::ExpertGemms gemms = detail::expert_gemms(spec, detail::kSharedExpertPhase, tile_rows, spec.shared_experts,
-                                                           uint64_t{spec.shared_experts} * routing.tokens_per_gpu,
-                                                           hw::Task::kNoKernel);
-    for (uint32_t g = 0; g < gpus; ++g) {
-      hw::WorkSequence& seq = streams[g][kShared];
-      seq.tasks.push_back(gemms.gemm1);
-      seq.tasks.push_back(gemms.gemm2);
-      if (sm_broadcast) seq.sms = static_cast<uint16_t>(spec.gpu_sms - d.broadcast_sms);
-    }
+    append_shared_experts(spec, sm_broadcast ? static_cast<uint16_t>(spec.gpu_sms - d.broadcast_sms) : 0, streams);
   }
-
   uint32_t counters = first_free_counter(plan);
-  if (broadcasts) {
-    const std::vector<ReplicaPlacement>& replicas = d.schedule.replicas;
-    const uint64_t chunks = chunks_per_expert(d);
-    const uint64_t padded = padded_expert_bytes(d);
-    const uint32_t per_gpu = owned_experts_per_gpu(routing, d);
-    // Per broadcast and chunk: a counter for the chunk landing in a replica, and for the multicast
-    // methods one for its relay or scatter to the member that multicasts it.
-    const uint64_t stride = chunks * (uses_multicast(d.method) ? 2 : 1);
-    const uint64_t needed = counters + stride * replicas.size();
-    if (needed > hw::kMaxArrivalCounters) {
-      throw std::length_error("replication: " + std::to_string(needed) + " arrival counters needed, a GPU has " +
-                              std::to_string(hw::kMaxArrivalCounters));
-    }
-    const uint64_t region = multicast_region_bytes(d);
-    auto landed = [&](size_t b, uint64_t j) { return static_cast<uint32_t>(counters + stride * b + j); };
-    auto relayed = [&](size_t b, uint64_t j) { return static_cast<uint32_t>(counters + stride * b + chunks + j); };
-    auto send_task = [&](uint32_t from, uint32_t to, uint64_t source, uint64_t target, uint64_t bytes,
-                         uint32_t counter) {
-      phase.expected_link_arrivals[to]++;
-      phase.expected_bytes_sent[from] += bytes;
-      return hw::Task::send(detail::kBroadcastPhase, to, source, target, bytes, counter);
-    };
-    auto send = [&](uint32_t from, uint32_t to, uint64_t source, uint64_t target, uint64_t bytes, uint32_t counter) {
-      streams[from][kCopyEngine].tasks.push_back(send_task(from, to, source, target, bytes, counter));
-    };
-    auto multicast = [&](uint32_t issuer, const FixedGroup& group, size_t group_index, uint64_t source,
-                         uint64_t offset, uint64_t bytes, uint32_t counter) {
-      for (uint32_t m = 0; m < group.size; ++m) phase.expected_link_arrivals[group.first_gpu + m]++;
-      phase.expected_bytes_sent[issuer] += bytes;
-      return hw::Task::multimem_store(detail::kBroadcastPhase, source,
-                                      kReplicationMulticast + group_index * region + offset, bytes, counter);
-    };
-    // What a member passes on once it has it (a relay's or multiport member's multicast, a ring
-    // member's forward): one item each, taken in the order the chunks land, so a chunk held up on
-    // a busy link holds up no other.
-    std::vector<std::vector<hw::Task>> pass_on_items(gpus);
-    auto wait = [&](uint32_t gpu, Stream stream, uint32_t counter) {
-      streams[gpu][stream].tasks.push_back(hw::Task::wait(detail::kBroadcastPhase, counter, 1));
-    };
-
-    // One order, chunk by chunk and broadcast by broadcast, for every stream's tasks. Only the
-    // pass-on streams wait, each on what copy-engine sends or other pass-ons deliver, and a ring's
-    // chain never returns to its owner: no cycle of waits.
-    for (uint64_t j = 0; j < chunks; ++j) {
-      const uint64_t bytes = std::min(d.chunk_bytes, d.weight_bytes - j * d.chunk_bytes);
-      for (size_t b = 0; b < replicas.size(); ++b) {
-        const ReplicaPlacement& p = replicas[b];
-        const FixedGroup& group = d.groups[p.group];
-        const uint64_t source = kExpertWeights + (p.expert % per_gpu) * padded + j * d.chunk_bytes;
-        const uint64_t offset = p.slot * padded + j * d.chunk_bytes;
-        const uint64_t target = kReplicaWeights + offset;
-        switch (d.method) {
-          case BroadcastMethod::p2p:
-            for (uint32_t r : p.replica_gpus) send(p.owner, r, source, target, bytes, landed(b, j));
-            break;
-          case BroadcastMethod::ring: {
-            // Owner, then the replicas in order after it (cyclically), each forwarding what landed.
-            std::vector<uint32_t> chain = p.replica_gpus;
-            std::stable_sort(chain.begin(), chain.end(), [&](uint32_t a, uint32_t c) {
-              return (a + gpus - p.owner) % gpus < (c + gpus - p.owner) % gpus;
-            });
-            send(p.owner, chain.front(), source, target, bytes, landed(b, j));
-            for (size_t i = 0; i + 1 < chain.size(); ++i) {
-              pass_on_items[chain[i]].push_back(hw::Task::wait(detail::kBroadcastPhase, landed(b, j), 1));
-              pass_on_items[chain[i]].push_back(send_task(chain[i], chain[i + 1], target, target, bytes, landed(b, j)));
-            }
-            break;
-          }
-          case BroadcastMethod::multicast:
-          case BroadcastMethod::multiport: {
-            // The issuer of this chunk: the owner when it is a member (single-port multicast), a
-            // relay member otherwise; multiport deals the chunks round the group's members.
-            uint32_t issuer = group.contains(p.owner) ? p.owner : p.replica_gpus.front();
-            if (d.method == BroadcastMethod::multiport) issuer = group.first_gpu + static_cast<uint32_t>(j % group.size);
-            if (issuer == p.owner) {
-              streams[issuer][kPassOn].tasks.push_back(
-                  multicast(issuer, group, p.group, source, offset, bytes, landed(b, j)));
-            } else {
-              send(p.owner, issuer, source, target, bytes, relayed(b, j));
-              pass_on_items[issuer].push_back(hw::Task::wait(detail::kBroadcastPhase, relayed(b, j), 1));
-              pass_on_items[issuer].push_back(multicast(issuer, group, p.group, target, offset, bytes, landed(b, j)));
-            }
-            break;
-          }
-        }
-        phase.chunks_expected += p.replica_gpus.size();
-      }
-    }
-    for (uint32_t g = 0; g < gpus; ++g) {
-      if (pass_on_items[g].empty()) continue;
-      std::vector<hw::Task>& tasks = streams[g][kPassOn].tasks;
-      tasks.push_back(hw::Task::take_ready(detail::kBroadcastPhase, pass_on_items[g].size() / 2, 1));
-      tasks.insert(tasks.end(), pass_on_items[g].begin(), pass_on_items[g].end());
-    }
-    // Every GPU that receives copies waits for all of them: the layer starts on weights that are there.
-    for (size_t b = 0; b < replicas.size(); ++b) {
-      const ReplicaPlacement& p = replicas[b];
-      const FixedGroup& group = d.groups[p.group];
-      std::vector<uint32_t> receivers = p.replica_gpus;
-      if (uses_multicast(d.method) && group.contains(p.owner)) receivers.push_back(p.owner);  // its copy comes back
-      for (uint32_t r : receivers) {
-        // A phase opens with its first task that is not a wait: this one opens the receiver's
-        // broadcast phase at the start, so its end is the last chunk's landing.
-        if (streams[r][kCompletion].tasks.empty()) {
-          streams[r][kCompletion].tasks.push_back(hw::Task::delay(detail::kBroadcastPhase, 0.0));
-        }
-        for (uint64_t j = 0; j < chunks; ++j) wait(r, kCompletion, landed(b, j));
-      }
-    }
-    counters = static_cast<uint32_t>(needed);
-  }
+  if (broadcasts) counters = BroadcastPlanner(spec, d, counters, phase, streams).plan();
 
   phase.sequences.resize(gpus);
   for (uint32_t g = 0; g < gpus; ++g) {
