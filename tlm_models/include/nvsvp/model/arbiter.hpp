@@ -24,7 +24,8 @@ class Arbiter {
   // Arbiters whose choice is "the first eligible requester in a rotation" say where the rotation
   // starts: the first eligible id greater than `after` wins, wrapping to the lowest (every id is
   // greater than kFromLowest). A caller that scans in that order may stop at the first eligible
-  // requester and report it with granted(); pick() would have chosen the same one.
+  // requester and report it with granted(); pick() would have chosen the same one
+  // (SwitchCrossbar::grant does; tests/unit/test_switch_crossbar_arbitration.cpp compares them).
   static constexpr int64_t kFromLowest = -1;
   // Not virtual (asked on every arbitration of every output): answered from state the policy
   // sets up through the constructor and that granted() moves.

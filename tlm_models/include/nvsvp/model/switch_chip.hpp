@@ -1,35 +1,39 @@
-// One NVSwitch chip: input ports with per-VC buffers, a request crossbar and a separate response
-// crossbar (each with its own per-output arbiters and its own input transfer slot, so requests
-// and responses never block each other inside the chip), a route table from destination GPU to
-// output ports, and the outputs' NVLink ports. The route table, the multicast group table, the
-// counters and the error status live in the chip's register block (SwitchCsr), which firmware
-// reaches through the `csr` socket (docs/registers.md).
+// One NVSwitch chip, as the module that owns its sockets and wires its hardware blocks:
+//   - the input stage (switch_input_stage.hpp): per-VC input buffers, credit returns, route
+//     lookup, and a queue per output for the messages the chip makes itself;
+//   - two crossbars (switch_crossbar.hpp), one for requests and one for responses, each with its
+//     per-output requests and arbiters and its inputs' transfer slots, so that requests and
+//     responses never block each other inside the chip;
+//   - the output stage (switch_output_stage.hpp): the outputs' NVLink ports and the link-level
+//     round robin between the two crossbars;
+//   - the multimem engine (multimem_engine.hpp): replication, reduction and dynamic trimming;
+//   - the register block (SwitchCsr: the route table, the multicast group table, the counters
+//     and the error status), which firmware reaches through the `csr` socket (docs/registers.md).
 //
 // Messages cut through: a message may leave once its head has arrived (plus the internal
 // latency). Event-driven: an output is evaluated when its link goes idle, when credits return or
-// when a new head message asks for it; nothing is clocked.
+// when a new head message asks for it; nothing is clocked. The per-message path (nb_transport_fw,
+// serve_output, forward, request_output) is here and calls the blocks' inline members directly.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <ostream>
-#include <string>
 #include <vector>
 
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "nvsvp/model/arbiter.hpp"
-#include "nvsvp/model/multimem_packet.hpp"
+#include "nvsvp/model/multimem_engine.hpp"
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_params.hpp"
 #include "nvsvp/model/nvlink_port.hpp"
 #include "nvsvp/model/nvlink_target_socket.hpp"
-#include "nvsvp/model/slot_pool.hpp"
-#include "nvsvp/model/small_fifo.hpp"
+#include "nvsvp/model/switch_crossbar.hpp"
 #include "nvsvp/model/switch_csr.hpp"
+#include "nvsvp/model/switch_input_stage.hpp"
+#include "nvsvp/model/switch_output_stage.hpp"
 #include "nvsvp/model/switch_params.hpp"
 #include "nvsvp/model/wake_scheduler.hpp"
 #include "nvsvp/reduction/reduction_unit.hpp"
@@ -84,191 +88,68 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
   uint32_t chip_id() const { return chip_id_; }
   const SwitchParams& params() const { return params_; }
   SwitchStats stats() const;
-  uint64_t buffered_messages() const { return buffered_; }
+  uint64_t buffered_messages() const { return inputs_.buffered(); }
   // The multimem reduction unit of port `port`, created on first use with the backend the
   // parameters name (reduction_backend, reduction_buffer_bytes).
-  reduction::ReductionUnit& reduction_unit(uint16_t port);
+  reduction::ReductionUnit& reduction_unit(uint16_t port) { return multimem_.reduction_unit(port); }
   // Replaces port `port`'s reduction unit before its first use (tests: a lockstep pair with a
   // faulty backend, to show a ReductionMismatch ends the run).
-  void replace_reduction_unit(uint16_t port, std::unique_ptr<reduction::ReductionUnit> unit);
+  void replace_reduction_unit(uint16_t port, std::unique_ptr<reduction::ReductionUnit> unit) {
+    multimem_.replace_reduction_unit(port, std::move(unit));
+  }
   // Lists up to `max_lines` buffered messages (port, VC, destination); returns how many there are.
-  uint64_t describe_outstanding(std::ostream& os, uint64_t max_lines) const;
+  uint64_t describe_outstanding(std::ostream& os, uint64_t max_lines) const {
+    return inputs_.describe(os, max_lines);
+  }
 
  private:
-  static constexpr uint32_t kNoParent = 0xFFFF'FFFFu;
-  struct Entry {
-    tlm::tlm_generic_payload* payload;
-    NvlinkExtension* ext;
-    uint32_t wire_flits;
-    uint16_t output;
-    sc_core::sc_time ready_at;
-    uint32_t parent = kNoParent;  // a member copy: its multimem request in held_
-  };
-  // A multimem request whose member copies are still in the chip. It keeps its input buffer space
-  // (so the issuer's credits stay taken, as for a unicast message) until its last copy has left.
-  struct HeldRequest {
-    tlm::tlm_generic_payload* payload = nullptr;
-    uint16_t port = 0;
-    uint32_t fifo = 0;
-    uint32_t flits = 0;
-    uint32_t copies_left = 0;
-  };
-  // An outstanding multimem_ld_reduce or dynamic_ld_reduce: the member reads went out; their
-  // responses are reduced by the reduction unit of the issuer's port (`port`) in context
-  // `context`. The port's reduction buffer holds `read_bytes` for it from the first response it
-  // accumulates; a response that finds the buffer full is passed on to the issuer instead.
-  struct PendingReduction {
-    bool active = false;
-    bool context_opened = false;
-    uint32_t evicted_parts = 0;  // responses passed on to the issuer as reduce_partial
-    uint16_t port = 0;
-    uint16_t context = 0;
-    uint32_t responses_left = 0;
-    uint32_t length_beats = 0;
-    uint32_t functional_bytes = 0;
-    uint8_t reduce_op = 0;
-    uint8_t reduce_type = 0;
-    uint32_t issuer = 0;
-    uint32_t counter = 0;
-    uint64_t return_address = 0;
-    uint64_t read_bytes = 0;
-    uint64_t issue_sequence = 0;
-    sc_core::sc_time last_arrival;
-    sc_core::sc_time unit_latency;
-    std::vector<reduction::Beat> result;   // [beat]
-    std::vector<uint16_t> result_parts;    // [beat]: result beats (complete or partial) folded in
-    // Dynamic: the issuer's target list, handed back with the result (the issuer adds its own
-    // experts' partials, which it keeps out of the request).
-    const uint16_t* targets = nullptr;
-    const uint64_t* target_addresses = nullptr;
-    uint16_t remote_targets = 0;
-    uint16_t issuer_targets = 0;
-    uint64_t multimem_address = 0;  // the load's
-  };
-  // A multimem_ld_reduce waiting for a free context of its port's reduction unit.
-  struct ParkedLoad {
-    tlm::tlm_generic_payload* payload;
-    uint32_t fifo;
-    uint32_t flits;
-  };
-  struct InputPort {
-    std::vector<SmallFifo<Entry>> fifos;  // [class * vcs + vc]
-    std::vector<uint32_t> occupied_flits;  // [class * vcs + vc]
-  };
-  // A head-of-line message asking for an output: what arbitration needs, kept with the output.
-  struct Request {
-    uint32_t requester;  // input * vcs + vc
-    uint32_t wire_flits;
-    sc_core::sc_time ready_at;
-  };
-  // The per-output half of one crossbar: who wants this output, and the arbiter choosing.
-  struct CrossbarOutput {
-    std::vector<Request> requests;  // sorted by requester
-    std::unique_ptr<Arbiter> arbiter;
-  };
-  struct OutputPort {
-    CrossbarOutput crossbar[kTrafficClasses];  // [request crossbar, response crossbar]
-    sc_core::sc_time link_busy_until;          // mirror of the port's, set when this output sends
-    uint8_t next_class = 0;                    // link-level round robin between the crossbars
-  };
+  // The multimem engine's way back into the chip: the output of a message it made, queueing that
+  // message for the output, and the input buffer space of the requests it consumes or holds.
+  friend class MultimemEngine;
+  uint16_t select_output(const NvlinkExtension& ext) { return inputs_.route(ext); }
+  // Queues a message the chip made (a member copy, a reduced result, an error response) for
+  // `output`; it competes for the output like a message from an input port.
+  void push_generated(uint16_t output, const SwitchEntry& entry, TrafficClass traffic_class) {
+    const uint32_t input = inputs_.generated_input(output);
+    if (inputs_.push(input, inputs_.fifo_index(traffic_class, 0), entry)) {
+      request_output(output, traffic_class, CrossbarRequest{inputs_.requester(input, 0), entry.wire_flits, entry.ready_at});
+    }
+  }
+  // Frees a message's input buffer space now and returns its credits when its tail has arrived.
+  void free_input_space(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits) {
+    inputs_.free_at_tail(port, payload, fifo, flits);
+  }
+  // A multimem request keeps its input buffer space until `copies` member copies have left;
+  // returns the parent id the copies carry.
+  uint32_t hold_input_space(tlm::tlm_generic_payload& payload, uint16_t port, uint32_t fifo, uint32_t flits,
+                            uint32_t copies) {
+    return inputs_.hold(payload, port, fifo, flits, copies);
+  }
 
   void end_of_elaboration() override;
   tlm::tlm_sync_enum nb_transport_fw(int port, tlm::tlm_generic_payload& payload,
                                      tlm::tlm_phase& phase, sc_core::sc_time& delay) override;
+  // Serving one output (a client of output_scheduler_).
   void serve_output(uint16_t output);
   // Moves the head of `requester` to `output`; returns the time it occupies the link.
   sc_core::sc_time forward(uint16_t output, TrafficClass traffic_class, uint32_t requester);
-  void request_output(uint16_t output, TrafficClass traffic_class, const Request& request);
-  uint16_t select_output(const NvlinkExtension& ext);
+  void request_output(uint16_t output, TrafficClass traffic_class, const CrossbarRequest& request);
   void register_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
-  // Static multimem (docs/models/switch_chip.md).
-  void accept_multimem(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
-                       uint32_t flits, const sc_core::sc_time& ready_at);
-  void start_ld_reduce(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
-                       uint32_t flits, const sc_core::sc_time& ready_at);
-  void take_member_response(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits);
-  void run_reduction_unit(uint16_t port, const std::vector<reduction::Command>& commands);
-  // Returns the result to the issuer and frees the context; `last_response` when the last
-  // member response passes through as the result (nothing accumulated in the buffer).
-  void finish_reduction(uint32_t tag, const tlm::tlm_generic_payload* last_response = nullptr);
-  void refuse_multimem(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
-                       uint32_t flits, uint32_t error_bit, const sc_core::sc_time& ready_at);
-  // Dynamic multimem (docs/models/dynamic_multimem.md): trims the target list per destination
-  // GPU into trim_; false (and the request refused) when the chip cannot serve the list.
-  bool trim_dynamic(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits,
-                    const sc_core::sc_time& ready_at);
-  void accept_dynamic(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
-                      uint32_t flits, const sc_core::sc_time& ready_at);
-  // Records a reduction of `responses` member responses for `request` in a free context of
-  // `port`; returns its tag.
-  uint32_t open_reduction(uint16_t port, const NvlinkExtension& request, uint32_t responses);
-  // The ld_reduce in `payload` starts: static or dynamic as its opcode says.
-  void start_load(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits,
-                  const sc_core::sc_time& ready_at);
-  // One copy of a dynamic request per destination GPU in trim_, each with its own targets: a
-  // dynamic_write for a store, a dynamic_member_read of reduction `tag` for a load.
-  void send_dynamic_copies(tlm::tlm_generic_payload& request, uint32_t parent, uint32_t tag,
-                           const sc_core::sc_time& leaves);
-  // trim_ must hold the load's trimmed targets.
-  void start_dynamic_ld_reduce(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo,
-                               uint32_t flits, const sc_core::sc_time& ready_at);
-  // Whether port `port` can take a load now (a context free within CONTEXTS_ENABLED, none parked
-  // before it); if not, parks it.
-  bool admit_load(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits);
-  // Whether port `port` holds fewer contexts than the register block enables per port.
-  bool context_available(uint16_t port) const;
-  // A response to the issuer of `r` (its result or a partial passed on) with the header filled.
-  tlm::tlm_generic_payload& issuer_response(const PendingReduction& r, Opcode opcode);
-  // A response that found the reduction buffer full goes on to the issuer as it is.
-  void pass_partial_on(uint32_t tag, tlm::tlm_generic_payload& member_response);
-  // Frees a message's input buffer space now and returns its credits when its tail has arrived.
-  void free_input_space(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits);
-  // Queues a message the chip made (a member copy, a reduced result, an error response) for
-  // `output`; it competes for the output like a message from an input port.
-  void push_generated(uint16_t output, const Entry& entry, TrafficClass traffic_class);
-  uint32_t hold(tlm::tlm_generic_payload& payload, uint16_t port, uint32_t fifo, uint32_t flits,
-                uint32_t copies);
-  void release_copy_parent(uint32_t parent, const sc_core::sc_time& drained);
-  bool is_generated_input(uint32_t port) const { return port >= params_.ports; }
-  size_t fifo_index(TrafficClass traffic_class, uint16_t vc) const {
-    return static_cast<size_t>(traffic_class) * params_.vcs_per_class + vc;
-  }
 
   // The chip's own messages (member copies, results, error responses) come from here. Declared
   // first so that it outlives every member that may still point at one of its payloads.
   PayloadPool pool_;
   SwitchParams params_;
   uint32_t chip_id_;
-  LinkParams link_;
-  uint32_t header_flits_;
-  uint32_t interleave_bytes_;
   sc_core::sc_time internal_latency_;
-  std::vector<InputPort> inputs_;
-  // The bound interfaces, resolved once (sc_vector and sc_port indirections cost cache misses).
-  std::vector<NvlinkPort*> out_ports_;  // the ports `out` is bound to
-  std::vector<tlm::tlm_bw_transport_if<NvlinkProtocolTypes>*> in_backward_;
-  std::vector<sc_core::sc_time> crossbar_free_;  // [input * classes + class]: input's transfer slot
-  std::vector<OutputPort> outputs_;
-  WakeScheduler output_scheduler_;  // serves the outputs (declared after them)
-  reduction::ReductionUnitConfig reduction_config_;
-  SwitchCsr registers_;
   sc_core::sc_time register_access_time_;
+  SwitchCsr registers_;
   sc_core::sc_event irq_changed_;
-  std::vector<ArbiterRequest> eligible_;  // scratch, reused per arbitration
-  uint64_t buffered_ = 0;
-  std::vector<std::unique_ptr<reduction::ReductionUnit>> reduction_units_;  // [port], lazily
-  sc_core::sc_time reduction_clock_;
-  SlotPool<HeldRequest> held_;
-  SlotPool<PendingReduction> reductions_;  // [tag]
-  std::vector<std::vector<uint16_t>> free_contexts_;   // [port]: the unit's free context ids
-  std::vector<std::vector<uint32_t>> context_tag_;     // [port][context]: the reduction using it
-  std::vector<std::deque<ParkedLoad>> parked_loads_;   // [port]
-  std::vector<uint64_t> evicted_seen_;                 // [port]: the unit's evicted_beats counted
-  std::vector<uint64_t> buffer_used_;                  // [port]: reduction buffer bytes held
-  TrimResult trim_;                                    // scratch of the dynamic requests
-  std::vector<reduction::Command> unit_commands_;      // scratch of take_member_response
-  std::vector<reduction::ResultBeat> unit_results_;    // scratch of run_reduction_unit
-  SwitchStats stats_;
+  SwitchInputStage inputs_;
+  SwitchCrossbar crossbars_[kTrafficClasses];  // [request crossbar, response crossbar]
+  SwitchOutputStage outputs_;
+  WakeScheduler output_scheduler_;  // serves the outputs (declared after the blocks it reads)
+  MultimemEngine multimem_;
 };
 
 }  // namespace nvsvp::model

@@ -1,0 +1,11 @@
+#include "nvsvp/model/switch_crossbar.hpp"
+
+namespace nvsvp::model {
+
+SwitchCrossbar::SwitchCrossbar(uint32_t outputs, uint32_t inputs, uint32_t requesters_per_input,
+                               const std::string& arbiter, double speedup)
+    : outputs_(outputs), input_free_(inputs), requesters_per_input_(requesters_per_input), speedup_(speedup) {
+  for (Output& o : outputs_) o.arbiter = make_arbiter(arbiter);
+}
+
+}  // namespace nvsvp::model
