@@ -61,18 +61,13 @@ void MultimemEngine::refuse(uint16_t port, tlm::tlm_generic_payload& payload, ui
   // The issuer hears of it (nothing is written anywhere): a header-only error response.
   tlm::tlm_generic_payload& response = pool_.acquire();
   NvlinkExtension& r = extension_of(response);
-  r.opcode = Opcode::multimem_error;
-  r.traffic_class = TrafficClass::response;
-  r.source_gpu = ext.source_gpu;
-  r.target_gpu = ext.source_gpu;
-  r.counter = ext.counter;
   const bool load = ext.opcode == Opcode::multimem_ld_reduce || ext.opcode == Opcode::dynamic_ld_reduce;
-  r.target_address = load ? ext.return_address : ext.target_address;
+  make_response(r, Opcode::multimem_error, ext.source_gpu, ext.source_gpu, ext.counter,
+                load ? ext.return_address : ext.target_address, 0, link_.header_flits_per_packet);
   if (load) {
     r.multimem_address = ext.target_address;
     r.load_bytes = ext.read_bytes;
   }
-  r.wire_flits = link_.header_flits_per_packet;
   r.sequence = ext.sequence;
   r.issue_time = ext.issue_time;
   response.set_command(tlm::TLM_WRITE_COMMAND);
@@ -112,11 +107,8 @@ void MultimemEngine::accept_static(uint16_t port, tlm::tlm_generic_payload& payl
     if (!is_member_of(members, gpu)) continue;
     tlm::tlm_generic_payload& copy = pool_.acquire();
     NvlinkExtension& c = extension_of(copy);
-    c = ext;
-    c.opcode = ext.opcode == Opcode::multimem_store ? Opcode::write : Opcode::reduce_write;
-    c.traffic_class = TrafficClass::request;
-    c.target_gpu = gpu;
-    c.target_address = local_address;
+    make_switch_copy(c, ext, ext.opcode == Opcode::multimem_store ? Opcode::write : Opcode::reduce_write, gpu,
+                     local_address);
     std::memcpy(copy.get_data_ptr(), payload.get_data_ptr(), payload.get_data_length());
     copy.set_data_length(payload.get_data_length());
     copy.set_command(tlm::TLM_WRITE_COMMAND);
@@ -139,11 +131,7 @@ void MultimemEngine::start_ld_reduce(uint16_t port, tlm::tlm_generic_payload& pa
     if (!is_member_of(members, gpu)) continue;
     tlm::tlm_generic_payload& read = pool_.acquire();
     NvlinkExtension& m = extension_of(read);
-    m = ext;
-    m.opcode = Opcode::member_read;
-    m.traffic_class = TrafficClass::request;
-    m.target_gpu = gpu;
-    m.target_address = local_address;
+    make_switch_copy(m, ext, Opcode::member_read, gpu, local_address);
     m.reduction_tag = tag;
     read.set_data_length(0);
     read.set_command(tlm::TLM_READ_COMMAND);
@@ -214,10 +202,8 @@ void MultimemEngine::send_dynamic_copies(tlm::tlm_generic_payload& request, uint
   for (const TrimmedCopy& t : trim_.copies) {
     tlm::tlm_generic_payload& copy = pool_.acquire();
     NvlinkExtension& c = extension_of(copy);
-    c = ext;
-    c.opcode = store ? Opcode::dynamic_write : Opcode::dynamic_member_read;
-    c.traffic_class = TrafficClass::request;
-    c.target_gpu = t.port;  // trimmed per GPU (see trim_dynamic)
+    // Trimmed per GPU (see trim_dynamic); the multimem address stays the target.
+    make_switch_copy(c, ext, store ? Opcode::dynamic_write : Opcode::dynamic_member_read, t.port, ext.target_address);
     c.targets_here = static_cast<uint16_t>(t.target_count);
     c.reduction_tag = tag;
     c.wire_flits = explicit_addresses ? explicit_wire_flits(link_, t.target_count, bytes)
@@ -480,14 +466,8 @@ void MultimemEngine::finish_reduction(uint32_t tag, const tlm::tlm_generic_paylo
 tlm::tlm_generic_payload& MultimemEngine::issuer_response(const PendingReduction& r, Opcode opcode) {
   tlm::tlm_generic_payload& response = pool_.acquire();
   NvlinkExtension& x = extension_of(response);
-  x.opcode = opcode;
-  x.traffic_class = TrafficClass::response;
-  x.source_gpu = r.issuer;
-  x.target_gpu = r.issuer;
-  x.counter = r.counter;
-  x.target_address = r.return_address;
-  x.payload_bytes = r.read_bytes;
-  x.wire_flits = link_.wire_flits(r.read_bytes);
+  make_response(x, opcode, r.issuer, r.issuer, r.counter, r.return_address, r.read_bytes,
+                link_.wire_flits(r.read_bytes));
   x.reduce_op = r.reduce_op;
   x.reduce_type = r.reduce_type;
   x.sequence = r.issue_sequence;

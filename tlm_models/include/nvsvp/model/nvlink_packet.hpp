@@ -113,6 +113,49 @@ struct NvlinkExtension : tlm::tlm_extension<NvlinkExtension> {
   }
 };
 
+// Builders of a message's header, one per way a message comes about, so that a model says what
+// the message is instead of filling its fields one by one. They fill the routing fields; what a
+// kind carries beyond them (a chunk's writes, a load's return address, a target list) the caller
+// adds under those fields' own names.
+
+// A request from `source_gpu` to `target_gpu` (a multimem request names its issuer as both: it
+// is for the switch), counted on the target's `counter`, at `address`.
+inline void make_request(NvlinkExtension& ext, Opcode opcode, uint32_t source_gpu, uint32_t target_gpu,
+                         uint32_t counter, uint64_t address, uint32_t wire_flits) {
+  ext.opcode = opcode;
+  ext.traffic_class = TrafficClass::request;
+  ext.source_gpu = source_gpu;
+  ext.target_gpu = target_gpu;
+  ext.counter = counter;
+  ext.target_address = address;
+  ext.wire_flits = wire_flits;
+}
+
+// The copy of `request` that a switch sends to one GPU as `opcode`, landing at `address`: it keeps
+// everything else the request carries (issuer, counter, reduction, target list, sequence number).
+inline void make_switch_copy(NvlinkExtension& copy, const NvlinkExtension& request, Opcode opcode, uint32_t gpu,
+                             uint64_t address) {
+  copy = request;
+  copy.opcode = opcode;
+  copy.traffic_class = TrafficClass::request;
+  copy.target_gpu = gpu;
+  copy.target_address = address;
+}
+
+// A response to `requester` carrying `payload_bytes`, landing at `address` there and counted on
+// its `counter`. `source_gpu` is who answers (a switch answers in the issuer's name).
+inline void make_response(NvlinkExtension& ext, Opcode opcode, uint32_t source_gpu, uint32_t requester,
+                          uint32_t counter, uint64_t address, uint64_t payload_bytes, uint32_t wire_flits) {
+  ext.opcode = opcode;
+  ext.traffic_class = TrafficClass::response;
+  ext.source_gpu = source_gpu;
+  ext.target_gpu = requester;
+  ext.counter = counter;
+  ext.target_address = address;
+  ext.payload_bytes = payload_bytes;
+  ext.wire_flits = wire_flits;
+}
+
 // The NVLink protocol is not the TLM base protocol (credits instead of request exclusion), so
 // its sockets carry their own types class and do not bind to base-protocol sockets by mistake.
 //   fw BEGIN_REQ, delay d: the message's head arrives at the receiver at now + d.
