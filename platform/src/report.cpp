@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "scenario_sections.hpp"
 #include "text.hpp"
 
 namespace nvsvp::platform {
@@ -19,13 +20,29 @@ using nlohmann::json;
 
 namespace {
 
-json routing_summary(const RoutingSpec& r) {
-  json j = {{"kind", r.kind}};
-  if (r.kind != "trace") j["seed"] = r.seed;
-  if (r.kind == "normal") j["std"] = r.std;
-  if (r.kind == "zipf") j["exponent"] = r.exponent;
-  if (r.kind == "trace") j["file"] = r.file;
-  return j;
+// The scenario's routing as report.json shows it: the keys of its kind, as the routing section
+// declares them (scenario_sections.hpp), with their values as read.
+class RoutingSummary {
+ public:
+  template <class T, class Rule>
+  void operator()(const char* key, const T& value, const char*, const Rule&, const KeyUse& use = {}) {
+    if (!kind_.applies(use)) return;
+    summary[key] = value;
+    kind_.note(value, use);
+  }
+  void origin(const std::string&) {}
+
+  json summary = json::object();
+
+ private:
+  SectionKind kind_;
+};
+
+json routing_summary(const RoutingSpec& routing) {
+  RoutingSpec copy = routing;  // visit_section() takes what it visits by non-const reference
+  RoutingSummary summary;
+  visit_section(summary, copy);
+  return summary.summary;
 }
 
 }  // namespace

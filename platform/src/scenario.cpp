@@ -205,12 +205,9 @@ class SectionKeys {
   std::vector<std::string> of_kind(const std::string& kind) const {
     std::vector<std::string> names;
     for (const Key& key : keys_) {
-      if (belongs_to(key.use, kind)) names.push_back(key.name);
+      if (belongs_to_kind(key.use, kind)) names.push_back(key.name);
     }
     return names;
-  }
-  static bool belongs_to(const KeyUse& use, const std::string& kind) {
-    return use.kinds.empty() || std::find(use.kinds.begin(), use.kinds.end(), kind) != use.kinds.end();
   }
 
  private:
@@ -365,7 +362,7 @@ class SectionReader {
   Mode mode_;
   YamlReader yaml_;
   std::string path_;
-  std::string kind_;  // the section's kind, once its selector key is read
+  SectionKind kind_;
 };
 
 template <class Section>
@@ -426,18 +423,14 @@ void SectionReader::operator()(const char* key, T& value, const char* descriptio
   const ConfigNode* node = yaml_.take(key);
   if (!node) {
     // Keys required of every kind were looked for before; this one is required of some.
-    if (use.required && !use.kinds.empty() && SectionKeys::belongs_to(use, kind_)) {
+    if (use.required && !use.kinds.empty() && kind_.applies(use)) {
       fail_missing(yaml_.node(), path, keys_.find(key)->expected);
     }
     return;
   }
   read_value(key, *node, path, value, description, rule);
-  if constexpr (std::is_same_v<T, std::string>) {
-    if (use.selects_kind) {
-      kind_ = value;
-      reject_keys_of_other_kinds(key);
-    }
-  }
+  kind_.note(value, use);
+  if (use.selects_kind) reject_keys_of_other_kinds(key);
 }
 
 void SectionReader::read_value(const char* key, const ConfigNode&, const std::string&, fw::DataType& value,
@@ -509,9 +502,9 @@ void SectionReader::read_value(const char*, const ConfigNode& node, const std::s
 void SectionReader::reject_keys_of_other_kinds(const std::string& selector) const {
   for (const auto& [key, value] : yaml_.node().entries) {
     const SectionKeys::Key* declared = keys_.find(key);
-    if (declared == nullptr || SectionKeys::belongs_to(declared->use, kind_)) continue;
+    if (declared == nullptr || kind_.applies(declared->use)) continue;
     config_fail(value.key_origin, join_path(path_, key),
-                "one of the keys of " + selector + " " + kind_ + ": " + join_list(keys_.of_kind(kind_)),
+                "one of the keys of " + selector + " " + kind_.name() + ": " + join_list(keys_.of_kind(kind_.name())),
                 key + ", which belongs to " + selector + " " + join_list(declared->use.kinds));
   }
 }

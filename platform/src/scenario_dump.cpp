@@ -1,9 +1,7 @@
 // `nvsvp validate --dump`: a scenario's effective configuration written back as YAML through the
 // declarations of its sections (scenario_sections.hpp) and of the parameter structs.
-#include <algorithm>
 #include <filesystem>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "config_reader.hpp"
@@ -22,11 +20,9 @@ class SectionDumper {
   template <class T, class Rule>
   void operator()(const char* key, const T& value, const char* description, const Rule& rule,
                   const KeyUse& use = {}) {
-    if (!use.kinds.empty() && std::find(use.kinds.begin(), use.kinds.end(), kind_) == use.kinds.end()) return;
+    if (!kind_.applies(use)) return;
     write(key, value, description, rule);
-    if constexpr (std::is_same_v<T, std::string>) {
-      if (use.selects_kind) kind_ = value;
-    }
+    kind_.note(value, use);
   }
   template <class T>
   void section(const char* key, T& value, const char* comment = "", const KeyUse& = {}) {
@@ -74,7 +70,7 @@ class SectionDumper {
   std::string& out_;
   int indent_;
   YamlDumper yaml_;
-  std::string kind_;  // the section's kind, once its selector key is written
+  SectionKind kind_;
 };
 
 }  // namespace

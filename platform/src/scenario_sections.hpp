@@ -15,8 +15,10 @@
 //   v.origin(where)                         `where` is set to the place of the section's key.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "nvsvp/hw/params.hpp"
@@ -75,6 +77,27 @@ inline KeyUse defaults_to(const uint32_t& value, const char* key) {
   use.default_key = key;
   return use;
 }
+
+inline bool belongs_to_kind(const KeyUse& use, const std::string& kind) {
+  return use.kinds.empty() || std::find(use.kinds.begin(), use.kinds.end(), kind) != use.kinds.end();
+}
+
+// Follows a section's kind through a visit: the key that selects it sets it, and the keys after
+// it apply or not.
+class SectionKind {
+ public:
+  bool applies(const KeyUse& use) const { return belongs_to_kind(use, kind_); }
+  template <class T>
+  void note(const T& value, const KeyUse& use) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (use.selects_kind) kind_ = value;
+    }
+  }
+  const std::string& name() const { return kind_; }
+
+ private:
+  std::string kind_;  // empty until the selecting key is seen
+};
 
 const hw::Choices kDataTypes{{"fp8", "bf16", "fp32"}};
 
