@@ -64,7 +64,7 @@ json link_figures(const DirectionTotals totals[2], double layer_s) {
   const double ideal_s = std::max(totals[0].ideal_s, totals[1].ideal_s);
   return {
       // The layer cannot beat its busiest GPU's wire time in the busier direction (traffic over
-      // bandwidth, dysharp.md §4); comm_efficiency = that ideal over the layer time.
+      // bandwidth); comm_efficiency = that ideal over the layer time.
       {"ideal_comm_time_us", ideal_s * 1e6},
       {"ideal_comm",
        {{"gpu_to_switch_us", totals[0].ideal_s * 1e6},

@@ -118,7 +118,7 @@ class SchemeSimulation {
   void bring_up_fabric() {
     fabric_->bring_up(platform_->fabric_topology());
     // Static multimem schemes bind their groups once, at start-up, as a fabric manager does.
-    // So do the fixed groups of hot-expert replication (iser.md).
+    // So do the fixed groups of hot-expert replication (docs/background/hot_expert_replication.md).
     std::vector<fw::MulticastGroupRequest> groups = plan_.multicast_groups;
     groups.insert(groups.end(), replication_.multicast_groups.begin(), replication_.multicast_groups.end());
     if (!groups.empty()) {
