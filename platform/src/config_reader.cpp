@@ -343,7 +343,10 @@ void YamlReader::finish() const {
 void YamlDumper::operator()(const char* key, const std::string& value, const char* description,
                             const hw::Choices& choices) {
   std::string comment = description;
-  if (!choices.values.empty()) comment += " (" + join(choices.values, " | ") + ")";
+  if (!choices.values.empty()) {
+    const std::string values = join(choices.values, " | ");
+    comment = comment.empty() ? values : comment + " (" + values + ")";
+  }
   line(key, yaml_quote(value), comment);
 }
 

@@ -6,10 +6,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
 
+#include "scenario_sections.hpp"
 #include "text.hpp"
 
 namespace nvsvp::platform {
@@ -18,13 +20,29 @@ using nlohmann::json;
 
 namespace {
 
-json routing_summary(const RoutingSpec& r) {
-  json j = {{"kind", r.kind}};
-  if (r.kind != "trace") j["seed"] = r.seed;
-  if (r.kind == "normal") j["std"] = r.std;
-  if (r.kind == "zipf") j["exponent"] = r.exponent;
-  if (r.kind == "trace") j["file"] = r.file;
-  return j;
+// The scenario's routing as report.json shows it: the keys of its kind, as the routing section
+// declares them (scenario_sections.hpp), with their values as read.
+class RoutingSummary {
+ public:
+  template <class T, class Rule>
+  void operator()(const char* key, const T& value, const char*, const Rule&, const KeyUse& use = {}) {
+    if (!kind_.applies(use)) return;
+    summary[key] = value;
+    kind_.note(value, use);
+  }
+  void origin(const std::string&) {}
+
+  json summary = json::object();
+
+ private:
+  SectionKind kind_;
+};
+
+json routing_summary(const RoutingSpec& routing) {
+  RoutingSpec copy = routing;  // visit_section() takes what it visits by non-const reference
+  RoutingSummary summary;
+  visit_section(summary, copy);
+  return summary.summary;
 }
 
 }  // namespace
@@ -190,96 +208,102 @@ void write_utilization_csv(const Timeline& timeline, const std::string& path) {
   file.close();
 }
 
-// trace_<scheme>.json: Chrome / Perfetto trace events (open in ui.perfetto.dev or
-// chrome://tracing). One process per GPU with its phases and its compute intervals (a thread per
-// executor stream, i.e. SM group) as slices and its links' utilization per direction as a
-// counter; a "fabric" process with the mean over all GPUs. Written as text, each event's keys in
-// the order nlohmann::json sorts them, so the file is the one the JSON document used to give.
-void write_trace(const Timeline& timeline, const std::string& scheme, const std::string& path) {
-  TextFile file(path);
-  std::string& out = file.text();
-  bool first_event = true;
-  auto begin_event = [&] {
-    out += first_event ? "{" : ",{";
-    first_event = false;
-  };
-  // Every event ends with its keys "ph", "pid", "tid" (if any) and "ts" (if any), in that order.
-  auto end_event = [&](char ph, uint32_t pid, std::optional<uint32_t> tid, std::optional<double> ts_us) {
-    out += "\"ph\":\"";
-    out += ph;
-    out += "\",\"pid\":";
-    append_integer(out, pid);
+// Chrome / Perfetto trace events appended to `out`, each event's keys in the order nlohmann::json
+// sorts them: every event ends with "ph", "pid", "tid" (if any) and "ts" (if any).
+class TraceEvents {
+ public:
+  explicit TraceEvents(std::string& out) : out_(out) {}
+
+  void metadata(const char* kind, uint32_t pid, const std::string& name, std::optional<uint32_t> tid) {
+    begin_event();
+    out_ += "\"args\":{\"name\":";
+    out_ += json_string(name);
+    out_ += "},\"name\":\"";
+    out_ += kind;
+    out_ += "\",";
+    end_event('M', pid, tid, std::nullopt);
+  }
+  void slice(uint32_t pid, uint32_t tid, const std::string& quoted_name, double start_us, double end_us) {
+    begin_event();
+    out_ += "\"dur\":";
+    append_json_number(out_, end_us - start_us);
+    out_ += ",\"name\":";
+    out_ += quoted_name;
+    out_ += ',';
+    end_event('X', pid, tid, start_us);
+  }
+  void utilization(uint32_t pid, double ts_us, double to_switch, double to_gpu) {
+    begin_event();
+    out_ += "\"args\":{\"gpu_to_switch\":";
+    append_json_number(out_, to_switch);
+    out_ += ",\"switch_to_gpu\":";
+    append_json_number(out_, to_gpu);
+    out_ += "},\"name\":\"link utilization\",";
+    end_event('C', pid, std::nullopt, ts_us);
+  }
+
+ private:
+  void begin_event() {
+    out_ += first_event_ ? "{" : ",{";
+    first_event_ = false;
+  }
+  void end_event(char ph, uint32_t pid, std::optional<uint32_t> tid, std::optional<double> ts_us) {
+    out_ += "\"ph\":\"";
+    out_ += ph;
+    out_ += "\",\"pid\":";
+    append_integer(out_, pid);
     if (tid) {
-      out += ",\"tid\":";
-      append_integer(out, *tid);
+      out_ += ",\"tid\":";
+      append_integer(out_, *tid);
     }
     if (ts_us) {
-      out += ",\"ts\":";
-      append_json_number(out, *ts_us);
+      out_ += ",\"ts\":";
+      append_json_number(out_, *ts_us);
     }
-    out += '}';
-  };
-  auto metadata = [&](const char* kind, uint32_t pid, const std::string& name, std::optional<uint32_t> tid) {
-    begin_event();
-    out += "\"args\":{\"name\":";
-    out += json_string(name);
-    out += "},\"name\":\"";
-    out += kind;
-    out += "\",";
-    end_event('M', pid, tid, std::nullopt);
-  };
-  auto slice = [&](uint32_t pid, uint32_t tid, const std::string& quoted_name, double start_us, double end_us) {
-    begin_event();
-    out += "\"dur\":";
-    append_json_number(out, end_us - start_us);
-    out += ",\"name\":";
-    out += quoted_name;
-    out += ',';
-    end_event('X', pid, tid, start_us);
-  };
+    out_ += '}';
+  }
+
+  std::string& out_;
+  bool first_event_ = true;
+};
+
+// Each GPU's process: its phases on thread 0, its compute intervals on a thread per executor
+// stream (SM group).
+void write_gpu_slices(const Timeline& timeline, TraceEvents& events, TextFile& file) {
   std::vector<std::string> phase_names, compute_names;  // quoted, per name index
   for (const std::string& name : timeline.names) {
     phase_names.push_back(json_string(name));
     compute_names.push_back(json_string("compute (" + name + ")"));
   }
-
-  const uint32_t gpus = timeline.gpus;
-  const uint32_t fabric = gpus;
-  out += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
-  metadata("process_name", fabric, "fabric (" + scheme + ")", std::nullopt);
   auto phase = timeline.phases.begin();
   auto compute = timeline.compute.begin();
-  for (uint32_t g = 0; g < gpus; ++g) {
-    metadata("process_name", g, "GPU " + std::to_string(g), std::nullopt);
-    metadata("thread_name", g, "phases", 0u);
+  for (uint32_t g = 0; g < timeline.gpus; ++g) {
+    events.metadata("process_name", g, "GPU " + std::to_string(g), std::nullopt);
+    events.metadata("thread_name", g, "phases", 0u);
     for (; phase != timeline.phases.end() && phase->gpu == g; ++phase) {
-      slice(g, 0, phase_names[phase->name], phase->start_us, phase->end_us);
+      events.slice(g, 0, phase_names[phase->name], phase->start_us, phase->end_us);
     }
-    // Compute on one thread per executor stream (SM group).
     std::vector<bool> named;
     for (; compute != timeline.compute.end() && compute->gpu == g; ++compute) {
       const uint32_t stream = compute->stream;
       if (stream >= named.size()) named.resize(stream + 1, false);
-      if (!named[stream]) metadata("thread_name", g, "compute, stream " + std::to_string(stream), 1 + stream);
+      if (!named[stream]) events.metadata("thread_name", g, "compute, stream " + std::to_string(stream), 1 + stream);
       named[stream] = true;
-      slice(g, 1 + stream, compute_names[compute->name], compute->start_us, compute->end_us);
+      events.slice(g, 1 + stream, compute_names[compute->name], compute->start_us, compute->end_us);
     }
     file.flush_if_full();
   }
-  // Counters: a sample where a value changes (and the last bin), so idle stretches cost nothing.
+}
+
+// The links' utilization as counters: each GPU's, and the mean over GPUs on the fabric process
+// `fabric`. A sample where a value changes (and the last bin), so idle stretches cost nothing.
+void write_utilization_counters(const Timeline& timeline, uint32_t fabric, TraceEvents& events, TextFile& file) {
+  const uint32_t gpus = timeline.gpus;
   const size_t bins = gpus > 0 ? timeline.bins : 0;
-  auto counter = [&](uint32_t pid, size_t b, double to_switch, double to_gpu) {
-    begin_event();
-    out += "\"args\":{\"gpu_to_switch\":";
-    append_json_number(out, to_switch);
-    out += ",\"switch_to_gpu\":";
-    append_json_number(out, to_gpu);
-    out += "},\"name\":\"link utilization\",";
-    end_event('C', pid, std::nullopt, timeline.first_bin_start_us + static_cast<double>(b) * timeline.bin_us);
-  };
   double last_up_mean = -1.0, last_down_mean = -1.0;
   std::vector<std::pair<double, double>> last(gpus, {-1.0, -1.0});
   for (size_t b = 0; b < bins; ++b) {
+    const double ts_us = timeline.first_bin_start_us + static_cast<double>(b) * timeline.bin_us;
     const double* up = &timeline.utilization[0][b * gpus];
     const double* down = &timeline.utilization[1][b * gpus];
     double up_sum = 0.0, down_sum = 0.0;
@@ -288,17 +312,34 @@ void write_trace(const Timeline& timeline, const std::string& scheme, const std:
       const double d = down[g];
       up_sum += u;
       down_sum += d;
-      if (u != last[g].first || d != last[g].second || b + 1 == bins) counter(g, b, u, d);
+      if (u != last[g].first || d != last[g].second || b + 1 == bins) events.utilization(g, ts_us, u, d);
       last[g] = {u, d};
     }
     const double up_mean = up_sum / static_cast<double>(gpus);
     const double down_mean = down_sum / static_cast<double>(gpus);
-    if (up_mean != last_up_mean || down_mean != last_down_mean || b + 1 == bins) counter(fabric, b, up_mean, down_mean);
+    if (up_mean != last_up_mean || down_mean != last_down_mean || b + 1 == bins) {
+      events.utilization(fabric, ts_us, up_mean, down_mean);
+    }
     last_up_mean = up_mean;
     last_down_mean = down_mean;
     file.flush_if_full();
   }
-  out += "]}\n";
+}
+
+// trace_<scheme>.json: Chrome / Perfetto trace events (open in ui.perfetto.dev or
+// chrome://tracing). One process per GPU with its phases and its compute intervals (a thread per
+// executor stream, i.e. SM group) as slices and its links' utilization per direction as a
+// counter; a "fabric" process with the mean over all GPUs. Written as text, each event's keys in
+// the order nlohmann::json sorts them, so the file is the one the JSON document used to give.
+void write_trace(const Timeline& timeline, const std::string& scheme, const std::string& path) {
+  TextFile file(path);
+  TraceEvents events(file.text());
+  const uint32_t fabric = timeline.gpus;
+  file.text() += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+  events.metadata("process_name", fabric, "fabric (" + scheme + ")", std::nullopt);
+  write_gpu_slices(timeline, events, file);
+  write_utilization_counters(timeline, fabric, events, file);
+  file.text() += "]}\n";
   file.close();
 }
 

@@ -1,16 +1,19 @@
 // Scenario loading: scenario file + --set overrides -> presets -> overrides -> semantic checks.
 // Every key is checked; every error names the file, line and key path (see config_reader.hpp).
+// The keys themselves are declared once, in scenario_sections.hpp; this file reads through them.
 #include "nvsvp/platform/scenario.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <map>
+#include <optional>
+#include <type_traits>
 
 #include "config_reader.hpp"
 #include "scenario_document.hpp"
+#include "scenario_sections.hpp"
 #include "nvsvp/fw/moe_layer.hpp"
 #include "nvsvp/hw/work.hpp"
 
@@ -33,69 +36,6 @@ bool from_command_line(const std::string& origin) {
 }
 
 std::string join_list(const std::vector<std::string>& items) { return join(items, ", "); }
-
-// --- keys of the scenario's own sections, listed once for reading and dumping ---------------
-
-template <class V>
-void visit_platform(V& v, PlatformSpec& p) {
-  v("gpus", p.gpus, "GPUs on the fabric", hw::between(1, 4096));
-  v("switch_chips", p.switch_chips, "switch chips; every GPU has links to every chip",
-    hw::between(1, 1024));
-  v("links_per_chip", p.links_per_chip,
-    "links from every GPU to switch chip c, one entry per chip", hw::between(1, 4096));
-}
-
-template <class V>
-void visit_model(V& v, fw::MoeModel& m) {
-  v("hidden", m.hidden, "model (hidden) dimension", hw::between(1, 1 << 20));
-  v("moe_hidden", m.moe_hidden, "intermediate dimension of one expert", hw::between(1, 1 << 20));
-  v("heads", m.heads, "attention heads", hw::between(1, 1 << 16));
-  v("sequence_length", m.sequence_length, "tokens per sequence (default tokens_per_gpu)",
-    hw::between(1, 1 << 20));
-  v("experts", m.experts, "routed experts of the MoE layer", hw::between(1, 65535));
-  v("top_k", m.top_k, "experts per token (the model's default)", hw::between(1, 64));
-  v("shared_experts", m.shared_experts, "experts every token goes through at home (the model's default)",
-    hw::between(0, 64));
-}
-
-const char* const kPlatformKeys[] = {"gpus", "switch_chips", "links_per_chip", "link", "switch", "gpu"};
-const char* const kModelKeys[] = {"hidden", "moe_hidden", "heads", "sequence_length", "experts", "top_k",
-                                  "shared_experts"};
-const char* const kWorkloadKeys[] = {"model",         "top_k",         "tokens_per_gpu", "dispatch_dtype",
-                                     "combine_dtype", "routing",       "shared_experts"};
-const char* const kTopLevelKeys[] = {"name",       "platform",           "workload",   "software", "schemes",
-                                     "simulation", "pure_communication", "replication"};
-constexpr const char* kPureCommunicationDescription =
-    "no compute: expert work takes no time (its results still land), the layer is communication only";
-
-const hw::Range kTopKRange = hw::between(1, 64);
-const hw::Range kTokensRange = hw::between(1, 1 << 20);
-const hw::Choices kDataTypes{{"fp8", "bf16", "fp32"}};
-
-const char* const kTopKDescription = "experts per token";
-const char* const kTokensDescription = "tokens whose home is each GPU";
-const char* const kDispatchDescription = "wire format of dispatched token vectors";
-const char* const kCombineDescription = "wire format of expert outputs in combine";
-const char* const kSharedExpertsDescription = "shared experts every token goes through at home";
-const hw::Range kSharedExpertsRange = hw::between(0, 64);
-const char* const kTimelineBinDescription =
-    "bin of the link utilization time series (utilization_<scheme>.csv) and the trace's counters, us";
-const char* const kMaxTimeDescription =
-    "simulated-time limit, us: a run still busy then is reported as stuck";
-
-struct RoutingKind {
-  const char* name;
-  std::vector<std::string> keys;
-};
-const std::vector<RoutingKind>& routing_kinds() {
-  static const std::vector<RoutingKind> kinds = {
-      {"uniform", {"kind", "seed"}},
-      {"normal", {"kind", "seed", "std"}},
-      {"zipf", {"kind", "seed", "exponent"}},
-      {"trace", {"kind", "file"}},
-  };
-  return kinds;
-}
 
 // --- where each effective value was set ------------------------------------------------------
 
@@ -206,80 +146,85 @@ void read_preset_header(YamlReader& reader, const std::string& name, std::string
   if (summary) *summary = text;
 }
 
-}  // namespace
+// --- the keys a section declares ------------------------------------------------------------
 
-bool valid_name(const std::string& name) {
-  if (name.empty() || name.find_first_not_of('.') == std::string::npos) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
-  });
-}
+// A visitor that lists a section's keys in declaration order, with how each is used.
+class SectionKeys {
+ public:
+  struct Key {
+    std::string name;
+    KeyUse use;
+    std::string expected;  // what the message about its absence says is expected
+  };
 
-std::vector<std::string> split_key_path(const std::string& path) {
-  std::vector<std::string> keys;
-  for (size_t start = 0;;) {
-    const size_t dot = path.find('.', start);
-    keys.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
+  template <class T, class Rule>
+  void operator()(const char* key, const T&, const char*, const Rule& rule, const KeyUse& use = {}) {
+    keys_.push_back({key, use, expected_when_missing(rule)});
   }
-  const bool well_formed = std::none_of(keys.begin(), keys.end(), [](const std::string& k) {
-    return k.empty() || k.find_first_of(" \t[]{}:#") != std::string::npos;
-  });
-  return well_formed ? keys : std::vector<std::string>{};
-}
-
-void set_key(ConfigNode& doc, const std::vector<std::string>& keys, ConfigNode value,
-             const std::string& origin) {
-  value.key_origin = origin;
-  ConfigNode* node = &doc;
-  std::string path;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    // A preset named by a string becomes {preset: NAME} so that keys can be set beside it.
-    if (node->is_scalar() && (path == "platform" || path == "workload.model")) {
-      ConfigNode preset = *node;
-      preset.key_origin = node->origin;
-      node->kind = ConfigNode::Kind::mapping;
-      node->text.clear();
-      node->quoted = false;
-      node->entries = {{"preset", std::move(preset)}};
-    }
-    if (node->is_null()) {
-      node->kind = ConfigNode::Kind::mapping;
-      node->origin = origin;
-    }
-    if (!node->is_mapping()) {
-      config_fail(origin, path.empty() ? "(document)" : path,
-                  "a mapping to hold the key " + keys[i], describe(*node));
-    }
-    const std::string child_path = join_path(path, keys[i]);
-    ConfigNode* child = node->find(keys[i]);
-    if (i + 1 == keys.size()) {
-      if (child) *child = std::move(value);
-      else node->entries.emplace_back(keys[i], std::move(value));
-      return;
-    }
-    if (!child) {
-      ConfigNode empty;
-      empty.origin = empty.key_origin = origin;
-      node->entries.emplace_back(keys[i], std::move(empty));
-      child = &node->entries.back().second;
-    }
-    node = child;
-    path = child_path;
+  template <class T>
+  void section(const char* key, const T&, const char* = "", const KeyUse& use = {}) {
+    keys_.push_back({key, use, "a value"});
   }
-}
+  template <class T>
+  void parameters(const char* key, const T&, const char*) {
+    keys_.push_back({key, KeyUse{}, "a value"});
+  }
+  void preset(std::string& name, const char* kind, const char* directory) {
+    preset_name_ = &name;
+    preset_kind_ = kind;
+    preset_directory_ = directory;
+  }
+  void origin(std::string&) {}
 
-void apply_override(ConfigNode& doc, const std::string& text) {
-  const std::string origin = "command line (--set " + text + ")";
-  const size_t eq = text.find('=');
-  const std::vector<std::string> keys =
-      eq != std::string::npos && eq > 0 ? split_key_path(text.substr(0, eq)) : std::vector<std::string>{};
-  if (keys.empty()) config_fail(origin, "", "a.b.c=value", "\"" + text + "\"");
-  set_key(doc, keys, parse_config_text(text.substr(eq + 1), origin), origin);
-}
+  // Whether the section starts from a preset, which kind ("platform") in which directory of
+  // config_dir, and the member that holds its name.
+  bool has_preset() const { return preset_name_ != nullptr; }
+  const std::string& preset_kind() const { return preset_kind_; }
+  const std::string& preset_directory() const { return preset_directory_; }
+  std::string& preset_name() const { return *preset_name_; }
 
-namespace {
+  // Makes `reader` accept every key.
+  void declare(YamlReader& reader) const {
+    for (const Key& key : keys_) reader.declare(key.name);
+  }
+  // Fails on the first required key (of every kind) that `node`, the section at `path`, lacks.
+  void require(const ConfigNode& node, const std::string& path) const {
+    for (const Key& key : keys_) {
+      if (key.use.required && key.use.kinds.empty() && !node.find(key.name)) {
+        fail_missing(node, join_path(path, key.name), key.expected);
+      }
+    }
+  }
+  const Key* find(const std::string& name) const {
+    for (const Key& key : keys_) {
+      if (key.name == name) return &key;
+    }
+    return nullptr;
+  }
+  // The keys a section of kind `kind` may have.
+  std::vector<std::string> of_kind(const std::string& kind) const {
+    std::vector<std::string> names;
+    for (const Key& key : keys_) {
+      if (belongs_to_kind(key.use, kind)) names.push_back(key.name);
+    }
+    return names;
+  }
+
+ private:
+  static std::string expected_when_missing(const hw::Choices& choices) {
+    return "one of " + join_list(choices.values);
+  }
+  static std::string expected_when_missing(const TraceFile&) { return "a trace file"; }
+  template <class Rule>
+  static std::string expected_when_missing(const Rule&) {
+    return "a value";
+  }
+
+  std::vector<Key> keys_;
+  std::string* preset_name_ = nullptr;
+  std::string preset_kind_;
+  std::string preset_directory_;
+};
 
 // --- the loader -----------------------------------------------------------------------------
 
@@ -291,36 +236,28 @@ class ScenarioLoader {
   Scenario load(const ConfigNode& doc) {
     origins_.set_fallback(file_ + ":1");
     origins_.record(doc, "", kScenarioFile, true);
-
     scenario_.file = file_;
-    YamlReader top(doc, "");
-    for (const char* key : kTopLevelKeys) top.declare(key);
-    top.finish();
-    require_keys(doc, "", {"name", "platform", "workload", "schemes"});
-
-    const ConfigNode& name = *doc.find("name");
-    scenario_.name = read_string(name, "name");
-    if (!valid_name(scenario_.name)) {
-      config_fail(name.origin, "name",
-                  "a name of letters, digits, '_', '.' and '-' (it names the output directory)",
-                  describe(name));
-    }
-    read_platform(*doc.find("platform"));
-    read_workload(*doc.find("workload"));
-    read_schemes(*doc.find("schemes"));
-    if (const ConfigNode* software = doc.find("software")) read_params(*software, "software", scenario_.software);
-    if (const ConfigNode* simulation = doc.find("simulation")) read_simulation(*simulation);
-    if (const ConfigNode* replication = doc.find("replication")) {
-      read_params(*replication, "replication", scenario_.replication);
-    }
-    if (const ConfigNode* pure = doc.find("pure_communication")) {
-      scenario_.pure_communication = read_bool(*pure, "pure_communication");
-    }
+    read_section(doc, "", scenario_);
     check();
     return scenario_;
   }
 
+  // Reads `node`, the section at `path`, onto `section` through its declaration: unknown keys are
+  // rejected first, then required ones looked for, then the values read in declaration order.
+  template <class Section>
+  void read_section(const ConfigNode& node, const std::string& path, Section& section);
+
+  // A default taken from another key (`source`) is blamed on that key.
+  void alias(const std::string& path, const std::string& source) { origins_.alias(path, source); }
+
  private:
+  // A section that starts from a preset: `node` is the preset's name, or a mapping of `preset`
+  // and overrides. The preset file is read (its header, values, unknown keys, required keys),
+  // then the overrides over it.
+  template <class Section>
+  void read_preset_section(const ConfigNode& node, const std::string& path, Section& section,
+                           const SectionKeys& keys);
+
   // The preset named by `node` (a string) in config_dir/<kind_dir>, loaded.
   ConfigNode load_preset(const ConfigNode& node, const std::string& path, const std::string& kind,
                          const std::string& kind_dir, std::string& name) {
@@ -336,327 +273,373 @@ class ScenarioLoader {
     return load_config_file(preset_file(config_dir_, kind_dir, name));
   }
 
-  // `node` is a preset name, or a mapping {preset: NAME, overrides...}: returns the mapping in
-  // the second case, nullptr in the first.
-  static const ConfigNode* preset_overrides(const ConfigNode& node, const std::string& path,
-                                            const std::string& what) {
-    if (node.is_scalar()) return nullptr;
-    if (!node.is_mapping()) {
-      config_fail(node.origin, path, "a " + what + " preset name, or a mapping of preset and overrides",
-                  describe(node));
-    }
-    return &node;
-  }
-
-  void apply_platform(YamlReader& reader, const std::string& path) {
-    PlatformSpec& p = scenario_.platform;
-    visit_platform(reader, p);
-    if (const ConfigNode* n = reader.take("link")) read_params(*n, join_path(path, "link"), p.link);
-    if (const ConfigNode* n = reader.take("switch")) read_params(*n, join_path(path, "switch"), p.switch_chip);
-    if (const ConfigNode* n = reader.take("gpu")) read_params(*n, join_path(path, "gpu"), p.gpu);
-  }
-
-  void read_platform(const ConfigNode& node) {
-    const ConfigNode* overrides = preset_overrides(node, "platform", "platform");
-    const ConfigNode* preset_node = &node;
-    std::string preset_path = "platform";
-    if (overrides) {
-      YamlReader reader(*overrides, "platform");
-      reader.declare("preset");
-      for (const char* key : kPlatformKeys) reader.declare(key);
-      reader.finish();
-      preset_node = overrides->find("preset");
-      if (!preset_node) fail_missing(*overrides, "platform.preset", "a platform preset name");
-      preset_path = "platform.preset";
-    }
-
-    const ConfigNode preset =
-        load_preset(*preset_node, preset_path, "platform", "platforms", scenario_.platform.preset);
-    {
-      YamlReader reader(preset, "");
-      read_preset_header(reader, scenario_.platform.preset, nullptr);
-      apply_platform(reader, "");
-      reader.finish();
-      require_keys(preset, "", {"gpus", "switch_chips", "links_per_chip"});
-      origins_.record(preset, "platform", kPreset, false);
-    }
-    if (overrides) {
-      YamlReader reader(*overrides, "platform");
-      reader.declare("preset");
-      apply_platform(reader, "platform");
-      reader.finish();
-    }
-  }
-
-  void read_model(const ConfigNode& node) {
-    const ConfigNode* overrides = preset_overrides(node, "workload.model", "model");
-    const ConfigNode* preset_node = &node;
-    std::string preset_path = "workload.model";
-    if (overrides) {
-      YamlReader reader(*overrides, "workload.model");
-      reader.declare("preset");
-      for (const char* key : kModelKeys) reader.declare(key);
-      reader.finish();
-      preset_node = overrides->find("preset");
-      if (!preset_node) fail_missing(*overrides, "workload.model.preset", "a model preset name");
-      preset_path = "workload.model.preset";
-    }
-
-    fw::MoeModel& model = scenario_.workload.model;
-    const ConfigNode preset = load_preset(*preset_node, preset_path, "model", "models", model.name);
-    {
-      YamlReader reader(preset, "");
-      read_preset_header(reader, model.name, nullptr);
-      visit_model(reader, model);
-      reader.finish();
-      require_keys(preset, "", {"hidden", "moe_hidden", "heads", "sequence_length", "experts", "top_k"});
-      origins_.record(preset, "workload.model", kPreset, false);
-    }
-    if (overrides) {
-      YamlReader reader(*overrides, "workload.model");
-      reader.declare("preset");
-      visit_model(reader, model);
-      reader.finish();
-    }
-  }
-
-  static fw::DataType read_dtype(YamlReader& reader, const char* key, const char* description,
-                                 fw::DataType current) {
-    std::string text = fw::to_string(current);
-    reader(key, text, description, kDataTypes);
-    fw::DataType type = current;
-    fw::parse_data_type(text, type);
-    return type;
-  }
-
-  void read_workload(const ConfigNode& node) {
-    YamlReader reader(node, "workload");
-    for (const char* key : kWorkloadKeys) reader.declare(key);
-    reader.finish();
-    require_keys(node, "workload", {"model", "routing"});
-
-    read_model(*node.find("model"));
-    WorkloadSpec& w = scenario_.workload;
-    w.top_k = w.model.top_k;
-    w.tokens_per_gpu = w.model.sequence_length;
-    reader("top_k", w.top_k, kTopKDescription, kTopKRange);
-    reader("tokens_per_gpu", w.tokens_per_gpu, kTokensDescription, kTokensRange);
-    w.shared_experts = w.model.shared_experts;
-    reader("shared_experts", w.shared_experts, kSharedExpertsDescription, kSharedExpertsRange);
-    // Defaults are blamed on the model key they came from.
-    origins_.alias("workload.top_k", "workload.model.top_k");
-    origins_.alias("workload.tokens_per_gpu", "workload.model.sequence_length");
-    origins_.alias("workload.shared_experts", "workload.model.shared_experts");
-    w.dispatch_dtype = read_dtype(reader, "dispatch_dtype", kDispatchDescription, fw::DataType::fp8);
-    w.combine_dtype = read_dtype(reader, "combine_dtype", kCombineDescription, fw::DataType::bf16);
-    read_routing(*node.find("routing"));
-  }
-
-  void read_routing(const ConfigNode& node) {
-    const std::string path = "workload.routing";
-    YamlReader reader(node, path);
-    for (const char* key : {"kind", "seed", "std", "exponent", "file"}) reader.declare(key);
-    reader.finish();
-    RoutingSpec& routing = scenario_.workload.routing;
-    routing = RoutingSpec{};
-    routing.origin = node.key_origin;
-
-    if (!node.find("kind")) fail_missing(node, path + ".kind", "one of uniform, normal, zipf, trace");
-    hw::Choices kinds;
-    for (const RoutingKind& kind : routing_kinds()) kinds.values.push_back(kind.name);
-    reader("kind", routing.kind, "routing kind", kinds);
-
-    const RoutingKind& kind = *std::find_if(routing_kinds().begin(), routing_kinds().end(),
-                                            [&](const RoutingKind& k) { return routing.kind == k.name; });
-    for (const auto& [key, value] : node.entries) {
-      if (std::find(kind.keys.begin(), kind.keys.end(), key) != kind.keys.end()) continue;
-      std::vector<std::string> owners;
-      for (const RoutingKind& other : routing_kinds()) {
-        if (std::find(other.keys.begin(), other.keys.end(), key) != other.keys.end()) owners.push_back(other.name);
-      }
-      config_fail(value.key_origin, join_path(path, key),
-                  "one of the keys of kind " + routing.kind + ": " + join_list(kind.keys),
-                  key + ", which belongs to kind " + join_list(owners));
-    }
-
-    reader("seed", routing.seed, "seed of the routing generator", hw::Range{});
-    if (const ConfigNode* n = node.find("std")) routing.std = read_positive(*n, path + ".std");
-    if (const ConfigNode* n = node.find("exponent")) routing.exponent = read_positive(*n, path + ".exponent");
-    if (routing.kind == "trace") {
-      if (!node.find("file")) fail_missing(node, path + ".file", "a trace file");
-      const ConfigNode& file_node = *node.find("file");
-      const std::string file = read_string(file_node, path + ".file");
-      routing.file = resolve_trace(file, file_node.origin);
-      std::error_code ec;
-      std::ifstream probe(routing.file);
-      if (!probe || fs::is_directory(routing.file, ec)) {
-        config_fail(file_node.origin, path + ".file", "a readable trace file",
-                    routing.file + (fs::exists(routing.file, ec) ? " (not readable)" : " (no such file)"));
-      }
-    }
-  }
-
-  // A trace path is relative to the directory of the file that wrote it (the scenario, or a study
-  // that sets it); one given with --set is relative to the current directory, as a shell user
-  // would expect.
-  static std::string resolve_trace(const std::string& file, const std::string& origin) {
-    const fs::path path(file);
-    if (path.is_absolute() || from_command_line(origin)) return path.lexically_normal().string();
-    const std::string origin_file = origin.substr(0, origin.rfind(':'));  // origin is FILE:LINE
-    return (fs::path(origin_file).parent_path() / path).lexically_normal().string();
-  }
-
-  void read_schemes(const ConfigNode& node) {
-    const std::vector<std::string>& known = known_schemes();
-    const std::string expected = "a non-empty list of schemes among " + join_list(known);
-    if (!node.is_sequence() || node.items.empty()) config_fail(node.origin, "schemes", expected, describe(node));
-    for (size_t i = 0; i < node.items.size(); ++i) {
-      const ConfigNode& item = node.items[i];
-      const std::string path = "schemes[" + std::to_string(i) + "]";
-      const std::string name = read_string(item, path);
-      if (std::find(known.begin(), known.end(), name) == known.end()) {
-        config_fail(item.origin, path, "one of the schemes " + join_list(known), describe(item));
-      }
-      if (std::find(scenario_.schemes.begin(), scenario_.schemes.end(), name) != scenario_.schemes.end()) {
-        config_fail(item.origin, path, "each scheme once", "a second " + name);
-      }
-      scenario_.schemes.push_back(name);
-    }
-  }
-
-  void read_simulation(const ConfigNode& node) {
-    YamlReader reader(node, "simulation");
-    reader.declare("max_time_us");
-    reader.declare("timeline_bin_us");
-    reader.finish();
-    if (const ConfigNode* n = node.find("max_time_us")) {
-      scenario_.simulation.max_time_us = read_positive(*n, "simulation.max_time_us");
-    }
-    if (const ConfigNode* n = node.find("timeline_bin_us")) {
-      scenario_.simulation.timeline_bin_us = read_positive(*n, "simulation.timeline_bin_us");
-      if (scenario_.simulation.timeline_bin_us < 0.001) {
-        config_fail(n->origin, "simulation.timeline_bin_us", "at least 0.001 (1 ns)", describe(*n));
-      }
-    }
-  }
-
   // Constraints between keys, each reported at the most specific key involved.
   void check() const {
-    const PlatformSpec& p = scenario_.platform;
-    const WorkloadSpec& w = scenario_.workload;
-    const std::string n_gpus = std::to_string(p.gpus);
-
-    if (p.links_per_chip.size() != p.switch_chips) {
-      const Place at = origins_.blame({"platform.links_per_chip", "platform.switch_chips"});
-      config_fail(at.origin, at.path,
-                  "one entry of platform.links_per_chip per switch chip (switch_chips = " +
-                      std::to_string(p.switch_chips) + ")",
-                  std::to_string(p.links_per_chip.size()) + " entries");
-    }
-    for (size_t c = 0; c < p.links_per_chip.size(); ++c) {
-      const uint64_t needed = static_cast<uint64_t>(p.gpus) * p.links_per_chip[c];
-      if (needed <= p.switch_chip.ports) continue;
-      const Place at = origins_.blame({"platform.switch.ports", "platform.gpus", "platform.links_per_chip"});
-      config_fail(at.origin, at.path,
-                  "enough switch ports for gpus x links_per_chip[" + std::to_string(c) + "] = " + n_gpus +
-                      " x " + std::to_string(p.links_per_chip[c]) + " = " + std::to_string(needed) +
-                      " links per chip",
-                  std::to_string(p.switch_chip.ports) + " ports per chip (platform.switch.ports)");
-    }
-    if (w.top_k > w.model.experts) {
-      const Place at = origins_.blame({"workload.top_k", "workload.model.experts"});
-      config_fail(at.origin, at.path, "top_k <= experts (a token picks top_k distinct experts)",
-                  "top_k " + std::to_string(w.top_k) + " with " + std::to_string(w.model.experts) + " experts");
-    }
-    if (w.model.experts % p.gpus != 0) {
-      const Place at = origins_.blame({"workload.model.experts", "platform.gpus"});
-      config_fail(at.origin, at.path,
-                  "a number of experts divisible by the number of GPUs (experts are spread evenly)",
-                  std::to_string(w.model.experts) + " experts over " + n_gpus + " GPUs");
-    }
-    const uint32_t buffer = p.switch_chip.reduction_buffer_bytes;
-    if ((buffer & (buffer - 1)) != 0) {
-      const Place at = origins_.blame({"platform.switch.reduction_buffer_bytes"});
-      config_fail(at.origin, at.path, "a power of two (the buffer is 8-way set-associative in 32-byte slots)",
-                  std::to_string(buffer));
-    }
-    if (p.switch_chip.reduction_backend != "model" && buffer != 65536) {
-      const Place at = origins_.blame({"platform.switch.reduction_buffer_bytes", "platform.switch.reduction_backend"});
-      config_fail(at.origin, at.path,
-                  "65536 with reduction_backend " + p.switch_chip.reduction_backend +
-                      " (the RTL is built for a 64 KB buffer; other sizes run on the model)",
-                  std::to_string(buffer));
-    }
-    if (scenario_.software.comm_sms >= p.gpu.sms) {
-      const Place at = origins_.blame({"software.comm_sms", "platform.gpu.sms"});
-      config_fail(at.origin, at.path, "comm_sms below the GPU's SMs (the GEMMs need at least one)",
-                  std::to_string(scenario_.software.comm_sms) + " of " + std::to_string(p.gpu.sms) + " SMs");
-    }
-    const fw::SoftwareParams& sw = scenario_.software;
-    const uint64_t fusion_sms = static_cast<uint64_t>(sw.fusion_dispatch_sms) + sw.fusion_gemm1_sms + sw.fusion_gemm2_sms +
-                                sw.fusion_combine_sms;
-    const bool fused = std::any_of(scenario_.schemes.begin(), scenario_.schemes.end(), fw::uses_fused_kernel);
-    if (fused && fusion_sms > p.gpu.sms) {
-      const Place at = origins_.blame({"software.fusion_dispatch_sms", "software.fusion_gemm1_sms",
-                                       "software.fusion_gemm2_sms", "software.fusion_combine_sms", "platform.gpu.sms"});
-      config_fail(at.origin, at.path, "the fused kernel's four SM groups within the GPU's SMs",
-                  std::to_string(fusion_sms) + " of " + std::to_string(p.gpu.sms) + " SMs");
-    }
-    if (p.gpu.hub.cache_entries % p.gpu.hub.cache_ways != 0) {
-      const Place at = origins_.blame({"platform.gpu.hub_cache_entries", "platform.gpu.hub_cache_ways"});
-      config_fail(at.origin, at.path, "hub_cache_entries a multiple of hub_cache_ways (whole sets)",
-                  std::to_string(p.gpu.hub.cache_entries) + " entries in " + std::to_string(p.gpu.hub.cache_ways) +
-                      " ways");
-    }
-    const fw::ReplicationParams& r = scenario_.replication;
-    for (uint32_t size : r.groups) {
-      if (size <= p.gpus && p.gpus % size == 0 && std::count(r.groups.begin(), r.groups.end(), size) == 1) continue;
-      const Place at = origins_.blame({"replication.groups", "platform.gpus"});
-      config_fail(at.origin, at.path, "group sizes that divide the GPU count (" + n_gpus + "), each once",
-                  "a group of " + std::to_string(size));
-    }
-    if (r.static_seed != 0 && (r.policy != "static" || w.routing.kind == "trace" || w.routing.kind == "uniform")) {
-      const Place at = origins_.blame({"replication.static_seed", "replication.policy", "workload.routing.kind"});
-      config_fail(at.origin, at.path,
-                  "static_seed only with policy static and a normal or zipf routing (the seed deals their popularity)",
-                  "static_seed " + std::to_string(r.static_seed) + " with policy " + r.policy + " and routing " +
-                      w.routing.kind);
-    }
-    if (r.policy != "none") {
-      const uint64_t copies = w.model.experts + static_cast<uint64_t>(p.gpus) * r.slots_per_gpu;
-      if (copies > 65535) {
-        const Place at = origins_.blame({"replication.slots_per_gpu", "workload.model.experts", "platform.gpus"});
-        config_fail(at.origin, at.path, "experts + gpus x slots_per_gpu <= 65535 (expert copies have 16-bit IDs)",
-                    std::to_string(copies));
-      }
-      const bool multicast = fw::uses_multicast(r);
-      if (r.policy == "iser" && multicast && r.broadcast_sms >= p.gpu.sms) {
-        const Place at = origins_.blame({"replication.broadcast_sms", "platform.gpu.sms"});
-        config_fail(at.origin, at.path, "broadcast_sms below the GPU's SMs (the shared experts need at least one)",
-                    std::to_string(r.broadcast_sms) + " of " + std::to_string(p.gpu.sms) + " SMs");
-      }
-      if (r.policy == "iser" && multicast && p.gpus > 64) {
-        const Place at = origins_.blame({"replication.broadcast", "platform.gpus"});
-        config_fail(at.origin, at.path, "p2p or ring above 64 GPUs (a multicast group names at most 64)",
-                    r.broadcast + " on " + n_gpus + " GPUs");
-      }
-    }
-    const uint64_t chunk_bytes = static_cast<uint64_t>(scenario_.software.chunk_tokens) * p.gpu.functional_bytes;
-    if (chunk_bytes > hw::kMaxFunctionalBytesPerMessage) {
-      const Place at = origins_.blame({"software.chunk_tokens", "platform.gpu.functional_bytes"});
-      config_fail(at.origin, at.path,
-                  "chunk_tokens x functional_bytes <= " + std::to_string(hw::kMaxFunctionalBytesPerMessage) +
-                      " (the functional bytes one message carries)",
-                  std::to_string(scenario_.software.chunk_tokens) + " x " +
-                      std::to_string(p.gpu.functional_bytes) + " = " + std::to_string(chunk_bytes));
-    }
+    check_fabric();
+    check_experts();
+    check_reduction_buffer();
+    check_gpu_resources();
+    check_replication();
+    check_message_size();
   }
+  void check_fabric() const;
+  void check_experts() const;
+  void check_reduction_buffer() const;
+  void check_gpu_resources() const;
+  void check_replication() const;
+  void check_message_size() const;
 
   std::string file_;
   std::string config_dir_;
   Scenario scenario_;
   Origins origins_;
 };
+
+// A visitor that reads one mapping onto a section (see ScenarioLoader::read_section): each key
+// by its rule, a nested section through the loader, a parameter struct by read_params.
+class SectionReader {
+ public:
+  enum class Mode {
+    section,           // a section of the scenario document
+    preset_file,       // a preset file: its header (name, summary) stands for `preset`
+    preset_overrides,  // the mapping that names a preset (key `preset`) and overrides its values
+  };
+
+  SectionReader(ScenarioLoader& loader, const ConfigNode& node, std::string path, const SectionKeys& keys,
+                Mode mode)
+      : loader_(loader), keys_(keys), mode_(mode), yaml_(node, path), path_(std::move(path)) {}
+
+  // Rejects every key the section does not declare; in a section, then fails on a missing
+  // required key.
+  void check_keys() {
+    if (mode_ == Mode::preset_overrides) yaml_.declare("preset");
+    keys_.declare(yaml_);
+    yaml_.finish();
+    if (mode_ == Mode::section) keys_.require(yaml_.node(), path_);
+  }
+  // Rejects every key that was not declared (after the values: a preset file's order).
+  void finish() const { yaml_.finish(); }
+
+  template <class T, class Rule>
+  void operator()(const char* key, T& value, const char* description, const Rule& rule, const KeyUse& use = {});
+
+  template <class T>
+  void section(const char* key, T& value, const char* = "", const KeyUse& = {}) {
+    if (const ConfigNode* node = yaml_.take(key)) loader_.read_section(*node, join_path(path_, key), value);
+  }
+  template <class T>
+  void parameters(const char* key, T& value, const char*) {
+    if (const ConfigNode* node = yaml_.take(key)) read_params(*node, join_path(path_, key), value);
+  }
+  void preset(std::string& name, const char*, const char*) {
+    if (mode_ == Mode::preset_file) read_preset_header(yaml_, name, nullptr);
+  }
+  void origin(std::string& where) { where = yaml_.node().key_origin; }
+
+ private:
+  // A key with a rule of the parameter structs' kinds.
+  template <class T, class Rule>
+  void read_value(const char* key, const ConfigNode&, const std::string&, T& value, const char* description,
+                  const Rule& rule) {
+    yaml_(key, value, description, rule);
+  }
+  void read_value(const char* key, const ConfigNode& node, const std::string& path, fw::DataType& value,
+                  const char* description, const hw::Choices& choices);
+  void read_value(const char* key, const ConfigNode& node, const std::string& path, double& value,
+                  const char* description, const Positive& rule);
+  void read_value(const char* key, const ConfigNode& node, const std::string& path, std::string& value,
+                  const char* description, const OutputName&);
+  void read_value(const char* key, const ConfigNode& node, const std::string& path,
+                  std::vector<std::string>& value, const char* description, const SchemeList&);
+  void read_value(const char* key, const ConfigNode& node, const std::string& path, std::string& value,
+                  const char* description, const TraceFile&);
+
+  // After the section's kind is known: a key that belongs to other kinds only is an error.
+  void reject_keys_of_other_kinds(const std::string& selector) const;
+
+  ScenarioLoader& loader_;
+  const SectionKeys& keys_;
+  Mode mode_;
+  YamlReader yaml_;
+  std::string path_;
+  SectionKind kind_;
+};
+
+template <class Section>
+void ScenarioLoader::read_section(const ConfigNode& node, const std::string& path, Section& section) {
+  SectionKeys keys;
+  visit_section(keys, section);
+  if (keys.has_preset()) {
+    read_preset_section(node, path, section, keys);
+    return;
+  }
+  SectionReader reader(*this, node, path, keys, SectionReader::Mode::section);
+  reader.check_keys();
+  visit_section(reader, section);
+}
+
+template <class Section>
+void ScenarioLoader::read_preset_section(const ConfigNode& node, const std::string& path, Section& section,
+                                         const SectionKeys& keys) {
+  const std::string& kind = keys.preset_kind();
+  const ConfigNode* preset_node = &node;
+  std::string preset_path = path;
+  std::optional<SectionReader> overrides;
+  if (!node.is_scalar()) {
+    if (!node.is_mapping()) {
+      config_fail(node.origin, path, "a " + kind + " preset name, or a mapping of preset and overrides",
+                  describe(node));
+    }
+    overrides.emplace(*this, node, path, keys, SectionReader::Mode::preset_overrides);
+    overrides->check_keys();
+    preset_path = join_path(path, "preset");
+    preset_node = node.find("preset");
+    if (!preset_node) fail_missing(node, preset_path, "a " + kind + " preset name");
+  }
+
+  const ConfigNode preset = load_preset(*preset_node, preset_path, kind, keys.preset_directory(), keys.preset_name());
+  SectionReader defaults(*this, preset, "", keys, SectionReader::Mode::preset_file);
+  visit_section(defaults, section);
+  defaults.finish();
+  keys.require(preset, "");
+  origins_.record(preset, path, kPreset, false);
+
+  if (overrides) {
+    visit_section(*overrides, section);
+    overrides->finish();
+  }
+}
+
+template <class T, class Rule>
+void SectionReader::operator()(const char* key, T& value, const char* description, const Rule& rule,
+                               const KeyUse& use) {
+  const std::string path = join_path(path_, key);
+  if constexpr (std::is_same_v<T, uint32_t>) {
+    if (use.default_value) {
+      value = *use.default_value;
+      loader_.alias(path, join_path(path_, use.default_key));
+    }
+  }
+  const ConfigNode* node = yaml_.take(key);
+  if (!node) {
+    // Keys required of every kind were looked for before; this one is required of some.
+    if (use.required && !use.kinds.empty() && kind_.applies(use)) {
+      fail_missing(yaml_.node(), path, keys_.find(key)->expected);
+    }
+    return;
+  }
+  read_value(key, *node, path, value, description, rule);
+  kind_.note(value, use);
+  if (use.selects_kind) reject_keys_of_other_kinds(key);
+}
+
+void SectionReader::read_value(const char* key, const ConfigNode&, const std::string&, fw::DataType& value,
+                               const char* description, const hw::Choices& choices) {
+  std::string text = fw::to_string(value);
+  yaml_(key, text, description, choices);
+  fw::parse_data_type(text, value);
+}
+
+void SectionReader::read_value(const char*, const ConfigNode& node, const std::string& path, double& value,
+                               const char*, const Positive& rule) {
+  value = read_positive(node, path);
+  if (value < rule.min) {
+    config_fail(node.origin, path, "at least " + format_number(rule.min) + " (" + rule.min_means + ")",
+                describe(node));
+  }
+}
+
+void SectionReader::read_value(const char*, const ConfigNode& node, const std::string& path, std::string& value,
+                               const char*, const OutputName&) {
+  value = read_string(node, path);
+  if (!valid_name(value)) {
+    config_fail(node.origin, path, "a name of letters, digits, '_', '.' and '-' (it names the output directory)",
+                describe(node));
+  }
+}
+
+void SectionReader::read_value(const char*, const ConfigNode& node, const std::string& path,
+                               std::vector<std::string>& value, const char*, const SchemeList&) {
+  const std::vector<std::string>& known = known_schemes();
+  const std::string expected = "a non-empty list of schemes among " + join_list(known);
+  if (!node.is_sequence() || node.items.empty()) config_fail(node.origin, path, expected, describe(node));
+  std::vector<std::string> schemes;
+  for (size_t i = 0; i < node.items.size(); ++i) {
+    const ConfigNode& item = node.items[i];
+    const std::string item_path = path + "[" + std::to_string(i) + "]";
+    const std::string name = read_string(item, item_path);
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      config_fail(item.origin, item_path, "one of the schemes " + join_list(known), describe(item));
+    }
+    if (std::find(schemes.begin(), schemes.end(), name) != schemes.end()) {
+      config_fail(item.origin, item_path, "each scheme once", "a second " + name);
+    }
+    schemes.push_back(name);
+  }
+  value = std::move(schemes);
+}
+
+// A trace path is relative to the directory of the file that wrote it (the scenario, or a study
+// that sets it); one given with --set is relative to the current directory, as a shell user
+// would expect.
+void SectionReader::read_value(const char*, const ConfigNode& node, const std::string& path, std::string& value,
+                               const char*, const TraceFile&) {
+  const fs::path written(read_string(node, path));
+  if (written.is_absolute() || from_command_line(node.origin)) {
+    value = written.lexically_normal().string();
+  } else {
+    const std::string origin_file = node.origin.substr(0, node.origin.rfind(':'));  // origin is FILE:LINE
+    value = (fs::path(origin_file).parent_path() / written).lexically_normal().string();
+  }
+  std::error_code ec;
+  std::ifstream probe(value);
+  if (!probe || fs::is_directory(value, ec)) {
+    config_fail(node.origin, path, "a readable trace file",
+                value + (fs::exists(value, ec) ? " (not readable)" : " (no such file)"));
+  }
+}
+
+void SectionReader::reject_keys_of_other_kinds(const std::string& selector) const {
+  for (const auto& [key, value] : yaml_.node().entries) {
+    const SectionKeys::Key* declared = keys_.find(key);
+    if (declared == nullptr || kind_.applies(declared->use)) continue;
+    config_fail(value.key_origin, join_path(path_, key),
+                "one of the keys of " + selector + " " + kind_.name() + ": " + join_list(keys_.of_kind(kind_.name())),
+                key + ", which belongs to " + selector + " " + join_list(declared->use.kinds));
+  }
+}
+
+// --- constraints between keys ---------------------------------------------------------------
+
+void ScenarioLoader::check_fabric() const {
+  const PlatformSpec& p = scenario_.platform;
+  if (p.links_per_chip.size() != p.switch_chips) {
+    const Place at = origins_.blame({"platform.links_per_chip", "platform.switch_chips"});
+    config_fail(at.origin, at.path,
+                "one entry of platform.links_per_chip per switch chip (switch_chips = " +
+                    std::to_string(p.switch_chips) + ")",
+                std::to_string(p.links_per_chip.size()) + " entries");
+  }
+  for (size_t c = 0; c < p.links_per_chip.size(); ++c) {
+    const uint64_t needed = static_cast<uint64_t>(p.gpus) * p.links_per_chip[c];
+    if (needed <= p.switch_chip.ports) continue;
+    const Place at = origins_.blame({"platform.switch.ports", "platform.gpus", "platform.links_per_chip"});
+    config_fail(at.origin, at.path,
+                "enough switch ports for gpus x links_per_chip[" + std::to_string(c) + "] = " +
+                    std::to_string(p.gpus) + " x " + std::to_string(p.links_per_chip[c]) + " = " +
+                    std::to_string(needed) + " links per chip",
+                std::to_string(p.switch_chip.ports) + " ports per chip (platform.switch.ports)");
+  }
+}
+
+void ScenarioLoader::check_experts() const {
+  const PlatformSpec& p = scenario_.platform;
+  const WorkloadSpec& w = scenario_.workload;
+  if (w.top_k > w.model.experts) {
+    const Place at = origins_.blame({"workload.top_k", "workload.model.experts"});
+    config_fail(at.origin, at.path, "top_k <= experts (a token picks top_k distinct experts)",
+                "top_k " + std::to_string(w.top_k) + " with " + std::to_string(w.model.experts) + " experts");
+  }
+  if (w.model.experts % p.gpus != 0) {
+    const Place at = origins_.blame({"workload.model.experts", "platform.gpus"});
+    config_fail(at.origin, at.path,
+                "a number of experts divisible by the number of GPUs (experts are spread evenly)",
+                std::to_string(w.model.experts) + " experts over " + std::to_string(p.gpus) + " GPUs");
+  }
+}
+
+void ScenarioLoader::check_reduction_buffer() const {
+  const model::SwitchParams& s = scenario_.platform.switch_chip;
+  const uint32_t buffer = s.reduction_buffer_bytes;
+  if ((buffer & (buffer - 1)) != 0) {
+    const Place at = origins_.blame({"platform.switch.reduction_buffer_bytes"});
+    config_fail(at.origin, at.path, "a power of two (the buffer is 8-way set-associative in 32-byte slots)",
+                std::to_string(buffer));
+  }
+  if (s.reduction_backend != "model" && buffer != 65536) {
+    const Place at = origins_.blame({"platform.switch.reduction_buffer_bytes", "platform.switch.reduction_backend"});
+    config_fail(at.origin, at.path,
+                "65536 with reduction_backend " + s.reduction_backend +
+                    " (the RTL is built for a 64 KB buffer; other sizes run on the model)",
+                std::to_string(buffer));
+  }
+}
+
+void ScenarioLoader::check_gpu_resources() const {
+  const model::GpuParams& gpu = scenario_.platform.gpu;
+  const fw::SoftwareParams& sw = scenario_.software;
+  if (sw.comm_sms >= gpu.sms) {
+    const Place at = origins_.blame({"software.comm_sms", "platform.gpu.sms"});
+    config_fail(at.origin, at.path, "comm_sms below the GPU's SMs (the GEMMs need at least one)",
+                std::to_string(sw.comm_sms) + " of " + std::to_string(gpu.sms) + " SMs");
+  }
+  const uint64_t fusion_sms = static_cast<uint64_t>(sw.fusion_dispatch_sms) + sw.fusion_gemm1_sms + sw.fusion_gemm2_sms +
+                              sw.fusion_combine_sms;
+  const bool fused = std::any_of(scenario_.schemes.begin(), scenario_.schemes.end(), fw::uses_fused_kernel);
+  if (fused && fusion_sms > gpu.sms) {
+    const Place at = origins_.blame({"software.fusion_dispatch_sms", "software.fusion_gemm1_sms",
+                                     "software.fusion_gemm2_sms", "software.fusion_combine_sms", "platform.gpu.sms"});
+    config_fail(at.origin, at.path, "the fused kernel's four SM groups within the GPU's SMs",
+                std::to_string(fusion_sms) + " of " + std::to_string(gpu.sms) + " SMs");
+  }
+  if (gpu.hub.cache_entries % gpu.hub.cache_ways != 0) {
+    const Place at = origins_.blame({"platform.gpu.hub_cache_entries", "platform.gpu.hub_cache_ways"});
+    config_fail(at.origin, at.path, "hub_cache_entries a multiple of hub_cache_ways (whole sets)",
+                std::to_string(gpu.hub.cache_entries) + " entries in " + std::to_string(gpu.hub.cache_ways) + " ways");
+  }
+}
+
+void ScenarioLoader::check_replication() const {
+  const PlatformSpec& p = scenario_.platform;
+  const WorkloadSpec& w = scenario_.workload;
+  const fw::ReplicationParams& r = scenario_.replication;
+  const std::string n_gpus = std::to_string(p.gpus);
+  for (uint32_t size : r.groups) {
+    if (size <= p.gpus && p.gpus % size == 0 && std::count(r.groups.begin(), r.groups.end(), size) == 1) continue;
+    const Place at = origins_.blame({"replication.groups", "platform.gpus"});
+    config_fail(at.origin, at.path, "group sizes that divide the GPU count (" + n_gpus + "), each once",
+                "a group of " + std::to_string(size));
+  }
+  if (r.static_seed != 0 && (r.policy != "static" || w.routing.kind == "trace" || w.routing.kind == "uniform")) {
+    const Place at = origins_.blame({"replication.static_seed", "replication.policy", "workload.routing.kind"});
+    config_fail(at.origin, at.path,
+                "static_seed only with policy static and a normal or zipf routing (the seed deals their popularity)",
+                "static_seed " + std::to_string(r.static_seed) + " with policy " + r.policy + " and routing " +
+                    w.routing.kind);
+  }
+  if (r.policy == "none") return;
+  const uint64_t copies = w.model.experts + static_cast<uint64_t>(p.gpus) * r.slots_per_gpu;
+  if (copies > 65535) {
+    const Place at = origins_.blame({"replication.slots_per_gpu", "workload.model.experts", "platform.gpus"});
+    config_fail(at.origin, at.path, "experts + gpus x slots_per_gpu <= 65535 (expert copies have 16-bit IDs)",
+                std::to_string(copies));
+  }
+  const bool multicast = fw::uses_multicast(r);
+  if (r.policy == "iser" && multicast && r.broadcast_sms >= p.gpu.sms) {
+    const Place at = origins_.blame({"replication.broadcast_sms", "platform.gpu.sms"});
+    config_fail(at.origin, at.path, "broadcast_sms below the GPU's SMs (the shared experts need at least one)",
+                std::to_string(r.broadcast_sms) + " of " + std::to_string(p.gpu.sms) + " SMs");
+  }
+  if (r.policy == "iser" && multicast && p.gpus > 64) {
+    const Place at = origins_.blame({"replication.broadcast", "platform.gpus"});
+    config_fail(at.origin, at.path, "p2p or ring above 64 GPUs (a multicast group names at most 64)",
+                r.broadcast + " on " + n_gpus + " GPUs");
+  }
+}
+
+void ScenarioLoader::check_message_size() const {
+  const uint32_t chunk_tokens = scenario_.software.chunk_tokens;
+  const uint32_t functional_bytes = scenario_.platform.gpu.functional_bytes;
+  const uint64_t chunk_bytes = static_cast<uint64_t>(chunk_tokens) * functional_bytes;
+  if (chunk_bytes > hw::kMaxFunctionalBytesPerMessage) {
+    const Place at = origins_.blame({"software.chunk_tokens", "platform.gpu.functional_bytes"});
+    config_fail(at.origin, at.path,
+                "chunk_tokens x functional_bytes <= " + std::to_string(hw::kMaxFunctionalBytesPerMessage) +
+                    " (the functional bytes one message carries)",
+                std::to_string(chunk_tokens) + " x " + std::to_string(functional_bytes) + " = " +
+                    std::to_string(chunk_bytes));
+  }
+}
 
 }  // namespace
 
@@ -684,76 +667,6 @@ std::vector<PresetInfo> list_presets(const std::string& config_dir) {
     }
   }
   return presets;
-}
-
-std::string dump_effective(const Scenario& scenario) {
-  std::string out;
-  out += "# Effective configuration of scenario " + scenario.name;
-  if (!scenario.file.empty()) out += " (" + scenario.file + ")";
-  out += ": every parameter, defaults included.\n";
-  YamlDumper top(out, 0);
-  top.line("name", yaml_quote(scenario.name), "names the output directory");
-
-  top.section("platform");
-  {
-    YamlDumper d(out, 2);
-    d.line("preset", yaml_quote(scenario.platform.preset), "the preset the values below start from");
-    PlatformSpec p = scenario.platform;
-    visit_platform(d, p);
-    d.section("link", "one NVLink link direction");
-    dump_params(out, 4, p.link);
-    d.section("switch", "one switch chip");
-    dump_params(out, 4, p.switch_chip);
-    d.section("gpu", "one GPU");
-    dump_params(out, 4, p.gpu);
-  }
-
-  const WorkloadSpec& w = scenario.workload;
-  top.section("workload");
-  {
-    YamlDumper d(out, 2);
-    d.section("model");
-    {
-      YamlDumper m(out, 4);
-      m.line("preset", yaml_quote(w.model.name), "the preset the values below start from");
-      fw::MoeModel model = w.model;
-      visit_model(m, model);
-    }
-    d("top_k", w.top_k, kTopKDescription, kTopKRange);
-    d("tokens_per_gpu", w.tokens_per_gpu, kTokensDescription, kTokensRange);
-    d("dispatch_dtype", std::string(fw::to_string(w.dispatch_dtype)), kDispatchDescription, kDataTypes);
-    d("combine_dtype", std::string(fw::to_string(w.combine_dtype)), kCombineDescription, kDataTypes);
-    d("shared_experts", w.shared_experts, kSharedExpertsDescription, kSharedExpertsRange);
-    d.section("routing");
-    YamlDumper r(out, 4);
-    r.line("kind", yaml_quote(w.routing.kind), "uniform | normal | zipf | trace");
-    if (w.routing.kind != "trace") r("seed", w.routing.seed, "seed of the routing generator", hw::Range{});
-    if (w.routing.kind == "normal") {
-      r("std", w.routing.std, "standard deviation of the per-expert selection probability", hw::Range{});
-    }
-    if (w.routing.kind == "zipf") r("exponent", w.routing.exponent, "power-law exponent", hw::Range{});
-    if (w.routing.kind == "trace") {
-      std::error_code ec;
-      const fs::path absolute = fs::absolute(w.routing.file, ec);
-      r.line("file", yaml_quote(ec ? w.routing.file : absolute.lexically_normal().string()),
-             "one token per line: top_k expert IDs");
-    }
-  }
-
-  std::string schemes = "[";
-  for (size_t i = 0; i < scenario.schemes.size(); ++i) {
-    schemes += (i ? ", " : "") + yaml_quote(scenario.schemes[i]);
-  }
-  top.line("schemes", schemes + "]", "known: " + join_list(known_schemes()));
-  top.section("software", "how the software all-to-all schemes move tokens");
-  dump_params(out, 2, scenario.software);
-  top.section("simulation");
-  YamlDumper(out, 2)("max_time_us", scenario.simulation.max_time_us, kMaxTimeDescription, hw::Range{});
-  YamlDumper(out, 2)("timeline_bin_us", scenario.simulation.timeline_bin_us, kTimelineBinDescription, hw::Range{});
-  top("pure_communication", scenario.pure_communication, kPureCommunicationDescription, hw::Range{});
-  top.section("replication", "hot-expert replication (iser.md)");
-  dump_params(out, 2, scenario.replication);
-  return out;
 }
 
 }  // namespace nvsvp::platform

@@ -1,0 +1,89 @@
+// `nvsvp validate --dump`: a scenario's effective configuration written back as YAML through the
+// declarations of its sections (scenario_sections.hpp) and of the parameter structs.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "config_reader.hpp"
+#include "scenario_sections.hpp"
+
+namespace nvsvp::platform {
+
+namespace {
+
+// A visitor that writes a section as YAML lines at `indent` spaces: each value with its
+// description as a comment, nested sections indented below their key.
+class SectionDumper {
+ public:
+  SectionDumper(std::string& out, int indent) : out_(out), indent_(indent), yaml_(out, indent) {}
+
+  template <class T, class Rule>
+  void operator()(const char* key, const T& value, const char* description, const Rule& rule,
+                  const KeyUse& use = {}) {
+    if (!kind_.applies(use)) return;
+    write(key, value, description, rule);
+    kind_.note(value, use);
+  }
+  template <class T>
+  void section(const char* key, T& value, const char* comment = "", const KeyUse& = {}) {
+    yaml_.section(key, comment);
+    SectionDumper nested(out_, indent_ + 2);
+    visit_section(nested, value);
+  }
+  template <class T>
+  void parameters(const char* key, const T& value, const char* comment) {
+    yaml_.section(key, comment);
+    dump_params(out_, indent_ + 2, value);
+  }
+  void preset(const std::string& name, const char*, const char*) {
+    yaml_.line("preset", yaml_quote(name), "the preset the values below start from");
+  }
+  void origin(const std::string&) {}
+
+ private:
+  // A key with a rule of the parameter structs' kinds.
+  template <class T, class Rule>
+  void write(const char* key, const T& value, const char* description, const Rule& rule) {
+    yaml_(key, value, description, rule);
+  }
+  void write(const char* key, fw::DataType value, const char* description, const hw::Choices& choices) {
+    yaml_(key, std::string(fw::to_string(value)), description, choices);
+  }
+  void write(const char* key, double value, const char* description, const Positive&) {
+    yaml_(key, value, description, hw::Range{});
+  }
+  void write(const char* key, const std::string& name, const char* description, const OutputName&) {
+    yaml_.line(key, yaml_quote(name), description);
+  }
+  void write(const char* key, const std::vector<std::string>& schemes, const char*, const SchemeList&) {
+    std::string text = "[";
+    for (size_t i = 0; i < schemes.size(); ++i) text += (i ? ", " : "") + yaml_quote(schemes[i]);
+    yaml_.line(key, text + "]", "known: " + join(known_schemes(), ", "));
+  }
+  // Absolute, so that the dump can be read from anywhere.
+  void write(const char* key, const std::string& file, const char* description, const TraceFile&) {
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::absolute(file, ec);
+    yaml_.line(key, yaml_quote(ec ? file : absolute.lexically_normal().string()), description);
+  }
+
+  std::string& out_;
+  int indent_;
+  YamlDumper yaml_;
+  SectionKind kind_;
+};
+
+}  // namespace
+
+std::string dump_effective(const Scenario& scenario) {
+  std::string out;
+  out += "# Effective configuration of scenario " + scenario.name;
+  if (!scenario.file.empty()) out += " (" + scenario.file + ")";
+  out += ": every parameter, defaults included.\n";
+  Scenario copy = scenario;  // visit_section() takes what it visits by non-const reference
+  SectionDumper dumper(out, 0);
+  visit_section(dumper, copy);
+  return out;
+}
+
+}  // namespace nvsvp::platform

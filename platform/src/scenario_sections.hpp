@@ -1,0 +1,181 @@
+// The scenario file's own sections, private to platform/: each key is declared once, in a
+// visit_section() overload, as the parameter structs of the models and the firmware declare
+// theirs in visit(). The loader (scenario.cpp) reads and checks a section through that
+// declaration, rejecting keys it does not declare; `validate --dump` (scenario_dump.cpp) writes
+// the section back through it. Keys are dumped in declaration order, and an unknown key's message
+// lists the valid ones in that order.
+//
+// A visitor takes, besides the calls of a parameter struct's visit(),
+//   v(key, value, description, rule, use)   a key with a rule of its own (below) and a KeyUse;
+//   v.section(key, value, comment, use)     a nested scenario section (its visit_section());
+//   v.parameters(key, value, comment)       a nested parameter struct (its visit());
+//   v.preset(name, kind, directory)         the section starts from a preset file in
+//                                           config_dir/<directory>, named by the section itself or
+//                                           by its key `preset`; `name` holds the preset's name;
+//   v.origin(where)                         `where` is set to the place of the section's key.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "nvsvp/hw/params.hpp"
+#include "nvsvp/platform/scenario.hpp"
+
+namespace nvsvp::platform {
+
+// --- rules of the scenario's keys beyond hw::Range and hw::Choices ---------------------------
+
+// A number > 0 (hw::Range's bounds are inclusive); when `min` is set, also at least `min`,
+// `min_means` saying what that is.
+struct Positive {
+  double min = 0.0;
+  const char* min_means = "";
+};
+// The scenario's name: it names the output directory (valid_name()).
+struct OutputName {};
+// The schemes to run: a non-empty list of known_schemes(), each once. Its dump comment lists them.
+struct SchemeList {};
+// A routing trace: a readable file, relative to the directory of the file that names it.
+struct TraceFile {};
+
+// How a key is used beyond its rule.
+struct KeyUse {
+  // A complete section must set it; for a preset section, its preset file must.
+  bool required = false;
+  // The key names the section's kind; keys with `kinds` belong to those kinds only.
+  bool selects_kind = false;
+  std::vector<std::string> kinds;  // empty: the key belongs to every kind
+  // Before the key is read it takes this value, the one of the key `default_key` (relative to the
+  // section), which is blamed for it when nobody sets it.
+  const uint32_t* default_value = nullptr;
+  const char* default_key = nullptr;
+};
+
+inline KeyUse required() {
+  KeyUse use;
+  use.required = true;
+  return use;
+}
+inline KeyUse kind_selector() {
+  KeyUse use = required();
+  use.selects_kind = true;
+  return use;
+}
+// A key of some kinds only; `required` applies when the section is of one of them.
+inline KeyUse of_kinds(std::vector<std::string> kinds, bool is_required = false) {
+  KeyUse use;
+  use.required = is_required;
+  use.kinds = std::move(kinds);
+  return use;
+}
+inline KeyUse defaults_to(const uint32_t& value, const char* key) {
+  KeyUse use;
+  use.default_value = &value;
+  use.default_key = key;
+  return use;
+}
+
+inline bool belongs_to_kind(const KeyUse& use, const std::string& kind) {
+  return use.kinds.empty() || std::find(use.kinds.begin(), use.kinds.end(), kind) != use.kinds.end();
+}
+
+// Follows a section's kind through a visit: the key that selects it sets it, and the keys after
+// it apply or not.
+class SectionKind {
+ public:
+  bool applies(const KeyUse& use) const { return belongs_to_kind(use, kind_); }
+  template <class T>
+  void note(const T& value, const KeyUse& use) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (use.selects_kind) kind_ = value;
+    }
+  }
+  const std::string& name() const { return kind_; }
+
+ private:
+  std::string kind_;  // empty until the selecting key is seen
+};
+
+const hw::Choices kDataTypes{{"fp8", "bf16", "fp32"}};
+
+// --- the sections -----------------------------------------------------------------------------
+
+template <class V>
+void visit_section(V& v, PlatformSpec& p) {
+  v.preset(p.preset, "platform", "platforms");
+  v("gpus", p.gpus, "GPUs on the fabric", hw::between(1, 4096), required());
+  v("switch_chips", p.switch_chips, "switch chips; every GPU has links to every chip", hw::between(1, 1024),
+    required());
+  v("links_per_chip", p.links_per_chip, "links from every GPU to switch chip c, one entry per chip",
+    hw::between(1, 4096), required());
+  v.parameters("link", p.link, "one NVLink link direction");
+  v.parameters("switch", p.switch_chip, "one switch chip");
+  v.parameters("gpu", p.gpu, "one GPU");
+}
+
+template <class V>
+void visit_section(V& v, fw::MoeModel& m) {
+  v.preset(m.name, "model", "models");
+  v("hidden", m.hidden, "model (hidden) dimension", hw::between(1, 1 << 20), required());
+  v("moe_hidden", m.moe_hidden, "intermediate dimension of one expert", hw::between(1, 1 << 20), required());
+  v("heads", m.heads, "attention heads", hw::between(1, 1 << 16), required());
+  v("sequence_length", m.sequence_length, "tokens per sequence (default tokens_per_gpu)", hw::between(1, 1 << 20),
+    required());
+  v("experts", m.experts, "routed experts of the MoE layer", hw::between(1, 65535), required());
+  v("top_k", m.top_k, "experts per token (the model's default)", hw::between(1, 64), required());
+  v("shared_experts", m.shared_experts, "experts every token goes through at home (the model's default)",
+    hw::between(0, 64));
+}
+
+template <class V>
+void visit_section(V& v, RoutingSpec& r) {
+  v.origin(r.origin);
+  // No description: the kinds say it all.
+  v("kind", r.kind, "", hw::Choices{{"uniform", "normal", "zipf", "trace"}}, kind_selector());
+  v("seed", r.seed, "seed of the routing generator", hw::Range{}, of_kinds({"uniform", "normal", "zipf"}));
+  v("std", r.std, "standard deviation of the per-expert selection probability", Positive{}, of_kinds({"normal"}));
+  v("exponent", r.exponent, "power-law exponent", Positive{}, of_kinds({"zipf"}));
+  v("file", r.file, "one token per line: top_k expert IDs", TraceFile{}, of_kinds({"trace"}, true));
+}
+
+template <class V>
+void visit_section(V& v, WorkloadSpec& w) {
+  v.section("model", w.model, "", required());
+  v("top_k", w.top_k, "experts per token", hw::between(1, 64), defaults_to(w.model.top_k, "model.top_k"));
+  v("tokens_per_gpu", w.tokens_per_gpu, "tokens whose home is each GPU", hw::between(1, 1 << 20),
+    defaults_to(w.model.sequence_length, "model.sequence_length"));
+  v("dispatch_dtype", w.dispatch_dtype, "wire format of dispatched token vectors", kDataTypes);
+  v("combine_dtype", w.combine_dtype, "wire format of expert outputs in combine", kDataTypes);
+  v("shared_experts", w.shared_experts, "shared experts every token goes through at home", hw::between(0, 64),
+    defaults_to(w.model.shared_experts, "model.shared_experts"));
+  v.section("routing", w.routing, "", required());
+}
+
+template <class V>
+void visit_section(V& v, SimulationSpec& s) {
+  v("max_time_us", s.max_time_us, "simulated-time limit, us: a run still busy then is reported as stuck",
+    Positive{});
+  v("timeline_bin_us", s.timeline_bin_us,
+    "bin of the link utilization time series (utilization_<scheme>.csv) and the trace's counters, us",
+    Positive{0.001, "1 ns"});
+}
+
+// The file's top level.
+template <class V>
+void visit_section(V& v, Scenario& s) {
+  v("name", s.name, "names the output directory", OutputName{}, required());
+  v.section("platform", s.platform, "", required());
+  v.section("workload", s.workload, "", required());
+  v("schemes", s.schemes, "", SchemeList{}, required());
+  v.parameters("software", s.software, "how the software all-to-all schemes move tokens");
+  v.section("simulation", s.simulation);
+  v("pure_communication", s.pure_communication,
+    "no compute: expert work takes no time (its results still land), the layer is communication only",
+    hw::Range{});
+  v.parameters("replication", s.replication, "hot-expert replication (iser.md)");
+}
+
+}  // namespace nvsvp::platform

@@ -1,0 +1,211 @@
+// One scheme's run in a child process of its own (SystemC elaborates once per process): fork, the
+// child runs the scheme and sends its result through a pipe, the parent reads it back, waits for
+// the child and turns a failure or a death into an error result. The serialise step lives here
+// too: a SchemeRun to bytes in the child and back in the parent.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+#include <type_traits>
+
+#include "nvsvp/platform/runner.hpp"
+
+namespace nvsvp::platform {
+
+using nlohmann::json;
+
+namespace {
+
+// What a child sends its parent through the pipe: the result as JSON text, then the links and the
+// timeline as raw bytes. Parent and child are the same program, so the bytes mean the same on
+// both sides, and the bulky parts are neither formatted as JSON nor parsed back.
+class ResultWriter {
+ public:
+  template <typename T>
+  void value(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    bytes_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  template <typename T>
+  void values(const std::vector<T>& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    value(v.size());
+    bytes_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+  void text(const std::string& t) {
+    value(t.size());
+    bytes_ += t;
+  }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
+// Reads what ResultWriter wrote; throws std::runtime_error when the bytes end early (a child that
+// died while writing).
+class ResultReader {
+ public:
+  explicit ResultReader(const std::string& bytes) : bytes_(bytes) {}
+  template <typename T>
+  T value() {
+    T v;
+    std::memcpy(&v, take(sizeof v), sizeof v);
+    return v;
+  }
+  template <typename T>
+  std::vector<T> values() {
+    const auto size = value<size_t>();
+    if (size > (bytes_.size() - at_) / sizeof(T)) throw std::runtime_error("truncated result");
+    std::vector<T> v(size);
+    std::memcpy(v.data(), take(size * sizeof(T)), size * sizeof(T));
+    return v;
+  }
+  std::string text() {
+    const auto size = value<size_t>();
+    const char* start = take(size);
+    return std::string(start, size);
+  }
+
+ private:
+  const char* take(size_t size) {
+    if (size > bytes_.size() - at_) throw std::runtime_error("truncated result");
+    const char* start = bytes_.data() + at_;
+    at_ += size;
+    return start;
+  }
+  const std::string& bytes_;
+  size_t at_ = 0;
+};
+
+std::string encode(const SchemeRun& run) {
+  ResultWriter out;
+  out.text(run.result.dump());
+  out.values(run.links);
+  out.value(run.timeline.has_value());
+  if (run.timeline) {
+    const Timeline& t = *run.timeline;
+    out.value(t.bin_us);
+    out.value(t.first_bin_start_us);
+    out.value(t.gpus);
+    out.value(t.bins);
+    out.values(t.utilization[0]);
+    out.values(t.utilization[1]);
+    out.value(t.names.size());
+    for (const std::string& name : t.names) out.text(name);
+    out.values(t.phases);
+    out.values(t.compute);
+  }
+  return out.bytes();
+}
+
+SchemeRun decode(const std::string& bytes) {
+  ResultReader in(bytes);
+  SchemeRun run;
+  run.result = json::parse(in.text());
+  run.links = in.values<LinkStatistics>();
+  if (in.value<bool>()) {
+    Timeline& t = run.timeline.emplace();
+    t.bin_us = in.value<double>();
+    t.first_bin_start_us = in.value<double>();
+    t.gpus = in.value<uint32_t>();
+    t.bins = in.value<uint64_t>();
+    t.utilization[0] = in.values<double>();
+    t.utilization[1] = in.values<double>();
+    t.names.resize(in.value<size_t>());
+    for (std::string& name : t.names) name = in.text();
+    t.phases = in.values<Timeline::Span>();
+    t.compute = in.values<Timeline::Span>();
+  }
+  return run;
+}
+
+
+// The child's side: runs the scheme, writes its result (or the error) to `fd` and exits with 0
+// when every check passed, 1 otherwise.
+[[noreturn]] void run_as_child(int fd, const Scenario& scenario, const std::string& scheme,
+                               const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline) {
+  int code = 0;
+  std::string bytes;
+  try {
+    const SchemeRun run = run_scheme(scenario, scheme, layer, with_timeline);
+    code = run.result["checks"]["passed"].get<bool>() ? 0 : 1;
+    bytes = encode(run);
+  } catch (const std::exception& e) {
+    SchemeRun failed;
+    failed.result = {{"scheme", scheme}, {"error", e.what()}};
+    bytes = encode(failed);
+    code = 1;
+  }
+  size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = write(fd, bytes.data() + written, bytes.size() - written);
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
+  }
+  close(fd);
+  exit(code);
+}
+
+// Everything that can be read from `fd` until its writer closes it (or dies).
+std::string read_all(int fd) {
+  std::string bytes;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    bytes.append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+  return bytes;
+}
+
+// The parent's side once the pipe is drained: waits for the child and decodes what it sent, with
+// the child's own peak memory. A child killed by a signal, or one that sent nothing whole, gives
+// an error result.
+SchemeRun result_of_child(pid_t pid, const std::string& bytes, const std::string& scheme) {
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  if (!WIFSIGNALED(status)) {
+    try {
+      SchemeRun run = decode(bytes);
+      if (run.result.contains("sim")) run.result["sim"]["peak_rss_mb"] = usage.ru_maxrss / 1024.0;  // KiB on Linux
+      return run;
+    } catch (const std::exception&) {  // nothing, or part of a result: as good as none
+    }
+  }
+  std::ostringstream os;
+  os << "the simulation process of scheme '" << scheme << "' died";
+  if (WIFSIGNALED(status)) os << " (signal " << WTERMSIG(status) << ")";
+  else os << " (exit code " << WEXITSTATUS(status) << ", no result)";
+  SchemeRun died;
+  died.result = {{"scheme", scheme}, {"error", os.str()}};
+  return died;
+}
+
+}  // namespace
+
+SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& scheme,
+                              const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline) {
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    close(fds[0]);
+    run_as_child(fds[1], scenario, scheme, layer, with_timeline);
+  }
+  close(fds[1]);
+  const std::string bytes = read_all(fds[0]);
+  return result_of_child(pid, bytes, scheme);
+}
+
+}  // namespace nvsvp::platform
