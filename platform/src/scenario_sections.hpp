@@ -175,7 +175,7 @@ void visit_section(V& v, Scenario& s) {
   v("pure_communication", s.pure_communication,
     "no compute: expert work takes no time (its results still land), the layer is communication only",
     hw::Range{});
-  v.parameters("replication", s.replication, "hot-expert replication (iser.md)");
+  v.parameters("replication", s.replication, "hot-expert replication (docs/background/hot_expert_replication.md)");
 }
 
 }  // namespace nvsvp::platform
