@@ -9,6 +9,11 @@
 
 namespace nvsvp::model {
 
+// Executor streams (SM groups) a GPU offers: the four groups of the study's persistent kernel
+// (dispatch, GEMM-1, GEMM-2, combine). The link engines keep a request queue per stream, the
+// arrival counters a wait and a ready list per stream.
+inline constexpr uint32_t kExecutorStreams = 4;
+
 struct GpuParams {
   uint32_t sms = 132;
   double fp8_tflops = 1979.0;     // dense peak

@@ -1,0 +1,160 @@
+// A GPU's work executor: the task sequences firmware hands it (send, read, local copy, multimem and
+// dynamic stores and loads, notifications, waits on arrival counters, take_ready, compute), run per
+// stream. A stream is an SM group: its sequences run in order, task by task, and streams run
+// concurrently, each in a method process the GPU owns, whose body is execute. Tasks that issue
+// hand their messages to the link engines, or to the dynamic-multimem client; waits register with
+// the arrival counters, which wake the stream.
+//
+// Each stream's progress through its current task is an explicit state (Stream::State): a store
+// whose SMs still issue it, a compute whose time runs, a wait registered on a counter, a take_ready
+// whose items run in the order they become ready. A visit of the stream's process moves the task
+// on from its state.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "nvsvp/hw/work.hpp"
+#include "nvsvp/model/gpu_params.hpp"
+#include "nvsvp/model/gpu_stats.hpp"
+
+namespace nvsvp::model {
+
+class ArrivalCounters;
+class DynamicMultimemClient;
+class GpuLinkEngines;
+class GpuMemory;
+
+// One compute task's busy interval (for timelines).
+struct ComputeSpan {
+  hw::PhaseId phase = 0;
+  uint32_t stream = 0;  // the executor stream (SM group) it ran on
+  sc_core::sc_time start;
+  sc_core::sc_time end;
+};
+
+struct PhaseTime {
+  bool seen = false;
+  sc_core::sc_time first_start;
+  sc_core::sc_time last_end;
+};
+
+// A take_ready item a stream ran: the counter it waited on and when its tasks issued.
+struct TakenItem {
+  uint32_t counter;
+  uint64_t at_ps;
+};
+
+class GpuExecutor {
+ public:
+  // `owner` names the GPU in reports.
+  GpuExecutor(const char* owner, const GpuParams& params, GpuMemory& memory, ArrivalCounters& counters,
+              GpuLinkEngines& links, DynamicMultimemClient& dynamic, GpuStats& stats);
+  GpuExecutor(const GpuExecutor&) = delete;
+  GpuExecutor& operator=(const GpuExecutor&) = delete;
+
+  // What wakes stream `index`: its process is sensitive to it.
+  sc_core::sc_event& work_event(uint32_t index) { return streams_[index].work_event; }
+  // Runs `sequence` after whatever was submitted before to its stream (`sequence.stream`).
+  void submit(hw::WorkSequence sequence);
+  // Stream `index`'s process: moves its tasks on as far as they go now, then sets what resumes it.
+  void execute(uint32_t index);
+
+  bool finished() const { return pc_ == total_tasks_; }
+  uint64_t total_tasks() const { return total_tasks_; }
+  uint64_t tasks_left() const { return total_tasks_ - pc_; }
+  const sc_core::sc_event& finished_event() const { return finished_event_; }
+  sc_core::sc_time finish_time() const { return finish_time_; }
+  // Time of a compute task; a GEMM without its own SM count runs on `group_sms` (0: all SMs).
+  sc_core::sc_time compute_time(const hw::Task& task, uint32_t group_sms = 0) const;
+
+  const std::vector<PhaseTime>& phase_times() const { return phase_times_; }
+  const std::vector<ComputeSpan>& compute_spans() const { return compute_spans_; }
+  const std::vector<std::string>& phase_names() const { return phase_names_; }
+  const std::vector<TakenItem>& taken_items() const { return taken_items_; }
+  // Where each stream that has not finished stands (for a stuck run's report).
+  void describe_streams(std::ostream& os) const;
+
+ private:
+  struct Stream {
+    // The progress of the stream's current task.
+    enum class State : uint8_t {
+      idle,                // the task has not begun
+      issuing_store,       // a store is on its link; the stream's SMs issue it until a timed wake
+      computing,           // a compute or gemm task's time runs until a timed wake, then its kernel
+      waiting_on_counter,  // a wait_counter: registered with the counters until its count is there,
+                           // then until the time the count-th arrival landed
+      taking_ready,        // a take_ready: its items registered (`take` says how far they are)
+    };
+    // A take_ready task's items: the current one's tasks run in order, then the earliest ready.
+    struct TakeReady {
+      uint64_t items_done = 0;
+      uint64_t current_item = ~0ull;  // the item whose tasks run, or none
+      size_t current_action = 0;      // of its tasks (0 is its wait)
+      State action = State::idle;     // that task's progress: idle, issuing_store or computing
+    };
+    uint32_t index = 0;
+    // Every sequence ever submitted stays, so queued sends can point into them.
+    std::deque<hw::WorkSequence> sequences;
+    size_t sequence_index = 0;
+    size_t task_index = 0;
+    State state = State::idle;
+    TakeReady take;
+    sc_core::sc_event work_event;
+  };
+  using State = Stream::State;
+  static constexpr uint64_t kNoItem = ~0ull;
+
+  Stream& stream(uint32_t index);
+  // Moves the stream's current task on: true once the stream stands after it, false while the
+  // task holds the stream (what resumes it is set).
+  bool advance(Stream& stream, hw::WorkSequence& sequence, const sc_core::sc_time& now);
+  // A task that issues or computes, from where `state` says it stands (idle, issuing_store or
+  // computing): true once it is done (`state` idle again), false while it holds the stream.
+  bool run_action(State& state, hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
+  // Runs a task that takes no executor time (a send, load, store, notification or local copy).
+  void issue(const hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
+  // How long issuing `task` holds its stream: a store task (multimem_store / multimem_red /
+  // dynamic_store / send) of a stream with issue_sms > 0 takes its payload bytes at issue_sms x
+  // sm_store_gbps; anything else, or issue_sms = 0, takes no time.
+  sc_core::sc_time store_issue_time(const hw::WorkSequence& sequence, const hw::Task& task) const;
+  void start_compute(const hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
+  void finish_compute(hw::WorkSequence& sequence, const hw::Task& task);
+  bool wait_counter(Stream& stream, const hw::Task& task, const sc_core::sc_time& now);
+  // The take_ready task at the stream's position: false while items are left, true once all ran
+  // and the stream stands after them.
+  bool take_ready(Stream& stream, hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
+  void register_items(Stream& stream, const hw::WorkSequence& sequence, const hw::Task& task,
+                      const sc_core::sc_time& now);
+  // Runs ready items one at a time: true once all `task.count` ran.
+  bool run_ready_items(Stream& stream, hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
+  void check_chunk(const hw::WorkSequence& sequence, const hw::Task& task) const;
+  void mark_phase(hw::PhaseId phase, bool start);
+  void describe_stream(std::ostream& os, const Stream& stream) const;
+
+  const char* owner_;
+  GpuParams params_;
+  GpuMemory& memory_;
+  ArrivalCounters& counters_;
+  GpuLinkEngines& links_;
+  DynamicMultimemClient& dynamic_;
+  GpuStats& stats_;
+  std::array<Stream, kExecutorStreams> streams_;
+  uint64_t pc_ = 0;           // tasks finished over all streams
+  uint64_t total_tasks_ = 0;  // tasks submitted over all streams
+  uint64_t reported_finish_tasks_ = 0;
+  sc_core::sc_event finished_event_;
+  sc_core::sc_time finish_time_;
+  std::vector<TakenItem> taken_items_;
+  std::vector<PhaseTime> phase_times_;
+  std::vector<ComputeSpan> compute_spans_;
+  std::vector<std::string> phase_names_;
+};
+
+}  // namespace nvsvp::model

@@ -1,0 +1,138 @@
+// A GPU's link engines (injection): one per NVLink, each feeding its link's NvlinkPort. An engine
+// keeps a request queue per executor stream (SM groups issue independently: one group's messages
+// waiting for credits do not hold up another's) and one response queue, served round robin; the
+// head of a queue leaves once it may (its not_before time), a VC of its class has credits and, for
+// a multimem load, the engine's load window has room. An engine commits the messages that will
+// start within the lookahead (the link takes them back to back) and then sleeps until more could
+// go; all of a GPU's engines are clients of one WakeScheduler, and a port whose credits an engine
+// waits for wakes it.
+//
+// Sends are spread over the links by address interleaving (link_for).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+
+#include "nvsvp/hw/work.hpp"
+#include "nvsvp/model/address_hash.hpp"
+#include "nvsvp/model/gpu_memory.hpp"
+#include "nvsvp/model/gpu_params.hpp"
+#include "nvsvp/model/gpu_stats.hpp"
+#include "nvsvp/model/nvlink_packet.hpp"
+#include "nvsvp/model/nvlink_params.hpp"
+#include "nvsvp/model/nvlink_port.hpp"
+#include "nvsvp/model/wake_scheduler.hpp"
+
+namespace nvsvp::model {
+
+// A message waiting for its link: a write or read the executor issued (everything launch needs is
+// copied here, so the task list is not touched again), or a prepared response.
+struct TxItem {
+  tlm::tlm_generic_payload* payload = nullptr;  // prepared response, or nullptr
+  Opcode opcode = Opcode::write;
+  uint32_t peer = 0;
+  uint32_t counter = 0;
+  uint32_t wire_flits = 0;
+  uint64_t source_address = 0;
+  uint64_t target_address = 0;
+  uint64_t bytes = 0;
+  uint8_t reduce_op = 0;    // multimem_red / multimem_ld_reduce
+  uint8_t reduce_type = 0;
+  const hw::WriteElement* chunk = nullptr;  // a chunk's writes (elements of them), or nullptr
+  uint32_t elements = 1;
+  // Dynamic: the target list (remote targets first, then `issuer_targets` of this GPU's own).
+  const uint16_t* targets = nullptr;
+  const uint64_t* target_addresses = nullptr;  // explicit addressing
+  uint16_t target_count = 0;
+  uint16_t issuer_targets = 0;
+  bool count_per_expert = false;
+  bool notification = false;
+  uint8_t stream = 0;  // the executor stream that issued a request
+  sc_core::sc_time not_before;
+};
+
+// A link engine's queue: a ring buffer that doubles when full and is reused, where std::deque
+// would allocate a node per four TxItems.
+class TxQueue {
+ public:
+  bool empty() const { return size_ == 0; }
+  const TxItem& front() const { return items_[head_]; }
+  void push_back(const TxItem& item) {
+    if (size_ == items_.size()) grow();
+    items_[(head_ + size_) & (items_.size() - 1)] = item;
+    ++size_;
+  }
+  void pop_front() {
+    head_ = (head_ + 1) & (items_.size() - 1);
+    --size_;
+  }
+
+ private:
+  void grow();
+  std::vector<TxItem> items_;  // a power of two of them
+  size_t head_ = 0;
+  size_t size_ = 0;
+};
+
+class GpuLinkEngines {
+ public:
+  // `owner` names the GPU in reports; `scheduler` serves the engines (its client l is link l).
+  GpuLinkEngines(const char* owner, const GpuParams& params, const LinkParams& link, uint32_t gpu_id, uint32_t links,
+                 PayloadPool& pool, GpuMemory& memory, WakeScheduler& scheduler, GpuStats& stats);
+  GpuLinkEngines(const GpuLinkEngines&) = delete;
+  GpuLinkEngines& operator=(const GpuLinkEngines&) = delete;
+
+  // Engine `link` feeds `port` (at the end of elaboration, once bindings are final).
+  void attach(uint32_t link, NvlinkPort* port);
+
+  uint32_t link_for(uint64_t address) const {
+    return interleave_way(address, interleave_bytes_, static_cast<uint32_t>(engines_.size()));
+  }
+  // The message a request task (send, read, multimem or dynamic store or load) puts on its link.
+  TxItem request_item(const hw::WorkSequence& sequence, const hw::Task& task) const;
+  void enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item);
+  // Serves engine `link` (the WakeScheduler's call): commits the queued messages that can start
+  // within the lookahead, then asks to be served when more could go.
+  void serve_link(uint32_t link);
+  // A multimem load's result or refusal came back: its link engine may send more.
+  void load_returned(const NvlinkExtension& ext);
+  uint64_t queued_messages() const;
+
+ private:
+  struct LinkEngine {
+    // Requests queue per executor stream, responses in one more queue; served round robin, the
+    // VC allocated at launch.
+    TxQueue queues[kExecutorStreams + 1];
+    uint64_t queued = 0;
+    uint32_t next_queue = 0;
+    uint64_t load_bytes_in_flight = 0;  // multimem loads sent whose results have not come back
+  };
+  static bool is_multimem_load(Opcode opcode) {
+    return opcode == Opcode::multimem_ld_reduce || opcode == Opcode::dynamic_ld_reduce;
+  }
+  void launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, uint16_t vc);
+  // A new message's extension and data from its item (part of launch, inlined: once per message).
+  [[gnu::always_inline]] inline void fill_message(tlm::tlm_generic_payload& payload, const TxItem& item,
+                                                  TrafficClass traffic_class);
+
+  const char* owner_;
+  LinkParams link_params_;
+  uint32_t gpu_id_;
+  uint32_t interleave_bytes_;
+  uint32_t functional_bytes_;
+  uint64_t load_window_bytes_;  // GpuParams::load_bytes_in_flight_per_link
+  sc_core::sc_time lookahead_;
+  PayloadPool& pool_;
+  GpuMemory& memory_;
+  WakeScheduler& scheduler_;
+  GpuStats& stats_;
+  std::vector<LinkEngine> engines_;
+  // The bound ports, resolved once (sc_vector and sc_port indirections cost cache misses).
+  std::vector<NvlinkPort*> ports_;
+  uint64_t next_sequence_number_ = 0;
+};
+
+}  // namespace nvsvp::model

@@ -1,0 +1,400 @@
+#include "nvsvp/model/gpu_executor.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "nvsvp/model/arrival_counters.hpp"
+#include "nvsvp/model/dynamic_multimem_client.hpp"
+#include "nvsvp/model/gpu_link_engines.hpp"
+#include "nvsvp/model/gpu_memory.hpp"
+#include "nvsvp/model/sim_time.hpp"
+
+namespace nvsvp::model {
+
+using sc_core::sc_time;
+using sc_core::SC_ZERO_TIME;
+
+namespace {
+
+const char* to_string(hw::TaskKind kind) {
+  switch (kind) {
+    case hw::TaskKind::send: return "send";
+    case hw::TaskKind::read: return "read";
+    case hw::TaskKind::local_copy: return "local_copy";
+    case hw::TaskKind::wait_counter: return "wait_counter";
+    case hw::TaskKind::compute: return "compute";
+    case hw::TaskKind::gemm: return "gemm";
+    case hw::TaskKind::multimem_store: return "multimem_store";
+    case hw::TaskKind::multimem_red: return "multimem_red";
+    case hw::TaskKind::multimem_ld_reduce: return "multimem_ld_reduce";
+    case hw::TaskKind::dynamic_store: return "dynamic_store";
+    case hw::TaskKind::dynamic_ld_reduce: return "dynamic_ld_reduce";
+    case hw::TaskKind::notify_tokens: return "notify_tokens";
+    case hw::TaskKind::take_ready: return "take_ready";
+  }
+  return "?";
+}
+
+bool is_compute(hw::TaskKind kind) { return kind == hw::TaskKind::compute || kind == hw::TaskKind::gemm; }
+
+}  // namespace
+
+GpuExecutor::GpuExecutor(const char* owner, const GpuParams& params, GpuMemory& memory, ArrivalCounters& counters,
+                         GpuLinkEngines& links, DynamicMultimemClient& dynamic, GpuStats& stats)
+    : owner_(owner),
+      params_(params),
+      memory_(memory),
+      counters_(counters),
+      links_(links),
+      dynamic_(dynamic),
+      stats_(stats) {
+  for (uint32_t i = 0; i < kExecutorStreams; ++i) streams_[i].index = i;
+}
+
+GpuExecutor::Stream& GpuExecutor::stream(uint32_t index) {
+  if (index >= streams_.size()) {
+    const std::string message = "executor stream " + std::to_string(index) + " of a GPU with " +
+                                std::to_string(streams_.size()) + " streams (SM groups)";
+    SC_REPORT_FATAL(owner_, message.c_str());
+  }
+  return streams_[index];
+}
+
+void GpuExecutor::submit(hw::WorkSequence sequence) {
+  total_tasks_ += sequence.tasks.size();
+  if (sequence.phase_names.size() > phase_names_.size()) {
+    phase_names_ = sequence.phase_names;
+    phase_times_.resize(phase_names_.size());
+  }
+  counters_.declare(sequence);
+  Stream& s = stream(sequence.stream);
+  s.sequences.push_back(std::move(sequence));
+  s.work_event.notify(SC_ZERO_TIME);
+}
+
+void GpuExecutor::mark_phase(hw::PhaseId phase, bool start) {
+  if (phase >= phase_times_.size()) phase_times_.resize(phase + 1);
+  PhaseTime& p = phase_times_[phase];
+  const sc_time now = current_time();
+  if (start && !p.seen) {
+    p.seen = true;
+    p.first_start = now;
+  }
+  if (!start) p.last_end = std::max(p.last_end, now);
+}
+
+sc_time GpuExecutor::compute_time(const hw::Task& task, uint32_t group_sms) const {
+  const double peak =
+      (task.precision == hw::Precision::fp8 ? params_.fp8_tflops : params_.bf16_tflops) * 1e12;
+  double math_s = task.flops / (peak * params_.gemm_efficiency);
+  if (task.kind == hw::TaskKind::gemm) {
+    // Blocks run one per SM in waves: a partial last wave takes as long as a full one.
+    const uint32_t wanted = task.elements != 0 ? task.elements : group_sms;
+    const uint64_t sms = wanted == 0 ? params_.sms : std::min<uint64_t>(wanted, params_.sms);
+    const double waves = task.persistent ? static_cast<double>(task.count) / static_cast<double>(sms)
+                                         : static_cast<double>((task.count + sms - 1) / sms);
+    const double block_s = task.flops / (peak * params_.gemm_efficiency / params_.sms);
+    math_s = waves * block_s;
+  }
+  const double memory_s = static_cast<double>(task.bytes) / (params_.hbm_gbps * 1e9);
+  const double seconds = std::max(math_s, memory_s) + task.duration_ns * 1e-9;
+  return picoseconds(static_cast<uint64_t>(std::llround(seconds * 1e12)));
+}
+
+void GpuExecutor::execute(uint32_t index) {
+  Stream& stream = streams_[index];
+  const sc_time now = current_time();
+  while (stream.sequence_index < stream.sequences.size()) {
+    hw::WorkSequence& sequence = stream.sequences[stream.sequence_index];
+    if (stream.task_index >= sequence.tasks.size()) {
+      ++stream.sequence_index;
+      stream.task_index = 0;
+      continue;
+    }
+    if (!advance(stream, sequence, now)) return;
+  }
+  if (finished() && reported_finish_tasks_ != total_tasks_) {
+    reported_finish_tasks_ = total_tasks_;
+    finish_time_ = now;
+    finished_event_.notify(SC_ZERO_TIME);
+  }
+  sc_core::next_trigger(stream.work_event);
+}
+
+bool GpuExecutor::advance(Stream& stream, hw::WorkSequence& sequence, const sc_time& now) {
+  const hw::Task& task = sequence.tasks[stream.task_index];
+  switch (task.kind) {
+    case hw::TaskKind::take_ready:
+      return take_ready(stream, sequence, task, now);  // it moves the stream past its items
+    case hw::TaskKind::wait_counter:
+      if (!wait_counter(stream, task, now)) return false;
+      break;
+    case hw::TaskKind::send:
+    case hw::TaskKind::read:
+    case hw::TaskKind::multimem_ld_reduce:
+    case hw::TaskKind::multimem_store:
+    case hw::TaskKind::multimem_red:
+    case hw::TaskKind::dynamic_store:
+    case hw::TaskKind::dynamic_ld_reduce:
+    case hw::TaskKind::notify_tokens:
+    case hw::TaskKind::local_copy:
+    case hw::TaskKind::compute:
+    case hw::TaskKind::gemm:
+      if (!run_action(stream.state, sequence, task, now)) return false;
+      break;
+  }
+  mark_phase(task.phase, false);
+  stream.state = State::idle;
+  ++stream.task_index;
+  ++pc_;
+  stats_.tasks_done++;
+  return true;
+}
+
+bool GpuExecutor::run_action(State& state, hw::WorkSequence& sequence, const hw::Task& task, const sc_time& now) {
+  switch (state) {
+    case State::idle:
+      break;
+    case State::computing:  // its time is over: its kernel takes effect
+      state = State::idle;
+      finish_compute(sequence, task);
+      return true;
+    case State::issuing_store:  // the SMs have issued the store
+      state = State::idle;
+      return true;
+    case State::waiting_on_counter:
+    case State::taking_ready:
+      SC_REPORT_FATAL(owner_, "a task that issues or computes found its stream waiting");
+      return false;
+  }
+  mark_phase(task.phase, true);
+  if (is_compute(task.kind)) {
+    start_compute(sequence, task, now);
+    state = State::computing;
+    return false;
+  }
+  issue(sequence, task, now);
+  const sc_time hold = store_issue_time(sequence, task);
+  if (hold == SC_ZERO_TIME) return true;
+  state = State::issuing_store;
+  sc_core::next_trigger(hold);
+  return false;
+}
+
+void GpuExecutor::start_compute(const hw::WorkSequence& sequence, const hw::Task& task, const sc_time& now) {
+  const sc_time duration = compute_time(task, sequence.sms);
+  stats_.compute_time += duration;
+  if (duration != SC_ZERO_TIME) compute_spans_.push_back(ComputeSpan{task.phase, sequence.stream, now, now + duration});
+  sc_core::next_trigger(duration);
+}
+
+void GpuExecutor::finish_compute(hw::WorkSequence& sequence, const hw::Task& task) {
+  if (task.kernel != hw::Task::kNoKernel) sequence.kernels.at(task.kernel)(memory_);
+}
+
+sc_time GpuExecutor::store_issue_time(const hw::WorkSequence& sequence, const hw::Task& task) const {
+  if (sequence.issue_sms == 0) return SC_ZERO_TIME;
+  uint64_t bytes = 0;
+  switch (task.kind) {
+    case hw::TaskKind::send:
+      bytes = task.elements > 0 ? task.bytes * task.elements : task.bytes;  // a chunk: all its writes
+      break;
+    case hw::TaskKind::multimem_store:
+    case hw::TaskKind::multimem_red:
+    case hw::TaskKind::dynamic_store:  // `elements` are targets: the switch replicates the one token
+      bytes = task.bytes;
+      break;
+    default:
+      return SC_ZERO_TIME;
+  }
+  // GB/s = bytes/ns.
+  const double ns = static_cast<double>(bytes) / (static_cast<double>(sequence.issue_sms) * params_.sm_store_gbps);
+  return picoseconds(static_cast<uint64_t>(std::llround(ns * 1000.0)));
+}
+
+void GpuExecutor::issue(const hw::WorkSequence& sequence, const hw::Task& task, const sc_time& now) {
+  switch (task.kind) {
+    case hw::TaskKind::send: {
+      if (task.elements > 0) check_chunk(sequence, task);
+      const TxItem item = links_.request_item(sequence, task);
+      links_.enqueue(links_.link_for(item.target_address), TrafficClass::request, item);
+      break;
+    }
+    case hw::TaskKind::read:
+    case hw::TaskKind::multimem_ld_reduce:
+      links_.enqueue(links_.link_for(task.source_address), TrafficClass::request, links_.request_item(sequence, task));
+      break;
+    case hw::TaskKind::multimem_store:
+    case hw::TaskKind::multimem_red:
+      // Interleaved by the multimem address: the chip that link reaches replicates it.
+      links_.enqueue(links_.link_for(task.target_address), TrafficClass::request, links_.request_item(sequence, task));
+      break;
+    case hw::TaskKind::dynamic_store:
+    case hw::TaskKind::dynamic_ld_reduce:
+      dynamic_.run_dynamic(sequence, task);
+      break;
+    case hw::TaskKind::notify_tokens:
+      dynamic_.run_notify(sequence, task);
+      break;
+    case hw::TaskKind::local_copy: {
+      uint8_t data[PayloadPool::kMaxFunctionalBytes];
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(task.bytes, params_.functional_bytes));
+      memory_.read(task.source_address, data, n);
+      memory_.write(task.target_address, data, n);
+      counters_.count_landing(task.target_address, now);
+      counters_.record_arrival(task.counter, now);
+      if (task.bytes > 0) stats_.local_copies++;  // 0 bytes: a signal between streams
+      break;
+    }
+    default:
+      SC_REPORT_FATAL(owner_,
+                      (std::string("task kind ") + to_string(task.kind) + " is not one that issues at once").c_str());
+  }
+}
+
+// A chunk's writes must lie in the sequence's element list and their functional bytes fit one
+// payload. Firmware builds chunks, so a malformed one is a firmware bug.
+void GpuExecutor::check_chunk(const hw::WorkSequence& sequence, const hw::Task& task) const {
+  const uint64_t end = static_cast<uint64_t>(task.first_element) + task.elements;
+  if (end <= sequence.elements.size() &&
+      static_cast<uint64_t>(task.elements) * params_.functional_bytes <= PayloadPool::kMaxFunctionalBytes) {
+    return;
+  }
+  std::ostringstream msg;
+  msg << "malformed chunk: elements " << task.first_element << " to " << end << " of a list of "
+      << sequence.elements.size() << ", at most " << PayloadPool::kMaxFunctionalBytes
+      << " functional bytes in one message";
+  SC_REPORT_FATAL(owner_, msg.str().c_str());
+}
+
+bool GpuExecutor::wait_counter(Stream& stream, const hw::Task& task, const sc_time& now) {
+  stream.state = State::waiting_on_counter;
+  ArrivalCounter& c = counters_.counter(task.counter);
+  if (c.arrivals < task.count) {
+    counters_.wait(stream.index, task.counter, task.count);
+    sc_core::next_trigger(stream.work_event);
+    return false;
+  }
+  counters_.stop_waiting(stream.index);
+  // The N-th arrival in time order completes the wait.
+  if (task.count > 0) {
+    const sc_time at = picoseconds(c.nth_arrival_ps(task.count));
+    if (at > now) {
+      sc_core::next_trigger(at - now);
+      return false;
+    }
+  }
+  counters_.release_entry(task.counter);
+  return true;
+}
+
+bool GpuExecutor::take_ready(Stream& stream, hw::WorkSequence& sequence, const hw::Task& task, const sc_time& now) {
+  if (stream.state == State::idle) register_items(stream, sequence, task, now);
+  if (!run_ready_items(stream, sequence, task, now)) return false;
+  stream.state = State::idle;
+  stream.task_index += 1 + task.count * (1 + static_cast<size_t>(task.elements));
+  ++pc_;
+  stats_.tasks_done++;
+  return true;
+}
+
+// Every item's wait registers: a satisfied one is ready now, the others when their counter gets
+// there (ArrivalCounters::record_arrival).
+void GpuExecutor::register_items(Stream& stream, const hw::WorkSequence& sequence, const hw::Task& task,
+                                 const sc_time& now) {
+  const size_t per_item = 1 + static_cast<size_t>(task.elements);
+  const size_t first = stream.task_index + 1;
+  if (first + task.count * per_item > sequence.tasks.size()) {
+    SC_REPORT_FATAL(owner_, "take_ready: its items run past the end of the sequence");
+  }
+  for (uint64_t k = 0; k < task.count; ++k) {
+    const hw::Task& wait = sequence.tasks[first + k * per_item];
+    bool well_formed = wait.kind == hw::TaskKind::wait_counter;
+    for (size_t a = 1; a < per_item && well_formed; ++a) {
+      const hw::TaskKind kind = sequence.tasks[first + k * per_item + a].kind;
+      well_formed = kind != hw::TaskKind::wait_counter && kind != hw::TaskKind::take_ready;
+    }
+    if (!well_formed) {
+      SC_REPORT_FATAL(owner_, "take_ready: an item must be a wait_counter and tasks that issue or compute");
+    }
+    counters_.register_item(stream.index, k, wait.counter, wait.count, now);
+  }
+  stream.state = State::taking_ready;
+  stream.take.items_done = 0;
+}
+
+// One item at a time: its tasks in order (a compute task holds the stream for its time), then the
+// earliest ready one.
+bool GpuExecutor::run_ready_items(Stream& stream, hw::WorkSequence& sequence, const hw::Task& task,
+                                  const sc_time& now) {
+  const size_t per_item = 1 + static_cast<size_t>(task.elements);
+  const size_t first = stream.task_index + 1;
+  Stream::TakeReady& take = stream.take;
+  ReadyItems& ready = counters_.ready_items(stream.index);
+  while (take.items_done < task.count) {
+    if (take.current_item == kNoItem) {
+      if (ready.empty() || ready.top().at_ps > now.value()) break;
+      take.current_item = ready.top().item;
+      take.current_action = 1;
+      ready.pop();
+      const hw::Task& wait = sequence.tasks[first + take.current_item * per_item];
+      taken_items_.push_back(TakenItem{wait.counter, now.value()});
+      counters_.release_entry(wait.counter);
+      mark_phase(wait.phase, false);
+    }
+    while (take.current_action < per_item) {
+      const hw::Task& action = sequence.tasks[first + take.current_item * per_item + take.current_action];
+      if (!run_action(take.action, sequence, action, now)) return false;
+      mark_phase(action.phase, false);
+      ++take.current_action;
+    }
+    pc_ += per_item;
+    stats_.tasks_done += per_item;
+    ++take.items_done;
+    take.current_item = kNoItem;
+  }
+  if (take.items_done == task.count) return true;
+  if (ready.empty()) {
+    sc_core::next_trigger(stream.work_event);
+  } else {
+    sc_core::next_trigger(picoseconds(ready.top().at_ps) - now, stream.work_event);
+  }
+  return false;
+}
+
+void GpuExecutor::describe_streams(std::ostream& os) const {
+  for (const Stream& s : streams_) describe_stream(os, s);
+}
+
+void GpuExecutor::describe_stream(std::ostream& os, const Stream& stream) const {
+  if (stream.sequence_index >= stream.sequences.size() ||
+      stream.task_index >= stream.sequences[stream.sequence_index].tasks.size()) {
+    return;
+  }
+  const hw::WorkSequence& sequence = stream.sequences[stream.sequence_index];
+  const hw::Task& task = sequence.tasks[stream.task_index];
+  os << ";" << (kExecutorStreams > 1 ? " stream " + std::to_string(stream.index) : std::string()) << " at task "
+     << stream.task_index << " (" << to_string(task.kind);
+  if (task.phase < sequence.phase_names.size()) os << ", phase " << sequence.phase_names[task.phase];
+  os << ")";
+  if (stream.state == State::issuing_store ||
+      (stream.state == State::taking_ready && stream.take.action == State::issuing_store)) {
+    os << " its " << sequence.issue_sms << " SMs issuing a store";
+  }
+  if (task.kind == hw::TaskKind::wait_counter) {
+    os << " waiting for counter " << task.counter << ": " << counters_.arrivals(task.counter) << " of " << task.count
+       << " arrivals";
+  }
+  if (task.kind == hw::TaskKind::take_ready) {
+    os << " " << stream.take.items_done << " of " << task.count << " items taken";
+    for (uint64_t k = 0, shown = 0; k < task.count && shown < 3; ++k) {
+      const hw::Task& wait = sequence.tasks[stream.task_index + 1 + k * (1 + static_cast<size_t>(task.elements))];
+      const uint64_t have = counters_.arrivals(wait.counter);
+      if (have >= wait.count) continue;
+      os << (shown++ == 0 ? ", waiting: " : ", ") << "counter " << wait.counter << " " << have << " of " << wait.count;
+    }
+  }
+}
+
+}  // namespace nvsvp::model

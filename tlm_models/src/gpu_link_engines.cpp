@@ -1,0 +1,232 @@
+#include "nvsvp/model/gpu_link_engines.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "nvsvp/model/multimem_packet.hpp"
+#include "nvsvp/model/sim_time.hpp"
+
+namespace nvsvp::model {
+
+using sc_core::sc_time;
+
+GpuLinkEngines::GpuLinkEngines(const char* owner, const GpuParams& params, const LinkParams& link, uint32_t gpu_id,
+                               uint32_t links, PayloadPool& pool, GpuMemory& memory, WakeScheduler& scheduler,
+                               GpuStats& stats)
+    : owner_(owner),
+      link_params_(link),
+      gpu_id_(gpu_id),
+      interleave_bytes_(params.interleave_bytes),
+      functional_bytes_(params.functional_bytes),
+      load_window_bytes_(params.load_bytes_in_flight_per_link),
+      lookahead_(picoseconds(to_picoseconds(params.tx_lookahead_ns))),
+      pool_(pool),
+      memory_(memory),
+      scheduler_(scheduler),
+      stats_(stats),
+      engines_(links),
+      ports_(links, nullptr) {}
+
+void GpuLinkEngines::attach(uint32_t link, NvlinkPort* port) {
+  ports_[link] = port;
+  port->set_sender(&scheduler_, link);
+}
+
+void TxQueue::grow() {
+  constexpr size_t kInitialItems = 16;
+  std::vector<TxItem> larger(items_.empty() ? kInitialItems : 2 * items_.size());
+  for (size_t i = 0; i < size_; ++i) larger[i] = items_[(head_ + i) & (items_.size() - 1)];
+  items_.swap(larger);
+  head_ = 0;
+}
+
+TxItem GpuLinkEngines::request_item(const hw::WorkSequence& sequence, const hw::Task& task) const {
+  TxItem item;
+  switch (task.kind) {
+    case hw::TaskKind::read: item.opcode = Opcode::read; break;
+    case hw::TaskKind::multimem_store: item.opcode = Opcode::multimem_store; break;
+    case hw::TaskKind::multimem_red: item.opcode = Opcode::multimem_red; break;
+    case hw::TaskKind::multimem_ld_reduce: item.opcode = Opcode::multimem_ld_reduce; break;
+    case hw::TaskKind::dynamic_store: item.opcode = Opcode::dynamic_store; break;
+    case hw::TaskKind::dynamic_ld_reduce: item.opcode = Opcode::dynamic_ld_reduce; break;
+    default: item.opcode = Opcode::write; break;
+  }
+  // A multimem request names the switch, not a GPU; the issuer puts itself as the peer.
+  const bool multimem = item.opcode == Opcode::multimem_store || item.opcode == Opcode::multimem_red ||
+                        item.opcode == Opcode::multimem_ld_reduce || item.opcode == Opcode::dynamic_store ||
+                        item.opcode == Opcode::dynamic_ld_reduce;
+  item.peer = multimem ? gpu_id_ : task.peer;
+  item.stream = static_cast<uint8_t>(sequence.stream);
+  item.counter = task.counter;
+  item.bytes = task.bytes;
+  item.reduce_op = static_cast<uint8_t>(task.reduce_op);
+  item.reduce_type = static_cast<uint8_t>(task.reduce_type);
+  // Wire sizes as for plain writes and reads: a load carries no payload on the way out.
+  const bool load = item.opcode == Opcode::read || item.opcode == Opcode::multimem_ld_reduce ||
+                    item.opcode == Opcode::dynamic_ld_reduce;
+  item.wire_flits = link_params_.wire_flits(load ? 0 : task.bytes);
+  if (task.elements == 0 || task.kind != hw::TaskKind::send) {  // dynamic tasks: `elements` are targets
+    item.source_address = task.source_address;
+    item.target_address = task.target_address;
+  } else {
+    // The chunk's writes keep their own packets: wire size is the sum of theirs.
+    item.chunk = &sequence.elements[task.first_element];
+    item.elements = task.elements;
+    item.source_address = item.chunk[0].source_address;
+    item.target_address = item.chunk[0].target_address;
+    item.bytes *= task.elements;
+    item.wire_flits *= task.elements;
+  }
+  item.not_before = current_time();
+  return item;
+}
+
+void GpuLinkEngines::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item) {
+  LinkEngine& engine = engines_[link];
+  engine.queues[traffic_class == TrafficClass::response ? kExecutorStreams : item.stream].push_back(item);
+  engine.queued++;
+  // Served when the item may leave and the link can take it (within the lookahead); the scheduler
+  // keeps an earlier wake if the engine already has one.
+  const sc_time busy_until = ports_[link]->busy_until();
+  const sc_time link_ready = busy_until > lookahead_ ? busy_until - lookahead_ : sc_core::SC_ZERO_TIME;
+  scheduler_.wake_at(link, std::max({item.not_before, link_ready, current_time()}));
+}
+
+// Credits the engine waits for wake it through the port.
+void GpuLinkEngines::serve_link(uint32_t link) {
+  LinkEngine& engine = engines_[link];
+  NvlinkPort* port = ports_[link];
+  const sc_time now = current_time();
+  while (engine.queued > 0) {
+    const sc_time free_at = port->busy_until();
+    if (free_at > now + lookahead_) {
+      scheduler_.wake_at(link, free_at - lookahead_);
+      return;
+    }
+    sc_time next_ready = never();
+    bool launched = false;
+    constexpr uint32_t kQueues = kExecutorStreams + 1;
+    for (uint32_t i = 0; i < kQueues && !launched; ++i) {
+      const uint32_t q = engine.next_queue + i < kQueues ? engine.next_queue + i : engine.next_queue + i - kQueues;
+      TxQueue& queue = engine.queues[q];
+      if (queue.empty()) continue;
+      const TxItem& item = queue.front();
+      if (item.not_before > now) {
+        next_ready = std::min(next_ready, item.not_before);
+        continue;
+      }
+      if (is_multimem_load(item.opcode) && engine.load_bytes_in_flight > 0 &&
+          engine.load_bytes_in_flight + item.bytes > load_window_bytes_) {
+        continue;  // woken by load_returned
+      }
+      const TrafficClass traffic_class = q == kExecutorStreams ? TrafficClass::response : TrafficClass::request;
+      const int vc = port->allocate_vc(traffic_class, item.wire_flits);
+      if (vc < 0) {
+        port->wait_for_credits(traffic_class);
+        continue;
+      }
+      const TxItem committed = item;
+      queue.pop_front();
+      engine.queued--;
+      engine.next_queue = q + 1 < kQueues ? q + 1 : 0;
+      launch(link, committed, traffic_class, static_cast<uint16_t>(vc));
+      launched = true;
+    }
+    if (!launched) {
+      if (next_ready != never()) scheduler_.wake_at(link, next_ready);
+      return;
+    }
+  }
+}
+
+inline void GpuLinkEngines::fill_message(tlm::tlm_generic_payload& payload, const TxItem& item,
+                                         TrafficClass traffic_class) {
+  NvlinkExtension& ext = extension_of(payload);
+  ext.opcode = item.opcode;
+  ext.traffic_class = traffic_class;
+  ext.source_gpu = gpu_id_;
+  ext.target_gpu = item.peer;
+  ext.counter = item.counter;
+  ext.wire_flits = item.wire_flits;
+  ext.reduce_op = item.reduce_op;
+  ext.reduce_type = item.reduce_type;
+  ext.targets = item.targets;
+  ext.target_addresses = item.target_addresses;
+  ext.target_count = item.target_count;
+  ext.targets_here = item.issuer_targets;
+  ext.count_per_expert = item.count_per_expert;
+  ext.notification = item.notification;
+  if (item.opcode != Opcode::read && item.opcode != Opcode::multimem_ld_reduce &&
+      item.opcode != Opcode::dynamic_ld_reduce) {
+    ext.target_address = item.target_address;
+    ext.payload_bytes = item.bytes;
+    if (item.chunk == nullptr) {
+      const auto n = static_cast<unsigned>(std::min<uint64_t>(item.bytes, functional_bytes_));
+      memory_.read(item.source_address, payload.get_data_ptr(), n);
+      payload.set_data_length(n);
+    } else {
+      ext.elements = item.elements;
+      ext.element_list = item.chunk;
+      const auto n = static_cast<unsigned>(std::min<uint64_t>(item.bytes / item.elements, functional_bytes_));
+      for (uint32_t i = 0; i < item.elements; ++i) {
+        memory_.read(item.chunk[i].source_address, payload.get_data_ptr() + i * functional_bytes_, n);
+      }
+      payload.set_data_length(item.elements * functional_bytes_);
+    }
+    payload.set_command(tlm::TLM_WRITE_COMMAND);
+  } else {
+    ext.target_address = item.source_address;
+    ext.read_bytes = item.bytes;
+    ext.return_address = item.target_address;
+    payload.set_command(tlm::TLM_READ_COMMAND);
+  }
+  payload.set_address(ext.target_address);
+  if (item.opcode == Opcode::dynamic_store || item.opcode == Opcode::dynamic_ld_reduce) {
+    // The first flit's address field: multimem address, stage, target count
+    // (docs/models/dynamic_multimem.md).
+    DynamicFirstFlit flit;
+    flit.multimem_address = ext.target_address;
+    flit.stage = item.opcode == Opcode::dynamic_store ? hw::MultimemStage::dispatch : hw::MultimemStage::combine;
+    flit.target_count = item.target_count;
+    try {
+      payload.set_address(encode_first_flit(flit));
+    } catch (const std::out_of_range& e) {
+      SC_REPORT_FATAL(owner_, e.what());
+    }
+  }
+}
+
+void GpuLinkEngines::launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, uint16_t vc) {
+  tlm::tlm_generic_payload* payload = item.payload;
+  if (payload == nullptr) {
+    payload = &pool_.acquire();
+    fill_message(*payload, item, traffic_class);
+  }
+  NvlinkExtension& ext = extension_of(*payload);
+  if (is_multimem_load(item.opcode)) engines_[link].load_bytes_in_flight += item.bytes;
+  ext.vc = vc;
+  ext.sequence = next_sequence_number_++;
+  ext.issue_time = current_time();
+  stats_.messages_sent++;
+  stats_.payload_bytes_sent += ext.payload_bytes;
+  ports_[link]->send(*payload);
+  payload->release();  // the port holds its own reference
+}
+
+void GpuLinkEngines::load_returned(const NvlinkExtension& ext) {
+  const uint32_t link = link_for(ext.multimem_address);
+  LinkEngine& engine = engines_[link];
+  if (engine.load_bytes_in_flight < ext.load_bytes) {
+    SC_REPORT_FATAL(owner_, "a multimem load result for more bytes than its link has in flight");
+  }
+  engine.load_bytes_in_flight -= ext.load_bytes;
+  if (engine.queued > 0) scheduler_.wake_at(link, current_time());
+}
+
+uint64_t GpuLinkEngines::queued_messages() const {
+  uint64_t queued = 0;
+  for (const LinkEngine& engine : engines_) queued += engine.queued;
+  return queued;
+}
+
+}  // namespace nvsvp::model
