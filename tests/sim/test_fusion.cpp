@@ -76,7 +76,7 @@ Observed run_fused(const std::string& scheme, const std::string& gpu_overrides =
       const hw::WorkSequence& gemm1 = plan.extra_sequences.at(g).at(0);
       std::map<uint32_t, uint64_t> tile_tokens;  // tile counter -> tokens firmware put in the tile
       for (const hw::Task& task : gemm1.tasks) {
-        if (task.kind == hw::TaskKind::wait_counter) tile_tokens[task.counter] = task.count;
+        if (task.kind == hw::TaskKind::wait_counter) tile_tokens[task.counter] = task.arrivals;
       }
       for (const auto& [counter, tokens] : tile_tokens) {
         EXPECT_EQ(gpu.counter_arrivals(counter), tokens) << "tile counter " << counter << " counted other than its tokens";
@@ -118,7 +118,7 @@ Observed run_fused(const std::string& scheme, const std::string& gpu_overrides =
       // notifications.
       std::set<uint32_t> readiness;
       for (const hw::Task& task : plan.extra_sequences.at(g).at(2).tasks) {
-        if (task.kind == hw::TaskKind::wait_counter && task.count == routing.top_k) readiness.insert(task.counter);
+        if (task.kind == hw::TaskKind::wait_counter && task.arrivals == routing.top_k) readiness.insert(task.counter);
       }
       EXPECT_EQ(readiness.size(), routing.tokens_per_gpu);
       uint64_t loads = 0;

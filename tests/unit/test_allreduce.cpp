@@ -36,13 +36,13 @@ TEST(AllReducePlan, NvlsLoadsOneChunkAheadOfTheStores) {
   EXPECT_EQ(gpu2.tasks[2].source_address, spec.multimem_base + share + 2 * 4096);
   EXPECT_EQ(gpu2.tasks[2].counter, 12u) << "chunk 1 counts on first_counter + 2";
   EXPECT_EQ(gpu2.tasks[3].counter, 11u);
-  EXPECT_EQ(gpu2.tasks[3].count, 2u);
+  EXPECT_EQ(gpu2.tasks[3].arrivals, 2u);
   EXPECT_EQ(gpu2.tasks[6].counter, 12u);
-  EXPECT_EQ(gpu2.tasks[6].count, 1u);
+  EXPECT_EQ(gpu2.tasks[6].arrivals, 1u);
   EXPECT_EQ(gpu2.tasks[4].source_address, spec.scratch_address + share);
   EXPECT_EQ(gpu2.tasks[4].target_address, spec.multimem_base + share);
   EXPECT_EQ(gpu2.tasks[8].counter, 10u);
-  EXPECT_EQ(gpu2.tasks[8].count, 12u) << "3 messages x 4 shares";
+  EXPECT_EQ(gpu2.tasks[8].arrivals, 12u) << "3 messages x 4 shares";
   EXPECT_EQ(gpu2.counters, 13u);
 }
 
@@ -61,7 +61,7 @@ TEST(AllReducePlan, RingSendsChunkGMinusStepToTheNextGpu) {
   EXPECT_EQ(gpu1.tasks[0].source_address, spec.buffer_address + 1 * chunk);
   EXPECT_EQ(gpu1.tasks[0].target_address, spec.scratch_address);
   EXPECT_EQ(gpu1.tasks[2].kind, TaskKind::wait_counter);
-  EXPECT_EQ(gpu1.tasks[2].count, 2u);
+  EXPECT_EQ(gpu1.tasks[2].arrivals, 2u);
   EXPECT_EQ(gpu1.tasks[3].kind, TaskKind::compute);
   EXPECT_EQ(gpu1.tasks[4].source_address, spec.buffer_address + 0 * chunk);
   EXPECT_EQ(gpu1.tasks[4].target_address, spec.scratch_address + chunk);

@@ -118,13 +118,13 @@ struct Interpreter {
           uint8_t data[16];
           if (t.kind == hw::TaskKind::wait_counter) {
             const uint64_t have = t.counter < counters[g].size() ? counters[g][t.counter] : 0;
-            if (have < t.count) break;
+            if (have < t.arrivals) break;
           } else if (t.kind == hw::TaskKind::send) {
             // One write, or a chunk of writes that arrives as one message.
-            const size_t writes = t.elements == 0 ? 1 : t.elements;
+            const size_t writes = t.chunk_writes == 0 ? 1 : t.chunk_writes;
             for (size_t e = 0; e < writes; ++e) {
-              const hw::WriteElement w = t.elements == 0 ? hw::WriteElement{t.source_address, t.target_address}
-                                                         : sequences[g].elements.at(t.first_element + e);
+              const hw::WriteElement w = t.chunk_writes == 0 ? hw::WriteElement{t.source_address, t.target_address}
+                                                         : sequences[g].elements.at(t.first_write + e);
               memories[g].read(w.source_address, data, sizeof data);
               Delivery d{static_cast<uint32_t>(g), &t, data};
               tamper(d);
@@ -246,13 +246,13 @@ TEST_F(FirmwareTest, DeepepPlanHasOneCopyPerDestinationGpu) {
     ASSERT_EQ(count_tasks(s, hw::TaskKind::gemm, kExperts), 2u);
     const auto gemm1 = std::find_if(s.tasks.begin(), s.tasks.end(), [](const hw::Task& t) { return t.kind == hw::TaskKind::gemm; });
     const hw::Task& gemm2 = *(gemm1 + 1);
-    EXPECT_EQ(gemm1->count, 2u);
-    EXPECT_DOUBLE_EQ(gemm1->flops, 2.0 * 128 * 128 * kHidden);
+    EXPECT_EQ(gemm1->thread_blocks, 2u);
+    EXPECT_DOUBLE_EQ(gemm1->flops_per_block, 2.0 * 128 * 128 * kHidden);
     EXPECT_EQ(gemm1->kernel, hw::Task::kNoKernel);
-    EXPECT_EQ(gemm2.count, 4u);
-    EXPECT_DOUBLE_EQ(gemm2.flops, 2.0 * 128 * 128 * 64);
+    EXPECT_EQ(gemm2.thread_blocks, 4u);
+    EXPECT_DOUBLE_EQ(gemm2.flops_per_block, 2.0 * 128 * 128 * 64);
     EXPECT_NE(gemm2.kernel, hw::Task::kNoKernel);
-    EXPECT_EQ(gemm1->elements, 0u) << "all SMs";
+    EXPECT_EQ(gemm1->sms, 0u) << "all SMs";
     // Messages this GPU's links deliver: counts, remote dispatch copies, remote partials.
     EXPECT_EQ(plan.expected_link_arrivals[g], (kGpus - 1) + remote_in[g] + partials_home_remote[g]);
     // Every send goes to another GPU.
@@ -289,14 +289,14 @@ TEST_F(FirmwareTest, DeepepChunksBatchTokensPerDestination) {
       if (t.kind != hw::TaskKind::send) continue;
       messages_in[t.peer]++;
       if (t.bytes == 16) {  // a count message: one write
-        EXPECT_EQ(t.elements, 0u);
+        EXPECT_EQ(t.chunk_writes, 0u);
         continue;
       }
-      ASSERT_GE(t.elements, 1u);
-      ASSERT_LE(t.elements, 2u);
-      ASSERT_LE(t.first_element + t.elements, plan.sequences[g].elements.size());
+      ASSERT_GE(t.chunk_writes, 1u);
+      ASSERT_LE(t.chunk_writes, 2u);
+      ASSERT_LE(t.first_write + t.chunk_writes, plan.sequences[g].elements.size());
       chunks[t.phase][t.peer]++;
-      sends[t.phase][t.peer] += t.elements;
+      sends[t.phase][t.peer] += t.chunk_writes;
     }
     for (uint32_t d = 0; d < kGpus; ++d) {
       // Dispatch: all copies to d, in ceil(copies / 2) messages. Combine: the partials of the
@@ -471,7 +471,7 @@ TEST_F(FirmwareTest, VerifyNamesAMissingPartial) {
 
 // Token t's dynamic task on its home GPU and the task's target list.
 std::vector<uint16_t> targets_of(const hw::WorkSequence& seq, const hw::Task& task) {
-  return {seq.targets.begin() + task.first_element, seq.targets.begin() + task.first_element + task.elements};
+  return {seq.targets.begin() + task.first_target, seq.targets.begin() + task.first_target + task.target_count};
 }
 
 TEST_F(FirmwareTest, DysharpPlanNamesEveryExpertOfEveryTokenTheIssuersOwnLast) {
@@ -518,7 +518,7 @@ TEST_F(FirmwareTest, DysharpPlanNamesEveryExpertOfEveryTokenTheIssuersOwnLast) {
       return t.kind == hw::TaskKind::wait_counter && t.counter == kDispatchCounter;
     });
     ASSERT_NE(wait, seq.tasks.end());
-    EXPECT_EQ(wait->count, dispatch.local_blocks(g));
+    EXPECT_EQ(wait->arrivals, dispatch.local_blocks(g));
   }
   // Links: per (token, remote GPU) a copy and a load; per token with a remote GPU its result at
   // home; the barrier's 3 flags.
@@ -560,7 +560,7 @@ TEST_F(FirmwareTest, ExplicitAddressingPlanGivesEveryTargetItsOwnBlock) {
       const uint64_t base = task.kind == hw::TaskKind::dynamic_store ? plan.buffers.dispatch_rx : plan.buffers.partial;
       const uint64_t stride =
           task.kind == hw::TaskKind::dynamic_store ? plan.buffers.dispatch_stride : plan.buffers.combine_stride;
-      for (uint32_t i = task.first_element; i < task.first_element + task.elements; ++i) {
+      for (uint32_t i = task.first_target; i < task.first_target + task.target_count; ++i) {
         const uint32_t gpu = routing.gpu_of_expert(seq.targets[i]);
         EXPECT_GE(seq.target_addresses[i], base);
         EXPECT_LT((seq.target_addresses[i] - base) / stride, dispatch.local_blocks(gpu));
@@ -704,7 +704,7 @@ TEST_F(FirmwareTest, CoarseOverlapPlanPipelinesChunksOverTwoStreams) {
     EXPECT_EQ(count_tasks(experts, hw::TaskKind::local_copy), 3u);
     uint64_t awaited = 0;
     for (const hw::Task& t : experts.tasks) {
-      if (t.kind == hw::TaskKind::wait_counter) awaited += t.count;
+      if (t.kind == hw::TaskKind::wait_counter) awaited += t.arrivals;
       if (t.kind == hw::TaskKind::local_copy) {
         EXPECT_EQ(t.bytes, 0u);
       }
@@ -748,8 +748,8 @@ TEST(Firmware, FusedPlansTileEveryTokenOnceAndWaitForWhatTheyNeed) {
       uint64_t tiled = 0, tiles = 0;
       for (const hw::Task& task : gemm1.tasks) {
         if (task.kind != hw::TaskKind::wait_counter) continue;
-        EXPECT_LE(task.count, 2u) << "a tile holds at most tile_tokens";
-        tiled += task.count;
+        EXPECT_LE(task.arrivals, 2u) << "a tile holds at most tile_tokens";
+        tiled += task.arrivals;
         ++tiles;
       }
       EXPECT_EQ(tiled, pairs);
@@ -763,7 +763,7 @@ TEST(Firmware, FusedPlansTileEveryTokenOnceAndWaitForWhatTheyNeed) {
       EXPECT_EQ(per_counter.size(), tiles);
       for (const hw::Task& task : gemm1.tasks) {
         if (task.kind == hw::TaskKind::wait_counter) {
-          EXPECT_EQ(per_counter[task.counter], task.count);
+          EXPECT_EQ(per_counter[task.counter], task.arrivals);
         }
       }
       ASSERT_FALSE(streams[0]->counter_tables.empty());
@@ -771,7 +771,7 @@ TEST(Firmware, FusedPlansTileEveryTokenOnceAndWaitForWhatTheyNeed) {
       EXPECT_EQ(streams[0]->counter_tables[0].counters, tiles);
       if (!dynamic) continue;
       EXPECT_EQ(gemm1.tasks.front().kind, hw::TaskKind::take_ready);
-      EXPECT_EQ(gemm1.tasks.front().count, tiles);
+      EXPECT_EQ(gemm1.tasks.front().items, tiles);
       // Combine: one take_ready over the tokens, each a wait for top_k and its load; with the
       // COMET-style kernels, after the second kernel started (a signal from the GEMM-2 group).
       const hw::WorkSequence& combine = *streams[3];
@@ -784,18 +784,18 @@ TEST(Firmware, FusedPlansTileEveryTokenOnceAndWaitForWhatTheyNeed) {
         EXPECT_TRUE(signalled) << "the GEMM-2 group signals the kernel boundary the combine waits for";
       }
       ASSERT_EQ(combine.tasks[take].kind, hw::TaskKind::take_ready);
-      EXPECT_EQ(combine.tasks[take].count, kTokensPerGpu);
+      EXPECT_EQ(combine.tasks[take].items, kTokensPerGpu);
       uint64_t loads = 0;
       for (size_t i = take + 1; i + 1 < combine.tasks.size(); i += 2) {
         EXPECT_EQ(combine.tasks[i].kind, hw::TaskKind::wait_counter);
-        EXPECT_EQ(combine.tasks[i].count, routing.top_k);
+        EXPECT_EQ(combine.tasks[i].arrivals, routing.top_k);
         EXPECT_EQ(combine.tasks[i + 1].kind, hw::TaskKind::dynamic_ld_reduce);
         loads += combine.tasks[i + 1].kind == hw::TaskKind::dynamic_ld_reduce;
       }
       EXPECT_EQ(loads, kTokensPerGpu);
       // Notifications: one notify per tile, over the tile's blocks.
       uint64_t notified = 0;
-      for (const hw::Task& task : streams[2]->tasks) notified += task.kind == hw::TaskKind::notify_tokens ? task.count : 0;
+      for (const hw::Task& task : streams[2]->tasks) notified += task.kind == hw::TaskKind::notify_tokens ? task.blocks : 0;
       EXPECT_EQ(notified, pairs);
       // The expected notifications at this home: its tokens' remote experts.
       uint64_t remote = 0;

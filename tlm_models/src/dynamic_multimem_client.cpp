@@ -83,27 +83,27 @@ uint32_t DynamicMultimemClient::add_local_partials(uint64_t multimem_address, co
 // on this GPU (the end of its list) are served by the Hub here, without a link: a store writes
 // them now, a load adds their partials to the switch's result when that arrives.
 void DynamicMultimemClient::run_dynamic(const hw::WorkSequence& sequence, const hw::Task& task) {
-  const uint64_t end = static_cast<uint64_t>(task.first_element) + task.elements;
+  const uint64_t end = static_cast<uint64_t>(task.first_target) + task.target_count;
   const bool explicit_addresses = task.addressing == hw::DynamicAddressing::explicit_addresses;
-  if (task.elements == 0 || end > sequence.targets.size() ||
+  if (task.target_count == 0 || end > sequence.targets.size() ||
       (explicit_addresses && end > sequence.target_addresses.size()) || experts_per_gpu_ == 0) {
     std::ostringstream msg;
-    msg << "malformed dynamic operation: targets " << task.first_element << " to " << end << " of a list of "
+    msg << "malformed dynamic operation: targets " << task.first_target << " to " << end << " of a list of "
         << sequence.targets.size() << (explicit_addresses ? " (explicit addressing)" : "")
         << (experts_per_gpu_ == 0 ? ", and no dynamic multicast object is bound" : "");
     SC_REPORT_FATAL(owner_, msg.str().c_str());
     return;
   }
-  const uint16_t* targets = &sequence.targets[task.first_element];
-  const uint64_t* addresses = explicit_addresses ? &sequence.target_addresses[task.first_element] : nullptr;
-  uint16_t remote = task.elements;
+  const uint16_t* targets = &sequence.targets[task.first_target];
+  const uint64_t* addresses = explicit_addresses ? &sequence.target_addresses[task.first_target] : nullptr;
+  uint16_t remote = task.target_count;
   while (remote > 0 && is_local_expert(targets[remote - 1])) --remote;
   for (uint16_t i = 0; i < remote; ++i) {
     if (is_local_expert(targets[i])) {
       SC_REPORT_FATAL(owner_, "dynamic operation: this GPU's own targets must come last in the list");
     }
   }
-  const auto local = static_cast<uint16_t>(task.elements - remote);
+  const auto local = static_cast<uint16_t>(task.target_count - remote);
   stats_.dynamic_operations++;
   const sc_time now = current_time();
   // The source queue holds the operation while its target list is read.
@@ -116,7 +116,7 @@ void DynamicMultimemClient::run_dynamic(const hw::WorkSequence& sequence, const 
     item.target_addresses = addresses;
     item.target_count = remote;
     item.issuer_targets = store ? 0 : local;
-    item.count_per_expert = store && task.count != 0;
+    item.count_per_expert = store && task.count_per_expert;
     item.wire_flits = explicit_addresses ? explicit_wire_flits(link_params_, remote, store ? task.bytes : 0)
                                          : dynamic_wire_flits(link_params_, remote, store ? task.bytes : 0);
     item.not_before = issue;
@@ -131,22 +131,22 @@ void DynamicMultimemClient::serve_local_targets(const hw::WorkSequence& sequence
                                                 const sc_time& issue) {
   const bool store = task.kind == hw::TaskKind::dynamic_store;
   const uint64_t multimem_address = store ? task.target_address : task.source_address;
-  const auto local = static_cast<uint16_t>(task.elements - remote);
+  const auto local = static_cast<uint16_t>(task.target_count - remote);
   const auto n = static_cast<size_t>(std::min<uint64_t>(task.bytes, functional_bytes_));
   bool miss = false;
   uint8_t data[PayloadPool::kMaxFunctionalBytes];
   if (store) {
     memory_.read(task.source_address, data, n);
     const auto packets = static_cast<uint32_t>(packets_of(link_params_, task.bytes));
-    for (uint32_t i = remote; i < task.elements; ++i) {
+    for (uint32_t i = remote; i < task.target_count; ++i) {
       const uint64_t address =
           target_location(multimem_address, hw::MultimemStage::dispatch, targets, addresses, i, packets, miss);
       memory_.write(address, data, n);
       counters_.count_landing(address, landed(issue, miss));
     }
     stats_.local_copies += local;
-    if (task.count != 0) {  // per-expert arrival counters
-      for (uint32_t i = remote; i < task.elements; ++i) {
+    if (task.count_per_expert) {
+      for (uint32_t i = remote; i < task.target_count; ++i) {
         count_dynamic_block(task.counter, true, targets[i], landed(issue, miss));
       }
       return;
@@ -166,9 +166,9 @@ void DynamicMultimemClient::run_notify(const hw::WorkSequence& sequence, const h
   const bool from_hub = task.addressing == hw::DynamicAddressing::algebraic;
   uint64_t tokens_per_gpu = 0;
   if (!hub_.tokens_per_gpu(task.source_address, tokens_per_gpu) ||
-      (!from_hub && task.first_element + task.count > sequence.block_tokens.size())) {
+      (!from_hub && task.first_block + task.blocks > sequence.block_tokens.size())) {
     std::ostringstream msg;
-    msg << "notify_tokens: blocks " << task.first_element << " + " << task.count << " of "
+    msg << "notify_tokens: blocks " << task.first_block << " + " << task.blocks << " of "
         << (from_hub ? "the Hub's" : "the sequence's") << " token-ID table for the dynamic object at "
         << hw::hex_text(task.source_address) << ": no such object bound, or blocks beyond the table";
     SC_REPORT_FATAL(owner_, msg.str().c_str());
@@ -176,9 +176,9 @@ void DynamicMultimemClient::run_notify(const hw::WorkSequence& sequence, const h
   }
   // Notifications per home in block order; this GPU's own tokens count at once.
   std::vector<std::vector<hw::WriteElement>>& by_home = notifications_by_home_;
-  for (uint64_t b = 0; b < task.count; ++b) {
+  for (uint64_t b = 0; b < task.blocks; ++b) {
     uint64_t token = 0;
-    const uint64_t block = task.first_element + b;
+    const uint64_t block = task.first_block + b;
     if (!from_hub) {
       token = sequence.block_tokens[block];
     } else if (block > UINT32_MAX || !hub_.token_of_block(task.source_address, static_cast<uint32_t>(block), token)) {

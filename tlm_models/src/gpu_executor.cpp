@@ -87,17 +87,19 @@ void GpuExecutor::mark_phase(hw::PhaseId phase, bool start) {
 sc_time GpuExecutor::compute_time(const hw::Task& task, uint32_t group_sms) const {
   const double peak =
       (task.precision == hw::Precision::fp8 ? params_.fp8_tflops : params_.bf16_tflops) * 1e12;
-  double math_s = task.flops / (peak * params_.gemm_efficiency);
+  double math_s = 0.0;
   if (task.kind == hw::TaskKind::gemm) {
     // Blocks run one per SM in waves: a partial last wave takes as long as a full one.
-    const uint32_t wanted = task.elements != 0 ? task.elements : group_sms;
+    const uint32_t wanted = task.sms != 0 ? task.sms : group_sms;
     const uint64_t sms = wanted == 0 ? params_.sms : std::min<uint64_t>(wanted, params_.sms);
-    const double waves = task.persistent ? static_cast<double>(task.count) / static_cast<double>(sms)
-                                         : static_cast<double>((task.count + sms - 1) / sms);
-    const double block_s = task.flops / (peak * params_.gemm_efficiency / params_.sms);
+    const double waves = task.persistent ? static_cast<double>(task.thread_blocks) / static_cast<double>(sms)
+                                         : static_cast<double>((task.thread_blocks + sms - 1) / sms);
+    const double block_s = task.flops_per_block / (peak * params_.gemm_efficiency / params_.sms);
     math_s = waves * block_s;
+  } else {
+    math_s = task.flops / (peak * params_.gemm_efficiency);
   }
-  const double memory_s = static_cast<double>(task.bytes) / (params_.hbm_gbps * 1e9);
+  const double memory_s = static_cast<double>(task.memory_bytes) / (params_.hbm_gbps * 1e9);
   const double seconds = std::max(math_s, memory_s) + task.duration_ns * 1e-9;
   return picoseconds(static_cast<uint64_t>(std::llround(seconds * 1e12)));
 }
@@ -198,11 +200,11 @@ sc_time GpuExecutor::store_issue_time(const hw::WorkSequence& sequence, const hw
   uint64_t bytes = 0;
   switch (task.kind) {
     case hw::TaskKind::send:
-      bytes = task.elements > 0 ? task.bytes * task.elements : task.bytes;  // a chunk: all its writes
+      bytes = task.chunk_writes > 0 ? task.bytes * task.chunk_writes : task.bytes;  // a chunk: all its writes
       break;
     case hw::TaskKind::multimem_store:
     case hw::TaskKind::multimem_red:
-    case hw::TaskKind::dynamic_store:  // `elements` are targets: the switch replicates the one token
+    case hw::TaskKind::dynamic_store:  // one token, whatever its targets: the switch replicates it
       bytes = task.bytes;
       break;
     default:
@@ -216,7 +218,7 @@ sc_time GpuExecutor::store_issue_time(const hw::WorkSequence& sequence, const hw
 void GpuExecutor::issue(const hw::WorkSequence& sequence, const hw::Task& task, const sc_time& now) {
   switch (task.kind) {
     case hw::TaskKind::send: {
-      if (task.elements > 0) check_chunk(sequence, task);
+      if (task.chunk_writes > 0) check_chunk(sequence, task);
       const TxItem item = links_.request_item(sequence, task);
       links_.enqueue(links_.link_for(item.target_address), TrafficClass::request, item);
       break;
@@ -256,13 +258,13 @@ void GpuExecutor::issue(const hw::WorkSequence& sequence, const hw::Task& task, 
 // A chunk's writes must lie in the sequence's element list and their functional bytes fit one
 // payload. Firmware builds chunks, so a malformed one is a firmware bug.
 void GpuExecutor::check_chunk(const hw::WorkSequence& sequence, const hw::Task& task) const {
-  const uint64_t end = static_cast<uint64_t>(task.first_element) + task.elements;
+  const uint64_t end = static_cast<uint64_t>(task.first_write) + task.chunk_writes;
   if (end <= sequence.elements.size() &&
-      static_cast<uint64_t>(task.elements) * params_.functional_bytes <= PayloadPool::kMaxFunctionalBytes) {
+      static_cast<uint64_t>(task.chunk_writes) * params_.functional_bytes <= PayloadPool::kMaxFunctionalBytes) {
     return;
   }
   std::ostringstream msg;
-  msg << "malformed chunk: elements " << task.first_element << " to " << end << " of a list of "
+  msg << "malformed chunk: elements " << task.first_write << " to " << end << " of a list of "
       << sequence.elements.size() << ", at most " << PayloadPool::kMaxFunctionalBytes
       << " functional bytes in one message";
   SC_REPORT_FATAL(owner_, msg.str().c_str());
@@ -271,15 +273,15 @@ void GpuExecutor::check_chunk(const hw::WorkSequence& sequence, const hw::Task& 
 bool GpuExecutor::wait_counter(Stream& stream, const hw::Task& task, const sc_time& now) {
   stream.state = State::waiting_on_counter;
   ArrivalCounter& c = counters_.counter(task.counter);
-  if (c.arrivals < task.count) {
-    counters_.wait(stream.index, task.counter, task.count);
+  if (c.arrivals < task.arrivals) {
+    counters_.wait(stream.index, task.counter, task.arrivals);
     sc_core::next_trigger(stream.work_event);
     return false;
   }
   counters_.stop_waiting(stream.index);
   // The N-th arrival in time order completes the wait.
-  if (task.count > 0) {
-    const sc_time at = picoseconds(c.nth_arrival_ps(task.count));
+  if (task.arrivals > 0) {
+    const sc_time at = picoseconds(c.nth_arrival_ps(task.arrivals));
     if (at > now) {
       sc_core::next_trigger(at - now);
       return false;
@@ -293,7 +295,7 @@ bool GpuExecutor::take_ready(Stream& stream, hw::WorkSequence& sequence, const h
   if (stream.state == State::idle) register_items(stream, sequence, task, now);
   if (!run_ready_items(stream, sequence, task, now)) return false;
   stream.state = State::idle;
-  stream.task_index += 1 + task.count * (1 + static_cast<size_t>(task.elements));
+  stream.task_index += 1 + task.items * (1 + static_cast<size_t>(task.tasks_per_item));
   ++pc_;
   stats_.tasks_done++;
   return true;
@@ -303,12 +305,12 @@ bool GpuExecutor::take_ready(Stream& stream, hw::WorkSequence& sequence, const h
 // there (ArrivalCounters::record_arrival).
 void GpuExecutor::register_items(Stream& stream, const hw::WorkSequence& sequence, const hw::Task& task,
                                  const sc_time& now) {
-  const size_t per_item = 1 + static_cast<size_t>(task.elements);
+  const size_t per_item = 1 + static_cast<size_t>(task.tasks_per_item);
   const size_t first = stream.task_index + 1;
-  if (first + task.count * per_item > sequence.tasks.size()) {
+  if (first + task.items * per_item > sequence.tasks.size()) {
     SC_REPORT_FATAL(owner_, "take_ready: its items run past the end of the sequence");
   }
-  for (uint64_t k = 0; k < task.count; ++k) {
+  for (uint64_t k = 0; k < task.items; ++k) {
     const hw::Task& wait = sequence.tasks[first + k * per_item];
     bool well_formed = wait.kind == hw::TaskKind::wait_counter;
     for (size_t a = 1; a < per_item && well_formed; ++a) {
@@ -318,7 +320,7 @@ void GpuExecutor::register_items(Stream& stream, const hw::WorkSequence& sequenc
     if (!well_formed) {
       SC_REPORT_FATAL(owner_, "take_ready: an item must be a wait_counter and tasks that issue or compute");
     }
-    counters_.register_item(stream.index, k, wait.counter, wait.count, now);
+    counters_.register_item(stream.index, k, wait.counter, wait.arrivals, now);
   }
   stream.state = State::taking_ready;
   stream.take.items_done = 0;
@@ -328,11 +330,11 @@ void GpuExecutor::register_items(Stream& stream, const hw::WorkSequence& sequenc
 // earliest ready one.
 bool GpuExecutor::run_ready_items(Stream& stream, hw::WorkSequence& sequence, const hw::Task& task,
                                   const sc_time& now) {
-  const size_t per_item = 1 + static_cast<size_t>(task.elements);
+  const size_t per_item = 1 + static_cast<size_t>(task.tasks_per_item);
   const size_t first = stream.task_index + 1;
   Stream::TakeReady& take = stream.take;
   ReadyItems& ready = counters_.ready_items(stream.index);
-  while (take.items_done < task.count) {
+  while (take.items_done < task.items) {
     if (take.current_item == kNoItem) {
       if (ready.empty() || ready.top().at_ps > now.value()) break;
       take.current_item = ready.top().item;
@@ -354,7 +356,7 @@ bool GpuExecutor::run_ready_items(Stream& stream, hw::WorkSequence& sequence, co
     ++take.items_done;
     take.current_item = kNoItem;
   }
-  if (take.items_done == task.count) return true;
+  if (take.items_done == task.items) return true;
   if (ready.empty()) {
     sc_core::next_trigger(stream.work_event);
   } else {
@@ -383,16 +385,16 @@ void GpuExecutor::describe_stream(std::ostream& os, const Stream& stream) const 
     os << " its " << sequence.issue_sms << " SMs issuing a store";
   }
   if (task.kind == hw::TaskKind::wait_counter) {
-    os << " waiting for counter " << task.counter << ": " << counters_.arrivals(task.counter) << " of " << task.count
+    os << " waiting for counter " << task.counter << ": " << counters_.arrivals(task.counter) << " of " << task.arrivals
        << " arrivals";
   }
   if (task.kind == hw::TaskKind::take_ready) {
-    os << " " << stream.take.items_done << " of " << task.count << " items taken";
-    for (uint64_t k = 0, shown = 0; k < task.count && shown < 3; ++k) {
-      const hw::Task& wait = sequence.tasks[stream.task_index + 1 + k * (1 + static_cast<size_t>(task.elements))];
+    os << " " << stream.take.items_done << " of " << task.items << " items taken";
+    for (uint64_t k = 0, shown = 0; k < task.items && shown < 3; ++k) {
+      const hw::Task& wait = sequence.tasks[stream.task_index + 1 + k * (1 + static_cast<size_t>(task.tasks_per_item))];
       const uint64_t have = counters_.arrivals(wait.counter);
-      if (have >= wait.count) continue;
-      os << (shown++ == 0 ? ", waiting: " : ", ") << "counter " << wait.counter << " " << have << " of " << wait.count;
+      if (have >= wait.arrivals) continue;
+      os << (shown++ == 0 ? ", waiting: " : ", ") << "counter " << wait.counter << " " << have << " of " << wait.arrivals;
     }
   }
 }

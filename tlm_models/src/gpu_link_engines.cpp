@@ -65,17 +65,17 @@ TxItem GpuLinkEngines::request_item(const hw::WorkSequence& sequence, const hw::
   const bool load = item.opcode == Opcode::read || item.opcode == Opcode::multimem_ld_reduce ||
                     item.opcode == Opcode::dynamic_ld_reduce;
   item.wire_flits = link_params_.wire_flits(load ? 0 : task.bytes);
-  if (task.elements == 0 || task.kind != hw::TaskKind::send) {  // dynamic tasks: `elements` are targets
+  if (task.kind != hw::TaskKind::send || task.chunk_writes == 0) {
     item.source_address = task.source_address;
     item.target_address = task.target_address;
   } else {
     // The chunk's writes keep their own packets: wire size is the sum of theirs.
-    item.chunk = &sequence.elements[task.first_element];
-    item.elements = task.elements;
+    item.chunk = &sequence.elements[task.first_write];
+    item.elements = task.chunk_writes;
     item.source_address = item.chunk[0].source_address;
     item.target_address = item.chunk[0].target_address;
-    item.bytes *= task.elements;
-    item.wire_flits *= task.elements;
+    item.bytes *= task.chunk_writes;
+    item.wire_flits *= task.chunk_writes;
   }
   item.not_before = current_time();
   return item;

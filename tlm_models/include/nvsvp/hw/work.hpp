@@ -14,19 +14,19 @@ namespace nvsvp::hw {
 
 enum class TaskKind : uint8_t {
   send,          // remote write of `bytes` from local `source_address` to `peer`'s `target_address`;
-                 // the peer's counter `counter` counts its arrival. With `elements` k > 0 it is a
-                 // chunk: k writes of `bytes` each (WorkSequence::elements[first_element ..
-                 // first_element + k)) travelling as one message, each counting one arrival
+                 // the peer's counter `counter` counts its arrival. With `chunk_writes` k > 0 it is a
+                 // chunk: k writes of `bytes` each (WorkSequence::elements[first_write ..
+                 // first_write + k)) travelling as one message, each counting one arrival
   read,          // remote read of `bytes` at `peer`'s `source_address` into local `target_address`;
                  // the local counter `counter` counts the response's arrival
   local_copy,    // copy within this GPU's memory (no link is used); local counter `counter` counts it
                  // (0 bytes: only the count, a signal from one executor stream to another)
-  wait_counter,  // block until local counter `counter` has counted `count` arrivals
-  compute,       // busy for the GPU's time of `flops` and `bytes` of memory traffic plus
+  wait_counter,  // block until local counter `counter` has counted `arrivals` arrivals
+  compute,       // busy for the GPU's time of `flops` and `memory_bytes` of memory traffic plus
                  // `duration_ns`, then run kernel `kernel` (if any) on local memory
-  gemm,          // a (grouped) GEMM as thread blocks: `count` blocks of `flops` each, one block
-                 // per SM at a time on `elements` SMs (0: all of the GPU's), in waves; `bytes` of
-                 // memory traffic set a floor; then kernel `kernel` (if any); see Task::persistent
+  gemm,          // a (grouped) GEMM as thread blocks: `thread_blocks` blocks of `flops_per_block`
+                 // each, one block per SM at a time on `sms` SMs (0: the stream's group), in waves;
+                 // `memory_bytes` of memory traffic set a floor; then kernel `kernel` (if any); see Task::persistent
   // Static multimem (docs/background/nvlink_nvswitch.md#static-multimem). `target_address` /
   // `source_address` that name a multimem address must lie in a multicast group the switches hold.
   multimem_store,      // `bytes` from local `source_address` to multimem `target_address`: the
@@ -39,12 +39,12 @@ enum class TaskKind : uint8_t {
                        // result lands at local `target_address` and local counter `counter`
                        // counts it
   // Dynamic multimem (docs/background/dynamic_multimem.md): one token to a list of target experts,
-  // `elements` of them from WorkSequence::targets[first_element] on, the issuer's own experts last
+  // `target_count` of them from WorkSequence::targets[first_target] on, the issuer's own experts last
   // (its Hub serves them without a link). `addressing` says what the packet carries per target.
   dynamic_store,      // dymultimem.st: `bytes` from local `source_address` to multimem
                       // `target_address` (an algebraic block of a bound dispatch object); every
                       // target's GPU writes it into that expert's region and its counter `counter`
-                      // counts one arrival per local target; with `count` = 1, each block counts on
+                      // counts one arrival per local target; with `count_per_expert`, each block counts on
                       // counter + its expert's local index instead (per-expert arrival counters,
                       // docs/background/token_centric_fusion.md#the-fused-pipeline)
   dynamic_ld_reduce,  // dymultimem.ld_reduce: load of `bytes` at multimem `source_address` (a
@@ -53,7 +53,7 @@ enum class TaskKind : uint8_t {
                       // and local counter `counter` counts it
   // The token-ID table of token-centric fusion
   // (docs/background/token_centric_fusion.md#hardware-tables): notify the home GPU of every token
-  // the Hub placed in layout blocks [first_element, first_element + count) of the dynamic object at
+  // the Hub placed in layout blocks [first_block, first_block + blocks) of the dynamic object at
   // multimem `source_address`: a write of `bytes` to the token's entry of the home's
   // output-readiness table (`target_address` + 16 x the token's local index), counted on the home's
   // counter `counter`. A home's notifications travel together (as many per message as one payload
@@ -61,7 +61,7 @@ enum class TaskKind : uint8_t {
   // GPU): the all-gathered tensor is laid out home by home. With explicit addressing the layout is
   // firmware's and so is the token-ID table: WorkSequence::block_tokens.
   notify_tokens,
-  // The next `count` items, each a wait_counter followed by `elements` tasks (no waits), run in the
+  // The next `items` items, each a wait_counter followed by `tasks_per_item` tasks (no waits), run in the
   // order their waits are satisfied instead of program order: an SM group of a persistent kernel
   // polling its table and taking whatever is ready
   // (docs/background/token_centric_fusion.md#one-persistent-kernel-four-sm-groups). One item at a
@@ -116,7 +116,6 @@ struct Task {
     uint16_t target_count;      // dynamic_store / dynamic_ld_reduce: targets, from first_target on
     uint16_t sms;               // gemm: the SMs its blocks run on (0: the stream's group)
     uint16_t tasks_per_item;    // take_ready: the tasks after each item's wait
-    uint16_t elements;          // the name all of the above had; being replaced
   };
   uint16_t kernel = kNoKernel;  // compute / gemm: index into WorkSequence::kernels
   uint32_t peer = 0;            // send / read: the other GPU
@@ -127,7 +126,6 @@ struct Task {
     uint32_t first_write = 0;  // send (a chunk): its first write in WorkSequence::elements
     uint32_t first_target;     // dynamic_store / dynamic_ld_reduce: first in WorkSequence::targets
     uint32_t first_block;      // notify_tokens: the first layout block notified
-    uint32_t first_element;    // the name all of the above had; being replaced
   };
   MultimemType reduce_type = MultimemType::f32;  // with reduce_op
   DynamicAddressing addressing = DynamicAddressing::algebraic;  // dynamic_* / notify_tokens
@@ -147,7 +145,6 @@ struct Task {
     uint64_t thread_blocks;  // gemm: thread blocks
     uint64_t blocks;         // notify_tokens: layout blocks notified
     uint64_t items;          // take_ready: the items that follow
-    uint64_t count;          // the name all of the above had; being replaced
   };
   uint64_t source_address = 0;  // where the data comes from: local (send, local_copy, stores), the
                                 // peer's (read), a multimem address (loads), the dynamic object
@@ -250,7 +247,6 @@ struct Task {
     Task t = send(phase, 0, local_source, multimem_target, bytes, counter);
     t.kind = TaskKind::dynamic_store;
     t.count_per_expert = count_per_expert;
-    t.count = count_per_expert ? 1 : 0;  // where readers still look; being replaced
     t.first_target = first_target;
     t.target_count = targets;
     t.addressing = addressing;

@@ -132,7 +132,7 @@ class GpuExecutor {
   bool take_ready(Stream& stream, hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
   void register_items(Stream& stream, const hw::WorkSequence& sequence, const hw::Task& task,
                       const sc_core::sc_time& now);
-  // Runs ready items one at a time: true once all `task.count` ran.
+  // Runs ready items one at a time: true once all `task.items` ran.
   bool run_ready_items(Stream& stream, hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
   void check_chunk(const hw::WorkSequence& sequence, const hw::Task& task) const;
   void mark_phase(hw::PhaseId phase, bool start);
