@@ -129,7 +129,7 @@ void GpuLinkEngines::serve_link(uint32_t link) {
       queue.pop_front();
       engine.queued--;
       engine.next_queue = q + 1 < kQueues ? q + 1 : 0;
-      launch(link, committed, traffic_class, static_cast<uint16_t>(vc));
+      launch(link, committed, static_cast<uint16_t>(vc));
       launched = true;
     }
     if (!launched) {
@@ -139,26 +139,22 @@ void GpuLinkEngines::serve_link(uint32_t link) {
   }
 }
 
-inline void GpuLinkEngines::fill_message(tlm::tlm_generic_payload& payload, const TxItem& item,
-                                         TrafficClass traffic_class) {
+inline void GpuLinkEngines::fill_message(tlm::tlm_generic_payload& payload, const TxItem& item) {
   NvlinkExtension& ext = extension_of(payload);
-  ext.opcode = item.opcode;
-  ext.traffic_class = traffic_class;
-  ext.source_gpu = gpu_id_;
-  ext.target_gpu = item.peer;
-  ext.counter = item.counter;
-  ext.wire_flits = item.wire_flits;
+  const bool load = item.opcode == Opcode::read || item.opcode == Opcode::multimem_ld_reduce ||
+                    item.opcode == Opcode::dynamic_ld_reduce;
+  // A load names the address it reads; its result lands at the item's target (return_address).
+  make_request(ext, item.opcode, gpu_id_, item.peer, item.counter, load ? item.source_address : item.target_address,
+               item.wire_flits);
   ext.reduce_op = item.reduce_op;
   ext.reduce_type = item.reduce_type;
   ext.targets = item.targets;
   ext.target_addresses = item.target_addresses;
   ext.target_count = item.target_count;
-  ext.targets_here = item.issuer_targets;
+  ext.issuer_targets = item.issuer_targets;
   ext.count_per_expert = item.count_per_expert;
   ext.notification = item.notification;
-  if (item.opcode != Opcode::read && item.opcode != Opcode::multimem_ld_reduce &&
-      item.opcode != Opcode::dynamic_ld_reduce) {
-    ext.target_address = item.target_address;
+  if (!load) {
     ext.payload_bytes = item.bytes;
     if (item.chunk == nullptr) {
       const auto n = static_cast<unsigned>(std::min<uint64_t>(item.bytes, functional_bytes_));
@@ -175,7 +171,6 @@ inline void GpuLinkEngines::fill_message(tlm::tlm_generic_payload& payload, cons
     }
     payload.set_command(tlm::TLM_WRITE_COMMAND);
   } else {
-    ext.target_address = item.source_address;
     ext.read_bytes = item.bytes;
     ext.return_address = item.target_address;
     payload.set_command(tlm::TLM_READ_COMMAND);
@@ -196,11 +191,11 @@ inline void GpuLinkEngines::fill_message(tlm::tlm_generic_payload& payload, cons
   }
 }
 
-void GpuLinkEngines::launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, uint16_t vc) {
+void GpuLinkEngines::launch(uint32_t link, const TxItem& item, uint16_t vc) {
   tlm::tlm_generic_payload* payload = item.payload;
   if (payload == nullptr) {
     payload = &pool_.acquire();
-    fill_message(*payload, item, traffic_class);
+    fill_message(*payload, item);
   }
   NvlinkExtension& ext = extension_of(*payload);
   if (is_multimem_load(item.opcode)) engines_[link].load_bytes_in_flight += item.bytes;

@@ -41,7 +41,7 @@ inline void GpuReceiver::receive_chunk(const Payload& payload, const NvlinkExten
 }
 
 inline void GpuReceiver::receive_data(const Payload& payload, const NvlinkExtension& ext, const sc_time& at) {
-  if (ext.evicted_parts != 0 || ext.targets_here != 0) {
+  if (ext.evicted_parts != 0 || ext.issuer_targets != 0) {
     complete_load(payload, ext, at);
     return;
   }
@@ -69,9 +69,9 @@ void GpuReceiver::complete_load(const Payload& payload, const NvlinkExtension& e
     held_partials_.erase(held);
   }
   bool miss = false;
-  if (ext.targets_here > 0) {
+  if (ext.issuer_targets > 0) {
     dynamic_.add_local_partials(ext.multimem_address, ext.targets, ext.target_addresses, ext.target_count,
-                                ext.targets_here, ext.payload_bytes, ext.reduce_op, ext.reduce_type, sum, bytes, true,
+                                ext.issuer_targets, ext.payload_bytes, ext.reduce_op, ext.reduce_type, sum, bytes, true,
                                 miss);
   }
   memory_.write(ext.target_address, sum, bytes);
@@ -94,7 +94,7 @@ void GpuReceiver::receive_reduce_partial(const Payload& payload, const NvlinkExt
 void GpuReceiver::report_untrimmed(const char* what, const NvlinkExtension& ext, uint32_t here) const {
   std::ostringstream msg;
   msg << "dynamic " << what << " from GPU " << ext.source_gpu << "#" << ext.sequence << " names " << here
-      << " experts of GPU " << gpu_id_ << ", the switch trimmed it to " << ext.targets_here;
+      << " experts of GPU " << gpu_id_ << ", the switch trimmed it to " << ext.destination_targets;
   SC_REPORT_FATAL(owner_, msg.str().c_str());
 }
 
@@ -158,15 +158,9 @@ inline void GpuReceiver::answer_read(uint32_t link, const Payload& payload, cons
   tlm::tlm_generic_payload& response = pool_.acquire();
   NvlinkExtension& r = extension_of(response);
   const bool for_switch = ext.opcode == Opcode::member_read || ext.opcode == Opcode::dynamic_member_read;
-  r.opcode = for_switch ? Opcode::member_read_response : Opcode::read_response;
+  make_response(r, for_switch ? Opcode::member_read_response : Opcode::read_response, gpu_id_, ext.source_gpu,
+                ext.counter, ext.return_address, ext.read_bytes, link_params_.wire_flits(ext.read_bytes));
   r.reduction_tag = ext.reduction_tag;
-  r.traffic_class = TrafficClass::response;
-  r.source_gpu = gpu_id_;
-  r.target_gpu = ext.source_gpu;
-  r.counter = ext.counter;
-  r.target_address = ext.return_address;
-  r.payload_bytes = ext.read_bytes;
-  r.wire_flits = link_params_.wire_flits(ext.read_bytes);
   const auto n = static_cast<unsigned>(std::min<uint64_t>(ext.read_bytes, functional_bytes_));
   bool miss = false;
   if (ext.opcode == Opcode::dynamic_member_read) {
@@ -177,7 +171,7 @@ inline void GpuReceiver::answer_read(uint32_t link, const Payload& payload, cons
                                     miss);
     check_trimmed("load", payload, ext, summed, false);
     if (ext.target_addresses != nullptr) {
-      r.wire_flits = explicit_wire_flits(link_params_, ext.targets_here, ext.read_bytes);
+      r.wire_flits = explicit_wire_flits(link_params_, ext.destination_targets, ext.read_bytes);
     }
   } else {
     memory_.read(ext.target_address, response.get_data_ptr(), n);

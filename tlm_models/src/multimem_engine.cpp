@@ -204,7 +204,7 @@ void MultimemEngine::send_dynamic_copies(tlm::tlm_generic_payload& request, uint
     NvlinkExtension& c = extension_of(copy);
     // Trimmed per GPU (see trim_dynamic); the multimem address stays the target.
     make_switch_copy(c, ext, store ? Opcode::dynamic_write : Opcode::dynamic_member_read, t.port, ext.target_address);
-    c.targets_here = static_cast<uint16_t>(t.target_count);
+    c.destination_targets = static_cast<uint16_t>(t.target_count);
     c.reduction_tag = tag;
     c.wire_flits = explicit_addresses ? explicit_wire_flits(link_, t.target_count, bytes)
                                       : dynamic_wire_flits(link_, t.target_count, bytes);
@@ -227,7 +227,7 @@ void MultimemEngine::start_dynamic_ld_reduce(uint16_t port, tlm::tlm_generic_pay
   r.targets = ext.targets;
   r.target_addresses = ext.target_addresses;
   r.remote_targets = ext.target_count;
-  r.issuer_targets = ext.targets_here;
+  r.issuer_targets = ext.issuer_targets;
   const uint32_t parent = chip_.hold_input_space(payload, port, fifo, flits, copies);
   send_dynamic_copies(payload, parent, tag, ready_at);
 }
@@ -426,7 +426,7 @@ void MultimemEngine::finish_reduction(uint32_t tag, const tlm::tlm_generic_paylo
   x.targets = r.targets;
   x.target_addresses = r.target_addresses;
   x.target_count = r.remote_targets;
-  x.targets_here = r.issuer_targets;
+  x.issuer_targets = r.issuer_targets;
   x.multimem_address = r.multimem_address;
   x.load_bytes = r.read_bytes;
   if (last_response != nullptr) {

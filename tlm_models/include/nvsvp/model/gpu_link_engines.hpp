@@ -113,10 +113,10 @@ class GpuLinkEngines {
   static bool is_multimem_load(Opcode opcode) {
     return opcode == Opcode::multimem_ld_reduce || opcode == Opcode::dynamic_ld_reduce;
   }
-  void launch(uint32_t link, const TxItem& item, TrafficClass traffic_class, uint16_t vc);
-  // A new message's extension and data from its item (part of launch, inlined: once per message).
-  [[gnu::always_inline]] inline void fill_message(tlm::tlm_generic_payload& payload, const TxItem& item,
-                                                  TrafficClass traffic_class);
+  void launch(uint32_t link, const TxItem& item, uint16_t vc);
+  // A new request's extension and data from its item (part of launch, inlined: once per message;
+  // responses come prepared).
+  [[gnu::always_inline]] inline void fill_message(tlm::tlm_generic_payload& payload, const TxItem& item);
 
   const char* owner_;
   LinkParams link_params_;

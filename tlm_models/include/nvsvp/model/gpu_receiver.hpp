@@ -76,7 +76,7 @@ class GpuReceiver final : public NvlinkReceiver {
   // trimmed it to; `what` is "write" or "load".
   void check_trimmed(const char* what, const Payload& payload, const NvlinkExtension& ext,
                      uint32_t here, bool none_allowed) const {
-    if (here == ext.targets_here && here == decode_first_flit(payload.get_address()).target_count &&
+    if (here == ext.destination_targets && here == decode_first_flit(payload.get_address()).target_count &&
         (none_allowed || here != 0)) {
       return;
     }

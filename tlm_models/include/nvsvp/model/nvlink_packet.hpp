@@ -88,16 +88,16 @@ struct NvlinkExtension : tlm::tlm_extension<NvlinkExtension> {
   uint32_t reduction_tag = 0;
   // Dynamic multimem: the issuer's target list (it keeps its work sequences until the end of the
   // run, so requests and their copies point into it). A copy for GPU g carries the targets of g
-  // (`targets_here` of them) and the destination takes those from the list; the wire size counts
+  // (`destination_targets` of them) and the destination takes those from the list; the wire size counts
   // only the copy's own targets. Explicit addressing adds a destination address per target.
   const uint16_t* targets = nullptr;
   const uint64_t* target_addresses = nullptr;  // explicit addressing, else nullptr
   uint16_t target_count = 0;   // entries of the list
   bool count_per_expert = false;  // a dynamic store: each block counts on counter + local expert
   bool notification = false;      // a chunk of token notifications (notify_tokens)
-  uint16_t targets_here = 0;   // a switch copy: the targets on its destination GPU; a dynamic
-                               // ld_reduce request and its result: the issuer's own targets,
-                               // which follow the target_count remote ones in the list
+  uint16_t destination_targets = 0;  // a switch's copy: the targets on its destination GPU
+  uint16_t issuer_targets = 0;  // a dynamic ld_reduce request and its result: the issuer's own
+                                // targets, which follow the target_count remote ones in the list
   uint32_t evicted_parts = 0;  // an ld_reduce result: reduce_partial messages sent before it
   // A multimem load's result (or refusal): the load's multimem address and read bytes, which the
   // issuer's link engine counted in flight when it sent the load.
