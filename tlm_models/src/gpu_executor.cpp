@@ -149,7 +149,7 @@ bool GpuExecutor::advance(Stream& stream, hw::WorkSequence& sequence, const sc_t
   mark_phase(task.phase, false);
   stream.state = State::idle;
   ++stream.task_index;
-  ++pc_;
+  ++tasks_finished_;
   stats_.tasks_done++;
   return true;
 }
@@ -296,7 +296,7 @@ bool GpuExecutor::take_ready(Stream& stream, hw::WorkSequence& sequence, const h
   if (!run_ready_items(stream, sequence, task, now)) return false;
   stream.state = State::idle;
   stream.task_index += 1 + task.items * (1 + static_cast<size_t>(task.tasks_per_item));
-  ++pc_;
+  ++tasks_finished_;
   stats_.tasks_done++;
   return true;
 }
@@ -347,11 +347,11 @@ bool GpuExecutor::run_ready_items(Stream& stream, hw::WorkSequence& sequence, co
     }
     while (take.current_action < per_item) {
       const hw::Task& action = sequence.tasks[first + take.current_item * per_item + take.current_action];
-      if (!run_action(take.action, sequence, action, now)) return false;
+      if (!run_action(take.action_state, sequence, action, now)) return false;
       mark_phase(action.phase, false);
       ++take.current_action;
     }
-    pc_ += per_item;
+    tasks_finished_ += per_item;
     stats_.tasks_done += per_item;
     ++take.items_done;
     take.current_item = kNoItem;
@@ -381,7 +381,7 @@ void GpuExecutor::describe_stream(std::ostream& os, const Stream& stream) const 
   if (task.phase < sequence.phase_names.size()) os << ", phase " << sequence.phase_names[task.phase];
   os << ")";
   if (stream.state == State::issuing_store ||
-      (stream.state == State::taking_ready && stream.take.action == State::issuing_store)) {
+      (stream.state == State::taking_ready && stream.take.action_state == State::issuing_store)) {
     os << " its " << sequence.issue_sms << " SMs issuing a store";
   }
   if (task.kind == hw::TaskKind::wait_counter) {

@@ -71,7 +71,7 @@ TxItem GpuLinkEngines::request_item(const hw::WorkSequence& sequence, const hw::
   } else {
     // The chunk's writes keep their own packets: wire size is the sum of theirs.
     item.chunk = &sequence.elements[task.first_write];
-    item.elements = task.chunk_writes;
+    item.chunk_writes = task.chunk_writes;
     item.source_address = item.chunk[0].source_address;
     item.target_address = item.chunk[0].target_address;
     item.bytes *= task.chunk_writes;
@@ -161,13 +161,13 @@ inline void GpuLinkEngines::fill_message(tlm::tlm_generic_payload& payload, cons
       memory_.read(item.source_address, payload.get_data_ptr(), n);
       payload.set_data_length(n);
     } else {
-      ext.elements = item.elements;
-      ext.element_list = item.chunk;
-      const auto n = static_cast<unsigned>(std::min<uint64_t>(item.bytes / item.elements, functional_bytes_));
-      for (uint32_t i = 0; i < item.elements; ++i) {
+      ext.chunk_writes = item.chunk_writes;
+      ext.chunk = item.chunk;
+      const auto n = static_cast<unsigned>(std::min<uint64_t>(item.bytes / item.chunk_writes, functional_bytes_));
+      for (uint32_t i = 0; i < item.chunk_writes; ++i) {
         memory_.read(item.chunk[i].source_address, payload.get_data_ptr() + i * functional_bytes_, n);
       }
-      payload.set_data_length(item.elements * functional_bytes_);
+      payload.set_data_length(item.chunk_writes * functional_bytes_);
     }
     payload.set_command(tlm::TLM_WRITE_COMMAND);
   } else {

@@ -28,16 +28,16 @@ GpuReceiver::GpuReceiver(const char* owner, const GpuParams& params, const LinkP
       backward_(links, nullptr) {}
 
 inline void GpuReceiver::receive_chunk(const Payload& payload, const NvlinkExtension& ext, const sc_time& at) {
-  const auto n = static_cast<size_t>(std::min<uint64_t>(ext.payload_bytes / ext.elements, functional_bytes_));
-  for (uint32_t i = 0; i < ext.elements; ++i) {
-    memory_.write(ext.element_list[i].target_address, payload.get_data_ptr() + i * functional_bytes_, n);
-    counters_.count_landing(ext.element_list[i].target_address, at);
+  const auto n = static_cast<size_t>(std::min<uint64_t>(ext.payload_bytes / ext.chunk_writes, functional_bytes_));
+  for (uint32_t i = 0; i < ext.chunk_writes; ++i) {
+    memory_.write(ext.chunk[i].target_address, payload.get_data_ptr() + i * functional_bytes_, n);
+    counters_.count_landing(ext.chunk[i].target_address, at);
   }
   if (ext.notification) {
     stats_.notification_messages_received++;
-    stats_.notifications_received += ext.elements;
+    stats_.notifications_received += ext.chunk_writes;
   }
-  counters_.record_arrival(ext.counter, at, ext.elements);
+  counters_.record_arrival(ext.counter, at, ext.chunk_writes);
 }
 
 inline void GpuReceiver::receive_data(const Payload& payload, const NvlinkExtension& ext, const sc_time& at) {
@@ -204,7 +204,7 @@ tlm::tlm_sync_enum GpuReceiver::nb_transport_fw(int link, tlm::tlm_generic_paylo
   stats_.payload_bytes_received += ext.payload_bytes;
   switch (ext.opcode) {
     case Opcode::write:
-      if (ext.element_list != nullptr) {
+      if (ext.chunk != nullptr) {
         receive_chunk(payload, ext, arrival);
       } else {
         receive_data(payload, ext, arrival);

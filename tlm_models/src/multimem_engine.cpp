@@ -491,18 +491,20 @@ void MultimemEngine::pass_partial_on(uint32_t tag, tlm::tlm_generic_payload& mem
   stats_.evicted_partial_bytes += r.read_bytes;
 }
 
-reduction::ReductionUnit& MultimemEngine::reduction_unit(uint16_t port) {
+std::unique_ptr<reduction::ReductionUnit>& MultimemEngine::unit_slot(uint16_t port) {
   if (port >= params_.ports) SC_REPORT_FATAL(owner_, "reduction unit of a port the chip does not have");
   if (reduction_units_.empty()) reduction_units_.resize(params_.ports);
-  std::unique_ptr<reduction::ReductionUnit>& unit = reduction_units_[port];
+  return reduction_units_[port];
+}
+
+reduction::ReductionUnit& MultimemEngine::reduction_unit(uint16_t port) {
+  std::unique_ptr<reduction::ReductionUnit>& unit = unit_slot(port);
   if (!unit) unit = reduction::make_reduction_unit(params_.reduction_backend, reduction_config_);
   return *unit;
 }
 
 void MultimemEngine::replace_reduction_unit(uint16_t port, std::unique_ptr<reduction::ReductionUnit> unit) {
-  if (port >= params_.ports) SC_REPORT_FATAL(owner_, "reduction unit of a port the chip does not have");
-  if (reduction_units_.empty()) reduction_units_.resize(params_.ports);
-  reduction_units_[port] = std::move(unit);
+  unit_slot(port) = std::move(unit);
 }
 
 }  // namespace nvsvp::model

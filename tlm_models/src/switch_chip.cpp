@@ -24,7 +24,7 @@ SwitchCsrConfig csr_config(const SwitchParams& params, uint32_t chip_id) {
 
 // One of the two crossbars: an input slot per port and per output's queue of the chip's own
 // messages (the input stage's inputs).
-SwitchCrossbar crossbar(const SwitchParams& params) {
+SwitchCrossbar make_crossbar(const SwitchParams& params) {
   return SwitchCrossbar(params.ports, 2 * params.ports, params.vcs_per_class, params.arbiter, params.crossbar_speedup);
 }
 
@@ -42,7 +42,7 @@ SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& 
       register_access_time_(picoseconds(to_picoseconds(params.register_access_ns))),
       registers_(csr_config(params, chip_id)),
       inputs_(this->name(), params, registers_, interleave_bytes),
-      crossbars_{crossbar(params), crossbar(params)},
+      crossbars_{make_crossbar(params), make_crossbar(params)},
       outputs_(params.ports),
       output_scheduler_("outputs", params.ports,
                         [this](uint32_t output) { serve_output(static_cast<uint16_t>(output)); }),

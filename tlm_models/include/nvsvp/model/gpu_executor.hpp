@@ -21,12 +21,12 @@
 #include <systemc>
 
 #include "nvsvp/hw/work.hpp"
+#include "nvsvp/model/arrival_counters.hpp"
 #include "nvsvp/model/gpu_params.hpp"
 #include "nvsvp/model/gpu_stats.hpp"
 
 namespace nvsvp::model {
 
-class ArrivalCounters;
 class DynamicMultimemClient;
 class GpuLinkEngines;
 class GpuMemory;
@@ -66,9 +66,9 @@ class GpuExecutor {
   // Stream `index`'s process: moves its tasks on as far as they go now, then sets what resumes it.
   void execute(uint32_t index);
 
-  bool finished() const { return pc_ == total_tasks_; }
+  bool finished() const { return tasks_finished_ == total_tasks_; }
   uint64_t total_tasks() const { return total_tasks_; }
-  uint64_t tasks_left() const { return total_tasks_ - pc_; }
+  uint64_t tasks_left() const { return total_tasks_ - tasks_finished_; }
   const sc_core::sc_event& finished_event() const { return finished_event_; }
   sc_core::sc_time finish_time() const { return finish_time_; }
   // Time of a compute task; a GEMM without its own SM count runs on `group_sms` (0: all SMs).
@@ -95,9 +95,9 @@ class GpuExecutor {
     // A take_ready task's items: the current one's tasks run in order, then the earliest ready.
     struct TakeReady {
       uint64_t items_done = 0;
-      uint64_t current_item = ~0ull;  // the item whose tasks run, or none
+      uint64_t current_item = ArrivalCounter::kNoItem;  // the item whose tasks run, or none
       size_t current_action = 0;      // of its tasks (0 is its wait)
-      State action = State::idle;     // that task's progress: idle, issuing_store or computing
+      State action_state = State::idle;  // that task's progress: idle, issuing_store or computing
     };
     uint32_t index = 0;
     // Every sequence ever submitted stays, so queued sends can point into them.
@@ -109,7 +109,7 @@ class GpuExecutor {
     sc_core::sc_event work_event;
   };
   using State = Stream::State;
-  static constexpr uint64_t kNoItem = ~0ull;
+  static constexpr uint64_t kNoItem = ArrivalCounter::kNoItem;
 
   Stream& stream(uint32_t index);
   // Moves the stream's current task on: true once the stream stands after it, false while the
@@ -146,7 +146,7 @@ class GpuExecutor {
   DynamicMultimemClient& dynamic_;
   GpuStats& stats_;
   std::array<Stream, kExecutorStreams> streams_;
-  uint64_t pc_ = 0;           // tasks finished over all streams
+  uint64_t tasks_finished_ = 0;  // over all streams
   uint64_t total_tasks_ = 0;  // tasks submitted over all streams
   uint64_t reported_finish_tasks_ = 0;
   sc_core::sc_event finished_event_;

@@ -28,8 +28,9 @@
 
 namespace nvsvp::model {
 
-// A message waiting for its link: a write or read the executor issued (everything launch needs is
-// copied here, so the task list is not touched again), or a prepared response.
+// A message waiting for its link: a request the executor or the dynamic-multimem client issued
+// (everything launch needs is copied here, so the task list is not touched again), or a prepared
+// response.
 struct TxItem {
   tlm::tlm_generic_payload* payload = nullptr;  // prepared response, or nullptr
   Opcode opcode = Opcode::write;
@@ -41,8 +42,8 @@ struct TxItem {
   uint64_t bytes = 0;
   uint8_t reduce_op = 0;    // multimem_red / multimem_ld_reduce
   uint8_t reduce_type = 0;
-  const hw::WriteElement* chunk = nullptr;  // a chunk's writes (elements of them), or nullptr
-  uint32_t elements = 1;
+  const hw::WriteElement* chunk = nullptr;  // a chunk's writes (chunk_writes of them), or nullptr
+  uint32_t chunk_writes = 1;
   // Dynamic: the target list (remote targets first, then `issuer_targets` of this GPU's own).
   const uint16_t* targets = nullptr;
   const uint64_t* target_addresses = nullptr;  // explicit addressing

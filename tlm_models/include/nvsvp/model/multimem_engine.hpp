@@ -70,6 +70,9 @@ class MultimemEngine {
   const MultimemStats& stats() const { return stats_; }
 
  private:
+  // Port `port`'s reduction unit, empty before its first use (a fatal error for a port the chip
+  // does not have).
+  std::unique_ptr<reduction::ReductionUnit>& unit_slot(uint16_t port);
   // An outstanding multimem_ld_reduce or dynamic_ld_reduce: the member reads went out; their
   // responses are reduced by the reduction unit of the issuer's port (`port`) in context
   // `context`. The port's reduction buffer holds `read_bytes` for it from the first response it

@@ -75,11 +75,12 @@ struct NvlinkExtension : tlm::tlm_extension<NvlinkExtension> {
   uint64_t read_bytes = 0;       // read: bytes the response will carry
   uint64_t return_address = 0;   // read: where the response lands in the requester
   uint32_t wire_flits = 0;
-  // A chunk of `elements` writes: element i's functional bytes sit at data + i * functional_bytes
-  // and land at element_list[i].target_address. The sender keeps its work sequences until the end
-  // of the run, so the addresses the chunk's headers carry are read from its element list.
-  uint32_t elements = 1;
-  const hw::WriteElement* element_list = nullptr;
+  // A chunk of `chunk_writes` writes (1 for a message that is no chunk): write i's functional
+  // bytes sit at data + i * functional_bytes and land at chunk[i].target_address. The sender keeps
+  // its work sequences until the end of the run, so the addresses the chunk's headers carry are
+  // read from its list of writes.
+  uint32_t chunk_writes = 1;
+  const hw::WriteElement* chunk = nullptr;
   // Static multimem: the reduction of multimem_red / reduce_write / multimem_ld_reduce (the
   // reduction unit's ReduceOp / ReduceType values), and for member_read(_response) the switch
   // chip's tag of the outstanding ld_reduce the read belongs to.
