@@ -34,6 +34,8 @@
 #include <string>
 #include <vector>
 
+#include "../common/source_tree.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -63,12 +65,7 @@ struct Citation {
   bool link = false;   // the target of a Markdown link
 };
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
+using nvsvp::test::read_text;
 
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;

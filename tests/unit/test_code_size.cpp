@@ -19,20 +19,16 @@
 #include <string>
 #include <vector>
 
+#include "../common/source_tree.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
+using nvsvp::test::read_text;
 
 const fs::path kRoot = NVSVP_SOURCE_DIR;
 constexpr size_t kMaxFileLines = 600;
 constexpr size_t kMaxFunctionLines = 100;
-
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
 
 // `text` with comments and literals replaced by spaces (newlines kept, so lines still count).
 std::string blank_comments_and_literals(const std::string& text) {
@@ -134,16 +130,6 @@ std::vector<LongFunction> long_functions(const fs::path& file, size_t limit) {
   return found;
 }
 
-std::vector<fs::path> sources_under(const fs::path& dir) {
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::recursive_directory_iterator(kRoot / dir)) {
-    const std::string ext = entry.path().extension().string();
-    if (entry.is_regular_file() && (ext == ".cpp" || ext == ".hpp" || ext == ".h")) files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 size_t line_count(const fs::path& file) {
   const std::string text = read_text(file);
   return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
@@ -167,14 +153,14 @@ TEST(CodeSize, FunctionFinderMeasuresDefinitionsOnly) {
 }
 
 TEST(CodeSize, NoModelSourceFileOver600Lines) {
-  for (const fs::path& file : sources_under("tlm_models/src")) {
+  for (const fs::path& file : nvsvp::test::cpp_sources_under("tlm_models/src")) {
     EXPECT_LE(line_count(file), kMaxFileLines) << fs::relative(file, kRoot).string();
   }
 }
 
 TEST(CodeSize, NoModelOrPlatformFunctionOver100Lines) {
   for (const char* dir : {"tlm_models", "platform"}) {
-    for (const fs::path& file : sources_under(dir)) {
+    for (const fs::path& file : nvsvp::test::cpp_sources_under(dir)) {
       for (const LongFunction& f : long_functions(file, kMaxFunctionLines)) {
         ADD_FAILURE() << f.file << ":" << f.line << ": a function of " << f.lines << " lines (at most "
                       << kMaxFunctionLines << ")";

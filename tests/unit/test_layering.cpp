@@ -11,9 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "../common/source_tree.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
+using nvsvp::test::read_text;
 
 const fs::path kRoot = NVSVP_SOURCE_DIR;
 
@@ -29,20 +32,11 @@ std::vector<std::string> includes_of(const std::string& text) {
   return found;
 }
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
-
 // Every C++ source and header under `dir`, with its includes.
 std::map<std::string, std::vector<std::string>> scan(const fs::path& dir) {
   std::map<std::string, std::vector<std::string>> files;
-  for (const auto& entry : fs::recursive_directory_iterator(kRoot / dir)) {
-    const std::string ext = entry.path().extension().string();
-    if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp" && ext != ".h" && ext != ".cc")) continue;
-    files[fs::relative(entry.path(), kRoot).string()] = includes_of(read_text(entry.path()));
+  for (const fs::path& file : nvsvp::test::cpp_sources_under(dir)) {
+    files[fs::relative(file, kRoot).string()] = includes_of(read_text(file));
   }
   return files;
 }
