@@ -269,23 +269,36 @@ void append_software_dispatch(LayerPlan& plan, const DispatchMap& map, hw::WorkS
   const MoeBuffers& b = plan.buffers;
   const uint32_t chunk = spec.software.chunk_tokens;
   const uint64_t token_bytes = vector_bytes(spec.dispatch_dtype, spec.model.hidden);
-  std::vector<std::vector<hw::WriteElement>> pending(spec.routing.gpus);
+  const uint32_t gpus = spec.routing.gpus;
+  // DeepEP's channels: each owns a contiguous share of the tokens and batches its own chunks per
+  // destination; the channels run side by side, so their tokens leave interleaved.
+  const uint64_t count = tokens.end - tokens.begin;
+  const uint64_t channels = std::max<uint64_t>(1, std::min<uint64_t>(software_channels(spec.software), count));
+  const uint64_t per_channel = count == 0 ? 0 : (count + channels - 1) / channels;
+  std::vector<std::vector<hw::WriteElement>> pending(channels * gpus);  // [channel][destination]
   const uint64_t first_token = own_tokens(spec.routing, home).begin;
-  for (uint64_t t = tokens.begin; t < tokens.end; ++t) {
-    const uint64_t source = b.input + (t - first_token) * b.dispatch_stride;
-    for (uint64_t c = map.first[t]; c < map.first[t + 1]; ++c) {
-      const uint32_t d = map.dest[c];
-      const uint64_t target = b.dispatch_rx + map.slot[c] * b.dispatch_stride;
-      if (d == home) {
-        seq.tasks.push_back(hw::Task::local_copy(phase, source, target, token_bytes, counter));
-        continue;
+  for (uint64_t i = 0; i < per_channel; ++i) {
+    for (uint64_t channel = 0; channel < channels; ++channel) {
+      if (channel * per_channel + i >= count) continue;  // the last channel's share is shorter
+      const uint64_t t = tokens.begin + channel * per_channel + i;
+      const uint64_t source = b.input + (t - first_token) * b.dispatch_stride;
+      for (uint64_t c = map.first[t]; c < map.first[t + 1]; ++c) {
+        const uint32_t d = map.dest[c];
+        const uint64_t target = b.dispatch_rx + map.slot[c] * b.dispatch_stride;
+        if (d == home) {
+          seq.tasks.push_back(hw::Task::local_copy(phase, source, target, token_bytes, counter));
+          continue;
+        }
+        std::vector<hw::WriteElement>& batch = pending[channel * gpus + d];
+        batch.push_back(hw::WriteElement{source, target});
+        if (batch.size() == chunk) append_write_chunk(plan, seq, phase, d, token_bytes, counter, batch);
       }
-      pending[d].push_back(hw::WriteElement{source, target});
-      if (pending[d].size() == chunk) append_write_chunk(plan, seq, phase, d, token_bytes, counter, pending[d]);
     }
   }
-  for (uint32_t d = 0; d < spec.routing.gpus; ++d) {
-    if (!pending[d].empty()) append_write_chunk(plan, seq, phase, d, token_bytes, counter, pending[d]);
+  for (uint64_t i = 0; i < pending.size(); ++i) {
+    if (!pending[i].empty()) {
+      append_write_chunk(plan, seq, phase, static_cast<uint32_t>(i % gpus), token_bytes, counter, pending[i]);
+    }
   }
 }
 

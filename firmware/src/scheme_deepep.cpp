@@ -7,8 +7,10 @@
 //             sums them.
 // Software costs (software.count_exchange_ns, sync_ns, bookkeeping_ns_per_copy) are delays: after
 // the count exchange, and after the dispatch and combine waits (their barriers).
-// Remote copies travel in chunks of software.chunk_tokens per destination, as DeepEP's senders
-// batch tokens before publishing them to the receiver's ring buffer.
+// Remote copies travel in chunks of software.chunk_tokens per channel and destination, as DeepEP's
+// senders batch tokens before publishing them to the receiver's ring buffer. DeepEP's kernels run
+// on software.comm_sms SMs, half of them sending (software_sender_sms): every copy, the GPU's own
+// included, is held for its bytes at those SMs' store-issue rate (gpu.sm_store_gbps).
 #include <algorithm>
 
 #include "moe_plan.hpp"
@@ -22,6 +24,7 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
 
   for (uint32_t g = 0; g < gpus; ++g) {
     hw::WorkSequence& seq = start_sequence(plan, g, kMoeCounters);
+    seq.issue_sms = software_sender_sms(spec.software);
     // Sizes known in advance: local copies are tasks, remote ones chunk elements (both phases).
     const uint64_t local = 2 * map.counts[g][g];
     uint64_t remote = 0;

@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <systemc>
 
+#include "nvsvp/platform/anchors.hpp"
 #include "nvsvp/platform/calibration.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
@@ -56,6 +57,7 @@ struct Options {
   unsigned jobs = 1;
   bool list_points = false;
   nvsvp::fw::AllReduceSpec allreduce;
+  std::vector<std::string> anchor_cases;
   nvsvp::testbench::RtlCheckArgs check_args;
   nvsvp::testbench::RtlVerifyArgs verify_args;
   std::uint64_t verify_seed = 0;
@@ -68,6 +70,7 @@ struct Commands {
   CLI::App* presets = nullptr;
   CLI::App* study = nullptr;
   CLI::App* calibrate = nullptr;
+  CLI::App* anchors = nullptr;
   CLI::App* rtl_check = nullptr;
   CLI::App* rtl_verify = nullptr;
   CLI::Option* verify_seed = nullptr;  // whether rtl-verify was given a seed
@@ -110,6 +113,13 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
   c.calibrate->add_option("--chunk-bytes", o.allreduce.chunk_bytes,
                           "nvls: loads of the next chunk overlap the stores of this one (0: all loads, then all stores)")
       ->capture_default_str();
+
+  // The calibration anchors: public hardware measurements, one case file each (docs/calibration.md).
+  c.anchors = app.add_subcommand(
+      "anchors", "run the calibration cases of configs/anchors/ and compare each with its public hardware figure");
+  c.anchors->add_option("--case", o.anchor_cases, "run only this case (repeatable; default: every case)");
+  c.anchors->add_option("--out", o.out_dir, "output directory for anchors.json (default out/anchors)");
+  c.anchors->add_option("--jobs", o.jobs, "cases run at once")->check(CLI::Range(1u, 1024u))->capture_default_str();
 }
 
 // rtl-check and rtl-verify: the reduction unit's verification (testbench/).
@@ -157,6 +167,15 @@ int study_command(const Options& o) {
   return nvsvp::platform::run_study(loaded, options, std::cout);
 }
 
+int anchors_command(const Options& o) {
+  nvsvp::platform::AnchorOptions options;
+  options.cases = o.anchor_cases;
+  if (!o.out_dir.empty()) options.out_dir = o.out_dir;
+  options.jobs = o.jobs;
+  options.config_dir = o.config_dir;
+  return nvsvp::platform::run_anchors(options, std::cout);
+}
+
 int calibrate_command(const nvsvp::platform::Scenario& scenario, const Options& o) {
   std::vector<nvsvp::fw::AllReduceRun> runs;
   try {
@@ -186,6 +205,7 @@ int scenario_command(const Commands& c, const Options& o) {
   try {
     if (c.presets->parsed()) return presets_command(o);
     if (c.study->parsed()) return study_command(o);
+    if (c.anchors->parsed()) return anchors_command(o);
     const nvsvp::platform::Scenario scenario = nvsvp::platform::load_scenario(o.file, o.overrides, o.config_dir);
     if (c.calibrate->parsed()) return calibrate_command(scenario, o);
     if (c.validate->parsed()) return validate_command(scenario, o);

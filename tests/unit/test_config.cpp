@@ -114,7 +114,7 @@ TEST(Config, ListsEveryPreset) {
     EXPECT_FALSE(p.summary.empty()) << p.name;
     (p.kind == "platform" ? platforms : models).push_back(p.name);
   }
-  for (const char* name : {"dgx-h100", "gh200-nvl32", "nvl64"}) {
+  for (const char* name : {"dgx-h100", "gh200-nvl32", "nvl64", "hgx-h800"}) {
     EXPECT_NE(std::find(platforms.begin(), platforms.end(), name), platforms.end()) << name;
   }
   for (const char* name : {"S", "M", "L", "gpt-oss-120b", "qwen3-235b", "deepseek-v4-pro-like"}) {
@@ -129,6 +129,7 @@ TEST(Config, LoadsEveryPlatformPreset) {
       {"dgx-h100", 8, 4, {5, 4, 4, 5}},
       {"gh200-nvl32", 32, 9, std::vector<uint32_t>(9, 2)},
       {"nvl64", 64, 18, std::vector<uint32_t>(18, 1)},
+      {"hgx-h800", 8, 4, {2, 2, 2, 2}},  // 8 links per H800 GPU: nvlink_nvswitch.md
   };
   for (const PresetInfo& preset : list_presets(kConfigDir)) {
     if (preset.kind != "platform") continue;
@@ -137,7 +138,8 @@ TEST(Config, LoadsEveryPlatformPreset) {
         "schemes: [deepep]\n");
     const Scenario s = load_scenario(file, {}, kConfigDir);
     EXPECT_EQ(s.platform.preset, preset.name);
-    EXPECT_EQ(s.platform.links_per_gpu(), 18u) << preset.name;  // 18 links per GPU: nvlink_nvswitch.md
+    // 18 links per Hopper GPU, 8 per H800 (its export cut): nvlink_nvswitch.md
+    EXPECT_EQ(s.platform.links_per_gpu(), preset.name == "hgx-h800" ? 8u : 18u) << preset.name;
     for (const Expected& e : expected) {
       if (e.name != preset.name) continue;
       EXPECT_EQ(s.platform.gpus, e.gpus);
@@ -469,7 +471,7 @@ TEST(ConfigErrors, UnknownPreset) {
   TempDir dir;
   const std::string platform = dir.write("p.yaml", with_line(kGood, 2, "platform: dgx-h200"));
   expect_message(load_error(platform), platform + ":2", "platform",
-                 {"one of the platform presets dgx-h100, gh200-nvl32, nvl64", "got dgx-h200"});
+                 {"one of the platform presets dgx-h100, gh200-nvl32, hgx-h800, nvl64", "got dgx-h200"});
   const std::string model = dir.write("m.yaml", with_line(kGood, 4, "  model:\n    preset: XL"));
   expect_message(load_error(model), model + ":5", "workload.model.preset",
                  {"one of the model presets", "got XL"});

@@ -2,6 +2,7 @@
 // decided. Plain data; SystemC-free.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -70,8 +71,9 @@ struct SoftwareParams {
   uint32_t tile_tokens = 128;
   uint32_t tile_columns = 128;
   // Overlapped software schedules: how many chunks coarse-overlap cuts each GPU's tokens into
-  // (assumed: Tutel and FasterMoE pipeline a few), and the SMs the communication kernels keep
-  // while GEMMs run (assumed: DeepEP's default of 20 SMs for its normal kernels).
+  // (assumed: Tutel and FasterMoE pipeline a few). The SMs of the software all-to-all's kernels:
+  // DeepEP's default for its normal kernels (Buffer.num_sms = 20), half of them sending, one per
+  // channel (software_channels below); overlapped schedules keep them while GEMMs run.
   uint32_t overlap_chunks = 4;
   uint32_t comm_sms = 20;
   // Software costs of the software all-to-all (deepep, coarse-overlap), on top of the traffic
@@ -102,7 +104,9 @@ struct SoftwareParams {
       hw::between(1, 65536));
     v("tile_columns", tile_columns, "output columns of one expert GEMM thread block", hw::between(1, 65536));
     v("overlap_chunks", overlap_chunks, "chunks coarse-overlap cuts each GPU's tokens into", hw::between(1, 1024));
-    v("comm_sms", comm_sms, "SMs the communication kernels hold while GEMMs run (overlapped schedules)",
+    v("comm_sms", comm_sms,
+      "SMs of the software all-to-all's kernels: half send (one per channel, each issuing stores at "
+      "gpu.sm_store_gbps), half receive; overlapped schedules keep them while GEMMs run; 0: a copy engine",
       hw::between(0, 65535));
     v("count_exchange_ns", count_exchange_ns,
       "software all-to-all: time to turn the exchanged token counts into offsets before dispatch, ns",
@@ -117,6 +121,14 @@ struct SoftwareParams {
     v("fusion_combine_sms", fusion_combine_sms, "fused kernel: SMs of the combine group", hw::between(1, 65535));
   }
 };
+
+// DeepEP's intranode kernels split their SMs in two halves, a sending and a receiving SM per
+// channel: the channels of the software all-to-all, and the SMs that issue its stores (0 when
+// comm_sms is 0: a copy engine, unlimited by SM issue).
+inline uint32_t software_channels(const SoftwareParams& software) { return std::max(1u, software.comm_sms / 2); }
+inline uint16_t software_sender_sms(const SoftwareParams& software) {
+  return static_cast<uint16_t>(std::min<uint32_t>(software.comm_sms / 2, 0xFFFF));
+}
 
 struct ReplicationDecision;  // replication_phase.hpp
 
