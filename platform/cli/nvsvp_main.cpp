@@ -56,7 +56,9 @@ struct Options {
   bool no_timelines = false;
   unsigned jobs = 1;
   bool list_points = false;
-  nvsvp::fw::AllReduceSpec allreduce;
+  nvsvp::fw::CollectiveSpec allreduce;
+  std::vector<std::string> collectives;  // calibrate --collective
+  bool no_sm_issue_limit = false;
   std::vector<std::string> anchor_cases;
   nvsvp::testbench::RtlCheckArgs check_args;
   nvsvp::testbench::RtlVerifyArgs verify_args;
@@ -113,6 +115,17 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
   c.calibrate->add_option("--chunk-bytes", o.allreduce.chunk_bytes,
                           "nvls: loads of the next chunk overlap the stores of this one (0: all loads, then all stores)")
       ->capture_default_str();
+  c.calibrate->add_option("--channels", o.allreduce.channels, "ring and all-to-all: NCCL channels, one SM each")
+      ->capture_default_str();
+  c.calibrate->add_option("--slice-bytes", o.allreduce.slice_bytes, "ring: bytes of one pipelined slice")
+      ->capture_default_str();
+  c.calibrate->add_option("--nvls-channels", o.allreduce.nvls_channels, "nvls: SMs issuing the multimem stores")
+      ->capture_default_str();
+  c.calibrate->add_flag("--no-sm-issue-limit", o.no_sm_issue_limit, "sends cost the issuing SMs no time (links alone pace them)");
+  c.calibrate->add_option("--collective", o.collectives,
+                          "run these collectives instead (repeatable; fw/collectives.hpp: allreduce_ring, allreduce_nvls, "
+                          "allgather_ring, allgather_nvls, alltoall, p2p_write_oneway, p2p_write_bidir), "
+                          "with the link bound and link loads");
 
   // The calibration anchors: public hardware measurements, one case file each (docs/calibration.md).
   c.anchors = app.add_subcommand(
@@ -176,17 +189,33 @@ int anchors_command(const Options& o) {
   return nvsvp::platform::run_anchors(options, std::cout);
 }
 
-int calibrate_command(const nvsvp::platform::Scenario& scenario, const Options& o) {
-  std::vector<nvsvp::fw::AllReduceRun> runs;
+int calibrate_command(const nvsvp::platform::Scenario& scenario, Options o) {
+  o.allreduce.sm_issue_limit = !o.no_sm_issue_limit;
+  std::vector<nvsvp::platform::CollectiveResult> runs;
   try {
-    runs = nvsvp::platform::run_allreduce_calibration(scenario.platform, o.allreduce);
+    if (o.collectives.empty()) {
+      runs = nvsvp::platform::run_allreduce_calibration(scenario.platform, o.allreduce);
+    } else {
+      std::vector<nvsvp::fw::CollectiveSpec> specs;
+      for (const std::string& name : o.collectives) {
+        nvsvp::fw::CollectiveSpec& spec = specs.emplace_back(o.allreduce);
+        if (!nvsvp::fw::collective_from_string(name, spec.collective)) {
+          throw std::invalid_argument("unknown collective '" + name + "'");
+        }
+      }
+      runs = nvsvp::platform::run_collectives(scenario.platform, specs);
+    }
   } catch (const std::invalid_argument& e) {
     std::cerr << "nvsvp: " << e.what() << "\n";
     return kExitBadInput;
   }
-  nvsvp::platform::print_calibration(std::cout, scenario.platform, runs);
+  if (o.collectives.empty()) {
+    nvsvp::platform::print_calibration(std::cout, scenario.platform, runs);
+  } else {
+    nvsvp::platform::print_collectives(std::cout, runs);
+  }
   for (const auto& one : runs) {
-    if (!one.values_ok) return kExitCheckFailed;
+    if (!one.ok()) return kExitCheckFailed;
   }
   return 0;
 }

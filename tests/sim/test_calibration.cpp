@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "../common/test_support.hpp"
-#include "nvsvp/fw/allreduce.hpp"
+#include "nvsvp/fw/collectives.hpp"
 #include "nvsvp/platform/calibration.hpp"
 #include "nvsvp/platform/scenario.hpp"
 
@@ -20,15 +20,15 @@ TEST(AllReduceCalibration, NvlsAndRingOnDgxH100GiveSumsAndBusBandwidths) {
   const PlatformSpec& platform = scenario.platform;
   ASSERT_EQ(platform.preset, "dgx-h100");
   ASSERT_EQ(platform.gpus, 8u);
-  fw::AllReduceSpec spec;
+  fw::CollectiveSpec spec;
   spec.message_bytes = 4096;
   spec.bytes = 8 * 4096 * 64;  // 2 MiB: 64 messages per GPU share
   spec.chunk_bytes = 32 * 1024;
-  const std::vector<fw::AllReduceRun> runs = run_allreduce_calibration(platform, spec);
+  const std::vector<CollectiveResult> runs = run_allreduce_calibration(platform, spec);
 
   ASSERT_EQ(runs.size(), 2u);
-  EXPECT_EQ(runs[0].algorithm, "nvls");
-  EXPECT_EQ(runs[1].algorithm, "ring");
+  EXPECT_EQ(runs[0].algorithm, "allreduce_nvls");
+  EXPECT_EQ(runs[1].algorithm, "allreduce_ring");
   // Every GPU receives the whole buffer once (nvls: the stores of every share; ring: N-1 chunks
   // reduced plus N-1 gathered, 2 (N-1)/N of it) over its 18 links at 25 GB/s at most.
   const double link_limit_bytes_per_us = 18 * 25e9 / 1e6;
@@ -36,8 +36,8 @@ TEST(AllReduceCalibration, NvlsAndRingOnDgxH100GiveSumsAndBusBandwidths) {
   const double least_time_us[2] = {static_cast<double>(spec.bytes) / link_limit_bytes_per_us,
                                    ring_bytes_in / link_limit_bytes_per_us};
   for (size_t i = 0; i < runs.size(); ++i) {
-    const fw::AllReduceRun& run = runs[i];
-    EXPECT_TRUE(run.values_ok) << run.check_message;
+    const CollectiveResult& run = runs[i];
+    EXPECT_TRUE(run.ok()) << run.problems;
     EXPECT_EQ(run.gpus, 8u);
     EXPECT_EQ(run.bytes, spec.bytes);
     EXPECT_GT(run.time_us, least_time_us[i]) << run.algorithm;
@@ -52,6 +52,8 @@ TEST(AllReduceCalibration, NvlsAndRingOnDgxH100GiveSumsAndBusBandwidths) {
   print_calibration(table, platform, runs);
   EXPECT_NE(table.str().find("480"), std::string::npos) << table.str();
   EXPECT_NE(table.str().find("365-370"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("nvls "), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("sums ok"), std::string::npos) << table.str();
 }
 
 }  // namespace
