@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nvsvp/fw/collectives.hpp"
 #include "nvsvp/platform/scenario.hpp"
 
 namespace nvsvp::platform {
@@ -18,5 +19,11 @@ namespace nvsvp::platform {
 // bound of the metric. The wire bytes of the whole layer must be those the software all-to-all
 // implies (`deepep`'s: both phases' copies and the count exchange), or the case fails.
 nlohmann::json measure_moe_phase(const Scenario& scenario, const std::string& scheme, const std::string& phase);
+
+// NCCL's collective `spec` on `platform` (platform/collectives.hpp): its bus bandwidth in
+// nccl-tests' convention, its algorithm bandwidth, the link loads and the link bound; it passes
+// when the values are right, every GPU's payload is exactly what the collective implies, and it
+// does not beat the link bound.
+nlohmann::json measure_collective(const PlatformSpec& platform, const fw::CollectiveSpec& spec);
 
 }  // namespace nvsvp::platform

@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::vector<std::string>& measure_kinds() {
-  static const std::vector<std::string> kinds = {"moe_phase"};
+  static const std::vector<std::string> kinds = {"moe_phase", "collective"};
   return kinds;
 }
 
@@ -72,14 +72,48 @@ AnchorFigure read_figure(const ConfigNode& node) {
   return figure;
 }
 
+// The measure's kind, read first: it decides what the rest of the case file may hold.
+std::string read_kind(const ConfigNode& node) {
+  if (!node.is_mapping()) config_fail(node.origin, "measure", "a mapping", describe(node));
+  const ConfigNode* kind = node.find("kind");
+  if (!kind) config_fail(node.origin, "measure.kind", "one of " + join(measure_kinds(), ", ") + " (required key)", "nothing");
+  const std::string text = read_string(*kind, "measure.kind");
+  if (std::find(measure_kinds().begin(), measure_kinds().end(), text) == measure_kinds().end()) {
+    config_fail(kind->origin, "measure.kind", "one of " + join(measure_kinds(), ", "), text);
+  }
+  return text;
+}
+
+std::vector<std::string> collective_names() {
+  std::vector<std::string> names;
+  for (fw::Collective c : fw::all_collectives()) names.push_back(fw::to_string(c));
+  return names;
+}
+
+void read_collective(YamlReader& reader, fw::CollectiveSpec& spec) {
+  const std::string name = required_string(reader, "collective");
+  if (!fw::collective_from_string(name, spec.collective)) {
+    config_fail(reader.take("collective")->origin, "measure.collective", "one of " + join(collective_names(), ", "), name);
+  }
+  const hw::Range positive = hw::between(1, 1e18);
+  reader("bytes", spec.bytes, "bytes as nccl-tests counts them", positive);
+  if (!reader.node().find("bytes")) config_fail(reader.node().origin, "measure.bytes", "a size in bytes (required key)", "nothing");
+  reader("message_bytes", spec.message_bytes, "bytes of one store, load or write", positive);
+  reader("channels", spec.channels, "ring and all-to-all: NCCL channels, one SM each", hw::between(1, 1024));
+  reader("slice_bytes", spec.slice_bytes, "ring: bytes of one pipelined slice", positive);
+  reader("chunk_bytes", spec.chunk_bytes, "nvls all-reduce: bytes of one chunk (0: no pipeline)", hw::between(0, 1e18));
+  reader("nvls_channels", spec.nvls_channels, "nvls: SMs issuing the multimem stores", hw::between(0, 1024));
+}
+
 AnchorMeasure read_measure(const ConfigNode& node, const Scenario& scenario) {
   YamlReader reader(node, "measure");
   AnchorMeasure measure;
-  const ConfigNode* kind = reader.take("kind");
-  if (!kind) config_fail(node.origin, "measure.kind", "one of " + join(measure_kinds(), ", ") + " (required key)", "nothing");
-  measure.kind = read_string(*kind, "measure.kind");
-  if (std::find(measure_kinds().begin(), measure_kinds().end(), measure.kind) == measure_kinds().end()) {
-    config_fail(kind->origin, "measure.kind", "one of " + join(measure_kinds(), ", "), measure.kind);
+  reader.take("kind");
+  measure.kind = read_kind(node);
+  if (measure.kind == "collective") {
+    read_collective(reader, measure.collective);
+    reader.finish();
+    return measure;
   }
   // The byte check knows the software all-to-all's traffic (anchor_measures.hpp).
   measure.scheme = required_string(reader, "scheme");
@@ -188,6 +222,18 @@ AnchorCase load_anchor_case(const std::string& file, const std::string& config_d
   c.what = read_string(required_entry(doc, what, "what", "one line on what was measured"), "what");
   c.anchor = read_figure(required_entry(doc, anchor, "anchor", "the measured figure: metric, unit, low, high, source"));
   const ConfigNode& measure_node = required_entry(doc, measure, "measure", "what the case runs: kind, ...");
+  if (read_kind(measure_node) == "collective") {
+    // A collective runs on the platform alone; the scenario's layer keys would mean nothing.
+    for (const char* key : {"workload", "schemes", "software", "replication", "pure_communication"}) {
+      if (const ConfigNode* given = doc.find(key)) {
+        config_fail(given->key_origin, key, "no " + std::string(key) + " (a collective case takes a platform only)",
+                    describe(*given));
+      }
+    }
+    const std::string origin = file + " (a collective case: the scenario's layer is not used)";
+    doc.entries.emplace_back("workload", parse_config_text("{model: S, routing: {kind: uniform}}", origin));
+    doc.entries.emplace_back("schemes", parse_config_text("[deepep]", origin));
+  }
   c.scenario = load_scenario_document(doc, file, config_dir);
   c.name = c.scenario.name;
   c.measure = read_measure(measure_node, c.scenario);
@@ -195,7 +241,8 @@ AnchorCase load_anchor_case(const std::string& file, const std::string& config_d
 }
 
 json run_anchor_case(const AnchorCase& c) {
-  json details = measure_moe_phase(c.scenario, c.measure.scheme, c.measure.phase);
+  json details = c.measure.kind == "collective" ? measure_collective(c.scenario.platform, c.measure.collective)
+                                                : measure_moe_phase(c.scenario, c.measure.scheme, c.measure.phase);
   json entry = failed_entry(c, "");
   entry.erase("error");
   const double model = details["metric"].get<double>();

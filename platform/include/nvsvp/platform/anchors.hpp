@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nvsvp/fw/collectives.hpp"
 #include "nvsvp/platform/scenario.hpp"
 
 namespace nvsvp::platform {
@@ -26,12 +27,17 @@ struct AnchorFigure {
   std::string source;  // where the figure was published
 };
 
-// What a case runs. `moe_phase`: scheme `scheme` on the scenario's layer, the metric of phase
-// `phase` (dispatch or combine) in DeepEP's convention (docs/calibration.md#conventions).
+// What a case runs.
+//   moe_phase:  scheme `scheme` on the scenario's layer, the metric of phase `phase` (dispatch or
+//               combine) in DeepEP's convention (docs/calibration.md#conventions);
+//   collective: NCCL's collective `collective` (fw/collectives.hpp) on the scenario's platform,
+//               its bus bandwidth in nccl-tests' convention. The case file then has a platform
+//               and no workload or schemes.
 struct AnchorMeasure {
-  std::string kind;    // moe_phase
+  std::string kind;    // moe_phase | collective
   std::string scheme;  // moe_phase
   std::string phase;   // moe_phase: dispatch | combine
+  fw::CollectiveSpec collective;  // collective
 };
 
 struct AnchorCase {
