@@ -420,6 +420,7 @@ FusedSmGroups fused_sm_groups(const MoeLayerSpec& spec, bool comet) {
   groups.gemm1 = static_cast<uint16_t>(s.fusion_gemm1_sms);
   groups.gemm2 = static_cast<uint16_t>(s.fusion_gemm2_sms);
   groups.combine = static_cast<uint16_t>(s.fusion_combine_sms);
+  groups.gemms_share_sms = s.fusion_sm_lending;
   return groups;
 }
 
@@ -436,6 +437,7 @@ std::vector<std::array<hw::WorkSequence*, 4>> make_fused_streams(LayerPlan& plan
       hw::WorkSequence& seq = *streams[g][i];
       seq.stream = i;
       seq.sms = group_sms[i];
+      if (sms.gemms_share_sms && (i == kGemm1Group || i == kGemm2Group)) seq.sm_pool = 1;
       seq.phase_names = moe_phase_names();
       seq.counters = counters;
     }
