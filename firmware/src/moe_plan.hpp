@@ -193,10 +193,12 @@ struct FusedSmGroups {
   uint16_t gemm1 = 0;
   uint16_t gemm2 = 0;
   uint16_t combine = 0;
+  bool gemms_share_sms = false;  // the GEMM groups form one SM pool (hw::WorkSequence::sm_pool)
 };
 // `comet`: two kernels one after the other (dispatch + GEMM-1, then GEMM-2 + combine), each
 // with software.comm_sms for communication and the rest for its GEMM; otherwise the fused
-// kernel's four groups (software.fusion_*_sms). Throws std::invalid_argument if they do not fit.
+// kernel's four groups (software.fusion_*_sms), whose GEMM groups lend each other SMs with
+// software.fusion_sm_lending (COMET's GEMMs run one after the other, each on all its SMs). Throws std::invalid_argument if they do not fit.
 FusedSmGroups fused_sm_groups(const MoeLayerSpec& spec, bool comet);
 // Makes the four streams of every GPU (phase names, counters, SMs) and returns them per GPU.
 std::vector<std::array<hw::WorkSequence*, 4>> make_fused_streams(LayerPlan& plan, const FusedSmGroups& sms,

@@ -172,8 +172,11 @@ ExpertGemms expert_gemms(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t t
                                     down_weights + slots * vector_bytes(spec.combine_dtype, m.hidden), 0, kernel)};
 }
 
-void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::PhaseId phase,
-                         const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel) {
+namespace {
+
+// The experts' GEMMs over `tokens_per_local_expert`, each expert padded to whole tiles.
+ExpertGemms padded_expert_gemms(const MoeLayerSpec& spec, hw::PhaseId phase,
+                                const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel) {
   const uint64_t tile = spec.software.tile_tokens;
   uint64_t tile_rows = 0;  // over the experts, each padded to whole tiles
   uint32_t busy_experts = 0;
@@ -181,7 +184,14 @@ void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::Ph
     tile_rows += (tokens + tile - 1) / tile;
     busy_experts += tokens > 0;
   }
-  const ExpertGemms gemms = expert_gemms(spec, phase, tile_rows, busy_experts, slots, kernel);
+  return expert_gemms(spec, phase, tile_rows, busy_experts, slots, kernel);
+}
+
+}  // namespace
+
+void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::PhaseId phase,
+                         const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel) {
+  const ExpertGemms gemms = padded_expert_gemms(spec, phase, tokens_per_local_expert, slots, kernel);
   if (!spec.pure_communication) seq.tasks.push_back(gemms.gemm1);  // one delay of no time suffices
   seq.tasks.push_back(gemms.gemm2);
 }
@@ -433,6 +443,7 @@ FusedSmGroups fused_sm_groups(const MoeLayerSpec& spec, bool comet) {
   groups.gemm1 = static_cast<uint16_t>(s.fusion_gemm1_sms);
   groups.gemm2 = static_cast<uint16_t>(s.fusion_gemm2_sms);
   groups.combine = static_cast<uint16_t>(s.fusion_combine_sms);
+  groups.gemms_share_sms = s.fusion_sm_lending;
   return groups;
 }
 
@@ -449,6 +460,7 @@ std::vector<std::array<hw::WorkSequence*, 4>> make_fused_streams(LayerPlan& plan
       hw::WorkSequence& seq = *streams[g][i];
       seq.stream = i;
       seq.sms = group_sms[i];
+      if (sms.gemms_share_sms && (i == kGemm1Group || i == kGemm2Group)) seq.sm_pool = 1;
       seq.phase_names = moe_phase_names();
       seq.counters = counters;
     }
@@ -457,3 +469,27 @@ std::vector<std::array<hw::WorkSequence*, 4>> make_fused_streams(LayerPlan& plan
 }
 
 }  // namespace nvsvp::fw::detail
+
+namespace nvsvp::fw {
+
+hw::Task grouped_expert_gemm(const SoftwareParams& software, ExpertGemm which, uint32_t groups, uint64_t m_per_group,
+                             uint64_t n, uint64_t k) {
+  constexpr uint64_t kMaxDimension = std::numeric_limits<uint32_t>::max();
+  if (groups == 0 || m_per_group == 0 || n == 0 || k == 0 || n > kMaxDimension || k > kMaxDimension) {
+    throw std::invalid_argument("grouped GEMM: every size must be between 1 and 2^32 - 1");
+  }
+  if (which == ExpertGemm::gemm1 && n % 2 != 0) {
+    throw std::invalid_argument("grouped GEMM: GEMM-1's output width (2 x moe_hidden) must be even");
+  }
+  MoeLayerSpec spec;
+  spec.software = software;
+  // The model dimensions that give this GEMM its shape.
+  spec.model.hidden = static_cast<uint32_t>(which == ExpertGemm::gemm1 ? k : n);
+  spec.model.moe_hidden = static_cast<uint32_t>(which == ExpertGemm::gemm1 ? n / 2 : k);
+  const std::vector<uint64_t> tokens(groups, m_per_group);
+  const detail::ExpertGemms gemms =
+      detail::padded_expert_gemms(spec, 0, tokens, groups * m_per_group, hw::Task::kNoKernel);
+  return which == ExpertGemm::gemm1 ? gemms.gemm1 : gemms.gemm2;
+}
+
+}  // namespace nvsvp::fw

@@ -67,6 +67,9 @@ void GpuExecutor::submit(hw::WorkSequence sequence) {
     phase_names_ = sequence.phase_names;
     phase_times_.resize(phase_names_.size());
   }
+  if (sequence.sm_pool != 0 && sequence.sms == 0) {
+    SC_REPORT_FATAL(owner_, "a sequence of an SM pool must name its group's SMs (sms > 0)");
+  }
   counters_.declare(sequence);
   Stream& s = stream(sequence.stream);
   s.sequences.push_back(std::move(sequence));
@@ -85,15 +88,22 @@ void GpuExecutor::mark_phase(hw::PhaseId phase, bool start) {
 }
 
 sc_time GpuExecutor::compute_time(const hw::Task& task, uint32_t group_sms) const {
+  const uint32_t wanted = task.sms != 0 ? task.sms : group_sms;
+  const uint64_t sms = wanted == 0 ? params_.sms : std::min<uint64_t>(wanted, params_.sms);
+  return task_time(task, static_cast<double>(sms));
+}
+
+sc_time GpuExecutor::task_time(const hw::Task& task, double sms) const {
   const double peak =
       (task.precision == hw::Precision::fp8 ? params_.fp8_tflops : params_.bf16_tflops) * 1e12;
   double math_s = 0.0;
   if (task.kind == hw::TaskKind::gemm) {
-    // Blocks run one per SM in waves: a partial last wave takes as long as a full one.
-    const uint32_t wanted = task.sms != 0 ? task.sms : group_sms;
-    const uint64_t sms = wanted == 0 ? params_.sms : std::min<uint64_t>(wanted, params_.sms);
-    const double waves = task.persistent ? static_cast<double>(task.thread_blocks) / static_cast<double>(sms)
-                                         : static_cast<double>((task.thread_blocks + sms - 1) / sms);
+    // Blocks run one per SM in waves: a partial last wave takes as long as a full one. A
+    // persistent kernel's tile takes its share of the SMs (they run other ready tiles beside it).
+    const double blocks = static_cast<double>(task.thread_blocks);
+    const double waves = task.persistent ? blocks / sms
+                                         : static_cast<double>((task.thread_blocks + static_cast<uint64_t>(sms) - 1) /
+                                                               static_cast<uint64_t>(sms));
     const double block_s = task.flops_per_block / (peak * params_.gemm_efficiency / params_.sms);
     math_s = waves * block_s;
   } else {
@@ -107,6 +117,14 @@ sc_time GpuExecutor::compute_time(const hw::Task& task, uint32_t group_sms) cons
 void GpuExecutor::execute(uint32_t index) {
   Stream& stream = streams_[index];
   const sc_time now = current_time();
+  const bool was_computing = stream.compute.task != nullptr;
+  run_stream(stream, now);
+  if ((stream.compute.task != nullptr) == was_computing) return;
+  const uint16_t pool = pool_of(stream);
+  if (pool != 0) lend_sms(pool, now);  // its SMs are now lent, or taken back
+}
+
+void GpuExecutor::run_stream(Stream& stream, const sc_time& now) {
   while (stream.sequence_index < stream.sequences.size()) {
     hw::WorkSequence& sequence = stream.sequences[stream.sequence_index];
     if (stream.task_index >= sequence.tasks.size()) {
@@ -143,7 +161,7 @@ bool GpuExecutor::advance(Stream& stream, hw::WorkSequence& sequence, const sc_t
     case hw::TaskKind::local_copy:
     case hw::TaskKind::compute:
     case hw::TaskKind::gemm:
-      if (!run_action(stream.state, sequence, task, now)) return false;
+      if (!run_action(stream, stream.state, sequence, task, now)) return false;
       break;
   }
   mark_phase(task.phase, false);
@@ -154,13 +172,18 @@ bool GpuExecutor::advance(Stream& stream, hw::WorkSequence& sequence, const sc_t
   return true;
 }
 
-bool GpuExecutor::run_action(State& state, hw::WorkSequence& sequence, const hw::Task& task, const sc_time& now) {
+bool GpuExecutor::run_action(Stream& stream, State& state, hw::WorkSequence& sequence, const hw::Task& task,
+                             const sc_time& now) {
   switch (state) {
     case State::idle:
       break;
-    case State::computing:  // its time is over: its kernel takes effect
-      state = State::idle;
-      finish_compute(sequence, task);
+    case State::computing:
+      if (now < stream.compute.end) {  // re-timed by SM lending since it began
+        sc_core::next_trigger(stream.compute.end - now, stream.speed_event);
+        return false;
+      }
+      state = State::idle;  // its time is over: its kernel takes effect
+      finish_compute(stream, sequence, task, now);
       return true;
     case State::issuing_store:  // the SMs have issued the store
       state = State::idle;
@@ -172,7 +195,7 @@ bool GpuExecutor::run_action(State& state, hw::WorkSequence& sequence, const hw:
   }
   mark_phase(task.phase, true);
   if (is_compute(task.kind)) {
-    start_compute(sequence, task, now);
+    start_compute(stream, sequence, task, now);
     state = State::computing;
     return false;
   }
@@ -184,15 +207,80 @@ bool GpuExecutor::run_action(State& state, hw::WorkSequence& sequence, const hw:
   return false;
 }
 
-void GpuExecutor::start_compute(const hw::WorkSequence& sequence, const hw::Task& task, const sc_time& now) {
-  const sc_time duration = compute_time(task, sequence.sms);
-  stats_.compute_time += duration;
-  if (duration != SC_ZERO_TIME) compute_spans_.push_back(ComputeSpan{task.phase, sequence.stream, now, now + duration});
-  sc_core::next_trigger(duration);
+void GpuExecutor::start_compute(Stream& stream, const hw::WorkSequence& sequence, const hw::Task& task,
+                                const sc_time& now) {
+  Stream::Compute& c = stream.compute;
+  c.task = &task;
+  c.start = c.since = now;
+  c.left = 1.0;
+  const uint16_t pool = pool_of(stream);
+  const bool lending = pool != 0 && borrows(stream, pool);
+  c.sms = lending ? pool_sms(stream, pool) : 0.0;
+  c.full = lending ? task_time(task, c.sms) : compute_time(task, sequence.sms);
+  c.end = now + c.full;
+  c.span = Stream::kNoSpan;
+  if (c.full != SC_ZERO_TIME) {
+    c.span = compute_spans_.size();
+    compute_spans_.push_back(ComputeSpan{task.phase, sequence.stream, now, c.end});
+  }
+  if (lending) {
+    sc_core::next_trigger(c.full, stream.speed_event);
+  } else {
+    sc_core::next_trigger(c.full);
+  }
 }
 
-void GpuExecutor::finish_compute(hw::WorkSequence& sequence, const hw::Task& task) {
+void GpuExecutor::finish_compute(Stream& stream, hw::WorkSequence& sequence, const hw::Task& task, const sc_time& now) {
+  stats_.compute_time += now - stream.compute.start;
+  stream.compute.task = nullptr;
   if (task.kernel != hw::Task::kNoKernel) sequence.kernels.at(task.kernel)(memory_);
+}
+
+uint16_t GpuExecutor::pool_of(const Stream& stream) const {
+  if (stream.sequences.empty()) return 0;
+  return stream.sequences[std::min(stream.sequence_index, stream.sequences.size() - 1)].sm_pool;
+}
+
+bool GpuExecutor::borrows(const Stream& stream, uint16_t pool) const {
+  const hw::Task* task = stream.compute.task;
+  return task != nullptr && task->kind == hw::TaskKind::gemm && task->persistent && task->sms == 0 &&
+         pool_of(stream) == pool;
+}
+
+double GpuExecutor::pool_sms(const Stream& stream, uint16_t pool) const {
+  auto group = [](const Stream& s) {
+    return static_cast<double>(s.sequences[std::min(s.sequence_index, s.sequences.size() - 1)].sms);
+  };
+  double idle = 0.0;
+  double borrowing = 0.0;
+  for (const Stream& s : streams_) {
+    if (pool_of(s) != pool) continue;
+    if (s.compute.task == nullptr) idle += group(s);
+    if (borrows(s, pool)) borrowing += group(s);
+  }
+  const double own = group(stream);
+  return std::min(own + idle * own / borrowing, static_cast<double>(params_.sms));
+}
+
+// A borrowing GEMM has done the fraction of its work its time at the old SMs says; the rest takes
+// its share of its time at the new ones.
+void GpuExecutor::lend_sms(uint16_t pool, const sc_time& now) {
+  for (Stream& s : streams_) {
+    if (!borrows(s, pool)) continue;
+    Stream::Compute& c = s.compute;
+    const double sms = pool_sms(s, pool);
+    if (sms == c.sms) continue;
+    if (c.full != SC_ZERO_TIME) {
+      const double done = static_cast<double>((now - c.since).value()) / static_cast<double>(c.full.value());
+      c.left = std::max(0.0, c.left - done);
+    }
+    c.sms = sms;
+    c.since = now;
+    c.full = task_time(*c.task, sms);
+    c.end = now + picoseconds(static_cast<uint64_t>(std::llround(c.left * static_cast<double>(c.full.value()))));
+    if (c.span != Stream::kNoSpan) compute_spans_[c.span].end = c.end;
+    s.speed_event.notify(SC_ZERO_TIME);
+  }
 }
 
 sc_time GpuExecutor::store_issue_time(const hw::WorkSequence& sequence, const hw::Task& task) const {
@@ -350,7 +438,7 @@ bool GpuExecutor::run_ready_items(Stream& stream, hw::WorkSequence& sequence, co
     }
     while (take.current_action < per_item) {
       const hw::Task& action = sequence.tasks[first + take.current_item * per_item + take.current_action];
-      if (!run_action(take.action_state, sequence, action, now)) return false;
+      if (!run_action(stream, take.action_state, sequence, action, now)) return false;
       mark_phase(action.phase, false);
       ++take.current_action;
     }

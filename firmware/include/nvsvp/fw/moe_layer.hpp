@@ -107,6 +107,17 @@ bool uses_fused_kernel(const std::string& scheme);
 // Builds the plan of `scheme` for the layer. Throws std::invalid_argument for an unknown scheme.
 LayerPlan build_layer(const std::string& scheme, std::shared_ptr<const MoeLayerSpec> spec);
 
+// The experts' two grouped GEMMs: GEMM-1 (gate and up: N = 2 x moe_hidden output columns, depth
+// K = hidden) and GEMM-2 (down: N = hidden, K = moe_hidden).
+enum class ExpertGemm { gemm1, gemm2 };
+// One grouped fp8 GEMM of `groups` experts of `m_per_group` tokens each, output width `n`, depth
+// `k`, as the task the schemes run for their expert GEMMs (each group padded to whole tiles of
+// software.tile_tokens x tile_columns; its weights, inputs and outputs as the HBM floor): the GEMM
+// anchors time it alone. Throws std::invalid_argument for a zero size, a GEMM-1 of odd `n` or a
+// dimension over 2^32.
+hw::Task grouped_expert_gemm(const SoftwareParams& software, ExpertGemm which, uint32_t groups, uint64_t m_per_group,
+                             uint64_t n, uint64_t k);
+
 // Declares the layer's buffers to every GPU's memory and loads every token's input vector into
 // its home GPU (what the previous layer left there).
 void load_inputs(Hal& hal, const LayerPlan& plan);

@@ -93,6 +93,11 @@ struct SoftwareParams {
   uint32_t fusion_gemm1_sms = 75;
   uint32_t fusion_gemm2_sms = 37;
   uint32_t fusion_combine_sms = 10;
+  // The fused kernel's GEMM-1 and GEMM-2 groups lend each other their SMs while one has no ready
+  // tile: the SMs of one persistent kernel take whatever tile is ready
+  // (docs/background/token_centric_fusion.md#one-persistent-kernel-four-sm-groups). false: each
+  // group keeps its SMs.
+  bool fusion_sm_lending = true;
 
   template <class Visitor>
   void visit(Visitor& v) {
@@ -119,6 +124,8 @@ struct SoftwareParams {
     v("fusion_gemm1_sms", fusion_gemm1_sms, "fused kernel: SMs of the GEMM-1 group", hw::between(1, 65535));
     v("fusion_gemm2_sms", fusion_gemm2_sms, "fused kernel: SMs of the GEMM-2 group", hw::between(1, 65535));
     v("fusion_combine_sms", fusion_combine_sms, "fused kernel: SMs of the combine group", hw::between(1, 65535));
+    v("fusion_sm_lending", fusion_sm_lending,
+      "fused kernel: the GEMM-1 and GEMM-2 groups lend each other their SMs while one has no ready tile", hw::Range{});
   }
 };
 

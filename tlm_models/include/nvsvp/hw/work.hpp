@@ -376,6 +376,11 @@ struct WorkSequence {
   // stream's wait can follow another's progress.
   uint32_t stream = 0;
   uint16_t sms = 0;
+  // Streams of one GPU whose sequences name the same sm_pool (> 0; each with its own `sms`) lend
+  // each other their SMs: while a member computes nothing, its SMs serve the persistent GEMMs the
+  // other members run (the GEMM-1 and GEMM-2 groups of a fused kernel, whose SMs take any ready
+  // tile). 0: the stream keeps its SMs.
+  uint16_t sm_pool = 0;
   // SMs that issue this stream's remote stores (multimem_store, multimem_red, dynamic_store, and
   // send tasks when the stream has issue_sms > 0): each such task holds the stream for its payload
   // bytes (all elements of a chunk) / (issue_sms x gpu.sm_store_gbps) before the next task of the

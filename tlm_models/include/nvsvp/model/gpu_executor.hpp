@@ -9,6 +9,11 @@
 // whose SMs still issue it, a compute whose time runs, a wait registered on a counter, a take_ready
 // whose items run in the order they become ready. A visit of the stream's process moves the task
 // on from its state.
+//
+// Streams of an SM pool (WorkSequence::sm_pool) lend each other their SMs: a persistent GEMM runs
+// on its group's SMs plus those of the pool's members that compute nothing at that moment. Its
+// work is a fraction done at the SMs it had; whenever a member starts or stops computing, the
+// pool's running GEMMs are re-timed from the fraction left (no clock, no process per tile).
 #pragma once
 
 #include <array>
@@ -99,6 +104,18 @@ class GpuExecutor {
       size_t current_action = 0;      // of its tasks (0 is its wait)
       State action_state = State::idle;  // that task's progress: idle, issuing_store or computing
     };
+    // The compute task in progress: its time, which an SM pool's lending may change while it runs.
+    struct Compute {
+      const hw::Task* task = nullptr;  // none: the stream computes nothing
+      sc_core::sc_time start;
+      sc_core::sc_time since;     // when it got its present SMs
+      sc_core::sc_time full;      // its whole time at those SMs
+      sc_core::sc_time end;       // when it ends at them
+      double left = 1.0;          // the fraction of its work left at `since`
+      double sms = 0.0;           // the SMs it runs on (persistent GEMMs of a pool; else unused)
+      size_t span = kNoSpan;      // its compute_spans_ entry
+    };
+    static constexpr size_t kNoSpan = ~size_t{0};
     uint32_t index = 0;
     // Every sequence ever submitted stays, so queued sends can point into them.
     std::deque<hw::WorkSequence> sequences;
@@ -106,7 +123,9 @@ class GpuExecutor {
     size_t task_index = 0;
     State state = State::idle;
     TakeReady take;
+    Compute compute;
     sc_core::sc_event work_event;
+    sc_core::sc_event speed_event;  // its compute task was re-timed (SM lending)
   };
   using State = Stream::State;
   static constexpr uint64_t kNoItem = ArrivalCounter::kNoItem;
@@ -117,15 +136,30 @@ class GpuExecutor {
   bool advance(Stream& stream, hw::WorkSequence& sequence, const sc_core::sc_time& now);
   // A task that issues or computes, from where `state` says it stands (idle, issuing_store or
   // computing): true once it is done (`state` idle again), false while it holds the stream.
-  bool run_action(State& state, hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
+  bool run_action(Stream& stream, State& state, hw::WorkSequence& sequence, const hw::Task& task,
+                  const sc_core::sc_time& now);
   // Runs a task that takes no executor time (a send, load, store, notification or local copy).
   void issue(const hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
   // How long issuing `task` holds its stream: a store task (multimem_store / multimem_red /
   // dynamic_store / send) of a stream with issue_sms > 0 takes its payload bytes at issue_sms x
   // sm_store_gbps; anything else, or issue_sms = 0, takes no time.
   sc_core::sc_time store_issue_time(const hw::WorkSequence& sequence, const hw::Task& task) const;
-  void start_compute(const hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
-  void finish_compute(hw::WorkSequence& sequence, const hw::Task& task);
+  void start_compute(Stream& stream, const hw::WorkSequence& sequence, const hw::Task& task,
+                     const sc_core::sc_time& now);
+  void finish_compute(Stream& stream, hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
+  // A compute task's time on `sms` SMs (a GEMM's; other tasks ignore it).
+  sc_core::sc_time task_time(const hw::Task& task, double sms) const;
+  // The SM pool the stream's current (or last) sequence belongs to, 0 for none.
+  uint16_t pool_of(const Stream& stream) const;
+  // Whether the stream's compute task is a persistent GEMM of pool `pool` that borrows idle SMs.
+  bool borrows(const Stream& stream, uint16_t pool) const;
+  // The SMs a borrowing stream of `pool` runs on now: its group's, and its share (in proportion to
+  // the borrowers' groups) of the groups that compute nothing.
+  double pool_sms(const Stream& stream, uint16_t pool) const;
+  // A member of `pool` started or stopped computing: re-times the pool's borrowing GEMMs.
+  void lend_sms(uint16_t pool, const sc_core::sc_time& now);
+  // The body of execute: moves the stream's tasks on as far as they go now.
+  void run_stream(Stream& stream, const sc_core::sc_time& now);
   bool wait_counter(Stream& stream, const hw::Task& task, const sc_core::sc_time& now);
   // The take_ready task at the stream's position: false while items are left, true once all ran
   // and the stream stands after them.

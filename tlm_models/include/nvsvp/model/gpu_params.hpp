@@ -18,7 +18,8 @@ struct GpuParams {
   uint32_t sms = 132;
   double fp8_tflops = 1979.0;     // dense peak
   double bf16_tflops = 989.0;     // dense peak
-  double gemm_efficiency = 0.7;   // assumed
+  // Anchored to DeepGEMM's grouped fp8 GEMMs at DeepSeek-V3's expert shapes on H800 (docs/models/gpu.md).
+  double gemm_efficiency = 0.66;
   double hbm_gbps = 4800.0;
   uint32_t interleave_bytes = 256;  // address interleaving over the GPU's links (assumed granule)
   uint32_t functional_bytes = 16;   // leading bytes of each message that carry real values
