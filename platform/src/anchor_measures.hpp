@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nvsvp/fw/collectives.hpp"
+#include "nvsvp/platform/gemm_case.hpp"
 #include "nvsvp/platform/scenario.hpp"
 
 namespace nvsvp::platform {
@@ -25,5 +26,10 @@ nlohmann::json measure_moe_phase(const Scenario& scenario, const std::string& sc
 // when the values are right, every GPU's payload is exactly what the collective implies, and it
 // does not beat the link bound.
 nlohmann::json measure_collective(const PlatformSpec& platform, const fw::CollectiveSpec& spec);
+
+// One grouped GEMM `spec` on GPU 0 of `platform`: its TFLOPS (2 M N K groups / time); it passes
+// when the time is what the GPU's GEMM model gives for the shape (its waves of tiles at the SM's
+// share of peak x gemm_efficiency) and the TFLOPS stay below that.
+nlohmann::json measure_gemm(const PlatformSpec& platform, const GemmCaseSpec& spec);
 
 }  // namespace nvsvp::platform

@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::vector<std::string>& measure_kinds() {
-  static const std::vector<std::string> kinds = {"moe_phase", "collective"};
+  static const std::vector<std::string> kinds = {"moe_phase", "collective", "gemm"};
   return kinds;
 }
 
@@ -105,14 +105,35 @@ void read_collective(YamlReader& reader, fw::CollectiveSpec& spec) {
   reader("nvls_channels", spec.nvls_channels, "nvls: SMs issuing the multimem stores", hw::between(0, 1024));
 }
 
+void read_gemm(YamlReader& reader, GemmCaseSpec& spec) {
+  const std::string gemm = required_string(reader, "gemm");
+  if (gemm != "gemm1" && gemm != "gemm2") {
+    config_fail(reader.take("gemm")->origin, "measure.gemm", "gemm1 (hidden -> 2 x moe_hidden) or gemm2", gemm);
+  }
+  spec.gemm = gemm == "gemm1" ? fw::ExpertGemm::gemm1 : fw::ExpertGemm::gemm2;
+  spec.layout = required_string(reader, "layout");
+  if (spec.layout != "contiguous" && spec.layout != "masked") {
+    config_fail(reader.take("layout")->origin, "measure.layout", "contiguous or masked (DeepGEMM's layouts)", spec.layout);
+  }
+  for (const char* key : {"groups", "m_per_group", "n", "k"}) {
+    if (!reader.node().find(key)) config_fail(reader.node().origin, join_path("measure", key), "an integer >= 1 (required key)", "nothing");
+  }
+  reader("groups", spec.groups, "GEMM groups (experts)", hw::between(1, 1 << 20));
+  reader("m_per_group", spec.m_per_group, "rows (tokens) per group", hw::between(1, 1e12));
+  reader("n", spec.n, "output columns", hw::between(1, 1e12));
+  reader("k", spec.k, "reduction dimension", hw::between(1, 1e12));
+}
+
 AnchorMeasure read_measure(const ConfigNode& node, const Scenario& scenario) {
   YamlReader reader(node, "measure");
   AnchorMeasure measure;
   reader.take("kind");
   measure.kind = read_kind(node);
-  if (measure.kind == "collective") {
-    read_collective(reader, measure.collective);
+  if (measure.kind == "collective" || measure.kind == "gemm") {
+    if (measure.kind == "collective") read_collective(reader, measure.collective);
+    else read_gemm(reader, measure.gemm);
     reader.finish();
+    measure.gemm.software = scenario.software;
     return measure;
   }
   // The byte check knows the software all-to-all's traffic (anchor_measures.hpp).
@@ -222,26 +243,28 @@ AnchorCase load_anchor_case(const std::string& file, const std::string& config_d
   c.what = read_string(required_entry(doc, what, "what", "one line on what was measured"), "what");
   c.anchor = read_figure(required_entry(doc, anchor, "anchor", "the measured figure: metric, unit, low, high, source"));
   const ConfigNode& measure_node = required_entry(doc, measure, "measure", "what the case runs: kind, ...");
-  if (read_kind(measure_node) == "collective") {
-    // A collective runs on the platform alone; the scenario's layer keys would mean nothing.
+  if (read_kind(measure_node) != "moe_phase") {
+    // A collective or a GEMM runs on the platform alone; the scenario's layer keys would mean nothing.
     for (const char* key : {"workload", "schemes", "software", "replication", "pure_communication"}) {
       if (const ConfigNode* given = doc.find(key)) {
-        config_fail(given->key_origin, key, "no " + std::string(key) + " (a collective case takes a platform only)",
+        config_fail(given->key_origin, key, "no " + std::string(key) + " (a collective or gemm case takes a platform only)",
                     describe(*given));
       }
     }
-    const std::string origin = file + " (a collective case: the scenario's layer is not used)";
+    const std::string origin = file + " (a collective or gemm case: the scenario's layer is not used)";
     doc.entries.emplace_back("workload", parse_config_text("{model: S, routing: {kind: uniform}}", origin));
     doc.entries.emplace_back("schemes", parse_config_text("[deepep]", origin));
   }
   c.scenario = load_scenario_document(doc, file, config_dir);
   c.name = c.scenario.name;
   c.measure = read_measure(measure_node, c.scenario);
+  c.measure.gemm.name = c.name;
   return c;
 }
 
 json run_anchor_case(const AnchorCase& c) {
   json details = c.measure.kind == "collective" ? measure_collective(c.scenario.platform, c.measure.collective)
+                 : c.measure.kind == "gemm"     ? measure_gemm(c.scenario.platform, c.measure.gemm)
                                                 : measure_moe_phase(c.scenario, c.measure.scheme, c.measure.phase);
   json entry = failed_entry(c, "");
   entry.erase("error");

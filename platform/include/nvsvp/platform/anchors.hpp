@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nvsvp/fw/collectives.hpp"
+#include "nvsvp/platform/gemm_case.hpp"
 #include "nvsvp/platform/scenario.hpp"
 
 namespace nvsvp::platform {
@@ -31,13 +32,15 @@ struct AnchorFigure {
 //   moe_phase:  scheme `scheme` on the scenario's layer, the metric of phase `phase` (dispatch or
 //               combine) in DeepEP's convention (docs/calibration.md#conventions);
 //   collective: NCCL's collective `collective` (fw/collectives.hpp) on the scenario's platform,
-//               its bus bandwidth in nccl-tests' convention. The case file then has a platform
-//               and no workload or schemes.
+//               its bus bandwidth in nccl-tests' convention;
+//   gemm:       one grouped fp8 GEMM (platform/gemm_case.hpp) on one GPU, its TFLOPS.
+// A collective or gemm case file has a platform and no workload or schemes.
 struct AnchorMeasure {
-  std::string kind;    // moe_phase | collective
+  std::string kind;    // moe_phase | collective | gemm
   std::string scheme;  // moe_phase
   std::string phase;   // moe_phase: dispatch | combine
   fw::CollectiveSpec collective;  // collective
+  GemmCaseSpec gemm;              // gemm
 };
 
 struct AnchorCase {

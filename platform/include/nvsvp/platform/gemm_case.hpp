@@ -1,6 +1,6 @@
-// The GEMM anchors: one grouped fp8 GEMM of a shape DeepGEMM (deepseek-ai/DeepGEMM, README
-// "Performance", H800 SXM5) publishes, run alone on one GPU of the platform as the task the MoE
-// schemes run for their expert GEMMs (fw::grouped_expert_gemm), its TFLOPS beside DeepGEMM's.
+// The GEMM anchors (configs/anchors/deepgemm-*.yaml): one grouped fp8 GEMM of a shape DeepGEMM
+// (deepseek-ai/DeepGEMM, README "Performance", H800 SXM5) publishes, run alone on one GPU of the
+// platform as the task the MoE schemes run for their expert GEMMs (fw::grouped_expert_gemm).
 // H800 has H100 SXM's SMs and clock (132 SMs, 1979 dense fp8 TFLOPS), so the presets' GPU serves.
 #pragma once
 
@@ -21,8 +21,6 @@ struct GemmCaseSpec {
   uint64_t m_per_group = 0;
   uint64_t n = 0;
   uint64_t k = 0;
-  double anchor_tflops = 0.0;  // DeepGEMM's figure for the shape
-  std::string source;
   fw::SoftwareParams software;  // the tiling (tile_tokens x tile_columns)
 };
 
@@ -37,14 +35,7 @@ struct GemmCaseResult {
   double time_us = 0.0;
   double tflops = 0.0;       // flops / time
   double peak_tflops = 0.0;  // the GPU's dense fp8 peak
-  double anchor_tflops = 0.0;
-  std::string source;
 };
-
-// The cases `nvsvp anchors` runs: DeepGEMM's grouped GEMMs at DeepSeek-V3's expert shapes.
-const std::vector<GemmCaseSpec>& gemm_cases();
-// The case named `name`, or null.
-const GemmCaseSpec* find_gemm_case(const std::string& name);
 
 // Elaborates `platform`, runs the case's GEMM on GPU 0 and times it. Call at most once per
 // process (SystemC elaborates once). Throws std::invalid_argument for a bad shape and
