@@ -78,7 +78,9 @@ TEST(Deepep, DgxH100TrafficMatchesTheRouting) {
   EXPECT_EQ(checks["combine_errors"].get<uint64_t>(), 0u);
 
   // Bytes per direction: the count exchange (16 B to every peer), one dispatch copy and one
-  // combine partial per remote pair; messages: the counts and the chunks both ways.
+  // combine partial per remote pair; messages: the counts and the chunks both ways, a chunk as
+  // one message per link its writes interleave to (gpu.chunk_links: per_write), so between one
+  // per chunk and one per write.
   const model::LinkParams link;  // the dgx-h100 packet format is the default one
   const uint32_t hidden = layer->model.hidden;
   const uint64_t dispatch_bytes = hidden + 4ull * ((hidden + 127) / 128);
@@ -91,13 +93,15 @@ TEST(Deepep, DgxH100TrafficMatchesTheRouting) {
     SCOPED_TRACE(direction);
     EXPECT_EQ(result["traffic_bytes"][direction].get<uint64_t>(), wire);
     EXPECT_EQ(result["payload_bytes"][direction].get<uint64_t>(), payload);
-    EXPECT_EQ(result["messages"][direction].get<uint64_t>(), count_messages + 2 * chunks);
+    EXPECT_GT(result["messages"][direction].get<uint64_t>(), count_messages + 2 * chunks);
+    EXPECT_LE(result["messages"][direction].get<uint64_t>(), count_messages + 2 * remote);
+    EXPECT_EQ(result["messages"][direction].get<uint64_t>(), result["messages"]["gpu_to_switch"].get<uint64_t>());
     EXPECT_DOUBLE_EQ(result["payload_efficiency"][direction].get<double>(),
                      static_cast<double>(payload) / static_cast<double>(wire));
   }
   EXPECT_DOUBLE_EQ(result["payload_efficiency"]["total"].get<double>(),
                    static_cast<double>(payload) / static_cast<double>(wire));
-  EXPECT_EQ(result["switch"]["forwarded_requests"].get<uint64_t>(), count_messages + 2 * chunks);
+  EXPECT_EQ(result["switch"]["forwarded_requests"].get<uint64_t>(), result["messages"]["gpu_to_switch"].get<uint64_t>());
   EXPECT_EQ(result["switch"]["forwarded_responses"].get<uint64_t>(), 0u);
 
   // Sanity of the timing: dispatch, experts and combine happen in that order, within the layer.
@@ -109,8 +113,10 @@ TEST(Deepep, DgxH100TrafficMatchesTheRouting) {
   EXPECT_DOUBLE_EQ(phases["combine"]["end_us"].get<double>(), layer_us);
   // The layer time of this scenario: unchanged since before the switch had registers (routes set
   // directly) but for the expert compute, timed in GEMM thread blocks since (33.635478 us before,
-  // 37.076333 us after), and the software costs (5 us count exchange, two 5 us barriers).
-  EXPECT_DOUBLE_EQ(layer_us, 52.076333);
+  // 37.076333 us after), and the software costs (5 us count exchange, two 5 us barriers); 52.076333
+  // us until issue 18 spread a chunk's writes over the links (46.062515 us since: no chunk waits
+  // whole on one link).
+  EXPECT_DOUBLE_EQ(layer_us, 46.062515);
   EXPECT_EQ(phases["dispatch"]["start_us"].get<double>(), 0.0);
   // Brought up through firmware: every chip reported its pool, nothing went wrong, no time spent.
   const json& switch_stats = result["switch"];
@@ -137,11 +143,11 @@ TEST(Deepep, RegisterAccessTimeDoesNotChangeTheLayer) {
   const json result = simulate_scheme(scenario, "deepep", make_layer_spec(scenario));
   EXPECT_TRUE(result["checks"]["passed"].get<bool>()) << result["checks"].dump(2);
   EXPECT_DOUBLE_EQ(result["switch"]["bring_up_us"].get<double>(), 112.0);
-  EXPECT_DOUBLE_EQ(result["layer_time_us"].get<double>(), 52.076333);
+  EXPECT_DOUBLE_EQ(result["layer_time_us"].get<double>(), 46.062515);
   EXPECT_EQ(result["phases"]["dispatch"]["start_us"].get<double>(), 0.0);
-  EXPECT_DOUBLE_EQ(result["phases"]["combine"]["end_us"].get<double>(), 52.076333);
+  EXPECT_DOUBLE_EQ(result["phases"]["combine"]["end_us"].get<double>(), 46.062515);
   // After the layer, firmware reads the 4 chips' ERROR_STATUS once more for the report.
-  EXPECT_DOUBLE_EQ(result["sim"]["simulated_us"].get<double>(), 112.0 + 52.076333 + 4.0);
+  EXPECT_DOUBLE_EQ(result["sim"]["simulated_us"].get<double>(), 112.0 + 46.062515 + 4.0);
 }
 
 // The run stops at the limit with pending activity (9 us: dispatch under way, after the count
