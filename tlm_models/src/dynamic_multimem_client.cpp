@@ -224,6 +224,7 @@ void DynamicMultimemClient::send_notifications(const hw::WorkSequence& sequence,
       item.counter = task.counter;
       item.chunk = &block[at];
       item.chunk_writes = n;
+      item.chunk_mask = all_chunk_writes(n);
       item.bytes = task.bytes * n;
       item.wire_flits = link_params_.wire_flits(task.bytes * n);  // one packet of token entries
       item.source_address = block[at].source_address;

@@ -310,8 +310,7 @@ void GpuExecutor::issue(const hw::WorkSequence& sequence, const hw::Task& task, 
   switch (task.kind) {
     case hw::TaskKind::send: {
       if (task.chunk_writes > 0) check_chunk(sequence, task);
-      const TxItem item = links_.request_item(sequence, task);
-      links_.enqueue(links_.link_for(item.target_address), TrafficClass::request, item);
+      links_.enqueue_send(sequence, task);
       break;
     }
     case hw::TaskKind::read:

@@ -10,6 +10,10 @@ namespace nvsvp::model {
 
 using sc_core::sc_time;
 
+// A chunk's writes are bits of a 64-bit mask: check_chunk bounds them by the functional bytes a
+// payload holds, at least 16 per write.
+static_assert(hw::kMaxFunctionalBytesPerMessage / 16 <= 64, "a chunk's writes must fit TxItem::chunk_mask");
+
 GpuLinkEngines::GpuLinkEngines(const char* owner, const GpuParams& params, const LinkParams& link, uint32_t gpu_id,
                                uint32_t links, PayloadPool& pool, GpuMemory& memory, WakeScheduler& scheduler,
                                GpuStats& stats)
@@ -19,6 +23,8 @@ GpuLinkEngines::GpuLinkEngines(const char* owner, const GpuParams& params, const
       interleave_bytes_(params.interleave_bytes),
       functional_bytes_(params.functional_bytes),
       load_window_bytes_(params.load_bytes_in_flight_per_link),
+      vc_by_destination_(params.tx_vc_choice == "destination"),
+      chunk_per_write_(params.chunk_links == "per_write"),
       lookahead_(picoseconds(to_picoseconds(params.tx_lookahead_ns))),
       pool_(pool),
       memory_(memory),
@@ -30,6 +36,10 @@ GpuLinkEngines::GpuLinkEngines(const char* owner, const GpuParams& params, const
 void GpuLinkEngines::attach(uint32_t link, NvlinkPort* port) {
   ports_[link] = port;
   port->set_sender(&scheduler_, link);
+  // Every link of a GPU reaches a switch input with the same VCs (one preset for all chips).
+  if (link != 0 && port->vcs() != vcs_) SC_REPORT_FATAL(owner_, "the GPU's links reach inputs with unequal VC counts");
+  vcs_ = port->vcs();
+  engines_[link].queues.resize(static_cast<size_t>(kGroups) * (vcs_ + 1));
 }
 
 void TxQueue::grow() {
@@ -56,6 +66,7 @@ TxItem GpuLinkEngines::request_item(const hw::WorkSequence& sequence, const hw::
                         item.opcode == Opcode::multimem_ld_reduce || item.opcode == Opcode::dynamic_store ||
                         item.opcode == Opcode::dynamic_ld_reduce;
   item.peer = multimem ? gpu_id_ : task.peer;
+  item.for_switch = multimem;
   item.stream = static_cast<uint8_t>(sequence.stream);
   item.counter = task.counter;
   item.bytes = task.bytes;
@@ -72,6 +83,7 @@ TxItem GpuLinkEngines::request_item(const hw::WorkSequence& sequence, const hw::
     // The chunk's writes keep their own packets: wire size is the sum of theirs.
     item.chunk = &sequence.elements[task.first_write];
     item.chunk_writes = task.chunk_writes;
+    item.chunk_mask = all_chunk_writes(task.chunk_writes);
     item.source_address = item.chunk[0].source_address;
     item.target_address = item.chunk[0].target_address;
     item.bytes *= task.chunk_writes;
@@ -81,9 +93,52 @@ TxItem GpuLinkEngines::request_item(const hw::WorkSequence& sequence, const hw::
   return item;
 }
 
+void GpuLinkEngines::enqueue_send(const hw::WorkSequence& sequence, const hw::Task& task) {
+  const TxItem item = request_item(sequence, task);
+  if (item.chunk != nullptr && item.chunk_writes > 1 && chunk_per_write_) {
+    enqueue_chunk(item);
+  } else {
+    enqueue(link_for(item.target_address), TrafficClass::request, item);
+  }
+}
+
+// The chunk's writes grouped by the link each one's target address interleaves to, one message
+// per link used, in the order of each link's first write.
+void GpuLinkEngines::enqueue_chunk(const TxItem& whole) {
+  const uint64_t write_bytes = whole.bytes / whole.chunk_writes;
+  const uint32_t write_flits = whole.wire_flits / whole.chunk_writes;
+  uint32_t links[64];
+  uint64_t masks[64];
+  uint32_t used = 0;
+  for (uint32_t i = 0; i < whole.chunk_writes; ++i) {
+    const uint32_t link = link_for(whole.chunk[i].target_address);
+    uint32_t u = 0;
+    while (u < used && links[u] != link) ++u;
+    if (u == used) {
+      links[used] = link;
+      masks[used++] = 0;
+    }
+    masks[u] |= 1ull << i;
+  }
+  for (uint32_t u = 0; u < used; ++u) {
+    TxItem part = whole;
+    const auto first = static_cast<uint32_t>(__builtin_ctzll(masks[u]));
+    part.chunk_mask = masks[u];
+    part.chunk_writes = static_cast<uint32_t>(__builtin_popcountll(masks[u]));
+    part.bytes = write_bytes * part.chunk_writes;
+    part.wire_flits = write_flits * part.chunk_writes;
+    part.source_address = whole.chunk[first].source_address;
+    part.target_address = whole.chunk[first].target_address;
+    enqueue(links[u], TrafficClass::request, part);
+  }
+}
+
 void GpuLinkEngines::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item) {
   LinkEngine& engine = engines_[link];
-  engine.queues[traffic_class == TrafficClass::response ? kExecutorStreams : item.stream].push_back(item);
+  const uint32_t group = traffic_class == TrafficClass::response ? kExecutorStreams : item.stream;
+  const uint32_t q = vc_by_destination_ && !item.for_switch ? item.peer % vcs_ : vcs_;
+  engine.queues[group * (vcs_ + 1) + q].push_back(item);
+  engine.active[group] |= 1u << q;
   engine.queued++;
   // Served when the item may leave and the link can take it (within the lookahead); the scheduler
   // keeps an earlier wake if the engine already has one.
@@ -105,38 +160,62 @@ void GpuLinkEngines::serve_link(uint32_t link) {
     }
     sc_time next_ready = never();
     bool launched = false;
-    constexpr uint32_t kQueues = kExecutorStreams + 1;
-    for (uint32_t i = 0; i < kQueues && !launched; ++i) {
-      const uint32_t q = engine.next_queue + i < kQueues ? engine.next_queue + i : engine.next_queue + i - kQueues;
-      TxQueue& queue = engine.queues[q];
-      if (queue.empty()) continue;
-      const TxItem& item = queue.front();
-      if (item.not_before > now) {
-        next_ready = std::min(next_ready, item.not_before);
-        continue;
+    // Streams round robin, then the stream's non-empty queues round robin from after the last
+    // one served.
+    for (uint32_t i = 0; i < kGroups && !launched; ++i) {
+      const uint32_t group = engine.next_group + i < kGroups ? engine.next_group + i : engine.next_group + i - kGroups;
+      const uint32_t active = engine.active[group];
+      if (active == 0) continue;
+      const uint32_t start = engine.next_queue[group];
+      // The queues from `start` on, then those before it.
+      for (uint32_t pass = 0; pass < 2 && !launched; ++pass) {
+        uint32_t bits = pass == 0 ? active & (~0u << start) : active & ~(~0u << start);
+        while (bits != 0 && !launched) {
+          const auto q = static_cast<uint32_t>(__builtin_ctz(bits));
+          bits &= bits - 1;
+          launched = try_head(link, engine, group, q, now, next_ready);
+        }
       }
-      if (is_multimem_load(item.opcode) && engine.load_bytes_in_flight > 0 &&
-          engine.load_bytes_in_flight + item.bytes > load_window_bytes_) {
-        continue;  // woken by load_returned
-      }
-      const TrafficClass traffic_class = q == kExecutorStreams ? TrafficClass::response : TrafficClass::request;
-      const int vc = port->allocate_vc(traffic_class, item.wire_flits);
-      if (vc < 0) {
-        port->wait_for_credits(traffic_class);
-        continue;
-      }
-      const TxItem committed = item;
-      queue.pop_front();
-      engine.queued--;
-      engine.next_queue = q + 1 < kQueues ? q + 1 : 0;
-      launch(link, committed, static_cast<uint16_t>(vc));
-      launched = true;
     }
     if (!launched) {
       if (next_ready != never()) scheduler_.wake_at(link, next_ready);
       return;
     }
   }
+}
+
+inline bool GpuLinkEngines::try_head(uint32_t link, LinkEngine& engine, uint32_t group, uint32_t q,
+                                     const sc_time& now, sc_time& next_ready) {
+  TxQueue& queue = engine.queues[group * (vcs_ + 1) + q];
+  const TxItem& item = queue.front();
+  if (item.not_before > now) {
+    next_ready = std::min(next_ready, item.not_before);
+    return false;
+  }
+  if (is_multimem_load(item.opcode) && engine.load_bytes_in_flight > 0 &&
+      engine.load_bytes_in_flight + item.bytes > load_window_bytes_) {
+    return false;  // woken by load_returned
+  }
+  NvlinkPort* port = ports_[link];
+  const TrafficClass traffic_class = group == kExecutorStreams ? TrafficClass::response : TrafficClass::request;
+  int vc = -1;
+  if (q == vcs_) {
+    vc = port->allocate_vc(traffic_class, item.wire_flits);
+  } else if (port->has_credits(traffic_class, static_cast<uint16_t>(q), item.wire_flits)) {
+    vc = static_cast<int>(q);
+  }
+  if (vc < 0) {
+    port->wait_for_credits(traffic_class);
+    return false;
+  }
+  const TxItem committed = item;
+  queue.pop_front();
+  if (queue.empty()) engine.active[group] &= ~(1u << q);
+  engine.queued--;
+  engine.next_group = group + 1 < kGroups ? group + 1 : 0;
+  engine.next_queue[group] = static_cast<uint8_t>(q + 1 <= vcs_ ? q + 1 : 0);
+  launch(link, committed, static_cast<uint16_t>(vc));
+  return true;
 }
 
 inline void GpuLinkEngines::fill_message(tlm::tlm_generic_payload& payload, const TxItem& item) {
@@ -163,9 +242,11 @@ inline void GpuLinkEngines::fill_message(tlm::tlm_generic_payload& payload, cons
     } else {
       ext.chunk_writes = item.chunk_writes;
       ext.chunk = item.chunk;
+      ext.chunk_mask = item.chunk_mask;
       const auto n = static_cast<unsigned>(std::min<uint64_t>(item.bytes / item.chunk_writes, functional_bytes_));
-      for (uint32_t i = 0; i < item.chunk_writes; ++i) {
-        memory_.read(item.chunk[i].source_address, payload.get_data_ptr() + i * functional_bytes_, n);
+      uint8_t* data = payload.get_data_ptr();
+      for (uint64_t bits = item.chunk_mask; bits != 0; bits &= bits - 1, data += functional_bytes_) {
+        memory_.read(item.chunk[__builtin_ctzll(bits)].source_address, data, n);
       }
       payload.set_data_length(item.chunk_writes * functional_bytes_);
     }

@@ -29,10 +29,14 @@ GpuReceiver::GpuReceiver(const char* owner, const GpuParams& params, const LinkP
 
 inline void GpuReceiver::receive_chunk(const Payload& payload, const NvlinkExtension& ext, const sc_time& at) {
   const auto n = static_cast<size_t>(std::min<uint64_t>(ext.payload_bytes / ext.chunk_writes, functional_bytes_));
-  for (uint32_t i = 0; i < ext.chunk_writes; ++i) {
-    memory_.write(ext.chunk[i].target_address, payload.get_data_ptr() + i * functional_bytes_, n);
-    counters_.count_landing(ext.chunk[i].target_address, at);
+  const uint8_t* data = payload.get_data_ptr();
+  for (uint64_t bits = ext.chunk_mask; bits != 0; bits &= bits - 1, data += functional_bytes_) {
+    const uint64_t target = ext.chunk[__builtin_ctzll(bits)].target_address;
+    memory_.write(target, data, n);
+    counters_.count_landing(target, at);
   }
+  // The part without the chunk's first write is one more message of a chunk split over links.
+  if ((ext.chunk_mask & 1) == 0) stats_.chunk_parts_received++;
   if (ext.notification) {
     stats_.notification_messages_received++;
     stats_.notifications_received += ext.chunk_writes;
@@ -181,6 +185,8 @@ inline void GpuReceiver::answer_read(uint32_t link, const Payload& payload, cons
   response.set_command(tlm::TLM_WRITE_COMMAND);
   TxItem item;
   item.payload = &response;
+  item.peer = ext.source_gpu;
+  item.for_switch = for_switch;
   item.wire_flits = r.wire_flits;
   item.not_before = dynamic_.landed(at, miss);
   // A member read goes back on the link it came by: that link reaches the switch chip that

@@ -1,13 +1,19 @@
-// A GPU's link engines (injection): one per NVLink, each feeding its link's NvlinkPort. An engine
-// keeps a request queue per executor stream (SM groups issue independently: one group's messages
-// waiting for credits do not hold up another's) and one response queue, served round robin; the
-// head of a queue leaves once it may (its not_before time), a VC of its class has credits and, for
-// a multimem load, the engine's load window has room. An engine commits the messages that will
-// start within the lookahead (the link takes them back to back) and then sleeps until more could
-// go; all of a GPU's engines are clients of one WakeScheduler, and a port whose credits an engine
-// waits for wakes it.
+// A GPU's link engines (injection): one per NVLink, each feeding its link's NvlinkPort. A request
+// or response for a GPU takes the VC of its destination at the switch's input (GpuParams::
+// tx_vc_choice), and an engine keeps a queue per executor stream and VC (the responses one more
+// set), so that a message waiting for one destination's VC holds back only messages for the
+// destinations sharing that VC: virtual output queues, as wide as the switch's input has VCs.
+// Messages the switch consumes (multimem and dynamic requests, member read responses) take any VC
+// with room, from a queue of their own per stream. An engine serves the streams round robin, and
+// within a stream its non-empty queues round robin (a bit mask of them, so that a serve looks at
+// non-empty queues only); a queue's head leaves once it may (its not_before time), its VC has
+// credits and, for a multimem load, the engine's load window has room. An engine commits the
+// messages that will start within the lookahead (the link takes them back to back) and then sleeps
+// until more could go; all of a GPU's engines are clients of one WakeScheduler, and a port whose
+// credits an engine waits for wakes it.
 //
-// Sends are spread over the links by address interleaving (link_for).
+// Sends are spread over the links by address interleaving (link_for); a chunk's writes each by
+// their own target address (GpuParams::chunk_links), the writes sharing a link as one message.
 #pragma once
 
 #include <cstdint>
@@ -42,8 +48,11 @@ struct TxItem {
   uint64_t bytes = 0;
   uint8_t reduce_op = 0;    // multimem_red / multimem_ld_reduce
   uint8_t reduce_type = 0;
-  const hw::WriteElement* chunk = nullptr;  // a chunk's writes (chunk_writes of them), or nullptr
+  // A chunk: its writes, chunk_writes of them in this message, those whose bits chunk_mask sets
+  // (bit i: chunk[i]); nullptr for no chunk.
+  const hw::WriteElement* chunk = nullptr;
   uint32_t chunk_writes = 1;
+  uint64_t chunk_mask = 1;
   // Dynamic: the target list (remote targets first, then `issuer_targets` of this GPU's own).
   const uint16_t* targets = nullptr;
   const uint64_t* target_addresses = nullptr;  // explicit addressing
@@ -52,8 +61,12 @@ struct TxItem {
   bool count_per_expert = false;
   bool notification = false;
   uint8_t stream = 0;  // the executor stream that issued a request
+  bool for_switch = false;  // consumed by the switch (multimem, dynamic, member read response): any VC
   sc_core::sc_time not_before;
 };
+
+// The mask of a chunk message that carries all of a chunk's `writes` writes (at most 64).
+inline uint64_t all_chunk_writes(uint32_t writes) { return writes >= 64 ? ~0ull : (1ull << writes) - 1; }
 
 // A link engine's queue: a ring buffer that doubles when full and is reused, where std::deque
 // would allocate a node per four TxItems.
@@ -95,6 +108,9 @@ class GpuLinkEngines {
   // The message a request task (send, read, multimem or dynamic store or load) puts on its link.
   TxItem request_item(const hw::WorkSequence& sequence, const hw::Task& task) const;
   void enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item);
+  // A send task's messages onto their links: one write on its address's link; a chunk's writes
+  // grouped by their links (or whole on its first write's, chunk_links: first_write).
+  void enqueue_send(const hw::WorkSequence& sequence, const hw::Task& task);
   // Serves engine `link` (the WakeScheduler's call): commits the queued messages that can start
   // within the lookahead, then asks to be served when more could go.
   void serve_link(uint32_t link);
@@ -103,18 +119,27 @@ class GpuLinkEngines {
   uint64_t queued_messages() const;
 
  private:
+  // Queue groups: one per executor stream, the last for responses.
+  static constexpr uint32_t kGroups = kExecutorStreams + 1;
   struct LinkEngine {
-    // Requests queue per executor stream, responses in one more queue; served round robin, the
-    // VC allocated at launch.
-    TxQueue queues[kExecutorStreams + 1];
+    // [group * (vcs + 1) + q]: q < vcs holds messages for VC q, q == vcs those for any VC.
+    std::vector<TxQueue> queues;
+    uint32_t active[kGroups] = {};  // per group, bit q: queue q is not empty
+    uint8_t next_queue[kGroups] = {};
+    uint32_t next_group = 0;
     uint64_t queued = 0;
-    uint32_t next_queue = 0;
     uint64_t load_bytes_in_flight = 0;  // multimem loads sent whose results have not come back
   };
+  static_assert(kMaxVcsPerClass + 1 <= 32, "LinkEngine::active holds a group's queues in 32 bits");
   static bool is_multimem_load(Opcode opcode) {
     return opcode == Opcode::multimem_ld_reduce || opcode == Opcode::dynamic_ld_reduce;
   }
   void launch(uint32_t link, const TxItem& item, uint16_t vc);
+  // Tries the head of queue `q` of `group`: launched (true), or not (next_ready lowered to when it
+  // may leave, if that is what holds it).
+  bool try_head(uint32_t link, LinkEngine& engine, uint32_t group, uint32_t q, const sc_core::sc_time& now,
+                sc_core::sc_time& next_ready);
+  void enqueue_chunk(const TxItem& whole);
   // A new request's extension and data from its item (part of launch, inlined: once per message;
   // responses come prepared).
   [[gnu::always_inline]] inline void fill_message(tlm::tlm_generic_payload& payload, const TxItem& item);
@@ -125,6 +150,9 @@ class GpuLinkEngines {
   uint32_t interleave_bytes_;
   uint32_t functional_bytes_;
   uint64_t load_window_bytes_;  // GpuParams::load_bytes_in_flight_per_link
+  bool vc_by_destination_;      // GpuParams::tx_vc_choice == "destination"
+  bool chunk_per_write_;        // GpuParams::chunk_links == "per_write"
+  uint32_t vcs_ = 1;            // VCs per class of the switch's inputs (the ports', at attach)
   sc_core::sc_time lookahead_;
   PayloadPool& pool_;
   GpuMemory& memory_;

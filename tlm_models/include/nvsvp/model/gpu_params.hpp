@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "nvsvp/hw/params.hpp"
 #include "nvsvp/model/dynamic_source_queue.hpp"
@@ -25,6 +26,17 @@ struct GpuParams {
   uint32_t functional_bytes = 16;   // leading bytes of each message that carry real values
   uint32_t rx_vc_depth_flits = 256; // the GPU's own input buffer per VC (it drains at line rate)
   double tx_lookahead_ns = 1000.0;  // a link engine commits messages that start within this time
+  // The VC a GPU's message takes at the GPU->switch hop: "round_robin", any VC with room, as the
+  // switch's outputs do; "destination", a request or response for a GPU takes the VC of its
+  // destination (destination mod VCs), so that messages waiting for one destination hold one VC
+  // of the switch's input and not all of them (docs/models/gpu.md#gpulinkengines-injection: it caps every
+  // destination at one VC's credit loop, so it is not the default).
+  std::string tx_vc_choice = "round_robin";
+  // How a chunk (a send of k writes) meets the links: "per_write", each write on the link its own
+  // target address interleaves to (the writes of one chunk sharing a link travel as one message),
+  // as the GPU spreads stores over its links by address; "first_write", the whole chunk on the
+  // link of its first write (the model before issue 18: coarser, fewer messages).
+  std::string chunk_links = "per_write";
   // Assumed: a link engine keeps multimem loads (static and dynamic ld_reduce) in flight up to
   // this many result bytes, as many as a switch port's reduction buffer holds.
   uint32_t load_bytes_in_flight_per_link = 65536;
@@ -60,6 +72,12 @@ struct GpuParams {
     v("tx_lookahead_ns", tx_lookahead_ns,
       "a link engine commits queued messages that will start within this time (0: one at a time)",
       hw::between(0.0, 1e6));
+    v("tx_vc_choice", tx_vc_choice,
+      "VC a GPU's message takes at the GPU->switch hop: its destination's (destination mod VCs) or any with room",
+      hw::Choices{{"destination", "round_robin"}});
+    v("chunk_links", chunk_links,
+      "links a chunk travels on: each write on its own address's link, or the whole chunk on its first write's",
+      hw::Choices{{"per_write", "first_write"}});
     v("load_bytes_in_flight_per_link", load_bytes_in_flight_per_link,
       "result bytes of multimem loads a link engine keeps in flight; a load beyond waits at the head of its queue "
       "(one load always goes)",

@@ -22,6 +22,9 @@ struct GpuStats {
   uint64_t notifications_sent = 0;              // notify_tokens: tokens notified, over links or not
   uint64_t notification_messages_received = 0;  // of messages_received, those of notifications
   uint64_t notifications_received = 0;          // the notifications they carried
+  // Of messages_received, the parts of chunks split over links but the one with the chunk's
+  // first write (GpuParams::chunk_links): firmware counts a chunk as one message.
+  uint64_t chunk_parts_received = 0;
   sc_core::sc_time compute_time;
 };
 

@@ -75,12 +75,15 @@ struct NvlinkExtension : tlm::tlm_extension<NvlinkExtension> {
   uint64_t read_bytes = 0;       // read: bytes the response will carry
   uint64_t return_address = 0;   // read: where the response lands in the requester
   uint32_t wire_flits = 0;
-  // A chunk of `chunk_writes` writes (1 for a message that is no chunk): write i's functional
-  // bytes sit at data + i * functional_bytes and land at chunk[i].target_address. The sender keeps
+  // A chunk of `chunk_writes` writes (1 for a message that is no chunk): the functional bytes of
+  // its i-th write sit at data + i * functional_bytes. The sender keeps
   // its work sequences until the end of the run, so the addresses the chunk's headers carry are
   // read from its list of writes.
+  // A chunk split over links (GpuParams::chunk_links) carries the writes whose bits chunk_mask
+  // sets (bit i: chunk[i]; chunk_writes of them), their functional bytes in that order.
   uint32_t chunk_writes = 1;
   const hw::WriteElement* chunk = nullptr;
+  uint64_t chunk_mask = 1;
   // Static multimem: the reduction of multimem_red / reduce_write / multimem_ld_reduce (the
   // reduction unit's ReduceOp / ReduceType values), and for member_read(_response) the switch
   // chip's tag of the outstanding ld_reduce the read belongs to.

@@ -77,6 +77,13 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   uint32_t best_credits(TrafficClass traffic_class) override;
   uint32_t credits_needed(uint32_t flits) const override { return flits < depth_ ? flits : depth_; }
   int allocate_vc(TrafficClass traffic_class, uint32_t flits) override;
+  // VCs per class at the receiver; whether VC `vc` of `traffic_class` has room for `flits` now
+  // (a sender that chooses the VC itself: a GPU link engine, by destination).
+  uint32_t vcs() const { return vcs_; }
+  bool has_credits(TrafficClass traffic_class, uint16_t vc, uint32_t flits) {
+    apply_due_credits();
+    return credits(traffic_class, vc) >= static_cast<int32_t>(credits_needed(flits));
+  }
   void wait_for_credits(TrafficClass traffic_class) override;
   void send(tlm::tlm_generic_payload& payload) override;
   sc_core::sc_time serialization_time(uint32_t flits) const override;
