@@ -209,10 +209,10 @@ std::string anchor_text(const json& e) {
 }
 
 void print_table(const std::vector<json>& entries, std::ostream& os) {
-  os << std::left << std::setw(36) << "case" << std::setw(20) << "metric" << std::setw(7) << "unit" << std::right
+  os << std::left << std::setw(46) << "case" << std::setw(20) << "metric" << std::setw(7) << "unit" << std::right
      << std::setw(10) << "model" << std::setw(12) << "anchor" << std::setw(8) << "ratio" << "  source\n";
   for (const json& e : entries) {
-    os << std::left << std::setw(36) << e["case"].get<std::string>() << std::setw(20) << e["metric"].get<std::string>()
+    os << std::left << std::setw(46) << e["case"].get<std::string>() << std::setw(20) << e["metric"].get<std::string>()
        << std::setw(7) << e["unit"].get<std::string>() << std::right << std::setw(10) << number(e["model"], 1)
        << std::setw(12) << anchor_text(e) << std::setw(8) << number(e["ratio"], 3) << "  "
        << e["source"].get<std::string>() << "\n";

@@ -25,6 +25,7 @@ GpuLinkEngines::GpuLinkEngines(const char* owner, const GpuParams& params, const
       load_window_bytes_(params.load_bytes_in_flight_per_link),
       vc_by_destination_(params.tx_vc_choice == "destination"),
       chunk_per_write_(params.chunk_links == "per_write"),
+      chunk_least_loaded_(params.chunk_links == "least_loaded"),
       lookahead_(picoseconds(to_picoseconds(params.tx_lookahead_ns))),
       pool_(pool),
       memory_(memory),
@@ -97,6 +98,8 @@ void GpuLinkEngines::enqueue_send(const hw::WorkSequence& sequence, const hw::Ta
   const TxItem item = request_item(sequence, task);
   if (item.chunk != nullptr && item.chunk_writes > 1 && chunk_per_write_) {
     enqueue_chunk(item);
+  } else if (item.chunk != nullptr && item.chunk_writes > 1 && chunk_least_loaded_) {
+    enqueue(least_loaded_link(item), TrafficClass::request, item);
   } else {
     enqueue(link_for(item.target_address), TrafficClass::request, item);
   }
@@ -133,6 +136,23 @@ void GpuLinkEngines::enqueue_chunk(const TxItem& whole) {
   }
 }
 
+uint32_t GpuLinkEngines::least_loaded_link(const TxItem& whole) const {
+  const sc_time& now = current_time();
+  const uint64_t flit_ps = static_cast<uint64_t>(link_params_.flit_time_ps());
+  uint32_t best = link_for(whole.chunk[0].target_address);
+  uint64_t best_load = ~0ull;
+  for (uint32_t i = 0; i < whole.chunk_writes; ++i) {
+    const uint32_t link = link_for(whole.chunk[i].target_address);
+    const sc_time& busy = ports_[link]->busy_until();
+    const uint64_t load = engines_[link].queued_flits * flit_ps + (busy > now ? (busy - now).value() : 0);
+    if (load < best_load) {
+      best = link;
+      best_load = load;
+    }
+  }
+  return best;
+}
+
 void GpuLinkEngines::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item) {
   LinkEngine& engine = engines_[link];
   const uint32_t group = traffic_class == TrafficClass::response ? kExecutorStreams : item.stream;
@@ -140,6 +160,7 @@ void GpuLinkEngines::enqueue(uint32_t link, TrafficClass traffic_class, const Tx
   engine.queues[group * (vcs_ + 1) + q].push_back(item);
   engine.active[group] |= 1u << q;
   engine.queued++;
+  engine.queued_flits += item.wire_flits;
   // Served when the item may leave and the link can take it (within the lookahead); the scheduler
   // keeps an earlier wake if the engine already has one.
   const sc_time busy_until = ports_[link]->busy_until();
@@ -212,6 +233,7 @@ inline bool GpuLinkEngines::try_head(uint32_t link, LinkEngine& engine, uint32_t
   queue.pop_front();
   if (queue.empty()) engine.active[group] &= ~(1u << q);
   engine.queued--;
+  engine.queued_flits -= committed.wire_flits;
   engine.next_group = group + 1 < kGroups ? group + 1 : 0;
   engine.next_queue[group] = static_cast<uint8_t>(q + 1 <= vcs_ ? q + 1 : 0);
   launch(link, committed, static_cast<uint16_t>(vc));

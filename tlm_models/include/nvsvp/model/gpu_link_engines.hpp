@@ -128,6 +128,7 @@ class GpuLinkEngines {
     uint8_t next_queue[kGroups] = {};
     uint32_t next_group = 0;
     uint64_t queued = 0;
+    uint64_t queued_flits = 0;  // wire flits of the queued messages
     uint64_t load_bytes_in_flight = 0;  // multimem loads sent whose results have not come back
   };
   static_assert(kMaxVcsPerClass + 1 <= 32, "LinkEngine::active holds a group's queues in 32 bits");
@@ -140,6 +141,9 @@ class GpuLinkEngines {
   bool try_head(uint32_t link, LinkEngine& engine, uint32_t group, uint32_t q, const sc_core::sc_time& now,
                 sc_core::sc_time& next_ready);
   void enqueue_chunk(const TxItem& whole);
+  // Of the links the chunk's writes interleave to, the one with the least work pending: the rest
+  // of its port's message on the wire and its queued flits (ties: the earliest write's).
+  uint32_t least_loaded_link(const TxItem& whole) const;
   // A new request's extension and data from its item (part of launch, inlined: once per message;
   // responses come prepared).
   [[gnu::always_inline]] inline void fill_message(tlm::tlm_generic_payload& payload, const TxItem& item);
@@ -152,6 +156,7 @@ class GpuLinkEngines {
   uint64_t load_window_bytes_;  // GpuParams::load_bytes_in_flight_per_link
   bool vc_by_destination_;      // GpuParams::tx_vc_choice == "destination"
   bool chunk_per_write_;        // GpuParams::chunk_links == "per_write"
+  bool chunk_least_loaded_;     // GpuParams::chunk_links == "least_loaded"
   uint32_t vcs_ = 1;            // VCs per class of the switch's inputs (the ports', at attach)
   sc_core::sc_time lookahead_;
   PayloadPool& pool_;

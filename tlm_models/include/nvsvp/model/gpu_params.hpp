@@ -35,8 +35,10 @@ struct GpuParams {
   // How a chunk (a send of k writes) meets the links: "per_write", each write on the link its own
   // target address interleaves to (the writes of one chunk sharing a link travel as one message),
   // as the GPU spreads stores over its links by address; "first_write", the whole chunk on the
-  // link of its first write (the model before issue 18: coarser, fewer messages).
-  std::string chunk_links = "per_write";
+  // link of its first write (the model before issue 18: coarser, fewer messages);
+  // "least_loaded", the whole chunk on the link, of those its writes' addresses interleave to,
+  // with the least work pending (the cost of a whole message with the balance of the spread).
+  std::string chunk_links = "least_loaded";
   // Assumed: a link engine keeps multimem loads (static and dynamic ld_reduce) in flight up to
   // this many result bytes, as many as a switch port's reduction buffer holds.
   uint32_t load_bytes_in_flight_per_link = 65536;
@@ -50,10 +52,11 @@ struct GpuParams {
   uint32_t tile_status_entries = 1024;
   uint32_t readiness_entries = 1024;
   double table_spill_ns = 500.0;
-  // Assumed: the rate at which one SM issues remote stores (multimem.st / .red, dymultimem.st, or
-  // the stores of an SM-driven send), GB/s; NCCL needs on the order of 16-24 channels (SMs) to
-  // saturate a GPU's 450 GB/s of NVLink. Applies to streams with WorkSequence::issue_sms > 0.
-  double sm_store_gbps = 25.0;
+  // Calibration (docs/calibration.md#the-sm-store-issue-rate): the rate at which one SM issues
+  // remote stores (multimem.st / .red, dymultimem.st, the stores of an SM-driven send or copy),
+  // GB/s: DeepEP's intranode dispatch reaches 329 GB/s on 8x H100 with 10 sending SMs, where the
+  // links would allow more. Applies to streams with WorkSequence::issue_sms > 0.
+  double sm_store_gbps = 33.0;
 
   template <class V>
   void visit(V& v) {
@@ -76,8 +79,9 @@ struct GpuParams {
       "VC a GPU's message takes at the GPU->switch hop: its destination's (destination mod VCs) or any with room",
       hw::Choices{{"destination", "round_robin"}});
     v("chunk_links", chunk_links,
-      "links a chunk travels on: each write on its own address's link, or the whole chunk on its first write's",
-      hw::Choices{{"per_write", "first_write"}});
+      "links a chunk travels on: each write on its own address's link, the whole chunk on its first write's, or "
+      "the whole chunk on the least loaded of its writes' links",
+      hw::Choices{{"per_write", "first_write", "least_loaded"}});
     v("load_bytes_in_flight_per_link", load_bytes_in_flight_per_link,
       "result bytes of multimem loads a link engine keeps in flight; a load beyond waits at the head of its queue "
       "(one load always goes)",
