@@ -483,7 +483,7 @@ TEST(Gpu, AnSmIssuedChunkHoldsItsStreamForAllItsWrites) {
     sender.issue_sms = kIssueSms;
     for (uint64_t i = 0; i < 3; ++i) sender.elements.push_back(hw::WriteElement{0x1000 * (i + 1), 0x8000 + 0x100 * i});
     sender.tasks.push_back(hw::Task::send_chunk(0, 1, 0, 3, kStoreBytes, 4));
-    sender.tasks.push_back(hw::Task::local_copy(0, 0x10, 0x20, 16, 1));  // after the hold
+    sender.tasks.push_back(hw::Task::local_copy(0, 0x10, 0x20, 0, 1));  // a signal after the hold (no bytes to issue)
     hw::WorkSequence receiver;
     receiver.counters = 5;
     receiver.tasks.push_back(hw::Task::wait(0, 4, 3));

@@ -265,17 +265,33 @@ TEST_F(FirmwareTest, DeepepPlanHasOneCopyPerDestinationGpu) {
   }
 }
 
-// Chunks of 2: the sends to one destination pair up in token order, each chunk one message.
+// Chunks of 2: the sends to one destination pair up in token order within each channel, each chunk
+// one message.
 TEST_F(FirmwareTest, DeepepChunksBatchTokensPerDestination) {
   layer_ = small_layer(2);
   const LayerPlan plan = build_layer("deepep", layer_);
   const MoeRouting& routing = layer_->routing;
   const auto dests = destinations(routing);
-  // copies[s][d]: remote token copies from s to d, straight from the routing.
+  // copies[s][d]: remote token copies from s to d, straight from the routing; dispatch_chunks[s][d]
+  // the chunks they make: a sender batches per channel (DeepEP's: each a contiguous share of the
+  // home's tokens, software_channels of them) and destination.
   std::vector<std::vector<uint64_t>> copies(kGpus, std::vector<uint64_t>(kGpus, 0));
-  for (uint64_t t = 0; t < routing.tokens(); ++t) {
-    for (uint32_t d : dests[t]) {
-      if (d != routing.home_of_token(t)) copies[routing.home_of_token(t)][d]++;
+  std::vector<std::vector<uint64_t>> dispatch_chunks(kGpus, std::vector<uint64_t>(kGpus, 0));
+  const uint64_t channels = std::min<uint64_t>(software_channels(layer_->software), routing.tokens_per_gpu);
+  const uint64_t per_channel = (routing.tokens_per_gpu + channels - 1) / channels;
+  for (uint32_t home = 0; home < kGpus; ++home) {
+    for (uint64_t c = 0; c < channels; ++c) {
+      std::vector<uint64_t> in_channel(kGpus, 0);
+      for (uint64_t i = c * per_channel; i < std::min<uint64_t>((c + 1) * per_channel, routing.tokens_per_gpu); ++i) {
+        const uint64_t t = home * routing.tokens_per_gpu + i;
+        for (uint32_t d : dests[t]) {
+          if (d != home) in_channel[d]++;
+        }
+      }
+      for (uint32_t d = 0; d < kGpus; ++d) {
+        copies[home][d] += in_channel[d];
+        dispatch_chunks[home][d] += (in_channel[d] + 1) / 2;
+      }
     }
   }
   enum { kDispatch = 0, kCombine = 2 };
@@ -299,10 +315,10 @@ TEST_F(FirmwareTest, DeepepChunksBatchTokensPerDestination) {
       sends[t.phase][t.peer] += t.chunk_writes;
     }
     for (uint32_t d = 0; d < kGpus; ++d) {
-      // Dispatch: all copies to d, in ceil(copies / 2) messages. Combine: the partials of the
-      // tokens d sent here go back to d the same way.
+      // Dispatch: all copies to d, in ceil(copies / 2) messages per channel. Combine: the
+      // partials of the tokens d sent here go back to d in ceil(partials / 2) messages.
       EXPECT_EQ(sends[kDispatch][d], copies[g][d]) << "to GPU " << d;
-      EXPECT_EQ(chunks[kDispatch][d], (copies[g][d] + 1) / 2) << "to GPU " << d;
+      EXPECT_EQ(chunks[kDispatch][d], dispatch_chunks[g][d]) << "to GPU " << d;
       EXPECT_EQ(sends[kCombine][d], copies[d][g]) << "to GPU " << d;
       EXPECT_EQ(chunks[kCombine][d], (copies[d][g] + 1) / 2) << "to GPU " << d;
     }
