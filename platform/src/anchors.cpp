@@ -150,7 +150,7 @@ AnchorMeasure read_measure(const ConfigNode& node, const Scenario& scenario) {
   return measure;
 }
 
-// The entry of anchors.json for a case that did not give a figure.
+// A case's entry in the anchors file, for a case that did not give a figure.
 json failed_entry(const AnchorCase& c, const std::string& error) {
   return {{"case", c.name},        {"metric", c.anchor.metric}, {"unit", c.anchor.unit},
           {"model", nullptr},      {"anchor_low", c.anchor.low}, {"anchor_high", c.anchor.high},

@@ -71,7 +71,7 @@ struct AnchorOptions {
 };
 
 // Runs the cases, each in a child process, `jobs` at a time; prints the table and writes
-// out_dir/anchors.json. Returns 0 when every case ran and passed its checks, 1 otherwise. An
+// anchors.json into out_dir. Returns 0 when every case ran and passed its checks, 1 otherwise. An
 // unknown case name is a ConfigError.
 int run_anchors(const AnchorOptions& options, std::ostream& console);
 
