@@ -3,6 +3,7 @@
 // does not beat its link bound. The full-size figures are in docs/calibration.md.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <string>
 
 #include "../common/test_support.hpp"
@@ -20,7 +21,7 @@ void expect_deepep_case(const std::string& name, const std::string& phase) {
   AnchorCase c = load_case(name);
   ASSERT_EQ(c.name, name);
   EXPECT_EQ(c.measure.phase, phase);
-  EXPECT_EQ(c.scenario.platform.preset, "hgx-h800");
+  EXPECT_TRUE(c.scenario.platform.preset == "hgx-h800" || c.scenario.platform.preset == "dgx-h100");
   c.scenario.workload.tokens_per_gpu = 256;
   const nlohmann::json entry = run_anchor_case(c);
   ASSERT_TRUE(entry["passed"].get<bool>()) << entry.dump(2);
@@ -33,12 +34,43 @@ void expect_deepep_case(const std::string& name, const std::string& phase) {
   // DeepEP's convention: every pair a GPU receives, its own included, in the phase's format.
   const double pairs = d["pairs_received_per_gpu"]["mean"].get<double>();
   EXPECT_DOUBLE_EQ(d["logical_bytes_per_gpu"].get<double>(), pairs * d["pair_bytes"].get<double>());
-  EXPECT_EQ(d["pair_bytes"].get<uint64_t>(), phase == "dispatch" ? 7168u + 56u * 4u : 7168u * 2u);
-  EXPECT_EQ(entry["anchor_low"].get<double>(), phase == "dispatch" ? 153.0 : 158.0);
+  const bool fp8 = c.scenario.workload.dispatch_dtype == fw::DataType::fp8;
+  EXPECT_EQ(d["pair_bytes"].get<uint64_t>(), phase == "dispatch" && fp8 ? 7168u + 56u * 4u : 7168u * 2u);
 }
 
-TEST(Anchors, DeepepDispatchAtReducedSize) { expect_deepep_case("deepep-h800-ep8-dispatch", "dispatch"); }
-TEST(Anchors, DeepepCombineAtReducedSize) { expect_deepep_case("deepep-h800-ep8-combine", "combine"); }
+TEST(Anchors, DeepepH800DispatchAtReducedSize) { expect_deepep_case("deepep-h800-ep8-dispatch", "dispatch"); }
+TEST(Anchors, DeepepH800CombineAtReducedSize) { expect_deepep_case("deepep-h800-ep8-combine", "combine"); }
+TEST(Anchors, DeepepH100DispatchAtReducedSize) { expect_deepep_case("deepep-h100-ep8-dispatch", "dispatch"); }
+TEST(Anchors, DeepepH100CombineAtReducedSize) { expect_deepep_case("deepep-h100-ep8-combine", "combine"); }
+
+// The NCCL and p2p cases at 2 MiB (their files: 256 MiB and 1 GiB): right values, every GPU's
+// payload exactly what the collective implies, not above the link bound.
+class CollectiveAnchor : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CollectiveAnchor, AtReducedSize) {
+  AnchorCase c = load_case(GetParam());
+  ASSERT_EQ(c.measure.kind, "collective");
+  c.measure.collective.bytes = 2ull << 20;
+  c.measure.collective.slice_bytes = 4096;
+  c.measure.collective.chunk_bytes = 32 * 1024;
+  const nlohmann::json entry = run_anchor_case(c);
+  ASSERT_TRUE(entry["passed"].get<bool>()) << entry.dump(2);
+  const nlohmann::json& d = entry["details"];
+  EXPECT_TRUE(d["values_ok"].get<bool>());
+  EXPECT_TRUE(d["bytes_ok"].get<bool>());
+  EXPECT_LE(entry["model"].get<double>(), d["link_bound_metric"].get<double>());
+  EXPECT_GT(entry["model"].get<double>(), 0.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CollectiveAnchor,
+                         ::testing::Values("nccl-h100x8-allreduce-ring", "nccl-h100x8-allreduce-nvls",
+                                           "nccl-h100x8-allgather-ring", "nccl-h100x8-allgather-nvls",
+                                           "nccl-h100x8-alltoall", "p2p-h100-write-oneway", "p2p-h100-write-bidir"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string name = info.param;
+                           for (char& ch : name) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace nvsvp::platform

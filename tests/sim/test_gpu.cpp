@@ -497,6 +497,27 @@ TEST(Gpu, AnSmIssuedChunkHoldsItsStreamForAllItsWrites) {
   EXPECT_EQ(m.platform.gpu(1).finish_time(), ns(252));
 }
 
+// A local copy is the same SMs storing into local memory (a DeepEP sender's own rank): in a stream
+// with issue_sms it lands at once and holds the stream for its bytes, as a send does; a 0-byte
+// copy (a signal between streams) holds nothing.
+TEST(Gpu, AnSmIssuedLocalCopyHoldsItsStreamForItsBytes) {
+  Machine m(sm_store_platform(1), [](TlmHal& hal, Platform&) {
+    hw::WorkSequence sender;
+    sender.issue_sms = kIssueSms;
+    sender.counters = 3;
+    sender.tasks.push_back(hw::Task::local_copy(0, 0x100, 0x8000, kStoreBytes, 1));
+    sender.tasks.push_back(hw::Task::local_copy(0, 0x10, 0x20, 0, 2));  // the signal after the hold
+    sender.tasks.push_back(hw::Task::local_copy(0, 0x10, 0x30, 0, 2));  // and at once after it
+    hal.submit(0, std::move(sender));
+    hal.wait_all_finished();
+  });
+  m.run();
+  EXPECT_EQ(m.platform.gpu(0).counter_reached_ps(1, 1), 0u);
+  EXPECT_EQ(m.platform.gpu(0).counter_reached_ps(2, 1), ns(kIssueNs).value());
+  EXPECT_EQ(m.platform.gpu(0).counter_reached_ps(2, 2), ns(kIssueNs).value());
+  EXPECT_EQ(m.platform.gpu(0).finish_time(), ns(kIssueNs));
+}
+
 // The stores of take_ready items are held alike: two ready items of one 256-byte send each issue
 // 64 ns apart, and the stream stands after them at 128 ns.
 TEST(Gpu, SmIssuedStoresOfTakeReadyItemsArePacedByTheirSms) {
