@@ -19,6 +19,7 @@
 #include <stdexcept>
 
 #include "anchor_measures.hpp"
+#include "child_wait.hpp"
 #include "config_reader.hpp"
 #include "scenario_document.hpp"
 
@@ -313,11 +314,7 @@ int run_anchors(const AnchorOptions& options, std::ostream& console) {
       running[pid] = next++;
     }
     int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
-    }
+    const pid_t pid = wait_for_any_child(status);
     const auto it = running.find(pid);
     if (it == running.end()) continue;
     const size_t i = it->second;

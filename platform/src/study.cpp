@@ -19,6 +19,7 @@
 #include <sstream>
 #include <vector>
 
+#include "child_wait.hpp"
 #include "config_reader.hpp"
 #include "text.hpp"
 #include "nvsvp/platform/runner.hpp"
@@ -679,11 +680,7 @@ int run_study(const Study& study, const StudyOptions& options, std::ostream& con
     }
     if (running.empty()) continue;
     int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
-    }
+    const pid_t pid = wait_for_any_child(status);
     const auto it = running.find(pid);
     if (it == running.end()) continue;  // not a point's process
     const Running done = it->second;
