@@ -14,7 +14,7 @@ function(nvsvp_cli_test name)
 endfunction()
 
 set(NVSVP_PRESET_CHECKS)
-foreach(preset dgx-h100 gh200-nvl32 nvl64 S M L gpt-oss-120b qwen3-235b deepseek-v4-pro-like)
+foreach(preset dgx-h100 gh200-nvl32 nvl64 hgx-h800 S M L gpt-oss-120b qwen3-235b deepseek-v4-pro-like)
   list(APPEND NVSVP_PRESET_CHECKS --stdout "^(platform|model) +${preset} ")
 endforeach()
 foreach(scheme deepep nvls dysharp-basic explicit-addressing-basic coarse-overlap comet fusion-only dysharp-comet
@@ -326,3 +326,11 @@ nvsvp_cli_test(replication_groups_beyond_the_multicast_slots_fail_clearly --exit
 nvsvp_cli_test(replication_static_seed_needs_the_static_policy_exits_2 --exit 2
                --stderr "replication.static_seed: expected static_seed only with policy static"
                -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/replication.yaml --set replication.static_seed=3)
+
+# nvsvp anchors (docs/calibration.md): one case runs and writes anchors.json; an unknown case name
+# is bad usage.
+nvsvp_cli_test(anchors_one_case --stdout "p2p-h100-write-oneway +write bandwidth +GB/s" --stdout "wrote .*anchors.json"
+               --fresh ${NVSVP_CLI_OUT}/anchors --file ${NVSVP_CLI_OUT}/anchors/anchors.json "\"case\": \"p2p-h100-write-oneway\""
+               -- $<TARGET_FILE:nvsvp> anchors --case p2p-h100-write-oneway --out ${NVSVP_CLI_OUT}/anchors)
+nvsvp_cli_test(anchors_unknown_case_exits_2 --exit 2 --stderr "--case: expected one of .*deepep-h800-ep8-dispatch.*, got no-such-case"
+               -- $<TARGET_FILE:nvsvp> anchors --case no-such-case --out ${NVSVP_CLI_OUT}/anchors_bad)
