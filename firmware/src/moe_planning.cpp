@@ -461,6 +461,9 @@ std::vector<std::array<hw::WorkSequence*, 4>> make_fused_streams(LayerPlan& plan
       seq.stream = i;
       seq.sms = group_sms[i];
       if (sms.gemms_share_sms && (i == kGemm1Group || i == kGemm2Group)) seq.sm_pool = 1;
+      // The dispatch and combine groups' SMs issue their stores (sends, multimem and dynamic
+      // stores) at gpu.sm_store_gbps each, software and in-switch schemes alike.
+      if (i == kDispatchGroup || i == kCombineGroup) seq.issue_sms = group_sms[i];
       seq.phase_names = moe_phase_names();
       seq.counters = counters;
     }

@@ -129,6 +129,7 @@ void build_coarse_overlap(LayerPlan& plan, const DispatchMap& map) {
   for (uint32_t g = 0; g < routing.gpus; ++g) {
     hw::WorkSequence& comm = start_sequence(plan, g, chunking.experts_done_counter() + 1);
     comm.sms = static_cast<uint16_t>(spec.software.comm_sms);
+    comm.issue_sms = software_sender_sms(spec.software);  // DeepEP-class: half its SMs send
     append_chunked_dispatch(plan, map, comm, g, chunking);
   }
   plan.extra_sequences.resize(routing.gpus);

@@ -868,3 +868,38 @@ TEST(DestinationGpus, AreTheDistinctHoldersAscendingOnEitherSideOf64Gpus) {
     }
   }
 }
+
+namespace nvsvp::fw {
+namespace {
+
+// The SMs that issue a scheme's stores pay gpu.sm_store_gbps for them (docs/models/gpu.md, SM
+// store-issue limit): deepep's and coarse-overlap's senders (half of software.comm_sms, DeepEP's
+// split), and every fused kernel's dispatch and combine groups, software and in-switch alike (the
+// same SM split, so that only the communication mechanism differs); GEMM streams issue nothing.
+TEST(SchemeIssueSms, EverySchemeThatStoresFromSmsHoldsItsSenders) {
+  const std::shared_ptr<const MoeLayerSpec> layer = small_layer();
+  const SoftwareParams& s = layer->software;
+  for (const char* scheme : {"deepep", "coarse-overlap"}) {
+    const LayerPlan plan = build_layer(scheme, layer);
+    for (const hw::WorkSequence& seq : plan.sequences) EXPECT_EQ(seq.issue_sms, s.comm_sms / 2) << scheme;
+  }
+  for (const char* scheme : {"fusion-only", "dysharp", "explicit-addressing"}) {
+    const LayerPlan plan = build_layer(scheme, layer);
+    for (size_t g = 0; g < plan.sequences.size(); ++g) {
+      EXPECT_EQ(plan.sequences[g].issue_sms, s.fusion_dispatch_sms) << scheme;
+      EXPECT_EQ(plan.extra_sequences[g][0].issue_sms, 0u) << scheme << ": GEMM-1";
+      EXPECT_EQ(plan.extra_sequences[g][1].issue_sms, 0u) << scheme << ": GEMM-2";
+      EXPECT_EQ(plan.extra_sequences[g][2].issue_sms, s.fusion_combine_sms) << scheme;
+    }
+  }
+  for (const char* scheme : {"comet", "dysharp-comet"}) {
+    const LayerPlan plan = build_layer(scheme, layer);
+    for (size_t g = 0; g < plan.sequences.size(); ++g) {
+      EXPECT_EQ(plan.sequences[g].issue_sms, s.comm_sms) << scheme;
+      EXPECT_EQ(plan.extra_sequences[g][2].issue_sms, s.comm_sms) << scheme;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nvsvp::fw
