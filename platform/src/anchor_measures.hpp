@@ -28,8 +28,8 @@ nlohmann::json measure_moe_phase(const Scenario& scenario, const std::string& sc
 nlohmann::json measure_collective(const PlatformSpec& platform, const fw::CollectiveSpec& spec);
 
 // One grouped GEMM `spec` on GPU 0 of `platform`: its TFLOPS (2 M N K groups / time); it passes
-// when the time is what the GPU's GEMM model gives for the shape (its waves of tiles at the SM's
-// share of peak x gemm_efficiency) and the TFLOPS stay below that.
+// when the TFLOPS stay below the GPU's peak x gemm_efficiency. (That its time is the wave model's,
+// waves of tiles at the SM's share of that, is tests/sim/test_gemm_case.cpp's check.)
 nlohmann::json measure_gemm(const PlatformSpec& platform, const GemmCaseSpec& spec);
 
 }  // namespace nvsvp::platform

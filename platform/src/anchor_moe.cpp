@@ -78,9 +78,11 @@ json measure_moe_phase(const Scenario& scenario, const std::string& scheme, cons
   const double bound_us = static_cast<double>(busiest) * wire_per_pair / link_gbps / 1e3;
   // Every byte on the wire is one the algorithm implies: both phases' copies to other GPUs (each
   // keeps its own packets) and the count exchange's 16 bytes from every GPU to every other.
+  uint64_t remote_pairs = 0;
+  for (uint64_t n : pairs.remote_in) remote_pairs += n;
   double implied_layer_wire = 0.0;
   for (const DataType type : {layer->dispatch_dtype, layer->combine_dtype}) {
-    implied_layer_wire += mean(pairs.remote_in) * layer->routing.gpus *
+    implied_layer_wire += static_cast<double>(remote_pairs) *
                           static_cast<double>(link.wire_flits(fw::vector_bytes(type, layer->model.hidden))) * link.flit_bytes;
   }
   const uint32_t gpus = layer->routing.gpus;

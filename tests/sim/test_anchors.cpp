@@ -66,8 +66,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, CollectiveAnchor,
                          ::testing::Values("nccl-h100x8-allreduce-ring", "nccl-h100x8-allreduce-nvls",
                                            "nccl-h100x8-allgather-ring", "nccl-h100x8-allgather-nvls",
                                            "nccl-h100x8-alltoall", "p2p-h100-write-oneway", "p2p-h100-write-bidir"),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           std::string name = info.param;
+                         [](const ::testing::TestParamInfo<const char*>& case_info) {
+                           std::string name = case_info.param;
                            for (char& ch : name) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
                            return name;
                          });

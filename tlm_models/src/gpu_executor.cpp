@@ -293,9 +293,7 @@ sc_time GpuExecutor::store_issue_time(const hw::WorkSequence& sequence, const hw
     case hw::TaskKind::multimem_store:
     case hw::TaskKind::multimem_red:
     case hw::TaskKind::dynamic_store:  // one token, whatever its targets: the switch replicates it
-      bytes = task.bytes;
-      break;
-    case hw::TaskKind::local_copy:  // the same SMs store into local memory (a DeepEP sender's own rank)
+    case hw::TaskKind::local_copy:     // the same SMs store into local memory (a DeepEP sender's own rank)
       bytes = task.bytes;
       break;
     default:

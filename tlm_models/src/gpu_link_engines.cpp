@@ -26,6 +26,7 @@ GpuLinkEngines::GpuLinkEngines(const char* owner, const GpuParams& params, const
       vc_by_destination_(params.tx_vc_choice == "destination"),
       chunk_per_write_(params.chunk_links == "per_write"),
       chunk_least_loaded_(params.chunk_links == "least_loaded"),
+      flit_ps_(static_cast<uint64_t>(link.flit_time_ps())),
       lookahead_(picoseconds(to_picoseconds(params.tx_lookahead_ns))),
       pool_(pool),
       memory_(memory),
@@ -138,13 +139,12 @@ void GpuLinkEngines::enqueue_chunk(const TxItem& whole) {
 
 uint32_t GpuLinkEngines::least_loaded_link(const TxItem& whole) const {
   const sc_time& now = current_time();
-  const uint64_t flit_ps = static_cast<uint64_t>(link_params_.flit_time_ps());
   uint32_t best = link_for(whole.chunk[0].target_address);
   uint64_t best_load = ~0ull;
   for (uint32_t i = 0; i < whole.chunk_writes; ++i) {
     const uint32_t link = link_for(whole.chunk[i].target_address);
     const sc_time& busy = ports_[link]->busy_until();
-    const uint64_t load = engines_[link].queued_flits * flit_ps + (busy > now ? (busy - now).value() : 0);
+    const uint64_t load = engines_[link].queued_flits * flit_ps_ + (busy > now ? (busy - now).value() : 0);
     if (load < best_load) {
       best = link;
       best_load = load;

@@ -157,6 +157,7 @@ class GpuLinkEngines {
   bool vc_by_destination_;      // GpuParams::tx_vc_choice == "destination"
   bool chunk_per_write_;        // GpuParams::chunk_links == "per_write"
   bool chunk_least_loaded_;     // GpuParams::chunk_links == "least_loaded"
+  uint64_t flit_ps_;            // one flit's time on a link, for the engines' pending work
   uint32_t vcs_ = 1;            // VCs per class of the switch's inputs (the ports', at attach)
   sc_core::sc_time lookahead_;
   PayloadPool& pool_;
