@@ -6,6 +6,7 @@
 // channel; here the sends are bounded by nothing but the links).
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "collective_plan.hpp"
 
@@ -96,6 +97,10 @@ void append_ring_gpu(hw::WorkSequence& seq, uint32_t g, const RingShape& shape, 
 
 std::vector<hw::WorkSequence> plan_ring(uint32_t gpus, const CollectiveSpec& spec) {
   if (spec.channels == 0) throw std::invalid_argument("ring: channels must be at least 1");
+  if (spec.slice_bytes < spec.message_bytes) {
+    throw std::invalid_argument("ring: slice_bytes (" + std::to_string(spec.slice_bytes) +
+                                ") must be at least one message (" + std::to_string(spec.message_bytes) + " bytes)");
+  }
   const bool reduce = spec.collective == Collective::allreduce_ring;
   RingShape shape;
   shape.gpus = gpus;

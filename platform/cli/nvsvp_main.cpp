@@ -200,7 +200,9 @@ int calibrate_command(const nvsvp::platform::Scenario& scenario, Options o) {
       for (const std::string& name : o.collectives) {
         nvsvp::fw::CollectiveSpec& spec = specs.emplace_back(o.allreduce);
         if (!nvsvp::fw::collective_from_string(name, spec.collective)) {
-          throw std::invalid_argument("unknown collective '" + name + "'");
+          std::string known;
+          for (nvsvp::fw::Collective c : nvsvp::fw::all_collectives()) known += std::string(known.empty() ? "" : ", ") + nvsvp::fw::to_string(c);
+          throw std::invalid_argument("--collective: expected one of " + known + ", got " + name);
         }
       }
       runs = nvsvp::platform::run_collectives(scenario.platform, specs);

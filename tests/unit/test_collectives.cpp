@@ -180,6 +180,9 @@ TEST(CollectivePlan, SizesThatDoNotDivideAreRefused) {
   CollectiveSpec ring;
   ring.bytes = 8 * 4096;  // one message per GPU: not one per channel
   EXPECT_THROW(plan_collective(8, ring), std::invalid_argument);
+  ring.bytes = 8 * 32 * 4096;
+  ring.slice_bytes = 1024;  // a slice smaller than one message
+  EXPECT_THROW(plan_collective(8, ring), std::invalid_argument);
 }
 
 TEST(CollectivePlan, NamesRoundTrip) {
