@@ -171,6 +171,9 @@ double ratio_to(const AnchorFigure& anchor, double model) {
   json entry;
   try {
     entry = run_anchor_case(c);
+  } catch (const std::invalid_argument& e) {  // sizes the case's plan refuses: bad input
+    entry = failed_entry(c, e.what());
+    entry["bad_input"] = true;
   } catch (const std::exception& e) {
     entry = failed_entry(c, e.what());
   }
@@ -330,8 +333,9 @@ int run_anchors(const AnchorOptions& options, std::ostream& console) {
   out << json{{"cases", entries}}.dump(2) << "\n";
   if (!out) throw std::runtime_error("cannot write " + path);
   console << "wrote " << path << std::endl;
+  const bool bad_input = std::any_of(entries.begin(), entries.end(), [](const json& e) { return e.value("bad_input", false); });
   const bool passed = std::all_of(entries.begin(), entries.end(), [](const json& e) { return e.value("passed", false); });
-  return passed ? 0 : 1;
+  return bad_input ? kAnchorsBadInput : passed ? 0 : 1;
 }
 
 }  // namespace nvsvp::platform

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <stdexcept>
 #include <string>
 
 #include "../common/test_support.hpp"
@@ -60,6 +61,13 @@ TEST_P(CollectiveAnchor, AtReducedSize) {
   EXPECT_TRUE(d["bytes_ok"].get<bool>());
   EXPECT_LE(entry["model"].get<double>(), d["link_bound_metric"].get<double>());
   EXPECT_GT(entry["model"].get<double>(), 0.0);
+}
+
+// Sizes a case's plan refuses are bad input (`nvsvp anchors` exits 2 for them), not a failed run.
+TEST(Anchors, SizesThePlanRefusesAreBadInput) {
+  AnchorCase c = load_case("nccl-h100x8-alltoall");
+  c.measure.collective.bytes = 1000;  // not a multiple of 8 GPUs x 4096-byte messages
+  EXPECT_THROW(run_anchor_case(c), std::invalid_argument);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, CollectiveAnchor,

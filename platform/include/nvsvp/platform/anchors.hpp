@@ -71,8 +71,10 @@ struct AnchorOptions {
 };
 
 // Runs the cases, each in a child process, `jobs` at a time; prints the table and writes
-// anchors.json into out_dir. Returns 0 when every case ran and passed its checks, 1 otherwise. An
-// unknown case name is a ConfigError.
+// anchors.json into out_dir. Returns 0 when every case ran and passed its checks, 1 otherwise, and
+// kAnchorsBadInput when a case's sizes were refused by its plan (its entry says why, with
+// "bad_input": true). A bad case file or an unknown case name is a ConfigError.
+inline constexpr int kAnchorsBadInput = 2;
 int run_anchors(const AnchorOptions& options, std::ostream& console);
 
 }  // namespace nvsvp::platform
