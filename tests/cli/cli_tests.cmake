@@ -17,7 +17,7 @@ set(NVSVP_PRESET_CHECKS)
 foreach(preset dgx-h100 gh200-nvl32 nvl64 hgx-h800 S M L gpt-oss-120b qwen3-235b deepseek-v4-pro-like)
   list(APPEND NVSVP_PRESET_CHECKS --stdout "^(platform|model) +${preset} ")
 endforeach()
-foreach(scheme deepep nvls dysharp-basic explicit-addressing-basic coarse-overlap comet fusion-only dysharp-comet
+foreach(scheme deepep nvls dysharp-basic explicit-addressing-basic tutel fastermoe ccfuser comet fusion-only dysharp-comet
                explicit-addressing dysharp)
   list(APPEND NVSVP_PRESET_CHECKS --stdout "^scheme  ${scheme}$")
 endforeach()
@@ -114,12 +114,12 @@ add_test(NAME cli.runs_are_deterministic
 set_tests_properties(cli.runs_are_deterministic PROPERTIES TIMEOUT 120
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 # The same for every scheme: static and dynamic multimem (Hub allocation order, switch
-# reductions), the two-stream coarse-overlap and the four-stream fused schedules (items taken as
+# reductions), the two-stream tutel and fastermoe, the pull of ccfuser and the four-stream fused schedules (items taken as
 # they become ready).
 add_test(NAME cli.every_scheme_is_deterministic
          COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
                  ${NVSVP_CLI_OUT}/determinism_all_schemes
-                 --set "schemes=[deepep,nvls,dysharp-basic,explicit-addressing-basic,coarse-overlap,comet,fusion-only,dysharp-comet,explicit-addressing,dysharp]")
+                 --set "schemes=[deepep,nvls,dysharp-basic,explicit-addressing-basic,tutel,fastermoe,ccfuser,comet,fusion-only,dysharp-comet,explicit-addressing,dysharp]")
 set_tests_properties(cli.every_scheme_is_deterministic PROPERTIES TIMEOUT 120
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 # And with hot-expert replication (the scheduler, the broadcasts, the re-routed tokens), which
@@ -127,7 +127,7 @@ set_tests_properties(cli.every_scheme_is_deterministic PROPERTIES TIMEOUT 120
 add_test(NAME cli.every_scheme_with_replication_is_deterministic
          COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_replication.yaml
                  ${NVSVP_CLI_OUT}/determinism_replication
-                 --set "schemes=[deepep,nvls,dysharp-basic,explicit-addressing-basic,coarse-overlap,comet,fusion-only,dysharp-comet,explicit-addressing,dysharp]")
+                 --set "schemes=[deepep,nvls,dysharp-basic,explicit-addressing-basic,tutel,fastermoe,ccfuser,comet,fusion-only,dysharp-comet,explicit-addressing,dysharp]")
 set_tests_properties(cli.every_scheme_with_replication_is_deterministic PROPERTIES TIMEOUT 300
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 
