@@ -12,7 +12,7 @@
 //     epilogue: after each group, its rows' results written to their homes' combine buffers; the
 //       home sums its tokens' rows at the end.
 // Tile groups are plan_fused_tiles' (software.tile_tokens rows of one local expert, groups that
-// fill the GPU's SMs), the rows of an expert in source order.
+// fill the GPU's SMs), the rows of an expert with their sources interleaved.
 #include <algorithm>
 
 #include "moe_plan.hpp"
@@ -24,7 +24,7 @@ namespace {
 uint32_t group_counter(size_t group) { return kMoeCounters + 2 + static_cast<uint32_t>(group); }
 constexpr uint32_t kGemmDoneCounter = kMoeCounters;
 
-// A tile's rows: runs of one source's rows (an expert's rows from one source are contiguous).
+// A tile's rows: members [first, first + tokens) of its expert's rows.
 std::vector<RowRange> tile_rows(const std::vector<RowRange>& expert_runs, const FusedTile& tile) {
   std::vector<RowRange> out;
   uint64_t skip = tile.first;
@@ -44,15 +44,27 @@ std::vector<RowRange> tile_rows(const std::vector<RowRange>& expert_runs, const 
   return out;
 }
 
-// [local expert]: its rows on GPU g as runs, one per source, in source order.
+// [local expert]: its rows on GPU g, one range per row, the sources interleaved (row p of every
+// source, sources in turn from the next GPU on): the order a tile's thread blocks take their rows
+// in, so that every GPU's reads spread over all homes at once instead of all reading from GPU 0.
 std::vector<std::vector<RowRange>> expert_runs(const ExpertRows& rows, uint32_t g, uint32_t per_gpu) {
-  std::vector<std::vector<RowRange>> runs(per_gpu);
-  for (uint32_t s = 0; s < rows.rows.size(); ++s) {
+  const auto gpus = static_cast<uint32_t>(rows.rows.size());
+  // [expert][source]: the contiguous rows of that expert from that source.
+  std::vector<std::vector<RowRange>> by_source(per_gpu, std::vector<RowRange>(gpus));
+  for (uint32_t s = 0; s < gpus; ++s) {
     const std::vector<ExpertRow>& list = rows.rows[s][g];
-    for (uint64_t i = 0; i < list.size(); ++i) {
-      std::vector<RowRange>& of = runs[list[i].local_expert];
-      if (of.empty() || of.back().source != s || of.back().end != i) of.push_back(RowRange{s, g, i, i});
-      of.back().end = i + 1;
+    for (uint64_t i = list.size(); i-- > 0;) by_source[list[i].local_expert][s] = RowRange{s, g, i, i};
+    for (uint64_t i = 0; i < list.size(); ++i) by_source[list[i].local_expert][s].end = i + 1;
+  }
+  std::vector<std::vector<RowRange>> runs(per_gpu);
+  for (uint32_t j = 0; j < per_gpu; ++j) {
+    uint64_t longest = 0;
+    for (const RowRange& r : by_source[j]) longest = std::max(longest, r.end - r.begin);
+    for (uint64_t p = 0; p < longest; ++p) {
+      for (uint32_t n = 1; n <= gpus; ++n) {
+        const RowRange& r = by_source[j][(g + n) % gpus];
+        if (r.begin + p < r.end) runs[j].push_back(RowRange{r.source, g, r.begin + p, r.begin + p + 1});
+      }
     }
   }
   return runs;
