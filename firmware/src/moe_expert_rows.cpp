@@ -166,6 +166,21 @@ RowWork row_work(const LayerPlan& plan, const ExpertRows& rows, uint32_t gpu, co
   return work;
 }
 
+uint32_t add_row_kernel(const LayerPlan& plan, hw::WorkSequence& seq, uint32_t gpu, const RowWork& work) {
+  if (work.first_slots.empty()) return hw::Task::kNoKernel;
+  seq.kernels.push_back(expert_kernel(plan.spec, plan.buffers, plan.received, gpu, work.first_slots));
+  return static_cast<uint32_t>(seq.kernels.size() - 1);
+}
+
+hw::WorkSequence side_stream(const LayerPlan& plan, uint32_t gpu, uint32_t stream, uint16_t sms) {
+  hw::WorkSequence work;
+  work.stream = stream;
+  work.sms = sms;
+  work.phase_names = plan.sequences[gpu].phase_names;
+  work.counters = plan.sequences[gpu].counters;
+  return work;
+}
+
 void append_row_home_combine(LayerPlan& plan, const ExpertRows& rows, hw::WorkSequence& seq, uint32_t home) {
   uint64_t back = 0;
   for (const auto& list : rows.rows[home]) back += list.size();

@@ -211,6 +211,12 @@ struct RowWork {
 };
 RowWork row_work(const LayerPlan& plan, const ExpertRows& rows, uint32_t gpu, const std::vector<RowRange>& ranges);
 
+// The expert kernel over `work`'s first rows, added to `seq`: its index, or hw::Task::kNoKernel
+// when none of them is a first row (expert_kernel would take an empty list for all slots).
+uint32_t add_row_kernel(const LayerPlan& plan, hw::WorkSequence& seq, uint32_t gpu, const RowWork& work);
+// A further executor stream of GPU `gpu` (plan.sequences[gpu]'s phases and counters) on `sms` SMs.
+hw::WorkSequence side_stream(const LayerPlan& plan, uint32_t gpu, uint32_t stream, uint16_t sms);
+
 // The home's combine after rows: waits until all `rows` rows came back on kCombineCounter (its
 // partials among them), then append_home_combine.
 void append_row_home_combine(LayerPlan& plan, const ExpertRows& rows, hw::WorkSequence& seq, uint32_t home);

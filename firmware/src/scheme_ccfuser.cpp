@@ -9,7 +9,8 @@
 //       knows which rows to pull), then, tile group by tile group in the order the GEMMs run them,
 //       a remote read of every row of the group from its token's home (a local copy for its own);
 //     GEMMs (every SM): per tile group, the wait for its rows, GEMM-1 and GEMM-2, a signal;
-//     epilogue: after each group, its rows' results written to their homes' combine buffers; the
+//     epilogue: after each group, its rows' results written to their homes' combine buffers, a
+//       message per row (an epilogue stores each output row as its tile ends); the
 //       home sums its tokens' rows at the end.
 // Tile groups are plan_fused_tiles' (software.tile_tokens rows of one local expert, groups that
 // fill the GPU's SMs), the rows of an expert with their sources interleaved.
@@ -94,16 +95,9 @@ void build_ccfuser(LayerPlan& plan, const DispatchMap& map) {
     hw::WorkSequence& loader = start_sequence(plan, g, static_cast<uint32_t>(counters));
     loader.stream = 0;
     append_count_exchange(plan, loader, g, kDispatchPhase);
-    plan.extra_sequences[g].resize(2);
+    plan.extra_sequences[g] = {side_stream(plan, g, 1, all_sms), side_stream(plan, g, 2, 0)};
     hw::WorkSequence& gemms = plan.extra_sequences[g][0];
     hw::WorkSequence& epilogue = plan.extra_sequences[g][1];
-    for (uint32_t i = 0; i < 2; ++i) {
-      hw::WorkSequence& seq = plan.extra_sequences[g][i];
-      seq.stream = i + 1;
-      seq.phase_names = loader.phase_names;
-      seq.counters = loader.counters;
-    }
-    gemms.sms = all_sms;
     epilogue.issue_sms = all_sms;  // the GEMM blocks' epilogues store the results
 
     for (size_t group = 0; group < tiles.groups(); ++group) {
@@ -119,11 +113,7 @@ void build_ccfuser(LayerPlan& plan, const DispatchMap& map) {
       for (const RowRange& r : ranges) append_row_reads(plan, rows, loader, r, kDispatchPhase, group_counter(group));
       const RowWork work = row_work(plan, rows, g, ranges);
       gemms.tasks.push_back(hw::Task::wait(kDispatchPhase, group_counter(group), work.rows));
-      uint32_t kernel = hw::Task::kNoKernel;
-      if (!work.first_slots.empty()) {
-        gemms.kernels.push_back(expert_kernel(plan.spec, plan.buffers, plan.received, g, work.first_slots));
-        kernel = static_cast<uint32_t>(gemms.kernels.size() - 1);
-      }
+      const uint32_t kernel = add_row_kernel(plan, gemms, g, work);
       ExpertGemms pair = expert_gemms(spec, kExpertsPhase, tiles.group_first[group + 1] - tiles.group_first[group], busy,
                                       work.rows, kernel);
       pair.gemm1.persistent = pair.gemm2.persistent = true;

@@ -30,20 +30,12 @@ uint32_t experts_done_counter(uint32_t gpus) { return kMoeCounters + gpus; }
 hw::WorkSequence experts_stream(const LayerPlan& plan, const ExpertRows& rows, uint32_t g, uint16_t sms) {
   const MoeLayerSpec& spec = *plan.spec;
   const uint32_t gpus = spec.routing.gpus;
-  hw::WorkSequence work;
-  work.stream = 1;
-  work.sms = sms;
-  work.phase_names = plan.sequences[g].phase_names;
-  work.counters = plan.sequences[g].counters;
+  hw::WorkSequence work = side_stream(plan, g, 1, sms);
   for (uint32_t step = 0; step < gpus; ++step) {
     const uint32_t source = (g + gpus - step) % gpus;
     const RowWork received = row_work(plan, rows, g, {RowRange{source, g, 0, rows.rows[source][g].size()}});
     work.tasks.push_back(hw::Task::wait(kDispatchPhase, step_counter(step), received.rows));
-    uint32_t kernel = hw::Task::kNoKernel;
-    if (!received.first_slots.empty()) {
-      work.kernels.push_back(expert_kernel(plan.spec, plan.buffers, plan.received, g, received.first_slots));
-      kernel = static_cast<uint32_t>(work.kernels.size() - 1);
-    }
+    const uint32_t kernel = add_row_kernel(plan, work, g, received);
     if (received.rows > 0) {
       append_expert_gemms(spec, work, kExpertsPhase, received.tokens_per_local_expert, received.rows, kernel);
     }

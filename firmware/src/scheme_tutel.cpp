@@ -73,11 +73,7 @@ hw::WorkSequence experts_stream(const LayerPlan& plan, const ExpertRows& rows, u
                                 uint16_t sms) {
   const MoeLayerSpec& spec = *plan.spec;
   const uint32_t gpus = spec.routing.gpus;
-  hw::WorkSequence work;
-  work.stream = 1;
-  work.sms = sms;
-  work.phase_names = plan.sequences[g].phase_names;
-  work.counters = plan.sequences[g].counters;
+  hw::WorkSequence work = side_stream(plan, g, 1, sms);
   for (uint32_t c = 0; c < chunks.count; ++c) {
     std::vector<RowRange> ranges;
     for (uint32_t s = 0; s < gpus; ++s) {
@@ -88,11 +84,7 @@ hw::WorkSequence experts_stream(const LayerPlan& plan, const ExpertRows& rows, u
     }
     const RowWork chunk = row_work(plan, rows, g, ranges);
     work.tasks.push_back(hw::Task::wait(kDispatchPhase, chunks.arrival_counter(c), chunk.rows));
-    uint32_t kernel = hw::Task::kNoKernel;
-    if (!chunk.first_slots.empty()) {
-      work.kernels.push_back(expert_kernel(plan.spec, plan.buffers, plan.received, g, chunk.first_slots));
-      kernel = static_cast<uint32_t>(work.kernels.size() - 1);
-    }
+    const uint32_t kernel = add_row_kernel(plan, work, g, chunk);
     append_expert_gemms(spec, work, kExpertsPhase, chunk.tokens_per_local_expert, chunk.rows, kernel);
     work.tasks.push_back(
         hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, chunks.experts_done_counter()));

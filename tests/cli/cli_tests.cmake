@@ -127,7 +127,8 @@ set_tests_properties(cli.every_scheme_is_deterministic PROPERTIES TIMEOUT 120
 add_test(NAME cli.every_scheme_with_replication_is_deterministic
          COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_replication.yaml
                  ${NVSVP_CLI_OUT}/determinism_replication
-                 --set "schemes=[deepep,nvls,dysharp-basic,explicit-addressing-basic,tutel,fastermoe,ccfuser,comet,fusion-only,dysharp-comet,explicit-addressing,dysharp]")
+                 --set "schemes=[deepep,nvls,dysharp-basic,explicit-addressing-basic,tutel,fastermoe,ccfuser,comet,fusion-only,dysharp-comet,explicit-addressing,dysharp]"
+                 --set software.tutel_degree=2)  # one tutel run: the search's determinism is the test above's
 set_tests_properties(cli.every_scheme_with_replication_is_deterministic PROPERTIES TIMEOUT 300
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 
