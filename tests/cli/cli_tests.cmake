@@ -25,6 +25,13 @@ nvsvp_cli_test(presets_lists_every_preset_and_scheme ${NVSVP_PRESET_CHECKS} -- $
 
 nvsvp_cli_test(validate_default --stdout "default.yaml: ok"
                -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml)
+# tutel and fastermoe's NCCL channels must leave the GEMMs an SM; coarse-overlap's key is gone.
+nvsvp_cli_test(nccl_channels_above_the_sms_exits_2 --exit 2
+               --stderr "software.nccl_channels: expected nccl_channels below the GPU's SMs"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set "schemes=[tutel]"
+               --set software.nccl_channels=200)
+nvsvp_cli_test(overlap_chunks_is_unknown_exits_2 --exit 2 --stderr "software.overlap_chunks: expected one of the keys"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set software.overlap_chunks=4)
 
 nvsvp_cli_test(validate_unknown_key_exits_2 --exit 2
                --stderr "bad_unknown_key.yaml:6: workload.tokens_per_gpuu: .*unknown key tokens_per_gpuu"
