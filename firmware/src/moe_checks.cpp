@@ -45,6 +45,7 @@ class LayerCheck {
     check_count_exchange();
     check_link_arrivals();
     check_notifications();
+    check_row_regions();
     for (uint64_t t = 0; t < routing_.tokens(); ++t) check_combine(t);
     return std::move(result_);
   }
@@ -245,6 +246,28 @@ class LayerCheck {
       result_.notifications_expected += plan_.expected_notifications[g];
       result_.notifications_delivered += std::min(got, plan_.expected_notifications[g]);
       expect_arrivals(g, got, plan_.expected_notifications[g], "token notifications");
+    }
+  }
+
+  // Per-expert row layouts: every row beyond a token's first on a GPU, and every padding row,
+  // written exactly once into its region; nothing else there.
+  void check_row_regions() {
+    std::vector<uint32_t> writes;
+    for (const LayerPlan::RowRegion& region : plan_.row_regions) {
+      for (uint32_t g = 0; g < region.writes.size(); ++g) {
+        const std::vector<uint8_t>& expected = region.writes[g];
+        writes.assign(expected.size(), 0);
+        std::vector<uint8_t> data(expected.size() * kTokenBytes);
+        hal_.memory(g).read_strided(region.base, region.stride, expected.size(), kTokenBytes, data.data(), writes.data());
+        for (uint64_t row = 0; row < expected.size(); ++row) {
+          if (writes[row] == expected[row]) continue;
+          result_.receive_count_errors++;
+          std::ostringstream os;
+          os << "GPU " << g << ": row " << row << " of the row region at 0x" << std::hex << region.base << std::dec
+             << " written " << writes[row] << " times, expected " << static_cast<int>(expected[row]);
+          violation(os.str());
+        }
+      }
     }
   }
 

@@ -147,6 +147,80 @@ class PartialSender {
 // sums them into the output buffer.
 void append_home_combine(LayerPlan& plan, hw::WorkSequence& seq, uint32_t home);
 
+// ---- Per-expert rows (the GShard / FastMoE layouts of tutel and fastermoe) ----------------------
+
+// One row per (token, expert) pair, a token's experts on one GPU not sharing it (unlike deepep's one
+// copy per destination GPU): the rows from `source` to `destination` grouped by the destination's
+// local expert, tokens in order; with a capacity, each (source, expert) padded to `capacity` rows.
+// The first row of a token on a GPU (its lowest local expert there) carries the token into its
+// dispatch_rx slot and, on the way back, the copy's partial (the sum of the token's experts there)
+// into its combine_rx slot; the other rows and the padding carry as many bytes into the row regions
+// below (at their layout index), each written once (verify_layer checks it).
+constexpr uint64_t kDispatchRowRegion = 0x2000'0000'0000;  // [layout row]: at the expert's GPU
+constexpr uint64_t kCombineRowRegion = 0x2100'0000'0000;   // [layout row]: at the token's home
+constexpr uint64_t kPaddingSource = 0x2200'0000'0000;      // what a padding row is read from
+constexpr uint64_t kNoCopy = ~0ull;
+struct ExpertRow {
+  uint64_t token = 0;        // the padding rows: none (copy is kNoCopy, padding true)
+  uint64_t copy = kNoCopy;   // the first row of a token on its GPU: the (token, GPU) copy it carries
+  uint64_t slot = 0;         // with a copy: its slot in the GPU's dispatch_rx
+  uint32_t local_expert = 0;
+  bool padding = false;
+};
+struct ExpertRows {
+  uint32_t capacity = 0;  // rows per (source, expert); 0: unpadded
+  std::vector<std::vector<std::vector<ExpertRow>>> rows;  // [source][destination]
+  // The layout index of rows[source][destination][0]: in the destination's dispatch row region
+  // (sources in order) and in the source's combine row region (destinations in order).
+  std::vector<std::vector<uint64_t>> dispatch_offset;
+  std::vector<std::vector<uint64_t>> combine_offset;
+  uint64_t padding_rows = 0;
+  uint64_t rows_into(uint32_t destination) const;  // from every source, padding included
+};
+// `padded`: Tutel's dynamic capacity (capacity_factor 0): the largest (source GPU, expert) count,
+// so that no token is dropped.
+ExpertRows expert_rows(const DispatchMap& map, const MoeRouting& routing, bool padded);
+// Declares the row regions' expected writes for the check.
+void expect_row_regions(LayerPlan& plan, const ExpertRows& rows);
+
+// Sends rows [begin, end) of rows.rows[source][destination] (dispatch: source to destination;
+// `combine`: back from destination to source) as chunk messages of software.chunk_tokens rows,
+// counted on `counter` at the receiver; local copies when source is destination.
+struct RowRange {
+  uint32_t source = 0;
+  uint32_t destination = 0;
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+void append_row_sends(LayerPlan& plan, const ExpertRows& rows, hw::WorkSequence& seq, const RowRange& range,
+                      bool combine, hw::PhaseId phase, uint32_t counter);
+
+// The pull of `ccfuser`: the destination reads rows [begin, end) of rows.rows[source][destination]
+// from the source's input, one read per row (the loads of the expert GEMM's thread blocks), each
+// response counted on `counter`; local copies when source is destination.
+void append_row_reads(LayerPlan& plan, const ExpertRows& rows, hw::WorkSequence& seq, const RowRange& range,
+                      hw::PhaseId phase, uint32_t counter);
+
+// The GEMM work of rows [begin, end) of rows.rows[source][gpu] for each source in `ranges`: the
+// tokens per local expert (padding included: padded rows are computed) and the dispatch slots
+// whose first row is among them (as runs, for expert_kernel).
+struct RowWork {
+  std::vector<uint64_t> tokens_per_local_expert;
+  uint64_t rows = 0;
+  std::vector<SlotRun> first_slots;
+};
+RowWork row_work(const LayerPlan& plan, const ExpertRows& rows, uint32_t gpu, const std::vector<RowRange>& ranges);
+
+// The expert kernel over `work`'s first rows, added to `seq`: its index, or hw::Task::kNoKernel
+// when none of them is a first row (expert_kernel would take an empty list for all slots).
+uint32_t add_row_kernel(const LayerPlan& plan, hw::WorkSequence& seq, uint32_t gpu, const RowWork& work);
+// A further executor stream of GPU `gpu` (plan.sequences[gpu]'s phases and counters) on `sms` SMs.
+hw::WorkSequence side_stream(const LayerPlan& plan, uint32_t gpu, uint32_t stream, uint16_t sms);
+
+// The home's combine after rows: waits until all `rows` rows came back on kCombineCounter (its
+// partials among them), then append_home_combine.
+void append_row_home_combine(LayerPlan& plan, const ExpertRows& rows, hw::WorkSequence& seq, uint32_t home);
+
 // ---- Token-centric fusion ------------------------------------------------------------------------
 
 // Token-centric fusion (docs/background/token_centric_fusion.md), the part every fused schedule
@@ -212,7 +286,9 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map);
 void build_nvls(LayerPlan& plan, const DispatchMap& map);
 void build_dysharp_basic(LayerPlan& plan, const DispatchMap& map);
 void build_explicit_addressing(LayerPlan& plan, const DispatchMap& map);
-void build_coarse_overlap(LayerPlan& plan, const DispatchMap& map);
+void build_tutel(LayerPlan& plan, const DispatchMap& map);
+void build_fastermoe(LayerPlan& plan, const DispatchMap& map);
+void build_ccfuser(LayerPlan& plan, const DispatchMap& map);
 void build_explicit_addressing_basic(LayerPlan& plan, const DispatchMap& map);
 void build_comet(LayerPlan& plan, const DispatchMap& map);
 void build_fusion_only(LayerPlan& plan, const DispatchMap& map);

@@ -28,6 +28,9 @@ void load_inputs(Hal& hal, const LayerPlan& plan) {
     if (plan.expected_notifications[g] > 0) memory.declare_buffer(detail::kReadinessTable, hw::kCounterEntryBytes, tokens);
     memory.declare_buffer(b.counts_tx, 16, routing.gpus);
     memory.declare_buffer(b.counts_rx, 16, routing.gpus);
+    for (const LayerPlan::RowRegion& region : plan.row_regions) {
+      memory.declare_buffer(region.base, region.stride, region.writes[g].size());
+    }
   }
   // What each GPU tells each peer in the count exchange: how many tokens it will send there.
   const std::vector<std::vector<uint64_t>> counts = detail::copies_between(plan);

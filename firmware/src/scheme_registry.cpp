@@ -20,7 +20,9 @@ const std::vector<SchemeEntry>& schemes() {
       {"nvls", &detail::build_nvls, false},
       {"dysharp-basic", &detail::build_dysharp_basic, false},
       {"explicit-addressing-basic", &detail::build_explicit_addressing_basic, false},
-      {"coarse-overlap", &detail::build_coarse_overlap, false},
+      {"tutel", &detail::build_tutel, false},
+      {"fastermoe", &detail::build_fastermoe, false},
+      {"ccfuser", &detail::build_ccfuser, false},
       {"comet", &detail::build_comet, false},
       {"fusion-only", &detail::build_fusion_only, true},
       {"dysharp-comet", &detail::build_dysharp_comet, false},
@@ -45,6 +47,11 @@ const std::vector<std::string>& scheme_names() {
     return n;
   }();
   return names;
+}
+
+const std::vector<uint32_t>& tutel_degree_candidates() {
+  static const std::vector<uint32_t> degrees{1, 2, 4, 8};
+  return degrees;
 }
 
 bool uses_fused_kernel(const std::string& scheme) {

@@ -201,6 +201,7 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
   DirectionTotals totals[2];
   SchemeRun run;
   run.links = link_statistics(platform, layer.seconds(), totals);
+  for (DirectionTotals& t : totals) t.payload_bytes -= std::min(t.payload_bytes, plan_.padding_wire_bytes);  // wire, not payload
   const json phases = phases_json(platform, layer);
   const double replication_end_us = replication_.empty() ? 0.0 : layer.since_start_us(record_.replication_end);
   const bool passed = checks.passed() && replication_checks.passed() && stuck.empty();
@@ -215,6 +216,10 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
                                            record_.broadcast_bytes_sent);
   result["gpus"] = gpus_json(platform, layer);
   result["checks"] = checks_json(checks, replication_checks, stuck, passed);
+  if (!plan_.figures.empty()) {
+    json& figures = result["plan"] = json::object();
+    for (const auto& [name, value] : plan_.figures) figures[name] = value;
+  }
   result["sim"] = sim_json(verify_seconds, totals[0].messages + totals[1].messages, checks.remote_token_copies);
   if (with_timeline_) run.timeline = timeline_of(platform, timeline_bin_ps_, layer);
   return run;
@@ -280,11 +285,43 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
   return run_scheme(scenario, scheme, std::move(layer), false, inspect).result;
 }
 
+namespace {
+
+// Tutel's adaptive pipelining (software.tutel_degree 0): Tutel tries the degrees online and keeps
+// the fastest; the platform plans and simulates each candidate, each in its own process, and
+// reports the fastest run with every candidate's time under "tutel_search" (docs/decisions.md).
+SchemeRun run_tutel_search(const Scenario& scenario, const std::shared_ptr<const fw::MoeLayerSpec>& layer,
+                           bool timelines) {
+  std::optional<SchemeRun> best;
+  json candidates = json::array();
+  double wall = 0.0;
+  for (uint32_t degree : fw::tutel_degree_candidates()) {
+    auto spec = std::make_shared<fw::MoeLayerSpec>(*layer);
+    spec->software.tutel_degree = degree;
+    SchemeRun run = run_scheme_in_child(scenario, "tutel", spec, timelines);
+    const double time = run.result.at("layer_time_us").get<double>();
+    const json planned = run.result.value("plan", json::object()).value("degree", json(degree));
+    wall += run.result.at("sim").at("wall_seconds").get<double>();
+    candidates.push_back({{"degree", degree}, {"planned_degree", planned}, {"layer_time_us", time}});
+    const bool passed = run.result.at("checks").at("passed").get<bool>();
+    if (!best || (passed && time < best->result.at("layer_time_us").get<double>())) best = std::move(run);
+  }
+  best->result["tutel_search"] = {{"candidates", candidates}};
+  best->result["sim"]["tutel_search"] = {{"wall_seconds", wall}};  // every candidate's run
+  return std::move(*best);
+}
+
+}  // namespace
+
 int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostream& console) {
   const auto wall_start = Clock::now();
   const auto layer = make_layer_spec(scenario);
   std::vector<SchemeRun> runs;
   for (const std::string& scheme : scenario.schemes) {
+    if (scheme == "tutel" && layer->software.tutel_degree == 0) {
+      runs.push_back(run_tutel_search(scenario, layer, options.timelines));
+      continue;
+    }
     runs.push_back(run_scheme_in_child(scenario, scheme, layer, options.timelines));
   }
   const double wall = seconds_since(wall_start);

@@ -573,6 +573,13 @@ void ScenarioLoader::check_gpu_resources() const {
     config_fail(at.origin, at.path, "comm_sms below the GPU's SMs (the GEMMs need at least one)",
                 std::to_string(sw.comm_sms) + " of " + std::to_string(gpu.sms) + " SMs");
   }
+  const bool on_nccl = std::any_of(scenario_.schemes.begin(), scenario_.schemes.end(),
+                                   [](const std::string& s) { return s == "tutel" || s == "fastermoe"; });
+  if (on_nccl && sw.nccl_channels >= gpu.sms) {
+    const Place at = origins_.blame({"software.nccl_channels", "platform.gpu.sms"});
+    config_fail(at.origin, at.path, "nccl_channels below the GPU's SMs (the GEMMs need at least one)",
+                std::to_string(sw.nccl_channels) + " of " + std::to_string(gpu.sms) + " SMs");
+  }
   const uint64_t fusion_sms = static_cast<uint64_t>(sw.fusion_dispatch_sms) + sw.fusion_gemm1_sms + sw.fusion_gemm2_sms +
                               sw.fusion_combine_sms;
   const bool fused = std::any_of(scenario_.schemes.begin(), scenario_.schemes.end(), fw::uses_fused_kernel);

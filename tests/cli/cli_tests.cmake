@@ -17,7 +17,7 @@ set(NVSVP_PRESET_CHECKS)
 foreach(preset dgx-h100 gh200-nvl32 nvl64 hgx-h800 S M L gpt-oss-120b qwen3-235b deepseek-v4-pro-like)
   list(APPEND NVSVP_PRESET_CHECKS --stdout "^(platform|model) +${preset} ")
 endforeach()
-foreach(scheme deepep nvls dysharp-basic explicit-addressing-basic coarse-overlap comet fusion-only dysharp-comet
+foreach(scheme deepep nvls dysharp-basic explicit-addressing-basic tutel fastermoe ccfuser comet fusion-only dysharp-comet
                explicit-addressing dysharp)
   list(APPEND NVSVP_PRESET_CHECKS --stdout "^scheme  ${scheme}$")
 endforeach()
@@ -25,6 +25,13 @@ nvsvp_cli_test(presets_lists_every_preset_and_scheme ${NVSVP_PRESET_CHECKS} -- $
 
 nvsvp_cli_test(validate_default --stdout "default.yaml: ok"
                -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml)
+# tutel and fastermoe's NCCL channels must leave the GEMMs an SM; coarse-overlap's key is gone.
+nvsvp_cli_test(nccl_channels_above_the_sms_exits_2 --exit 2
+               --stderr "software.nccl_channels: expected nccl_channels below the GPU's SMs"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set "schemes=[tutel]"
+               --set software.nccl_channels=200)
+nvsvp_cli_test(overlap_chunks_is_unknown_exits_2 --exit 2 --stderr "software.overlap_chunks: expected one of the keys"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set software.overlap_chunks=4)
 
 nvsvp_cli_test(validate_unknown_key_exits_2 --exit 2
                --stderr "bad_unknown_key.yaml:6: workload.tokens_per_gpuu: .*unknown key tokens_per_gpuu"
@@ -114,12 +121,12 @@ add_test(NAME cli.runs_are_deterministic
 set_tests_properties(cli.runs_are_deterministic PROPERTIES TIMEOUT 120
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 # The same for every scheme: static and dynamic multimem (Hub allocation order, switch
-# reductions), the two-stream coarse-overlap and the four-stream fused schedules (items taken as
+# reductions), the two-stream tutel and fastermoe, the pull of ccfuser and the four-stream fused schedules (items taken as
 # they become ready).
 add_test(NAME cli.every_scheme_is_deterministic
          COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
                  ${NVSVP_CLI_OUT}/determinism_all_schemes
-                 --set "schemes=[deepep,nvls,dysharp-basic,explicit-addressing-basic,coarse-overlap,comet,fusion-only,dysharp-comet,explicit-addressing,dysharp]")
+                 --set "schemes=[deepep,nvls,dysharp-basic,explicit-addressing-basic,tutel,fastermoe,ccfuser,comet,fusion-only,dysharp-comet,explicit-addressing,dysharp]")
 set_tests_properties(cli.every_scheme_is_deterministic PROPERTIES TIMEOUT 120
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 # And with hot-expert replication (the scheduler, the broadcasts, the re-routed tokens), which
@@ -127,7 +134,8 @@ set_tests_properties(cli.every_scheme_is_deterministic PROPERTIES TIMEOUT 120
 add_test(NAME cli.every_scheme_with_replication_is_deterministic
          COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_replication.yaml
                  ${NVSVP_CLI_OUT}/determinism_replication
-                 --set "schemes=[deepep,nvls,dysharp-basic,explicit-addressing-basic,coarse-overlap,comet,fusion-only,dysharp-comet,explicit-addressing,dysharp]")
+                 --set "schemes=[deepep,nvls,dysharp-basic,explicit-addressing-basic,tutel,fastermoe,ccfuser,comet,fusion-only,dysharp-comet,explicit-addressing,dysharp]"
+                 --set software.tutel_degree=2)  # one tutel run: the search's determinism is the test above's
 set_tests_properties(cli.every_scheme_with_replication_is_deterministic PROPERTIES TIMEOUT 300
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 

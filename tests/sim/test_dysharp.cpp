@@ -220,8 +220,8 @@ TEST(DysharpSchemes, TrafficPerDirectionIsWhatTheRoutingImpliesUnderTheTable) {
 }
 
 const std::string kAllSchemes =
-    "deepep, nvls, dysharp-basic, explicit-addressing-basic, coarse-overlap, comet, fusion-only, dysharp-comet, "
-    "explicit-addressing, dysharp";
+    "deepep, nvls, dysharp-basic, explicit-addressing-basic, tutel, fastermoe, ccfuser, comet, fusion-only, "
+    "dysharp-comet, explicit-addressing, dysharp";
 
 // Everything in a result but the host's measurements.
 json without_host_measurements(json result) {
@@ -279,7 +279,9 @@ TEST(DysharpSchemes, NoSchemeFinishesFasterThanItsIdealCommunicationTime) {
     // where a pipeline ends), and the kernel boundary of the COMET-style schedules.
     const std::map<std::string, double> software_ns{
         {"deepep", software.count_exchange_ns + 2 * software.sync_ns},
-        {"coarse-overlap", software.count_exchange_ns + software.sync_ns},
+        {"tutel", software.count_exchange_ns + software.sync_ns},
+        {"fastermoe", software.count_exchange_ns + software.sync_ns},
+        {"ccfuser", software.count_exchange_ns + software.sync_ns},
         {"comet", software.count_exchange_ns + 2 * software.sync_ns},
         {"fusion-only", software.count_exchange_ns + software.sync_ns},
         {"dysharp-comet", software.sync_ns}};

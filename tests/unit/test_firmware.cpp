@@ -689,47 +689,74 @@ TEST_F(FirmwareTest, VerifyOfADynamicDispatchNamesWhatIsWrong) {
   EXPECT_TRUE(any_violation_has(r, {"GPU 3", "written 2 times"})) << ::testing::PrintToString(r.violations);
 }
 
-// coarse-overlap: per GPU a communication stream (the count exchange, every chunk's dispatch,
-// then each chunk's partials once the experts signal it) and an experts stream on the other SMs
-// (per chunk: wait for its copies, two GEMMs, a signal).
-TEST_F(FirmwareTest, CoarseOverlapPlanPipelinesChunksOverTwoStreams) {
+// tutel: per GPU a communication stream on NCCL's channels (the count exchange, every chunk's
+// all-to-all, then each chunk's rows back once the experts signal it) and an experts stream on
+// the other SMs (per chunk: the wait for all its rows, padding included, two GEMMs, a signal).
+// Every (token, expert) pair is a row, every (source, expert) padded to the capacity.
+TEST_F(FirmwareTest, TutelPlanPadsEveryExpertToTheCapacityAndPipelinesItsChunks) {
   auto spec = std::make_shared<MoeLayerSpec>(*small_layer());
-  spec->software.overlap_chunks = 3;  // one token per chunk
-  spec->software.comm_sms = 20;
+  spec->software.tutel_degree = 2;
+  spec->software.nccl_channels = 32;
   spec->gpu_sms = 132;
-  const LayerPlan overlap = build_layer("coarse-overlap", spec);
-  const LayerPlan deepep = build_layer("deepep", spec);
-  ASSERT_EQ(overlap.extra_sequences.size(), kGpus);
-  const std::vector<std::set<uint32_t>> dests = destinations(spec->routing);
+  const LayerPlan plan = build_layer("tutel", spec);
+  const MoeRouting& routing = spec->routing;
+  const uint32_t per_gpu = routing.experts_per_gpu();
+  // The capacity: the largest (source GPU, expert) count.
+  std::vector<std::vector<uint64_t>> count(kGpus, std::vector<uint64_t>(routing.experts, 0));
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    for (uint32_t k = 0; k < routing.top_k; ++k) count[routing.home_of_token(t)][routing.experts_of(t)[k]]++;
+  }
+  uint64_t capacity = 0;
+  for (const auto& row : count) capacity = std::max(capacity, *std::max_element(row.begin(), row.end()));
+  double planned_capacity = 0;
+  double degree = 0;
+  for (const auto& [name, value] : plan.figures) {
+    if (name == "capacity") planned_capacity = value;
+    if (name == "degree") degree = value;
+  }
+  EXPECT_EQ(planned_capacity, static_cast<double>(capacity));
+  EXPECT_EQ(degree, std::min<double>(2.0, static_cast<double>(capacity)));
+  ASSERT_EQ(plan.extra_sequences.size(), kGpus);
   for (uint32_t g = 0; g < kGpus; ++g) {
     SCOPED_TRACE("GPU " + std::to_string(g));
-    const hw::WorkSequence& comm = overlap.sequences[g];
-    ASSERT_EQ(overlap.extra_sequences[g].size(), 1u);
-    const hw::WorkSequence& experts = overlap.extra_sequences[g].front();
-    EXPECT_EQ(comm.stream, 0u);
-    EXPECT_EQ(comm.sms, 20u);
+    const hw::WorkSequence& comm = plan.sequences[g];
+    ASSERT_EQ(plan.extra_sequences[g].size(), 1u);
+    const hw::WorkSequence& experts = plan.extra_sequences[g].front();
+    EXPECT_EQ(comm.sms, 32u);
+    EXPECT_EQ(comm.issue_sms, 32u);
     EXPECT_EQ(experts.stream, 1u);
-    EXPECT_EQ(experts.sms, 112u);
-    // The same sends and copies as deepep, only in chunk order.
-    EXPECT_EQ(comm.elements.size(), deepep.sequences[g].elements.size());
-    EXPECT_EQ(count_tasks(comm, hw::TaskKind::local_copy), count_tasks(deepep.sequences[g], hw::TaskKind::local_copy));
+    EXPECT_EQ(experts.sms, degree == 1.0 ? 132u : 100u);
     EXPECT_EQ(count_tasks(comm, hw::TaskKind::gemm), 0u);
-    // Per chunk: a wait for the chunk's copies, two GEMMs, a signal (a 0-byte local copy).
-    EXPECT_EQ(count_tasks(experts, hw::TaskKind::gemm), 2u * 3u);
-    EXPECT_EQ(count_tasks(experts, hw::TaskKind::wait_counter), 3u);
-    EXPECT_EQ(count_tasks(experts, hw::TaskKind::local_copy), 3u);
+    // The experts wait for every row of every chunk: GPUs x local experts x capacity, padded.
     uint64_t awaited = 0;
-    for (const hw::Task& t : experts.tasks) {
-      if (t.kind == hw::TaskKind::wait_counter) awaited += t.arrivals;
-      if (t.kind == hw::TaskKind::local_copy) {
-        EXPECT_EQ(t.bytes, 0u);
-      }
-    }
-    uint64_t received = 0;
-    for (uint64_t t = 0; t < spec->routing.tokens(); ++t) received += dests[t].count(g);
-    EXPECT_EQ(awaited, received) << "every copy this GPU receives is awaited once";
+    for (const hw::Task& t : experts.tasks) awaited += t.kind == hw::TaskKind::wait_counter ? t.arrivals : 0;
+    EXPECT_EQ(awaited, uint64_t{kGpus} * per_gpu * capacity);
+    EXPECT_EQ(count_tasks(experts, hw::TaskKind::gemm), 2u * static_cast<uint64_t>(degree));
   }
-  EXPECT_EQ(overlap.token_copies, deepep.token_copies);
+  EXPECT_EQ(plan.row_regions.size(), 2u);
+}
+
+// fastermoe's smart schedule: after the count exchange, the exchange is pairwise, step j sending
+// to the peer at distance +j only (step 0 the GPU's own rows, local copies), and the experts run
+// once per step, on the rows from the peer at distance -j.
+TEST_F(FirmwareTest, FastermoePlanExchangesPairwiseByDistance) {
+  const LayerPlan plan = build_layer("fastermoe", layer_);
+  for (uint32_t g = 0; g < kGpus; ++g) {
+    SCOPED_TRACE("GPU " + std::to_string(g));
+    std::vector<uint32_t> peers;  // the peers of the dispatch's row messages, in order
+    for (const hw::Task& t : plan.sequences[g].tasks) {
+      if (t.kind == hw::TaskKind::send && t.chunk_writes > 0 && t.phase == 0) peers.push_back(t.peer);
+    }
+    ASSERT_FALSE(peers.empty());
+    EXPECT_EQ(peers.front(), (g + 1) % kGpus) << "the first rows go to the distance-1 peer";
+    uint32_t distance = 1;
+    for (uint32_t p : peers) {
+      const uint32_t d = (p + kGpus - g) % kGpus;
+      EXPECT_GE(d, distance) << "steps in order of distance";
+      distance = d;
+    }
+    EXPECT_EQ(count_tasks(plan.extra_sequences[g].front(), hw::TaskKind::wait_counter), kGpus);
+  }
 }
 
 // The fused schedules: four streams per GPU on their SM groups; every (token, local expert) pair
@@ -873,15 +900,16 @@ namespace nvsvp::fw {
 namespace {
 
 // The SMs that issue a scheme's stores pay gpu.sm_store_gbps for them (docs/models/gpu.md, SM
-// store-issue limit): deepep's and coarse-overlap's senders (half of software.comm_sms, DeepEP's
-// split), and every fused kernel's dispatch and combine groups, software and in-switch alike (the
+// store-issue limit): deepep's senders (half of software.comm_sms, DeepEP's split), tutel's and
+// fastermoe's NCCL channels, and every fused kernel's dispatch and combine groups, software and in-switch alike (the
 // same SM split, so that only the communication mechanism differs); GEMM streams issue nothing.
 TEST(SchemeIssueSms, EverySchemeThatStoresFromSmsHoldsItsSenders) {
   const std::shared_ptr<const MoeLayerSpec> layer = small_layer();
   const SoftwareParams& s = layer->software;
-  for (const char* scheme : {"deepep", "coarse-overlap"}) {
+  for (const hw::WorkSequence& seq : build_layer("deepep", layer).sequences) EXPECT_EQ(seq.issue_sms, s.comm_sms / 2);
+  for (const char* scheme : {"tutel", "fastermoe"}) {
     const LayerPlan plan = build_layer(scheme, layer);
-    for (const hw::WorkSequence& seq : plan.sequences) EXPECT_EQ(seq.issue_sms, s.comm_sms / 2) << scheme;
+    for (const hw::WorkSequence& seq : plan.sequences) EXPECT_EQ(seq.issue_sms, s.nccl_channels) << scheme;
   }
   for (const char* scheme : {"fusion-only", "dysharp", "explicit-addressing"}) {
     const LayerPlan plan = build_layer(scheme, layer);

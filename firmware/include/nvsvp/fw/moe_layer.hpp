@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nvsvp/fw/hal.hpp"
@@ -81,6 +82,19 @@ struct LayerPlan {
   // Explicit addressing: the layout index of the i-th (token, expert) pair of the routing
   // (token-major, experts in routing order) in its expert's GPU; empty when the Hubs allocate.
   std::shared_ptr<const std::vector<uint32_t>> explicit_layout;
+  // Per-expert row layouts (tutel, fastermoe): regions of rows (one of `stride` bytes each) that
+  // must each have been written exactly as often as `writes[gpu][row]` says (0 or 1).
+  struct RowRegion {
+    uint64_t base = 0;
+    uint64_t stride = 0;
+    std::vector<std::vector<uint8_t>> writes;  // [gpu][row]
+  };
+  std::vector<RowRegion> row_regions;
+  // Padding rows' bytes that cross the fabric (tutel's capacity padding), each direction (a row
+  // leaves one GPU and enters another): real bytes on the wire, but not payload.
+  uint64_t padding_wire_bytes = 0;
+  // Figures of the scheme's plan for report.json ("plan" of the scheme's result): name, value.
+  std::vector<std::pair<std::string, double>> figures;
 };
 
 struct MoeCheckResult {
@@ -103,6 +117,10 @@ struct MoeCheckResult {
 const std::vector<std::string>& scheme_names();
 // Whether `scheme` runs the fused kernel whose SM groups are software.fusion_*_sms.
 bool uses_fused_kernel(const std::string& scheme);
+
+// Tutel's adaptive pipelining degrees, tried in turn when software.tutel_degree is 0 (Tutel's
+// online search over {1, 2, 4, 8}; github microsoft/tutel, a2a_ffn_overlap_degree).
+const std::vector<uint32_t>& tutel_degree_candidates();
 
 // Builds the plan of `scheme` for the layer. Throws std::invalid_argument for an unknown scheme.
 LayerPlan build_layer(const std::string& scheme, std::shared_ptr<const MoeLayerSpec> spec);

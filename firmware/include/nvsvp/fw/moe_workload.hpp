@@ -70,13 +70,19 @@ struct SoftwareParams {
   // (docs/background/token_centric_fusion.md#the-fused-pipeline) and a common Hopper fp8 GEMM tile.
   uint32_t tile_tokens = 128;
   uint32_t tile_columns = 128;
-  // Overlapped software schedules: how many chunks coarse-overlap cuts each GPU's tokens into
-  // (assumed: Tutel and FasterMoE pipeline a few). The SMs of the software all-to-all's kernels:
-  // DeepEP's default for its normal kernels (Buffer.num_sms = 20), half of them sending, one per
-  // channel (software_channels below); overlapped schedules keep them while GEMMs run.
-  uint32_t overlap_chunks = 4;
+  // The SMs of the software all-to-all's kernels: DeepEP's default for its normal kernels
+  // (Buffer.num_sms = 20), half of them sending, one per channel (software_channels below);
+  // overlapped schedules keep them while GEMMs run.
   uint32_t comm_sms = 20;
-  // Software costs of the software all-to-all (deepep, coarse-overlap), on top of the traffic
+  // The NCCL all-to-all of `tutel` and `fastermoe` (docs/background/baselines.md): its channels,
+  // one SM each, issuing its stores (the calibrated all-to-all's 32, CollectiveSpec::channels,
+  // docs/calibration.md#nccls-collectives); they keep their SMs while the experts compute.
+  uint32_t nccl_channels = 32;
+  // Tutel's pipelining degree (a2a_ffn_overlap_degree): the all-to-all and the experts cut into
+  // this many chunks of the capacity; 0: Tutel's adaptive choice, every degree of 1, 2, 4, 8 tried
+  // and the fastest kept (the platform simulates each, docs/decisions.md).
+  uint32_t tutel_degree = 0;
+  // Software costs of the software all-to-all (deepep and the schemes on its all-to-all; tutel and fastermoe), on top of the traffic
   // they cause (the count exchange's messages are simulated): turning the exchanged token counts
   // into receive offsets (assumed: one small kernel, 5 us), the barrier that ends dispatch and
   // combine (assumed: a kernel boundary with a cross-GPU flag, 5 us each), and per token copy the
@@ -108,11 +114,17 @@ struct SoftwareParams {
     v("tile_tokens", tile_tokens, "rows (tokens) of one expert GEMM thread block; experts pad to whole tiles",
       hw::between(1, 65536));
     v("tile_columns", tile_columns, "output columns of one expert GEMM thread block", hw::between(1, 65536));
-    v("overlap_chunks", overlap_chunks, "chunks coarse-overlap cuts each GPU's tokens into", hw::between(1, 1024));
     v("comm_sms", comm_sms,
       "SMs of the software all-to-all's kernels: half send (one per channel, each issuing stores at "
       "gpu.sm_store_gbps), half receive; overlapped schedules keep them while GEMMs run; 0: a copy engine",
       hw::between(0, 65535));
+    v("nccl_channels", nccl_channels,
+      "tutel and fastermoe: NCCL all-to-all channels, one SM each issuing stores at gpu.sm_store_gbps; "
+      "they keep their SMs while the experts compute",
+      hw::between(1, 65535));
+    v("tutel_degree", tutel_degree,
+      "tutel: pipelining degree (chunks of the capacity); 0 tries 1, 2, 4 and 8 and keeps the fastest",
+      hw::between(0, 64));
     v("count_exchange_ns", count_exchange_ns,
       "software all-to-all: time to turn the exchanged token counts into offsets before dispatch, ns",
       hw::between(0.0, 1e9));
