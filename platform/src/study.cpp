@@ -51,6 +51,14 @@ const char* const kResultColumns[] = {
     "utilization.gpu_to_switch",
     "utilization.switch_to_gpu",
     "payload_efficiency.total",
+    "load.max_mean_gpu",
+    "load.max_mean_expert",
+    "hub.cache_hit_rate",
+    "switch.reduction_no_eviction_rate",
+    "time_breakdown.comm_only_us",
+    "time_breakdown.compute_only_us",
+    "time_breakdown.overlap_us",
+    "time_breakdown.idle_us",
     "replication.max_mean_before",
     "replication.max_mean_after",
     "replication.excess_load_removed",
@@ -477,13 +485,17 @@ std::vector<SpeedupStatistics> speedup_statistics(const Study& study, const std:
   return statistics;
 }
 
-std::string study_csv(const Study& study, const std::vector<PointRun>& runs) {
+std::string study_csv_header(const Study& study) {
   std::vector<std::string> header = {"point"};
   for (const std::string& key : study.keys) header.push_back(csv_field(key));
   header.push_back("scheme");
   for (const char* column : kResultColumns) header.push_back(column);
   header.push_back("speedup_of_reference");
-  std::string csv = join(header, ",") + "\n";
+  return join(header, ",");
+}
+
+std::string study_csv(const Study& study, const std::vector<PointRun>& runs) {
+  std::string csv = study_csv_header(study) + "\n";
 
   for (size_t p = 0; p < study.points.size(); ++p) {
     const StudyPoint& point = study.points[p];

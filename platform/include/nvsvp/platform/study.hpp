@@ -64,6 +64,10 @@ struct SpeedupStatistics {
 // across the points. `runs` holds one entry per point.
 std::vector<SpeedupStatistics> speedup_statistics(const Study& study, const std::vector<PointRun>& runs);
 
+// study.csv's first line: point, the study's keys, scheme, the result columns (paths into a
+// scheme's report.json entry), speedup_of_reference.
+std::string study_csv_header(const Study& study);
+
 // study.csv: a header, then one row per point and scheme that gave a result, in point order.
 std::string study_csv(const Study& study, const std::vector<PointRun>& runs);
 
