@@ -81,7 +81,7 @@ nlohmann::json replication_json(const fw::MoeLayerSpec& layer, const fw::Replica
 nlohmann::json load_json(const fw::MoeLayerSpec& layer);
 // The `time_breakdown` section: per GPU, the layer's time with communication alone active (a
 // link of the GPU, either direction, serializing), compute alone (an executor stream running a
-// compute or GEMM task), both, and neither; the critical GPU's (the last to finish) and the mean
+// GEMM or a compute task with work; fixed delays are not compute), both, and neither; the critical GPU's (the last to finish) and the mean
 // over GPUs.
 nlohmann::json time_breakdown_json(const Platform& platform, const LayerWindow& layer);
 // The `checks` section: what verification found, `stuck` the outstanding work (empty: none).

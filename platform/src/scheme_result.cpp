@@ -245,7 +245,9 @@ std::vector<model::ActiveInterval> clipped(std::vector<model::ActiveInterval> in
 // The union of a GPU's compute spans (its streams overlap), disjoint and in time order.
 std::vector<model::ActiveInterval> compute_union(const model::Gpu& gpu) {
   std::vector<model::ActiveInterval> spans;
-  for (const model::ComputeSpan& s : gpu.compute_spans()) spans.push_back({s.start.value(), s.end.value()});
+  for (const model::ComputeSpan& s : gpu.compute_spans()) {
+    if (!s.delay_only) spans.push_back({s.start.value(), s.end.value()});
+  }
   std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) { return a.start_ps < b.start_ps; });
   std::vector<model::ActiveInterval> merged;
   for (const model::ActiveInterval& s : spans) {
