@@ -35,7 +35,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kStudyKeys[] = {"name", "scenario", "base", "schemes", "reference", "sweep", "points"};
+const char* const kStudyKeys[] = {"name", "scenario", "base", "schemes", "reference", "sweep", "points", "timelines"};
 // The default reference, the product's own scheme; until it exists, a study names another.
 const char* const kDefaultReference = "dysharp";
 
@@ -178,6 +178,7 @@ class StudyLoader {
     }
     make_points(base, drafts);
     read_reference(doc);
+    if (const ConfigNode* timelines = doc.find("timelines")) study_.timelines = read_bool(*timelines, "timelines");
     return std::move(study_);
   }
 
@@ -353,13 +354,14 @@ class StudyLoader {
 
 // Starts `nvsvp run` on a point, its console output into run.log. Returns the process id, or 0
 // with `error` set.
-pid_t start_point(const StudyOptions& options, const std::string& dir, std::string& error) {
+pid_t start_point(const StudyOptions& options, bool timelines, const std::string& dir, std::string& error) {
   const std::string log = dir + "/run.log";
   const std::string scenario = dir + "/scenario.yaml";
-  // No timeline files: at tens of MB per scheme they would dwarf the study; `nvsvp run` on the
-  // point's scenario.yaml gives them.
+  // No timeline files unless the study asks: at tens of MB per scheme they would dwarf the study;
+  // `nvsvp run` on the point's scenario.yaml gives them.
   std::vector<std::string> args = {options.executable, "--config-dir", options.config_dir, "run", scenario,
-                                   "--out", dir, "--no-timelines"};
+                                   "--out", dir};
+  if (!timelines) args.push_back("--no-timelines");
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -682,7 +684,7 @@ int run_study(const Study& study, const StudyOptions& options, std::ostream& con
     while (running.size() < jobs && next < runs.size()) {
       const size_t p = order[next++];
       std::string error;
-      const pid_t pid = start_point(options, out_dir + "/" + study.points[p].directory, error);
+      const pid_t pid = start_point(options, study.timelines, out_dir + "/" + study.points[p].directory, error);
       if (pid == 0) {
         runs[p].failure = error;
         note_finished(p, 0.0);

@@ -31,6 +31,7 @@ struct Study {
   std::string reference;             // the scheme the summary compares every other scheme with
   std::vector<std::string> keys;     // the key paths the points set, in the order first written
   std::vector<StudyPoint> points;    // the sweep's product (first key outermost), then `points`
+  bool timelines = false;            // points write utilization_<scheme>.csv and trace_<scheme>.json
 };
 
 // Loads a study file and checks every point's scenario. `overrides` ("a.b.c=value", the CLI's
