@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
-# Runs the studies of docs/results.md (issue 5) one after the other, each with as many points at
-# once as the machine has cores, into out/studies/<study>/ (study.csv, summary.json, a directory
-# per point), and prints each study's summary table and wall time. Pass study names to run only
-# those: scripts/run_studies.sh models_topk_dgx_h100 tile_size_nvl32
+# Runs every study of configs/studies/ (the tables of docs/results.md) one after the other, each
+# with as many points at once as the machine has cores, into out/studies/<study>/ (study.csv,
+# summary.json, a directory per point), prints each study's summary table and wall time, and
+# copies each study.csv to docs/study_results/<study>.csv, so the committed CSVs are what this
+# script makes. Then the tables computed from the packet formats and from the studies' outputs
+# (scripts/study_extra_tables.py). Pass study names to run only those:
+#   scripts/run_studies.sh models_topk_dgx_h100 tile_size_nvl32
 set -euo pipefail
 cd "$(dirname "$0")/.."
 studies=("$@")
 if [ ${#studies[@]} -eq 0 ]; then
-  studies=(models_topk_nvl32 models_topk_dgx_h100 gpu_count sequence_length_nvl32 routing_nvl32 tile_size_nvl32
-           other_models replication_zipf replication_models replication_groups replication_broadcast
-           replication_history)
+  for file in configs/studies/*.yaml; do studies+=("$(basename "$file" .yaml)"); done
 fi
+mkdir -p docs/study_results
 for study in "${studies[@]}"; do
   echo "== $study ($(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ))"
   start=$(date +%s)
-  build/nvsvp study "configs/studies/$study.yaml" --jobs "$(nproc)" --out "out/studies/$study"
-  echo "== $study: $(( $(date +%s) - start )) s"
+  status=0
+  build/nvsvp study "configs/studies/$study.yaml" --jobs "$(nproc)" --out "out/studies/$study" || status=$?
+  echo "== $study: $(( $(date +%s) - start )) s, exit $status"
+  cp "out/studies/$study/study.csv" "docs/study_results/$study.csv"
+  case $study in
+    link_utilisation_nvl32)
+      scripts/study_extra_tables.py utilisation "out/studies/$study" > docs/study_results/link_utilisation_tenths.csv ;;
+    breakdown_l8_nvl32)
+      scripts/study_extra_tables.py breakdown "out/studies/$study/study.csv" > docs/study_results/breakdown_l8_nvl32_normalised.csv ;;
+  esac
 done
+# Payload efficiency against transfer size at 8 destinations, from the packet formats (no simulation).
+build/nvsvp packet-efficiency configs/scenarios/default.yaml --set platform=gh200-nvl32 --targets 8 \
+  > docs/study_results/payload_efficiency_8_destinations.csv

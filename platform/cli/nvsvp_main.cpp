@@ -14,6 +14,7 @@
 #include <systemc>
 
 #include "nvsvp/platform/anchors.hpp"
+#include "nvsvp/platform/packet_efficiency.hpp"
 #include "nvsvp/platform/calibration.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
@@ -60,6 +61,7 @@ struct Options {
   std::vector<std::string> collectives;  // calibrate --collective
   bool no_sm_issue_limit = false;
   std::vector<std::string> anchor_cases;
+  std::uint32_t targets = 8;  // packet-efficiency --targets
   nvsvp::testbench::RtlCheckArgs check_args;
   nvsvp::testbench::RtlVerifyArgs verify_args;
   std::uint64_t verify_seed = 0;
@@ -73,6 +75,7 @@ struct Commands {
   CLI::App* study = nullptr;
   CLI::App* calibrate = nullptr;
   CLI::App* anchors = nullptr;
+  CLI::App* packet_efficiency = nullptr;
   CLI::App* rtl_check = nullptr;
   CLI::App* rtl_verify = nullptr;
   CLI::Option* verify_seed = nullptr;  // whether rtl-verify was given a seed
@@ -102,6 +105,15 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
   c.study->add_option("--out", o.out_dir, "output directory (default out/<study name>)");
   c.study->add_option("--set", o.overrides, "override a key of the base scenario: a.b.c=value (repeatable)");
   c.study->add_flag("--list", o.list_points, "check every point's scenario and list the points, without running them");
+
+  c.packet_efficiency = app.add_subcommand(
+      "packet-efficiency",
+      "payload efficiency against transfer size, dynamic multimem and explicit addressing, from the packet formats");
+  c.packet_efficiency->add_option("FILE", o.file, "scenario YAML file (only its platform's link is used)")->required();
+  c.packet_efficiency->add_option("--set", o.overrides, "override a scenario key: a.b.c=value (repeatable)");
+  c.packet_efficiency->add_option("--targets", o.targets, "targets (destinations) of a message")
+      ->check(CLI::Range(1u, 32767u))
+      ->capture_default_str();
 
   // The all-reduce calibration against NCCL's anchors (docs/results.md).
   c.calibrate = app.add_subcommand(
@@ -239,6 +251,11 @@ int scenario_command(const Commands& c, const Options& o) {
     if (c.anchors->parsed()) return anchors_command(o);
     const nvsvp::platform::Scenario scenario = nvsvp::platform::load_scenario(o.file, o.overrides, o.config_dir);
     if (c.calibrate->parsed()) return calibrate_command(scenario, o);
+    if (c.packet_efficiency->parsed()) {
+      std::cout << nvsvp::platform::packet_efficiency_csv(
+          nvsvp::platform::packet_efficiency_table(scenario.platform.link, o.targets));
+      return 0;
+    }
     if (c.validate->parsed()) return validate_command(scenario, o);
     nvsvp::platform::RunOptions options;
     options.out_dir = o.out_dir;

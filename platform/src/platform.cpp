@@ -53,6 +53,15 @@ Platform::Platform(const sc_core::sc_module_name& name, const PlatformSpec& spec
       down_[i].out.bind(gpus_[g].rx[l]);
     }
   }
+  // Every GPU's links, both directions, record when they serialize (the time breakdown).
+  activity_.resize(spec.gpus);
+  for (uint32_t g = 0; g < spec.gpus; ++g) {
+    for (uint32_t l = 0; l < links_per_gpu_; ++l) {
+      const size_t i = static_cast<size_t>(g) * links_per_gpu_ + l;
+      up_[i].record_activity_in(&activity_[g]);
+      down_[i].record_activity_in(&activity_[g]);
+    }
+  }
   // The register blocks hang off the firmware's management bus. Route tables start empty: the
   // firmware programs them at bring-up from fabric_topology() (switch_bringup.hpp).
   for (uint32_t c = 0; c < spec.switch_chips; ++c) register_bus_[c].bind(chips_[c].csr);

@@ -185,15 +185,16 @@ class DistinctSampler {
 };
 
 // normal: the probability that a token selects expert e, mean top_k / experts, drawn per expert
-// with standard deviation `std`, floored at 1 % of the mean so no expert disappears, then
-// rescaled to keep the mean.
-std::vector<double> normal_weights(Rng& rng, uint32_t experts, uint32_t top_k, double std_dev) {
+// with standard deviation `std` times that mean (std is relative: the same skew for every model,
+// docs/decisions.md "Routing normal: std is relative to the mean"), floored at 1 % of the mean so
+// no expert disappears, then rescaled to keep the mean.
+std::vector<double> normal_weights(Rng& rng, uint32_t experts, uint32_t top_k, double relative_std) {
   const double mean = static_cast<double>(top_k) / experts;
   const double floor = 0.01 * mean;
   std::vector<double> weights(experts);
   double total = 0.0;
   for (double& w : weights) {
-    w = std::max(floor, mean + std_dev * rng.normal());
+    w = std::max(floor, mean * (1.0 + relative_std * rng.normal()));
     total += w;
   }
   for (double& w : weights) w *= top_k / total;

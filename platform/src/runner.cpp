@@ -214,6 +214,8 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
   result["fusion"] = fusion_json(platform, checks);
   result["replication"] = replication_json(*layer_, replication_, replication_checks, phases, replication_end_us,
                                            record_.broadcast_bytes_sent);
+  result["load"] = load_json(*layer_);
+  result["time_breakdown"] = time_breakdown_json(platform, layer);
   result["gpus"] = gpus_json(platform, layer);
   result["checks"] = checks_json(checks, replication_checks, stuck, passed);
   if (!plan_.figures.empty()) {

@@ -136,7 +136,8 @@ void visit_section(V& v, RoutingSpec& r) {
   // No description: the kinds say it all.
   v("kind", r.kind, "", hw::Choices{{"uniform", "normal", "zipf", "trace"}}, kind_selector());
   v("seed", r.seed, "seed of the routing generator", hw::Range{}, of_kinds({"uniform", "normal", "zipf"}));
-  v("std", r.std, "standard deviation of the per-expert selection probability", Positive{}, of_kinds({"normal"}));
+  v("std", r.std, "standard deviation of the per-expert selection probability, relative to its mean top_k/experts",
+    Positive{}, of_kinds({"normal"}));
   v("exponent", r.exponent, "power-law exponent", Positive{}, of_kinds({"zipf"}));
   v("file", r.file, "one token per line: top_k expert IDs", TraceFile{}, of_kinds({"trace"}, true));
 }

@@ -76,6 +76,14 @@ nlohmann::json fusion_json(const Platform& platform, const fw::MoeCheckResult& c
 nlohmann::json replication_json(const fw::MoeLayerSpec& layer, const fw::ReplicationPhase& phase,
                                 const fw::ReplicationCheck& check, const nlohmann::json& phases, double phase_end_us,
                                 const std::vector<uint64_t>& bytes_sent);
+// The `load` section: how evenly the gate's routing (before any replica) loads the experts and
+// the GPUs holding them, as the largest load over the mean (token-expert pairs).
+nlohmann::json load_json(const fw::MoeLayerSpec& layer);
+// The `time_breakdown` section: per GPU, the layer's time with communication alone active (a
+// link of the GPU, either direction, serializing), compute alone (an executor stream running a
+// GEMM or a compute task with work; fixed delays are not compute), both, and neither; the critical GPU's (the last to finish) and the mean
+// over GPUs.
+nlohmann::json time_breakdown_json(const Platform& platform, const LayerWindow& layer);
 // The `checks` section: what verification found, `stuck` the outstanding work (empty: none).
 nlohmann::json checks_json(const fw::MoeCheckResult& checks, const fw::ReplicationCheck& replication_checks,
                            const std::string& stuck, bool passed);

@@ -63,6 +63,7 @@ json switch_json(const Platform& platform, const fw::SwitchFabric& fabric) {
     sum.evictions += s.evictions;
     sum.access_errors += s.access_errors;
     sum.evicted_partial_bytes += s.evicted_partial_bytes;
+    sum.evicted_reductions += s.evicted_reductions;
     sum.peak_reduction_buffer_bytes = std::max(sum.peak_reduction_buffer_bytes, s.peak_reduction_buffer_bytes);
   }
   const fw::FabricBringUpReport& bring_up = fabric.report();
@@ -76,6 +77,12 @@ json switch_json(const Platform& platform, const fw::SwitchFabric& fabric) {
           {"evictions", sum.evictions},
           {"access_errors", sum.access_errors},
           {"evicted_partial_bytes", sum.evicted_partial_bytes},
+          {"evicted_reductions", sum.evicted_reductions},
+          // The share of in-switch reductions that completed in the reduction buffer with no
+          // partial passed on to the issuer; null when the switch reduced nothing.
+          {"reduction_no_eviction_rate",
+           sum.reductions > 0 ? json(1.0 - static_cast<double>(sum.evicted_reductions) / static_cast<double>(sum.reductions))
+                              : json(nullptr)},
           {"peak_reduction_buffer_bytes", sum.peak_reduction_buffer_bytes},
           {"reduction_context_pool", bring_up.reduction_context_pool},
           {"multicast_slots", bring_up.multicast_slots},
@@ -205,6 +212,110 @@ json replication_json(const fw::MoeLayerSpec& layer, const fw::ReplicationPhase&
           {"owners", owners},
           {"weight_chunks_expected", check.chunks_expected},
           {"weight_chunks_landed", check.chunks_landed}};
+}
+
+json load_json(const fw::MoeLayerSpec& layer) {
+  const fw::MoeRouting& routing = layer.routing;
+  auto max_over_mean = [](const std::vector<double>& load) {
+    double total = 0.0, most = 0.0;
+    for (double l : load) total += l, most = std::max(most, l);
+    return total > 0 ? most * static_cast<double>(load.size()) / total : 0.0;
+  };
+  // Replicas rename an expert's copies; the gate chose the experts they compute for.
+  std::vector<double> per_expert(routing.experts, 0.0);
+  for (uint16_t e : routing.expert_ids) per_expert[routing.weights_of_copy(e)] += 1.0;
+  std::vector<double> per_gpu(routing.gpus, 0.0);
+  for (uint32_t e = 0; e < routing.experts; ++e) per_gpu[routing.gpu_of_expert(e)] += per_expert[e];
+  return {{"max_mean_gpu", max_over_mean(per_gpu)}, {"max_mean_expert", max_over_mean(per_expert)}};
+}
+
+namespace {
+
+// Disjoint intervals in time order, clipped to [from, to).
+std::vector<model::ActiveInterval> clipped(std::vector<model::ActiveInterval> intervals, uint64_t from, uint64_t to) {
+  std::vector<model::ActiveInterval> out;
+  for (model::ActiveInterval i : intervals) {
+    i.start_ps = std::max(i.start_ps, from);
+    i.end_ps = std::min(i.end_ps, to);
+    if (i.end_ps > i.start_ps) out.push_back(i);
+  }
+  return out;
+}
+
+// The union of a GPU's compute spans (its streams overlap), disjoint and in time order.
+std::vector<model::ActiveInterval> compute_union(const model::Gpu& gpu) {
+  std::vector<model::ActiveInterval> spans;
+  for (const model::ComputeSpan& s : gpu.compute_spans()) {
+    if (!s.delay_only) spans.push_back({s.start.value(), s.end.value()});
+  }
+  std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) { return a.start_ps < b.start_ps; });
+  std::vector<model::ActiveInterval> merged;
+  for (const model::ActiveInterval& s : spans) {
+    if (!merged.empty() && s.start_ps <= merged.back().end_ps) {
+      merged.back().end_ps = std::max(merged.back().end_ps, s.end_ps);
+    } else {
+      merged.push_back(s);
+    }
+  }
+  return merged;
+}
+
+uint64_t total_ps(const std::vector<model::ActiveInterval>& intervals) {
+  uint64_t sum = 0;
+  for (const model::ActiveInterval& i : intervals) sum += i.end_ps - i.start_ps;
+  return sum;
+}
+
+// Time both disjoint, time-ordered lists cover.
+uint64_t overlap_ps(const std::vector<model::ActiveInterval>& a, const std::vector<model::ActiveInterval>& b) {
+  uint64_t sum = 0;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    const uint64_t from = std::max(a[i].start_ps, b[j].start_ps);
+    const uint64_t to = std::min(a[i].end_ps, b[j].end_ps);
+    if (to > from) sum += to - from;
+    (a[i].end_ps < b[j].end_ps ? i : j)++;
+  }
+  return sum;
+}
+
+}  // namespace
+
+json time_breakdown_json(const Platform& platform, const LayerWindow& layer) {
+  const uint64_t from = layer.start.value(), to = std::max<uint64_t>(layer.end.value(), from);
+  const double window_us = static_cast<double>(to - from) / 1e6;
+  struct Breakdown {
+    double comm_only_us = 0.0, compute_only_us = 0.0, overlap_us = 0.0, idle_us = 0.0;
+  };
+  auto as_json = [](const Breakdown& b) {
+    return json{{"comm_only_us", b.comm_only_us}, {"compute_only_us", b.compute_only_us},
+                {"overlap_us", b.overlap_us}, {"idle_us", b.idle_us}};
+  };
+  Breakdown critical, mean;
+  uint32_t critical_gpu = 0;
+  const uint32_t gpus = platform.gpu_count();
+  for (uint32_t g = 0; g < gpus; ++g) {
+    const model::Gpu& gpu = platform.gpu(g);
+    const auto comm = clipped(platform.link_activity(g).intervals(), from, to);
+    const auto compute = clipped(compute_union(gpu), from, to);
+    const double both = static_cast<double>(overlap_ps(comm, compute)) / 1e6;
+    Breakdown b;
+    b.overlap_us = both;
+    b.comm_only_us = static_cast<double>(total_ps(comm)) / 1e6 - both;
+    b.compute_only_us = static_cast<double>(total_ps(compute)) / 1e6 - both;
+    b.idle_us = std::max(0.0, window_us - b.comm_only_us - b.compute_only_us - both);
+    mean.comm_only_us += b.comm_only_us / gpus;
+    mean.compute_only_us += b.compute_only_us / gpus;
+    mean.overlap_us += b.overlap_us / gpus;
+    mean.idle_us += b.idle_us / gpus;
+    if (g == 0 || gpu.finish_time() > platform.gpu(critical_gpu).finish_time()) {
+      critical = b;
+      critical_gpu = g;
+    }
+  }
+  json result = as_json(critical);
+  result["gpu"] = critical_gpu;
+  result["mean"] = as_json(mean);
+  return result;
 }
 
 json checks_json(const fw::MoeCheckResult& checks, const fw::ReplicationCheck& replication_checks,

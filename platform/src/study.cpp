@@ -35,7 +35,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kStudyKeys[] = {"name", "scenario", "base", "schemes", "reference", "sweep", "points"};
+const char* const kStudyKeys[] = {"name", "scenario", "base", "schemes", "reference", "sweep", "points", "timelines"};
 // The default reference, the product's own scheme; until it exists, a study names another.
 const char* const kDefaultReference = "dysharp";
 
@@ -51,6 +51,14 @@ const char* const kResultColumns[] = {
     "utilization.gpu_to_switch",
     "utilization.switch_to_gpu",
     "payload_efficiency.total",
+    "load.max_mean_gpu",
+    "load.max_mean_expert",
+    "hub.cache_hit_rate",
+    "switch.reduction_no_eviction_rate",
+    "time_breakdown.comm_only_us",
+    "time_breakdown.compute_only_us",
+    "time_breakdown.overlap_us",
+    "time_breakdown.idle_us",
     "replication.max_mean_before",
     "replication.max_mean_after",
     "replication.excess_load_removed",
@@ -170,6 +178,7 @@ class StudyLoader {
     }
     make_points(base, drafts);
     read_reference(doc);
+    if (const ConfigNode* timelines = doc.find("timelines")) study_.timelines = read_bool(*timelines, "timelines");
     return std::move(study_);
   }
 
@@ -345,13 +354,14 @@ class StudyLoader {
 
 // Starts `nvsvp run` on a point, its console output into run.log. Returns the process id, or 0
 // with `error` set.
-pid_t start_point(const StudyOptions& options, const std::string& dir, std::string& error) {
+pid_t start_point(const StudyOptions& options, bool timelines, const std::string& dir, std::string& error) {
   const std::string log = dir + "/run.log";
   const std::string scenario = dir + "/scenario.yaml";
-  // No timeline files: at tens of MB per scheme they would dwarf the study; `nvsvp run` on the
-  // point's scenario.yaml gives them.
+  // No timeline files unless the study asks: at tens of MB per scheme they would dwarf the study;
+  // `nvsvp run` on the point's scenario.yaml gives them.
   std::vector<std::string> args = {options.executable, "--config-dir", options.config_dir, "run", scenario,
-                                   "--out", dir, "--no-timelines"};
+                                   "--out", dir};
+  if (!timelines) args.push_back("--no-timelines");
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -477,13 +487,17 @@ std::vector<SpeedupStatistics> speedup_statistics(const Study& study, const std:
   return statistics;
 }
 
-std::string study_csv(const Study& study, const std::vector<PointRun>& runs) {
+std::string study_csv_header(const Study& study) {
   std::vector<std::string> header = {"point"};
   for (const std::string& key : study.keys) header.push_back(csv_field(key));
   header.push_back("scheme");
   for (const char* column : kResultColumns) header.push_back(column);
   header.push_back("speedup_of_reference");
-  std::string csv = join(header, ",") + "\n";
+  return join(header, ",");
+}
+
+std::string study_csv(const Study& study, const std::vector<PointRun>& runs) {
+  std::string csv = study_csv_header(study) + "\n";
 
   for (size_t p = 0; p < study.points.size(); ++p) {
     const StudyPoint& point = study.points[p];
@@ -670,7 +684,7 @@ int run_study(const Study& study, const StudyOptions& options, std::ostream& con
     while (running.size() < jobs && next < runs.size()) {
       const size_t p = order[next++];
       std::string error;
-      const pid_t pid = start_point(options, out_dir + "/" + study.points[p].directory, error);
+      const pid_t pid = start_point(options, study.timelines, out_dir + "/" + study.points[p].directory, error);
       if (pid == 0) {
         runs[p].failure = error;
         note_finished(p, 0.0);

@@ -233,7 +233,7 @@ set(NVSVP_STUDIES ${NVSVP_CLI_DATA}/studies)
 set(NVSVP_STUDY_OUT ${NVSVP_CLI_OUT}/studies)
 
 nvsvp_cli_test(study_unknown_key_exits_2 --exit 2
-               --stderr "bad_unknown_key.yaml:5: sweeep: expected one of the keys .*, sweep, points, got unknown key sweeep"
+               --stderr "bad_unknown_key.yaml:5: sweeep: expected one of the keys .*, sweep, points, timelines, got unknown key sweeep"
                -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/bad_unknown_key.yaml --out ${NVSVP_STUDY_OUT}/unknown_key)
 
 nvsvp_cli_test(study_reference_not_among_the_schemes_exits_2 --exit 2
@@ -249,20 +249,22 @@ nvsvp_cli_test(study_zero_jobs_exits_2 --exit 2 --stderr "--jobs: Value 0 not in
                -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/tiny.yaml --jobs 0)
 
 # tiny.yaml: top_k 2 and 4 from the sweep, then seed 9 (top_k 8 from the base); --set reaches
-# every point. A row: point, the two keys, scheme, 8 numbers, checks.passed, wall seconds, speedup.
+# every point. A row: point, the two keys, scheme, 10 numbers, the two loads, the Hub hit rate
+# and the no-eviction rate (empty for deepep), the 4 of the time breakdown, 5 of replication and
+# its `hidden`, checks.passed, wall seconds, speedup.
 set(NVSVP_TINY ${NVSVP_STUDY_OUT}/tiny)
 set(NVSVP_NUMBER "[0-9.e+-]+")
 set(NVSVP_TINY_CHECKS)
 foreach(row "top_k=2,2,5,deepep" "top_k=2,2,5,dysharp-basic" "top_k=4,4,5,deepep" "top_k=4,4,5,dysharp-basic"
             "seed=9,8,9,deepep" "seed=9,8,9,dysharp-basic")
   list(APPEND NVSVP_TINY_CHECKS --file ${NVSVP_TINY}/study.csv
-       "^${row}(,${NVSVP_NUMBER}){10}(,${NVSVP_NUMBER}){5},(true|false),true,${NVSVP_NUMBER},${NVSVP_NUMBER}$")
+       "^${row}(,${NVSVP_NUMBER}){12}(,(${NVSVP_NUMBER})?){2}(,${NVSVP_NUMBER}){4}(,${NVSVP_NUMBER}){5},(true|false),true,${NVSVP_NUMBER},${NVSVP_NUMBER}$")
 endforeach()
 nvsvp_cli_test(study_runs_two_points_at_a_time --fresh ${NVSVP_TINY}
                --stdout "^study tiny: 3 points x 2 schemes, 2 at a time"
                --stdout "^\\[3/3\\] " --stdout "^top_k=4 +${NVSVP_NUMBER} +${NVSVP_NUMBER} +${NVSVP_NUMBER} +ok$"
                --stdout "^deepep +3 +${NVSVP_NUMBER} +${NVSVP_NUMBER} +(top_k=[24]|seed=9)$"
-               --file ${NVSVP_TINY}/study.csv "^point,workload.top_k,workload.routing.seed,scheme,layer_time_us,ideal_comm_time_us,comm_efficiency,traffic_bytes.gpu_to_switch,traffic_bytes.switch_to_gpu,payload_bytes.gpu_to_switch,payload_bytes.switch_to_gpu,utilization.gpu_to_switch,utilization.switch_to_gpu,payload_efficiency.total,replication.max_mean_before,replication.max_mean_after,replication.excess_load_removed,replication.broadcast_time_us,replication.shared_expert_time_us,replication.hidden,checks.passed,sim.wall_seconds,speedup_of_reference$"
+               --file ${NVSVP_TINY}/study.csv "^point,workload.top_k,workload.routing.seed,scheme,layer_time_us,ideal_comm_time_us,comm_efficiency,traffic_bytes.gpu_to_switch,traffic_bytes.switch_to_gpu,payload_bytes.gpu_to_switch,payload_bytes.switch_to_gpu,utilization.gpu_to_switch,utilization.switch_to_gpu,payload_efficiency.total,load.max_mean_gpu,load.max_mean_expert,hub.cache_hit_rate,switch.reduction_no_eviction_rate,time_breakdown.comm_only_us,time_breakdown.compute_only_us,time_breakdown.overlap_us,time_breakdown.idle_us,replication.max_mean_before,replication.max_mean_after,replication.excess_load_removed,replication.broadcast_time_us,replication.shared_expert_time_us,replication.hidden,checks.passed,sim.wall_seconds,speedup_of_reference$"
                ${NVSVP_TINY_CHECKS}
                --file ${NVSVP_TINY}/study.csv "^top_k=2,2,5,dysharp-basic,.*,1$"
                --file ${NVSVP_TINY}/summary.json "\"geometric_mean\": ${NVSVP_NUMBER},"
@@ -342,3 +344,12 @@ nvsvp_cli_test(anchors_one_case --stdout "p2p-h100-write-oneway +write bandwidth
                -- $<TARGET_FILE:nvsvp> anchors --case p2p-h100-write-oneway --out ${NVSVP_CLI_OUT}/anchors)
 nvsvp_cli_test(anchors_unknown_case_exits_2 --exit 2 --stderr "--case: expected one of .*deepep-h800-ep8-dispatch.*, got no-such-case"
                -- $<TARGET_FILE:nvsvp> anchors --case no-such-case --out ${NVSVP_CLI_OUT}/anchors_bad)
+
+# `nvsvp packet-efficiency`: the payload efficiency per transfer size from the packet formats
+# (256 bytes to 8 targets on the presets' link: dysharp 256 / 288 bytes, explicit 256 / 336).
+nvsvp_cli_test(packet_efficiency_prints_the_table
+               --stdout "^payload_bytes,request_dysharp,request_explicit,response_dysharp,response_explicit$"
+               --stdout "^256,0\\.888888888888888[0-9]*,0\\.76190476190476[0-9]*,0\\.94117647058823[0-9]*,0\\.76190476190476[0-9]*$"
+               -- $<TARGET_FILE:nvsvp> packet-efficiency ${PROJECT_SOURCE_DIR}/configs/scenarios/default.yaml --targets 8)
+nvsvp_cli_test(packet_efficiency_zero_targets_exits_2 --exit 2 --stderr "--targets: Value 0 not in range 1 to 32767"
+               -- $<TARGET_FILE:nvsvp> packet-efficiency ${PROJECT_SOURCE_DIR}/configs/scenarios/default.yaml --targets 0)

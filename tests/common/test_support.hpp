@@ -71,6 +71,21 @@ inline nlohmann::json run_and_read_report(const platform::Scenario& scenario, co
   return nlohmann::json::parse(file);
 }
 
+// Writes `text` as scenario `name` into `dir`, runs it as run_and_read_report does, and returns
+// its report.json.
+inline nlohmann::json run_scenario_text(const TempDir& dir, const std::string& name, const std::string& text) {
+  const platform::Scenario scenario = platform::load_scenario(dir.write(name + ".yaml", text), {}, config_dir());
+  return run_and_read_report(scenario, dir.path() + "/" + name);
+}
+
+// The entry of `scheme` in a report.json's results.
+inline const nlohmann::json& result_of(const nlohmann::json& report, const std::string& scheme) {
+  for (const nlohmann::json& r : report.at("results")) {
+    if (r.at("scheme") == scheme) return r;
+  }
+  throw std::runtime_error("no result for " + scheme);
+}
+
 // A link whose flit takes exactly 1 ns (16 B at 16 GB/s, no overhead), so that expected times are
 // whole nanoseconds that a test can write down.
 inline model::LinkParams exact_link(double latency_ns = 100.0) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <functional>
 #include <numeric>
 
@@ -71,7 +72,7 @@ TEST(Routing, SameSeedSameRoutingOtherSeedOtherRouting) {
 TEST(Routing, FixedSeedGivesAFixedRouting) {
   const std::vector<std::pair<std::string, std::vector<uint16_t>>> golden = {
       {"uniform", {44, 33, 36, 25, 44, 9, 4, 24}},
-      {"normal", {0, 26, 20, 53, 20, 53, 52, 36}},
+      {"normal", {0, 26, 20, 45, 20, 45, 53, 37}},  // issue 19: std relative to the mean
       {"zipf", {57, 37, 16, 52, 57, 37, 54, 17}},
   };
   for (const auto& [kind, ids] : golden) {
@@ -141,6 +142,41 @@ TEST(Routing, LargerNormalStdGivesMoreSkewedLoads) {
   WorkloadSpec tiny = workload(256, 8, 4096, "normal", 3);
   tiny.routing.std = 1e-6;
   EXPECT_NEAR(coefficient_of_variation(expert_counts(generate_routing(tiny, 32))), uniform_cv, 0.02);
+}
+
+double max_over_mean(const std::vector<double>& load) {
+  const double total = std::accumulate(load.begin(), load.end(), 0.0);
+  return *std::max_element(load.begin(), load.end()) * static_cast<double>(load.size()) / total;
+}
+
+// `std` is relative to the mean selection probability (docs/decisions.md, "Routing normal: std is
+// relative to the mean"): the study's range 0.01-0.05 gives every model of the study the same
+// near-balanced to mildly skewed expert loads, as aux-loss-balanced training does. Under the
+// absolute reading it replaced, L-8 at 0.032 had a coefficient of variation of about 1 (hottest
+// expert 3.3x the mean) where S-8 had 0.26. The table it prints is the one in decisions.md.
+TEST(Routing, NormalStdGivesEveryModelTheSameMildSkew) {
+  struct Model {
+    const char* name;
+    uint32_t experts, top_k, tokens_per_gpu;
+  };
+  const uint32_t gpus = 32;
+  for (const Model& m : {Model{"S-8", 64, 8, 2048}, Model{"M-8", 128, 8, 4096}, Model{"L-8", 256, 8, 8192},
+                         Model{"L-32", 256, 32, 8192}}) {
+    double previous_expert = 0.0;
+    for (double std_dev : {0.01, 0.032, 0.05}) {
+      WorkloadSpec w = workload(m.experts, m.top_k, m.tokens_per_gpu, "normal", 1);
+      w.routing.std = std_dev;
+      const fw::MoeRouting routing = generate_routing(w, gpus);
+      std::vector<double> per_expert(m.experts, 0.0), per_gpu(gpus, 0.0);
+      for (uint16_t e : routing.expert_ids) per_expert[e] += 1.0, per_gpu[routing.gpu_of_expert(e)] += 1.0;
+      const double expert = max_over_mean(per_expert), gpu = max_over_mean(per_gpu);
+      std::cout << m.name << " std " << std_dev << ": max/mean per GPU " << gpu << ", per expert " << expert << "\n";
+      EXPECT_LT(gpu, 1.12) << m.name << " std " << std_dev;
+      EXPECT_LT(expert, 1.25) << m.name << " std " << std_dev;
+      EXPECT_GT(expert, previous_expert) << m.name << " std " << std_dev;
+      previous_expert = expert;
+    }
+  }
 }
 
 TEST(Routing, ZipfRankSharesFollowThePowerLaw) {

@@ -144,7 +144,7 @@ TEST(StudyErrors, UnknownKeyNamesTheFileLineAndTheValidKeys) {
   TempDir dir;
   const std::string file = dir.write("s.yaml", std::string(kHead) + "sweeep:\n  workload.top_k: [2]\n");
   EXPECT_EQ(study_error(file), file + ":10: sweeep: expected one of the keys name, scenario, base, schemes, "
-                                      "reference, sweep, points, got unknown key sweeep");
+                                      "reference, sweep, points, timelines, got unknown key sweeep");
 }
 
 TEST(StudyErrors, ReferenceMustBeAmongTheSchemes) {
@@ -230,6 +230,10 @@ json result(const std::string& scheme, double layer_time_us, bool passed) {
           {"payload_bytes", {{"gpu_to_switch", 900}, {"switch_to_gpu", 1800}}},
           {"utilization", {{"gpu_to_switch", 0.25}, {"switch_to_gpu", 0.5}}},
           {"payload_efficiency", {{"total", 0.9}}},
+          {"load", {{"max_mean_gpu", 1.25}, {"max_mean_expert", 2}}},
+          {"hub", {{"cache_hit_rate", nullptr}}},
+          {"switch", {{"reduction_no_eviction_rate", 0.75}}},
+          {"time_breakdown", {{"comm_only_us", 4}, {"compute_only_us", 3}, {"overlap_us", 2}, {"idle_us", 1}}},
           {"checks", {{"passed", passed}}},
           {"sim", {{"wall_seconds", 1.5}}}};
 }
@@ -293,6 +297,29 @@ TEST(StudySpeedup, StatisticsAreTheGeometricMeanAndMaximumOverThePointsThatHaveO
   EXPECT_FALSE(statistics[2].max);
 }
 
+// The study's summary (issue 19): the geometric mean and maximum over all points of the
+// reference's speedup over each other scheme, with the point of the maximum, in summary.json and
+// in the console's table.
+TEST(StudySpeedup, SummaryAndConsoleGiveGeomeanMaxAndThePointOfTheMax) {
+  const Study study = study_of({"deepep", "ref"}, {"a", "b", "c"});
+  const std::vector<PointRun> runs = {
+      run_of({result("deepep", 20.0, true), result("ref", 10.0, true)}),
+      run_of({result("deepep", 80.0, true), result("ref", 10.0, true)}),
+      run_of({result("deepep", 40.0, true), result("ref", 10.0, true)}),
+  };
+  const json summary = study_summary(study, runs, "out/x");
+  const json& s = summary.at("speedup_of_reference").at("deepep");
+  EXPECT_EQ(s.at("points").get<size_t>(), 3u);
+  EXPECT_DOUBLE_EQ(s.at("geometric_mean").get<double>(), 4.0);  // cube root of 2 x 8 x 4
+  EXPECT_DOUBLE_EQ(s.at("max").get<double>(), 8.0);
+  EXPECT_EQ(s.at("max_point").get<std::string>(), "b");
+  std::ostringstream console;
+  print_study_summary(summary, console);
+  EXPECT_NE(console.str().find("scheme  points  geomean    max  at point\ndeepep       3    4.000  8.000  b\n"),
+            std::string::npos)
+      << console.str();
+}
+
 TEST(StudyCsv, OneRowPerPointAndSchemeWithQuotingWhereNeeded) {
   Study study = study_of({"deepep", "ref"}, {"top_k=2,routing={kind:zipf,exponent:2}", "top_k=4", "top_k=8"});
   study.keys = {"workload.top_k", "workload.routing"};
@@ -307,15 +334,18 @@ TEST(StudyCsv, OneRowPerPointAndSchemeWithQuotingWhereNeeded) {
   EXPECT_EQ(study_csv(study, runs),
             "point,workload.top_k,workload.routing,scheme,layer_time_us,ideal_comm_time_us,comm_efficiency,traffic_bytes.gpu_to_switch,"
             "traffic_bytes.switch_to_gpu,payload_bytes.gpu_to_switch,payload_bytes.switch_to_gpu,"
-            "utilization.gpu_to_switch,utilization.switch_to_gpu,payload_efficiency.total,replication.max_mean_before,replication.max_mean_after,"
+            "utilization.gpu_to_switch,utilization.switch_to_gpu,payload_efficiency.total,load.max_mean_gpu,"
+            "load.max_mean_expert,hub.cache_hit_rate,switch.reduction_no_eviction_rate,time_breakdown.comm_only_us,"
+            "time_breakdown.compute_only_us,time_breakdown.overlap_us,time_breakdown.idle_us,"
+            "replication.max_mean_before,replication.max_mean_after,"
             "replication.excess_load_removed,replication.broadcast_time_us,replication.shared_expert_time_us,"
             "replication.hidden,checks.passed,"
             "sim.wall_seconds,speedup_of_reference\n"
             "\"top_k=2,routing={kind:zipf,exponent:2}\",2,\"{kind:zipf,exponent:2}\",deepep,30,5,0.16666666666666666,1000,2000,900,"
-            "1800,0.25,0.5,0.9,,,,,,,true,1.5,2.4\n"
+            "1800,0.25,0.5,0.9,1.25,2,,0.75,4,3,2,1,,,,,,,true,1.5,2.4\n"
             "\"top_k=2,routing={kind:zipf,exponent:2}\",2,\"{kind:zipf,exponent:2}\",ref,12.5,5,0.4,1000,2000,900,1800,"
-            "0.25,0.5,0.9,,,,,,,true,1.5,1\n"
-            "top_k=4,4,\"say \"\"hi\"\"\",deepep,20,5,0.25,1000,2000,900,1800,0.25,0.5,0.9,,,,,,,true,1.5,\n");
+            "0.25,0.5,0.9,1.25,2,,0.75,4,3,2,1,,,,,,,true,1.5,1\n"
+            "top_k=4,4,\"say \"\"hi\"\"\",deepep,20,5,0.25,1000,2000,900,1800,0.25,0.5,0.9,1.25,2,,0.75,4,3,2,1,,,,,,,true,1.5,\n");
 }
 
 // ---------------------------------------------------------------------------------------------

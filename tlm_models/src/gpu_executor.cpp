@@ -221,7 +221,8 @@ void GpuExecutor::start_compute(Stream& stream, const hw::WorkSequence& sequence
   c.span = Stream::kNoSpan;
   if (c.full != SC_ZERO_TIME) {
     c.span = compute_spans_.size();
-    compute_spans_.push_back(ComputeSpan{task.phase, sequence.stream, now, c.end});
+    const bool delay_only = task.kind == hw::TaskKind::compute && task.flops == 0.0 && task.memory_bytes == 0;
+    compute_spans_.push_back(ComputeSpan{task.phase, sequence.stream, now, c.end, delay_only});
   }
   if (lending) {
     sc_core::next_trigger(c.full, stream.speed_event);

@@ -448,6 +448,7 @@ void MultimemEngine::finish_reduction(uint32_t tag, const tlm::tlm_generic_paylo
                            (last_response == nullptr ? r.unit_latency : SC_ZERO_TIME);
   send_generated(response, x, ready_at);
   registers_.count(SwitchCounter::reductions);
+  if (r.evicted_parts > 0) ++stats_.evicted_reductions;
 
   const uint16_t port = r.port;
   free_contexts_[port].push_back(r.context);

@@ -102,6 +102,7 @@ void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
   const sc_time serialization = serialization_time(ext.wire_flits);
   busy_until_ = start + serialization;
   if (timeline_ != nullptr) timeline_->add(start.value(), busy_until_.value());  // ps resolution
+  if (activity_ != nullptr) activity_->add(now.value(), start.value(), busy_until_.value());
   ext.tail_arrival = busy_until_ + latency_;
 
   stats_.messages[static_cast<size_t>(ext.traffic_class)]++;

@@ -85,6 +85,7 @@ SwitchStats SwitchChip::stats() const {
   const MultimemStats& multimem = multimem_.stats();
   s.parked_loads = multimem.parked_loads;
   s.evicted_partial_bytes = multimem.evicted_partial_bytes;
+  s.evicted_reductions = multimem.evicted_reductions;
   s.peak_reduction_buffer_bytes = multimem.peak_reduction_buffer_bytes;
   return s;
 }

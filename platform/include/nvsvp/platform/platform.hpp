@@ -53,6 +53,8 @@ class Platform : public sc_core::sc_module {
   // GPU `gpu`'s links in `direction`: busy picoseconds per bin, summed over its links; nullptr
   // unless record_link_timelines was called.
   const model::BusyTimeline* link_timeline(LinkDirection direction, uint32_t gpu) const;
+  // When at least one of GPU `gpu`'s links, in either direction, was serializing a message.
+  const model::ActivityIntervals& link_activity(uint32_t gpu) const { return activity_[gpu]; }
   uint32_t switch_count() const { return spec_.switch_chips; }
   // From now on `observer` (nullptr: nobody) hears of every message and credit return on every
   // link and of every register access over the management bus (model/message_observer.hpp).
@@ -80,6 +82,7 @@ class Platform : public sc_core::sc_module {
   sc_core::sc_vector<model::NvlinkPort> up_;    // [gpu * links + link]: GPU -> switch
   sc_core::sc_vector<model::NvlinkPort> down_;  // [gpu * links + link]: switch -> GPU
   std::vector<model::BusyTimeline> timelines_[2];  // [direction][gpu], when recorded
+  std::vector<model::ActivityIntervals> activity_;  // [gpu]: its links, both directions
   // The firmware's management bus: one initiator socket per chip's `csr` target.
   sc_core::sc_vector<tlm_utils::simple_initiator_socket<Platform>> register_bus_;
   model::MessageObserver* observer_ = nullptr;

@@ -31,6 +31,7 @@ struct Study {
   std::string reference;             // the scheme the summary compares every other scheme with
   std::vector<std::string> keys;     // the key paths the points set, in the order first written
   std::vector<StudyPoint> points;    // the sweep's product (first key outermost), then `points`
+  bool timelines = false;            // points write utilization_<scheme>.csv and trace_<scheme>.json
 };
 
 // Loads a study file and checks every point's scenario. `overrides` ("a.b.c=value", the CLI's
@@ -63,6 +64,10 @@ struct SpeedupStatistics {
 // For every scheme but the reference, in the study's order: the speedup of the reference over it,
 // across the points. `runs` holds one entry per point.
 std::vector<SpeedupStatistics> speedup_statistics(const Study& study, const std::vector<PointRun>& runs);
+
+// study.csv's first line: point, the study's keys, scheme, the result columns (paths into a
+// scheme's report.json entry), speedup_of_reference.
+std::string study_csv_header(const Study& study);
 
 // study.csv: a header, then one row per point and scheme that gave a result, in point order.
 std::string study_csv(const Study& study, const std::vector<PointRun>& runs);

@@ -42,6 +42,9 @@ struct ComputeSpan {
   uint32_t stream = 0;  // the executor stream (SM group) it ran on
   sc_core::sc_time start;
   sc_core::sc_time end;
+  // A delay task (Task::delay: no arithmetic, no memory traffic), a fixed software cost such as
+  // a barrier or a kernel boundary rather than compute; the time breakdown leaves it out.
+  bool delay_only = false;
 };
 
 struct PhaseTime {

@@ -40,6 +40,7 @@ class SwitchChip;
 struct MultimemStats {
   uint64_t parked_loads = 0;  // ld_reduce requests that waited for a free reduction context
   uint64_t evicted_partial_bytes = 0;  // payload of the partial sums passed on (extra traffic)
+  uint64_t evicted_reductions = 0;     // ld_reduce results with at least one partial passed on
   uint64_t peak_reduction_buffer_bytes = 0;  // most bytes one port's reduction buffer held
 };
 

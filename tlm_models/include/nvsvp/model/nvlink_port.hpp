@@ -14,6 +14,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "nvsvp/model/activity_intervals.hpp"
 #include "nvsvp/model/busy_timeline.hpp"
 #include "nvsvp/model/message_observer.hpp"
 #include "nvsvp/model/nvlink_packet.hpp"
@@ -94,6 +95,9 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   // Also records every message's serialization interval in `timeline` (nullptr: none). Several
   // ports may share one timeline (a GPU's links of one direction).
   void record_busy_in(BusyTimeline* timeline) { timeline_ = timeline; }
+  // Also adds every message's serialization interval to `activity` (nullptr: none), which
+  // several ports may share (all links of a GPU, for the time breakdown).
+  void record_activity_in(ActivityIntervals* activity) { activity_ = activity; }
   // Tells `observer` of every message sent and every credit return (nullptr: nobody). Several
   // ports may share one observer.
   void attach_observer(MessageObserver* observer) { observer_ = observer; }
@@ -141,6 +145,7 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   uint16_t direct_tag_ = 0;  // narrow, so that the first line holds it
   LinkStats stats_;
   BusyTimeline* timeline_ = nullptr;
+  ActivityIntervals* activity_ = nullptr;
   MessageObserver* observer_ = nullptr;
   alignas(64) std::array<int32_t, kTrafficClasses * kMaxVcsPerClass> credits_{};  // [class * vcs + vc]
   // In time order. Read on every send: compacted after 8 landed returns, so that a link that never
