@@ -4,7 +4,8 @@
 # summary.json, a directory per point), prints each study's summary table and wall time, and
 # copies each study.csv to docs/study_results/<study>.csv, so the committed CSVs are what this
 # script makes. Then the tables computed from the packet formats and from the studies' outputs
-# (scripts/study_extra_tables.py). Pass study names to run only those:
+# (scripts/study_extra_tables.py) and the markdown tables of them all
+# (scripts/study_tables.py, docs/study_results/tables.md). Pass study names to run only those:
 #   scripts/run_studies.sh models_topk_dgx_h100 tile_size_nvl32
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,3 +31,5 @@ done
 # Payload efficiency against transfer size at 8 destinations, from the packet formats (no simulation).
 build/nvsvp packet-efficiency configs/scenarios/default.yaml --set platform=gh200-nvl32 --targets 8 \
   > docs/study_results/payload_efficiency_8_destinations.csv
+# The markdown tables of every study CSV (docs/results.md discusses them).
+scripts/study_tables.py docs/study_results > docs/study_results/tables.md

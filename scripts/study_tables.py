@@ -21,12 +21,13 @@ METRICS = {
     "models_topk_dgx_h100": [("load.max_mean_gpu", "per-GPU max/mean load", "{:.3f}")],
     "routing_nvl32": [("load.max_mean_gpu", "per-GPU max/mean load", "{:.3f}")],
     "pure_communication_nvl32": [("comm_efficiency", "pure communication: ideal / time", "{:.3f}")],
-    "hub_cache_nvl32": [("hub.hit_rate", "Hub cache hit rate", "{:.4f}")],
-    "reduction_buffer_nvl32": [("switch.no_eviction_rate", "reductions without an eviction", "{:.4f}"),
+    "hub_cache_nvl32": [("hub.cache_hit_rate", "Hub cache hit rate", "{:.4f}")],
+    "reduction_buffer_nvl32": [("switch.reduction_no_eviction_rate", "reductions without an eviction", "{:.4f}"),
                                ("payload_efficiency.total", "payload efficiency", "{:.4f}")],
-    "breakdown_l8_nvl32": [("breakdown.comm_only_us", "communication alone (µs)", "{:.1f}"),
-                           ("breakdown.compute_only_us", "compute alone (µs)", "{:.1f}"),
-                           ("breakdown.overlap_us", "overlapped (µs)", "{:.1f}")],
+    "breakdown_l8_nvl32": [("time_breakdown.comm_only_us", "communication alone (µs)", "{:.1f}"),
+                           ("time_breakdown.compute_only_us", "compute alone (µs)", "{:.1f}"),
+                           ("time_breakdown.overlap_us", "overlapped (µs)", "{:.1f}"),
+                           ("time_breakdown.idle_us", "neither (µs)", "{:.1f}")],
     "dispatch_dtype_nvl32": [("traffic_bytes.gpu_to_switch", "bytes GPU→switch", "{:.3e}")],
 }
 
@@ -40,8 +41,10 @@ def study_files(root):
 def read(path):
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
-        fields = reader.fieldnames
+        fields = reader.fieldnames or []
         rows = list(reader)
+    if "point" not in fields or "scheme" not in fields or "layer_time_us" not in fields:
+        return None  # not a study CSV (the derived tables beside them)
     keys = fields[1:fields.index("scheme")]
     points, schemes, cell = [], [], {}
     for r in rows:
@@ -84,7 +87,10 @@ def reference_of(schemes, cell, points):
 
 
 def study_tables(name, path):
-    keys, points, schemes, cell = read(path)
+    study = read(path)
+    if study is None:
+        return ""
+    keys, points, schemes, cell = study
     out = [f"### {name}", "", f"[{os.path.basename(path)}]({os.path.basename(path)}); layer time in µs, the fastest in bold.", ""]
     lines = []
     for p in points:
@@ -144,7 +150,9 @@ def main():
     print("# Study tables\n\nWritten by `scripts/study_tables.py docs/study_results` from the committed CSVs "
           "(`scripts/run_studies.sh` makes both); docs/results.md discusses them.\n")
     for name, path in study_files(sys.argv[1]):
-        print(study_tables(name, path))
+        text = study_tables(name, path)
+        if text:
+            print(text)
 
 
 if __name__ == "__main__":
