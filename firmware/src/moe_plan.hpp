@@ -115,12 +115,26 @@ void append_partials_barrier(LayerPlan& plan, hw::WorkSequence& seq, uint32_t gp
 void append_write_chunk(LayerPlan& plan, hw::WorkSequence& seq, hw::PhaseId phase, uint32_t peer, uint64_t bytes,
                         uint32_t counter, std::vector<hw::WriteElement>& pending);
 
+// Software readiness flags (`fusion-only`, `comet`: a software token-centric kernel without the
+// hardware tables, docs/background/token_centric_fusion.md#software-readiness-flags): after a
+// token copy's data, a fence and one kFlagBytes write per copy where the receiver polls, counted
+// on kNotifyCounter there: kDispatchFlags + 16 x slot at dispatch, the home's kReadinessTable +
+// 16 x local token at combine. A data chunk's flags travel as one chunk message right after it.
+constexpr uint64_t kFlagBytes = 4;
+constexpr uint64_t kDispatchFlags = 0x0E00'0000'0000;
+constexpr uint64_t kFlagSource = 0x0F00'0000'0000;  // what a flag carries (never written)
+// When a polling reader sees a flag after it landed: the fence's fixed cost (the sender's flag
+// goes out once its data is delivered; the receiver's entry also counts the data's landing, the
+// delivery the fence waits for) and the poll (software.fence_ns + software.flag_poll_ns).
+uint64_t flag_seen_after_ps(const SoftwareParams& software);
+
 // Software all-to-all dispatch of GPU `home`'s tokens `tokens` (deepep's order): in token order,
 // one copy per destination GPU into its dispatch_rx slot, a destination's chunk of
 // software.chunk_tokens leaving when full and the partly filled ones after the last token; local
-// copies are tasks. Every copy counts on `counter` at its destination.
+// copies are tasks. Every copy counts on `counter` at its destination. With `flags`, every copy is
+// followed by its readiness flag (above).
 void append_software_dispatch(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t home,
-                              TokenRange tokens, hw::PhaseId phase, uint32_t counter);
+                              TokenRange tokens, hw::PhaseId phase, uint32_t counter, bool flags = false);
 
 // The software all-to-all's combine sender on GPU `gpu`: each partial (by its slot) to its
 // token's home's combine_rx, counted on kCombineCounter there; a local copy when the home is this
@@ -146,6 +160,11 @@ class PartialSender {
 // The home GPU's combine: waits for every partial of its tokens, a software.sync_ns barrier, then
 // sums them into the output buffer.
 void append_home_combine(LayerPlan& plan, hw::WorkSequence& seq, uint32_t home);
+// Its pieces: the time of summing `partials` partials (HBM traffic), and the kernel that sums
+// every partial of the home's tokens into the output buffer (their functional effect).
+hw::Task partial_sum_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers,
+                          uint32_t kernel = hw::Task::kNoKernel);
+hw::Kernel home_sum_kernel(const LayerPlan& plan, uint32_t home);
 
 // ---- Token-centric fusion ------------------------------------------------------------------------
 
@@ -203,6 +222,33 @@ FusedSmGroups fused_sm_groups(const MoeLayerSpec& spec, bool comet);
 // Makes the four streams of every GPU (phase names, counters, SMs) and returns them per GPU.
 std::vector<std::array<hw::WorkSequence*, 4>> make_fused_streams(LayerPlan& plan, const FusedSmGroups& sms,
                                                                  uint32_t counters);
+
+// The counters of GPU g's fused streams after the common ones: kFirstTileCounter + t for tile t's
+// arrivals (tile-status table), then each tile's "GEMM-1 done", then each local token's
+// output-readiness entry, then `extra` of the scheme's own. install_fused_counters lays them out,
+// declares the two tables on the dispatch stream and sets every stream's counter count.
+struct FusedCounters {
+  uint32_t tiles = 0;
+  uint32_t first_gemm1_done = 0;
+  uint32_t first_ready = 0;
+  uint32_t first_extra = 0;
+};
+FusedCounters install_fused_counters(const LayerPlan& plan, const std::array<hw::WorkSequence*, 4>& streams,
+                                     size_t tiles, uint64_t extra);
+// What is particular to tile t of a scheme: the functional kernel its GEMM-2 runs and the task
+// after it (an in-switch scheme's notify_tokens, a software one's signal to its combine group).
+struct TileWork {
+  hw::Kernel kernel;
+  hw::Task after_gemm2;
+};
+// GEMM-1 takes tiles as their tile-status entry has counted `arrivals_per_token` per token of the
+// tile; GEMM-2 takes them as their GEMM-1 ends (with `comet`, after all of GEMM-1 and the kernel
+// boundary, software.sync_ns), runs its kernel, then its after_gemm2 task. `work` is per tile.
+void append_tile_pipeline(const MoeLayerSpec& spec, const std::array<hw::WorkSequence*, 4>& streams,
+                          const FusedTiles& tiles, const FusedCounters& counters, uint64_t arrivals_per_token,
+                          bool comet, std::vector<TileWork> work);
+// With `comet`, the combine group starts with the second kernel.
+void append_second_kernel_wait(hw::WorkSequence& combine, bool comet);
 
 // ---- The scheme builders (scheme_*.cpp) ----------------------------------------------------------
 

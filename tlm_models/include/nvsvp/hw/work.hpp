@@ -332,11 +332,13 @@ constexpr uint32_t kCounterTables = 3;
 // tables): a write into [base, base + entries x stride) counts one arrival on each counter of its
 // entry i: counters[first[i] .. first[i + 1]), or, when `first` is empty, first_counter + i. This
 // is on top of the count on the message's own counter. Writes of chunks, single writes, local
-// copies and dynamic multimem writes all count.
+// copies and dynamic multimem writes all count. With seen_after_ps > 0 a write counts that much
+// after it landed: software readiness flags, which the reader sees only when its poll comes round.
 struct CounterMap {
   uint64_t base = 0;
   uint64_t stride = kCounterEntryBytes;
   uint64_t entries = 0;
+  uint64_t seen_after_ps = 0;
   uint32_t first_counter = 0;
   std::vector<uint32_t> first;
   std::vector<uint32_t> counters;
