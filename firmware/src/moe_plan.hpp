@@ -128,21 +128,81 @@ constexpr uint64_t kFlagSource = 0x0F00'0000'0000;  // what a flag carries (neve
 // delivery the fence waits for) and the poll (software.fence_ns + software.flag_poll_ns).
 uint64_t flag_seen_after_ps(const SoftwareParams& software);
 
+// DeepEP's receive rings (receive_rings.cpp): per receiver, channel and source a ring of
+// software.recv_queue_tokens token slots at `ring_base` (+ stride per slot). append_chunk puts a
+// sender's chunk (`batch`: its writes' sources and final targets, emptied) into the ring behind
+// its tail, first waiting, while it would not fit, for the heads the receiver sends back (on the
+// sender's counters); append_copy_out gives the receiver's SMs one take_ready over its chunks,
+// each copied out of the ring to its final targets (counted on `final_counter`) in ring order,
+// and every quarter ring the head back to the sender. Counters from `first_counter` to end_counter().
+class ReceiveRings {
+ public:
+  ReceiveRings(LayerPlan& plan, uint64_t ring_base, uint64_t stride, uint32_t final_counter, uint32_t first_counter);
+  void append_chunk(hw::WorkSequence& seq, hw::PhaseId phase, uint32_t sender, uint32_t channel, uint32_t peer,
+                    uint64_t bytes, std::vector<hw::WriteElement>& batch);
+  void append_copy_out(hw::WorkSequence& receiver, uint32_t gpu, hw::PhaseId phase, uint64_t bytes);
+  uint32_t end_counter() const;
+  uint64_t slots() const;  // of one GPU's rings
+
+ private:
+  static constexpr size_t kNoChunk = ~size_t{0};
+  static constexpr uint32_t kNoCounter = ~0u;
+  struct Chunk {
+    uint32_t sender;
+    uint32_t channel;
+    uint32_t counter;       // at the receiver: the chunk's writes (and the previous chunk's copy-out)
+    uint32_t next_counter;  // the ring's next chunk's
+    size_t first_copy;      // in copies_[receiver]
+    uint32_t tokens;
+    bool after_previous;
+    bool head;  // its copy-out sends the ring's head back
+  };
+  struct Ring {  // one (sender, channel, receiver)
+    uint64_t tail = 0;
+    std::vector<uint64_t> ends;  // tokens written after each chunk
+    uint64_t waited = 0;         // heads the sender has waited for
+    size_t last_chunk = kNoChunk;
+  };
+  LayerPlan& plan_;
+  uint32_t gpus_;
+  uint32_t channels_;
+  uint32_t ring_tokens_;
+  uint32_t head_every_ = 1;  // chunks of a ring per head sent back
+  uint64_t ring_base_;
+  uint64_t stride_;
+  uint32_t final_counter_;
+  uint32_t pad_counter_;  // a ring's last copy-out signals here; nothing waits on it
+  uint32_t first_head_counter_;  // at a sender: + channel x GPUs + receiver
+  std::vector<std::vector<Chunk>> chunks_;             // [receiver]
+  std::vector<std::vector<hw::WriteElement>> copies_;  // [receiver]: ring slot -> final target
+  std::vector<Ring> rings_;                            // [(sender x channels + channel) x GPUs + receiver]
+  std::vector<uint32_t> next_counter_;                 // [receiver]
+};
+constexpr uint64_t kDispatchRings = 0x1100'0000'0000;
+constexpr uint64_t kCombineRings = 0x1200'0000'0000;
+// The channel of the index-th of a GPU's `tokens` tokens in the software dispatch (contiguous
+// shares); the combine returns each partial on its token's channel.
+uint32_t dispatch_channel(const SoftwareParams& software, uint64_t tokens, uint64_t index);
+
 // Software all-to-all dispatch of GPU `home`'s tokens `tokens` (deepep's order): in token order,
 // one copy per destination GPU into its dispatch_rx slot, a destination's chunk of
 // software.chunk_tokens leaving when full and the partly filled ones after the last token; local
 // copies are tasks. Every copy counts on `counter` at its destination. With `flags`, every copy is
 // followed by its readiness flag (above).
+// With `rings`, every remote chunk goes through them (deepep).
 void append_software_dispatch(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t home,
-                              TokenRange tokens, hw::PhaseId phase, uint32_t counter, bool flags = false);
+                              TokenRange tokens, hw::PhaseId phase, uint32_t counter, bool flags = false,
+                              ReceiveRings* rings = nullptr);
 
 // The software all-to-all's combine sender on GPU `gpu`: each partial (by its slot) to its
 // token's home's combine_rx, counted on kCombineCounter there; a local copy when the home is this
 // GPU, else batched into chunk messages of software.chunk_tokens partials of one home. A chunk
 // leaves when full, when a partial for another home follows, or at flush().
+// With `rings`, a chunk holds partials of one home and channel and goes through them (deepep).
 class PartialSender {
  public:
-  PartialSender(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t gpu);
+  PartialSender(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t gpu,
+                ReceiveRings* rings = nullptr);
   void send(uint64_t slot);
   void flush();
 
@@ -153,7 +213,9 @@ class PartialSender {
   uint32_t gpu_;
   uint64_t bytes_;  // one partial in the combine format
   uint32_t chunk_;
-  uint32_t home_ = 0;  // of the partials in pending_
+  ReceiveRings* rings_;
+  uint32_t home_ = 0;     // of the partials in pending_
+  uint32_t channel_ = 0;  // with rings_
   std::vector<hw::WriteElement> pending_;
 };
 

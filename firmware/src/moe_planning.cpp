@@ -300,7 +300,8 @@ void append_dispatch_chunk(LayerPlan& plan, hw::WorkSequence& seq, hw::PhaseId p
 }  // namespace
 
 void append_software_dispatch(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t home,
-                              TokenRange tokens, hw::PhaseId phase, uint32_t counter, bool flags) {
+                              TokenRange tokens, hw::PhaseId phase, uint32_t counter, bool flags,
+                              ReceiveRings* rings) {
   const MoeLayerSpec& spec = *plan.spec;
   const MoeBuffers& b = plan.buffers;
   const uint32_t chunk = spec.software.chunk_tokens;
@@ -331,23 +332,35 @@ void append_software_dispatch(LayerPlan& plan, const DispatchMap& map, hw::WorkS
         }
         std::vector<hw::WriteElement>& batch = pending[channel * gpus + d];
         batch.push_back(hw::WriteElement{source, target});
-        if (batch.size() == chunk) append_dispatch_chunk(plan, seq, phase, d, token_bytes, counter, batch, flags);
+        if (batch.size() < chunk) continue;
+        if (rings != nullptr) {
+          rings->append_chunk(seq, phase, home, static_cast<uint32_t>(channel), d, token_bytes, batch);
+        } else {
+          append_dispatch_chunk(plan, seq, phase, d, token_bytes, counter, batch, flags);
+        }
       }
     }
   }
   for (uint64_t i = 0; i < pending.size(); ++i) {
     if (pending[i].empty()) continue;
-    append_dispatch_chunk(plan, seq, phase, static_cast<uint32_t>(i % gpus), token_bytes, counter, pending[i], flags);
+    const auto peer = static_cast<uint32_t>(i % gpus);
+    if (rings != nullptr) {
+      rings->append_chunk(seq, phase, home, static_cast<uint32_t>(i / gpus), peer, token_bytes, pending[i]);
+    } else {
+      append_dispatch_chunk(plan, seq, phase, peer, token_bytes, counter, pending[i], flags);
+    }
   }
 }
 
-PartialSender::PartialSender(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t gpu)
+PartialSender::PartialSender(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t gpu,
+                             ReceiveRings* rings)
     : plan_(plan),
       map_(map),
       seq_(seq),
       gpu_(gpu),
       bytes_(vector_bytes(plan.spec->combine_dtype, plan.spec->model.hidden)),
-      chunk_(plan.spec->software.chunk_tokens) {}
+      chunk_(plan.spec->software.chunk_tokens),
+      rings_(rings) {}
 
 void PartialSender::send(uint64_t slot) {
   const uint64_t token = (*map_.received)[gpu_][slot];
@@ -358,14 +371,24 @@ void PartialSender::send(uint64_t slot) {
     seq_.tasks.push_back(hw::Task::local_copy(kCombinePhase, source, target, bytes_, kCombineCounter));
     return;
   }
-  if (home != home_) flush();  // a chunk goes to one home
+  const MoeRouting& routing = plan_.spec->routing;
+  const uint32_t channel =
+      rings_ == nullptr ? 0
+                        : dispatch_channel(plan_.spec->software, routing.tokens_per_gpu, token % routing.tokens_per_gpu);
+  if (home != home_ || channel != channel_) flush();  // a chunk goes to one home (and ring)
   home_ = home;
+  channel_ = channel;
   pending_.push_back(hw::WriteElement{source, target});
   if (pending_.size() == chunk_) flush();
 }
 
 void PartialSender::flush() {
-  if (!pending_.empty()) append_write_chunk(plan_, seq_, kCombinePhase, home_, bytes_, kCombineCounter, pending_);
+  if (pending_.empty()) return;
+  if (rings_ != nullptr) {
+    rings_->append_chunk(seq_, kCombinePhase, gpu_, channel_, home_, bytes_, pending_);
+  } else {
+    append_write_chunk(plan_, seq_, kCombinePhase, home_, bytes_, kCombineCounter, pending_);
+  }
 }
 
 // The home GPU's sum of the partials of each local token into the output buffer.
