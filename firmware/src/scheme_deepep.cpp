@@ -16,6 +16,7 @@
 // out into the packed buffers at the same rate, sending each ring's head back; a sender whose
 // next chunk would not fit waits for it.
 #include <algorithm>
+#include <optional>
 
 #include "moe_plan.hpp"
 
@@ -26,17 +27,24 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
   const MoeRouting& routing = spec.routing;
   const uint32_t gpus = routing.gpus;
   const MoeBuffers& b = plan.buffers;
-  ReceiveRings dispatch_rings(plan, kDispatchRings, b.dispatch_stride, kDispatchCounter, kMoeCounters);
-  plan.extra_sequences.assign(gpus, std::vector<hw::WorkSequence>(1));
-  plan.receive_ring_slots = dispatch_rings.slots();
+  const bool rings = spec.software.recv_queue_tokens > 0;
+  std::optional<ReceiveRings> dispatch_rings;
+  std::optional<ReceiveRings> combine_rings;
+  if (rings) {
+    dispatch_rings.emplace(plan, kDispatchRings, b.dispatch_stride, kDispatchCounter, kMoeCounters);
+    plan.extra_sequences.assign(gpus, std::vector<hw::WorkSequence>(1));
+    plan.receive_ring_slots = dispatch_rings->slots();
+  }
 
   for (uint32_t g = 0; g < gpus; ++g) {
     hw::WorkSequence& seq = start_sequence(plan, g, kMoeCounters);
     seq.issue_sms = software_sender_sms(spec.software);
-    hw::WorkSequence& receiver = plan.extra_sequences[g].front();
-    receiver.stream = 1;
-    receiver.sms = receiver.issue_sms = software_sender_sms(spec.software);
-    receiver.phase_names = moe_phase_names();
+    if (rings) {
+      hw::WorkSequence& receiver = plan.extra_sequences[g].front();
+      receiver.stream = 1;
+      receiver.sms = receiver.issue_sms = software_sender_sms(spec.software);
+      receiver.phase_names = moe_phase_names();
+    }
     // Sizes known in advance: local copies are tasks, remote ones chunk elements (both phases).
     const uint64_t local = 2 * map.counts[g][g];
     uint64_t remote = 0;
@@ -50,13 +58,15 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
   // Dispatch copies, in token order on each home GPU.
   for (uint32_t home = 0; home < gpus; ++home) {
     append_software_dispatch(plan, map, plan.sequences[home], home, own_tokens(routing, home), kDispatchPhase,
-                             kDispatchCounter, false, &dispatch_rings);
+                             kDispatchCounter, false, rings ? &*dispatch_rings : nullptr);
   }
-  const uint64_t token_bytes = vector_bytes(spec.dispatch_dtype, spec.model.hidden);
-  for (uint32_t g = 0; g < gpus; ++g) {
-    dispatch_rings.append_copy_out(plan.extra_sequences[g].front(), g, kDispatchPhase, token_bytes);
+  if (rings) {
+    const uint64_t token_bytes = vector_bytes(spec.dispatch_dtype, spec.model.hidden);
+    for (uint32_t g = 0; g < gpus; ++g) {
+      dispatch_rings->append_copy_out(plan.extra_sequences[g].front(), g, kDispatchPhase, token_bytes);
+    }
+    combine_rings.emplace(plan, kCombineRings, b.combine_stride, kCombineCounter, dispatch_rings->end_counter());
   }
-  ReceiveRings combine_rings(plan, kCombineRings, b.combine_stride, kCombineCounter, dispatch_rings.end_counter());
 
   const std::vector<uint64_t> expert_loads = tokens_per_expert(routing);
   for (uint32_t g = 0; g < gpus; ++g) {
@@ -76,7 +86,7 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
     const uint32_t chunk = spec.software.chunk_tokens;
     uint64_t rounds = 0;
     for (uint32_t h = 0; h < gpus; ++h) rounds = std::max(rounds, map.counts[h][g]);
-    PartialSender partials(plan, map, seq, g, &combine_rings);
+    PartialSender partials(plan, map, seq, g, rings ? &*combine_rings : nullptr);
     for (uint64_t r = 0; r < rounds; r += chunk) {
       for (uint32_t i = 1; i <= gpus; ++i) {
         const uint32_t home = (g + i) % gpus;
@@ -87,11 +97,12 @@ void build_deepep(LayerPlan& plan, const DispatchMap& map) {
     }
     append_home_combine(plan, seq, g);
   }
+  if (!rings) return;
   const uint64_t partial_bytes = vector_bytes(spec.combine_dtype, spec.model.hidden);
   for (uint32_t g = 0; g < gpus; ++g) {
-    combine_rings.append_copy_out(plan.extra_sequences[g].front(), g, kCombinePhase, partial_bytes);
+    combine_rings->append_copy_out(plan.extra_sequences[g].front(), g, kCombinePhase, partial_bytes);
   }
-  const uint32_t counters = combine_rings.end_counter();
+  const uint32_t counters = combine_rings->end_counter();
   for (uint32_t g = 0; g < gpus; ++g) plan.sequences[g].counters = plan.extra_sequences[g].front().counters = counters;
 }
 

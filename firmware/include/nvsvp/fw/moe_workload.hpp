@@ -108,8 +108,10 @@ struct SoftwareParams {
   double flag_poll_ns = 300.0;
   // DeepEP's receive rings (deepep): tokens each (channel, source rank) ring of a receiver holds
   // (num_max_nvl_chunked_recv_tokens, 256 in DeepEP's intranode configurations); a sender waits
-  // while its chunk would not fit behind what the receiver has not yet copied out.
-  uint32_t recv_queue_tokens = 256;
+  // while its chunk would not fit behind what the receiver has not yet copied out. 0: no rings
+  // (the copies land in the packed buffers directly), the default until the tests that pin
+  // deepep's plan and traffic follow (issue 19).
+  uint32_t recv_queue_tokens = 0;
 
   template <class Visitor>
   void visit(Visitor& v) {
@@ -146,9 +148,9 @@ struct SoftwareParams {
       "software token-centric kernels: delay until a polling SM group sees a readiness flag that landed, ns",
       hw::between(0.0, 1e6));
     v("recv_queue_tokens", recv_queue_tokens,
-      "deepep: tokens of each (channel, source) receive ring (DeepEP: num_max_nvl_chunked_recv_tokens); "
-      "at least chunk_tokens",
-      hw::between(1, 1u << 24));
+      "deepep: tokens of each (channel, source) receive ring (DeepEP: num_max_nvl_chunked_recv_tokens, 256); "
+      "at least chunk_tokens; 0: no rings",
+      hw::between(0, 1u << 24));
   }
 };
 
