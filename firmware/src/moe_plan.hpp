@@ -233,31 +233,27 @@ hw::Kernel home_sum_kernel(const LayerPlan& plan, uint32_t home);
 // Token-centric fusion (docs/background/token_centric_fusion.md), the part every fused schedule
 // shares. A GPU's GEMM work is cut into tiles (software.tile_tokens rows of one local expert);
 // `members` of an expert are its tokens in the order firmware expects them to arrive, and tile r
-// holds members [r x tile, (r + 1) x tile). Tiles run in the order they are expected to be ready
-// (the fraction of their expert's tokens they need, smallest first) and in groups that fill the
-// GEMM-1 group's SMs at least once (a persistent kernel keeps all its SMs busy with ready tiles).
+// holds members [r x tile, (r + 1) x tile). Tiles are listed in the order they are expected to be
+// ready (the fraction of their expert's tokens they need, smallest first); the GEMM groups take
+// them as they become ready (append_tile_pipeline).
 struct FusedTile {
   uint32_t expert = 0;  // local index
   uint64_t first = 0;   // first member
   uint64_t tokens = 0;
 };
 struct FusedTiles {
-  std::vector<FusedTile> tiles;       // in execution order
-  std::vector<size_t> group_first;    // group i: tiles [group_first[i], group_first[i + 1])
-  size_t groups() const { return group_first.size() - 1; }
+  std::vector<FusedTile> tiles;  // in expected order of readiness
 };
-FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t>& tokens_per_local_expert,
-                            uint32_t gemm1_sms);
+FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t>& tokens_per_local_expert);
 
 // The executor streams of a fused schedule on one GPU: plan.sequences[g] is the dispatch group,
 // plan.extra_sequences[g] the GEMM-1, GEMM-2 and combine groups, in that order.
 enum FusedStream : uint32_t { kDispatchGroup = 0, kGemm1Group = 1, kGemm2Group = 2, kCombineGroup = 3 };
-// Counters after the common ones: GEMM-1 and GEMM-2 groups done, notifications received, the
-// second kernel started (COMET-style schedules), then the tiles' arrival counters (tile-status
-// table) and, for the dynamic schemes, each tile's "GEMM-1 done" and the tokens' notification
-// counters (output-readiness table).
+// Counters after the common ones: GEMM-1 done (COMET's kernel boundary counts it), a counter
+// signals count on where nothing waits, notifications and software readiness flags received, the
+// second kernel started (COMET-style schedules), then the FusedCounters below.
 constexpr uint32_t kGemm1DoneCounter = kBarrierCounter + 1;
-constexpr uint32_t kGemm2DoneCounter = kBarrierCounter + 2;
+constexpr uint32_t kUnwaitedCounter = kBarrierCounter + 2;
 constexpr uint32_t kNotifyCounter = kBarrierCounter + 3;
 constexpr uint32_t kSecondKernelCounter = kBarrierCounter + 4;
 constexpr uint32_t kFirstTileCounter = kBarrierCounter + 5;

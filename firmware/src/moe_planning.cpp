@@ -432,8 +432,7 @@ void append_home_combine(LayerPlan& plan, hw::WorkSequence& seq, uint32_t home) 
 
 // ---- Token-centric fusion ------------------------------------------------------------------------
 
-FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t>& tokens_per_local_expert,
-                            uint32_t gemm1_sms) {
+FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t>& tokens_per_local_expert) {
   const uint64_t tile = spec.software.tile_tokens;
   FusedTiles plan;
   std::vector<std::pair<double, size_t>> order;  // (fraction of its expert's tokens needed, tile)
@@ -450,18 +449,6 @@ FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t
   sorted.reserve(plan.tiles.size());
   for (const auto& o : order) sorted.push_back(plan.tiles[o.second]);
   plan.tiles = std::move(sorted);
-  // Groups: enough tiles that GEMM-1's thread blocks fill the group's SMs at least once.
-  const uint64_t columns = spec.software.tile_columns;
-  const uint64_t blocks_per_tile = (2ull * spec.model.moe_hidden + columns - 1) / columns;
-  plan.group_first.push_back(0);
-  uint64_t blocks = 0;
-  for (size_t t = 0; t < plan.tiles.size(); ++t) {
-    blocks += blocks_per_tile;
-    if (blocks >= gemm1_sms || t + 1 == plan.tiles.size()) {
-      plan.group_first.push_back(t + 1);
-      blocks = 0;
-    }
-  }
   return plan;
 }
 

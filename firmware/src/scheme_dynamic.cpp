@@ -323,7 +323,7 @@ void build_dynamic_fused(LayerPlan& plan, const DispatchMap& map, hw::DynamicAdd
       dispatch.tasks.push_back(store_of(plan, setup, g, t, addressing, kDispatchPhase));
     }
 
-    const FusedTiles tiles = plan_fused_tiles(spec, local_slice(routing, setup.expert_loads, g), sms.gemm1);
+    const FusedTiles tiles = plan_fused_tiles(spec, local_slice(routing, setup.expert_loads, g));
     const FusedCounters counters = install_fused_tables(plan, setup, streams[g], g, tiles);
     append_tile_pipeline(spec, streams[g], tiles, counters, 1, comet,
                          dynamic_tile_work(plan, setup, streams[g], g, tiles, addressing));

@@ -132,7 +132,7 @@ std::vector<TileWork> software_tile_work(const LayerPlan& plan, const DispatchMa
     }
     work.push_back(TileWork{expert_kernel(plan.spec, plan.buffers, map.received, g, std::move(runs)),
                             hw::Task::local_copy(kCombinePhase, kStreamSignal, kTileDone + hw::kCounterEntryBytes * t,
-                                                 0, kGemm2DoneCounter)});
+                                                 0, kUnwaitedCounter)});
   }
   return work;
 }
@@ -172,7 +172,7 @@ void append_software_combine(LayerPlan& plan, const DispatchMap& map, hw::WorkSe
     combine.tasks.push_back(
         hw::Task::wait(kCombinePhase, counters.fused.first_ready + static_cast<uint32_t>(t - own.begin), 2 * copies));
     combine.tasks.push_back(partial_sum_task(spec, kCombinePhase, copies, b));
-    combine.tasks.push_back(hw::Task::local_copy(kCombinePhase, kStreamSignal, kStreamSignal, 0, kGemm2DoneCounter));
+    combine.tasks.push_back(hw::Task::local_copy(kCombinePhase, kStreamSignal, kStreamSignal, 0, kUnwaitedCounter));
   }
   combine.tasks.push_back(hw::Task::wait(kCombinePhase, kCombineCounter, copies_of_home(plan, g)));
   combine.kernels.push_back(home_sum_kernel(plan, g));
@@ -196,7 +196,7 @@ void build_fused_software(LayerPlan& plan, const DispatchMap& map, bool comet) {
     const Members members = expert_members(routing, slots, g);
     std::vector<uint64_t> loads;
     for (const auto& list : members) loads.push_back(list.size());
-    const FusedTiles tiles = plan_fused_tiles(spec, loads, sms.gemm1);
+    const FusedTiles tiles = plan_fused_tiles(spec, loads);
     const SoftwareCounters counters = install_software_tables(plan, streams[g], g, members, tiles);
     std::vector<uint32_t> tiles_of_slot(slots.size(), 0);
     for (const FusedTile& tile : tiles.tiles) {
