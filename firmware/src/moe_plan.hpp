@@ -115,20 +115,94 @@ void append_partials_barrier(LayerPlan& plan, hw::WorkSequence& seq, uint32_t gp
 void append_write_chunk(LayerPlan& plan, hw::WorkSequence& seq, hw::PhaseId phase, uint32_t peer, uint64_t bytes,
                         uint32_t counter, std::vector<hw::WriteElement>& pending);
 
+// Software readiness flags (`fusion-only`, `comet`: a software token-centric kernel without the
+// hardware tables, docs/background/token_centric_fusion.md#software-readiness-flags): after a
+// token copy's data, a fence and one kFlagBytes write per copy where the receiver polls, counted
+// on kNotifyCounter there: kDispatchFlags + 16 x slot at dispatch, the home's kReadinessTable +
+// 16 x local token at combine. A data chunk's flags travel as one chunk message right after it.
+constexpr uint64_t kFlagBytes = 4;
+constexpr uint64_t kDispatchFlags = 0x0E00'0000'0000;
+constexpr uint64_t kFlagSource = 0x0F00'0000'0000;  // what a flag carries (never written)
+// When a polling reader sees a flag after it landed: the fence's fixed cost (the sender's flag
+// goes out once its data is delivered; the receiver's entry also counts the data's landing, the
+// delivery the fence waits for) and the poll (software.fence_ns + software.flag_poll_ns).
+uint64_t flag_seen_after_ps(const SoftwareParams& software);
+
+// DeepEP's receive rings (receive_rings.cpp): per receiver, channel and source a ring of
+// software.recv_queue_tokens token slots at `ring_base` (+ stride per slot). append_chunk puts a
+// sender's chunk (`batch`: its writes' sources and final targets, emptied) into the ring behind
+// its tail, first waiting, while it would not fit, for the heads the receiver sends back (on the
+// sender's counters); append_copy_out gives the receiver's SMs one take_ready over its chunks,
+// each copied out of the ring to its final targets (counted on `final_counter`) in ring order,
+// and every quarter ring the head back to the sender. Counters from `first_counter` to end_counter().
+class ReceiveRings {
+ public:
+  ReceiveRings(LayerPlan& plan, uint64_t ring_base, uint64_t stride, uint32_t final_counter, uint32_t first_counter);
+  void append_chunk(hw::WorkSequence& seq, hw::PhaseId phase, uint32_t sender, uint32_t channel, uint32_t peer,
+                    uint64_t bytes, std::vector<hw::WriteElement>& batch);
+  void append_copy_out(hw::WorkSequence& receiver, uint32_t gpu, hw::PhaseId phase, uint64_t bytes);
+  uint32_t end_counter() const;
+  uint64_t slots() const;  // of one GPU's rings
+
+ private:
+  static constexpr size_t kNoChunk = ~size_t{0};
+  static constexpr uint32_t kNoCounter = ~0u;
+  struct Chunk {
+    uint32_t sender;
+    uint32_t channel;
+    uint32_t counter;       // at the receiver: the chunk's writes (and the previous chunk's copy-out)
+    uint32_t next_counter;  // the ring's next chunk's
+    size_t first_copy;      // in copies_[receiver]
+    uint32_t tokens;
+    bool after_previous;
+    bool head;  // its copy-out sends the ring's head back
+  };
+  struct Ring {  // one (sender, channel, receiver)
+    uint64_t tail = 0;
+    std::vector<uint64_t> ends;  // tokens written after each chunk
+    uint64_t waited = 0;         // heads the sender has waited for
+    size_t last_chunk = kNoChunk;
+  };
+  LayerPlan& plan_;
+  uint32_t gpus_;
+  uint32_t channels_;
+  uint32_t ring_tokens_;
+  uint32_t head_every_ = 1;  // chunks of a ring per head sent back
+  uint64_t ring_base_;
+  uint64_t stride_;
+  uint32_t final_counter_;
+  uint32_t pad_counter_;  // a ring's last copy-out signals here; nothing waits on it
+  uint32_t first_head_counter_;  // at a sender: + channel x GPUs + receiver
+  std::vector<std::vector<Chunk>> chunks_;             // [receiver]
+  std::vector<std::vector<hw::WriteElement>> copies_;  // [receiver]: ring slot -> final target
+  std::vector<Ring> rings_;                            // [(sender x channels + channel) x GPUs + receiver]
+  std::vector<uint32_t> next_counter_;                 // [receiver]
+};
+constexpr uint64_t kDispatchRings = 0x1100'0000'0000;
+constexpr uint64_t kCombineRings = 0x1200'0000'0000;
+// The channel of the index-th of a GPU's `tokens` tokens in the software dispatch (contiguous
+// shares); the combine returns each partial on its token's channel.
+uint32_t dispatch_channel(const SoftwareParams& software, uint64_t tokens, uint64_t index);
+
 // Software all-to-all dispatch of GPU `home`'s tokens `tokens` (deepep's order): in token order,
 // one copy per destination GPU into its dispatch_rx slot, a destination's chunk of
 // software.chunk_tokens leaving when full and the partly filled ones after the last token; local
-// copies are tasks. Every copy counts on `counter` at its destination.
+// copies are tasks. Every copy counts on `counter` at its destination. With `flags`, every copy is
+// followed by its readiness flag (above).
+// With `rings`, every remote chunk goes through them (deepep).
 void append_software_dispatch(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t home,
-                              TokenRange tokens, hw::PhaseId phase, uint32_t counter);
+                              TokenRange tokens, hw::PhaseId phase, uint32_t counter, bool flags = false,
+                              ReceiveRings* rings = nullptr);
 
 // The software all-to-all's combine sender on GPU `gpu`: each partial (by its slot) to its
 // token's home's combine_rx, counted on kCombineCounter there; a local copy when the home is this
 // GPU, else batched into chunk messages of software.chunk_tokens partials of one home. A chunk
 // leaves when full, when a partial for another home follows, or at flush().
+// With `rings`, a chunk holds partials of one home and channel and goes through them (deepep).
 class PartialSender {
  public:
-  PartialSender(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t gpu);
+  PartialSender(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t gpu,
+                ReceiveRings* rings = nullptr);
   void send(uint64_t slot);
   void flush();
 
@@ -139,13 +213,20 @@ class PartialSender {
   uint32_t gpu_;
   uint64_t bytes_;  // one partial in the combine format
   uint32_t chunk_;
-  uint32_t home_ = 0;  // of the partials in pending_
+  ReceiveRings* rings_;
+  uint32_t home_ = 0;     // of the partials in pending_
+  uint32_t channel_ = 0;  // with rings_
   std::vector<hw::WriteElement> pending_;
 };
 
 // The home GPU's combine: waits for every partial of its tokens, a software.sync_ns barrier, then
 // sums them into the output buffer.
 void append_home_combine(LayerPlan& plan, hw::WorkSequence& seq, uint32_t home);
+// Its pieces: the time of summing `partials` partials (HBM traffic), and the kernel that sums
+// every partial of the home's tokens into the output buffer (their functional effect).
+hw::Task partial_sum_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers,
+                          uint32_t kernel = hw::Task::kNoKernel);
+hw::Kernel home_sum_kernel(const LayerPlan& plan, uint32_t home);
 
 // ---- Per-expert rows (the GShard / FastMoE layouts of tutel and fastermoe) ----------------------
 
@@ -226,31 +307,27 @@ void append_row_home_combine(LayerPlan& plan, const ExpertRows& rows, hw::WorkSe
 // Token-centric fusion (docs/background/token_centric_fusion.md), the part every fused schedule
 // shares. A GPU's GEMM work is cut into tiles (software.tile_tokens rows of one local expert);
 // `members` of an expert are its tokens in the order firmware expects them to arrive, and tile r
-// holds members [r x tile, (r + 1) x tile). Tiles run in the order they are expected to be ready
-// (the fraction of their expert's tokens they need, smallest first) and in groups that fill the
-// GEMM-1 group's SMs at least once (a persistent kernel keeps all its SMs busy with ready tiles).
+// holds members [r x tile, (r + 1) x tile). Tiles are listed in the order they are expected to be
+// ready (the fraction of their expert's tokens they need, smallest first); the GEMM groups take
+// them as they become ready (append_tile_pipeline).
 struct FusedTile {
   uint32_t expert = 0;  // local index
   uint64_t first = 0;   // first member
   uint64_t tokens = 0;
 };
 struct FusedTiles {
-  std::vector<FusedTile> tiles;       // in execution order
-  std::vector<size_t> group_first;    // group i: tiles [group_first[i], group_first[i + 1])
-  size_t groups() const { return group_first.size() - 1; }
+  std::vector<FusedTile> tiles;  // in expected order of readiness
 };
-FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t>& tokens_per_local_expert,
-                            uint32_t gemm1_sms);
+FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t>& tokens_per_local_expert);
 
 // The executor streams of a fused schedule on one GPU: plan.sequences[g] is the dispatch group,
 // plan.extra_sequences[g] the GEMM-1, GEMM-2 and combine groups, in that order.
 enum FusedStream : uint32_t { kDispatchGroup = 0, kGemm1Group = 1, kGemm2Group = 2, kCombineGroup = 3 };
-// Counters after the common ones: GEMM-1 and GEMM-2 groups done, notifications received, the
-// second kernel started (COMET-style schedules), then the tiles' arrival counters (tile-status
-// table) and, for the dynamic schemes, each tile's "GEMM-1 done" and the tokens' notification
-// counters (output-readiness table).
+// Counters after the common ones: GEMM-1 done (COMET's kernel boundary counts it), a counter
+// signals count on where nothing waits, notifications and software readiness flags received, the
+// second kernel started (COMET-style schedules), then the FusedCounters below.
 constexpr uint32_t kGemm1DoneCounter = kBarrierCounter + 1;
-constexpr uint32_t kGemm2DoneCounter = kBarrierCounter + 2;
+constexpr uint32_t kUnwaitedCounter = kBarrierCounter + 2;
 constexpr uint32_t kNotifyCounter = kBarrierCounter + 3;
 constexpr uint32_t kSecondKernelCounter = kBarrierCounter + 4;
 constexpr uint32_t kFirstTileCounter = kBarrierCounter + 5;
@@ -277,6 +354,33 @@ FusedSmGroups fused_sm_groups(const MoeLayerSpec& spec, bool comet);
 // Makes the four streams of every GPU (phase names, counters, SMs) and returns them per GPU.
 std::vector<std::array<hw::WorkSequence*, 4>> make_fused_streams(LayerPlan& plan, const FusedSmGroups& sms,
                                                                  uint32_t counters);
+
+// The counters of GPU g's fused streams after the common ones: kFirstTileCounter + t for tile t's
+// arrivals (tile-status table), then each tile's "GEMM-1 done", then each local token's
+// output-readiness entry, then `extra` of the scheme's own. install_fused_counters lays them out,
+// declares the two tables on the dispatch stream and sets every stream's counter count.
+struct FusedCounters {
+  uint32_t tiles = 0;
+  uint32_t first_gemm1_done = 0;
+  uint32_t first_ready = 0;
+  uint32_t first_extra = 0;
+};
+FusedCounters install_fused_counters(const LayerPlan& plan, const std::array<hw::WorkSequence*, 4>& streams,
+                                     size_t tiles, uint64_t extra);
+// What is particular to tile t of a scheme: the functional kernel its GEMM-2 runs and the task
+// after it (an in-switch scheme's notify_tokens, a software one's signal to its combine group).
+struct TileWork {
+  hw::Kernel kernel;
+  hw::Task after_gemm2;
+};
+// GEMM-1 takes tiles as their tile-status entry has counted `arrivals_per_token` per token of the
+// tile; GEMM-2 takes them as their GEMM-1 ends (with `comet`, after all of GEMM-1 and the kernel
+// boundary, software.sync_ns), runs its kernel, then its after_gemm2 task. `work` is per tile.
+void append_tile_pipeline(const MoeLayerSpec& spec, const std::array<hw::WorkSequence*, 4>& streams,
+                          const FusedTiles& tiles, const FusedCounters& counters, uint64_t arrivals_per_token,
+                          bool comet, std::vector<TileWork> work);
+// With `comet`, the combine group starts with the second kernel.
+void append_second_kernel_wait(hw::WorkSequence& combine, bool comet);
 
 // ---- The scheme builders (scheme_*.cpp) ----------------------------------------------------------
 

@@ -3,6 +3,7 @@
 // the fused schedules' tiles, SM groups and streams (declared in moe_plan.hpp).
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -273,8 +274,34 @@ void append_write_chunk(LayerPlan& plan, hw::WorkSequence& seq, hw::PhaseId phas
   pending.clear();
 }
 
+uint64_t flag_seen_after_ps(const SoftwareParams& software) {
+  return static_cast<uint64_t>(std::llround((software.fence_ns + software.flag_poll_ns) * 1000.0));
+}
+
+namespace {
+
+// The chunk of dispatch copies in `batch` to `peer` (emptied), with `flags` their readiness flags
+// after it as one more message.
+void append_dispatch_chunk(LayerPlan& plan, hw::WorkSequence& seq, hw::PhaseId phase, uint32_t peer, uint64_t bytes,
+                           uint32_t counter, std::vector<hw::WriteElement>& batch, bool flags) {
+  const MoeBuffers& b = plan.buffers;
+  std::vector<hw::WriteElement> flag_writes;
+  if (flags) {
+    flag_writes.reserve(batch.size());
+    for (const hw::WriteElement& data : batch) {
+      const uint64_t slot = (data.target_address - b.dispatch_rx) / b.dispatch_stride;
+      flag_writes.push_back(hw::WriteElement{kFlagSource, kDispatchFlags + hw::kCounterEntryBytes * slot});
+    }
+  }
+  append_write_chunk(plan, seq, phase, peer, bytes, counter, batch);
+  if (flags) append_write_chunk(plan, seq, phase, peer, kFlagBytes, kNotifyCounter, flag_writes);
+}
+
+}  // namespace
+
 void append_software_dispatch(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t home,
-                              TokenRange tokens, hw::PhaseId phase, uint32_t counter) {
+                              TokenRange tokens, hw::PhaseId phase, uint32_t counter, bool flags,
+                              ReceiveRings* rings) {
   const MoeLayerSpec& spec = *plan.spec;
   const MoeBuffers& b = plan.buffers;
   const uint32_t chunk = spec.software.chunk_tokens;
@@ -297,28 +324,43 @@ void append_software_dispatch(LayerPlan& plan, const DispatchMap& map, hw::WorkS
         const uint64_t target = b.dispatch_rx + map.slot[c] * b.dispatch_stride;
         if (d == home) {
           seq.tasks.push_back(hw::Task::local_copy(phase, source, target, token_bytes, counter));
+          if (flags) {
+            seq.tasks.push_back(hw::Task::local_copy(
+                phase, kFlagSource, kDispatchFlags + hw::kCounterEntryBytes * map.slot[c], kFlagBytes, kNotifyCounter));
+          }
           continue;
         }
         std::vector<hw::WriteElement>& batch = pending[channel * gpus + d];
         batch.push_back(hw::WriteElement{source, target});
-        if (batch.size() == chunk) append_write_chunk(plan, seq, phase, d, token_bytes, counter, batch);
+        if (batch.size() < chunk) continue;
+        if (rings != nullptr) {
+          rings->append_chunk(seq, phase, home, static_cast<uint32_t>(channel), d, token_bytes, batch);
+        } else {
+          append_dispatch_chunk(plan, seq, phase, d, token_bytes, counter, batch, flags);
+        }
       }
     }
   }
   for (uint64_t i = 0; i < pending.size(); ++i) {
-    if (!pending[i].empty()) {
-      append_write_chunk(plan, seq, phase, static_cast<uint32_t>(i % gpus), token_bytes, counter, pending[i]);
+    if (pending[i].empty()) continue;
+    const auto peer = static_cast<uint32_t>(i % gpus);
+    if (rings != nullptr) {
+      rings->append_chunk(seq, phase, home, static_cast<uint32_t>(i / gpus), peer, token_bytes, pending[i]);
+    } else {
+      append_dispatch_chunk(plan, seq, phase, peer, token_bytes, counter, pending[i], flags);
     }
   }
 }
 
-PartialSender::PartialSender(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t gpu)
+PartialSender::PartialSender(LayerPlan& plan, const DispatchMap& map, hw::WorkSequence& seq, uint32_t gpu,
+                             ReceiveRings* rings)
     : plan_(plan),
       map_(map),
       seq_(seq),
       gpu_(gpu),
       bytes_(vector_bytes(plan.spec->combine_dtype, plan.spec->model.hidden)),
-      chunk_(plan.spec->software.chunk_tokens) {}
+      chunk_(plan.spec->software.chunk_tokens),
+      rings_(rings) {}
 
 void PartialSender::send(uint64_t slot) {
   const uint64_t token = (*map_.received)[gpu_][slot];
@@ -329,26 +371,34 @@ void PartialSender::send(uint64_t slot) {
     seq_.tasks.push_back(hw::Task::local_copy(kCombinePhase, source, target, bytes_, kCombineCounter));
     return;
   }
-  if (home != home_) flush();  // a chunk goes to one home
+  const MoeRouting& routing = plan_.spec->routing;
+  const uint32_t channel =
+      rings_ == nullptr ? 0
+                        : dispatch_channel(plan_.spec->software, routing.tokens_per_gpu, token % routing.tokens_per_gpu);
+  if (home != home_ || channel != channel_) flush();  // a chunk goes to one home (and ring)
   home_ = home;
+  channel_ = channel;
   pending_.push_back(hw::WriteElement{source, target});
   if (pending_.size() == chunk_) flush();
 }
 
 void PartialSender::flush() {
-  if (!pending_.empty()) append_write_chunk(plan_, seq_, kCombinePhase, home_, bytes_, kCombineCounter, pending_);
+  if (pending_.empty()) return;
+  if (rings_ != nullptr) {
+    rings_->append_chunk(seq_, kCombinePhase, gpu_, channel_, home_, bytes_, pending_);
+  } else {
+    append_write_chunk(plan_, seq_, kCombinePhase, home_, bytes_, kCombineCounter, pending_);
+  }
 }
 
-namespace {
-
 // The home GPU's sum of the partials of each local token into the output buffer.
-hw::Task reduce_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers,
-                     uint32_t kernel) {
+hw::Task partial_sum_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers,
+                          uint32_t kernel) {
   if (spec.pure_communication) return hw::Task::delay(phase, 0.0, kernel);
   return hw::Task::compute(phase, 0.0, hw::Precision::bf16, partials * buffers.combine_stride, kernel);
 }
 
-hw::Kernel reduce_kernel(const LayerPlan& plan, uint32_t gpu) {
+hw::Kernel home_sum_kernel(const LayerPlan& plan, uint32_t gpu) {
   return [spec = plan.spec, buffers = plan.buffers, first = plan.copy_first, gpu](hw::MemoryAccess& memory) {
     const MoeRouting& routing = spec->routing;
     const uint64_t begin = static_cast<uint64_t>(gpu) * routing.tokens_per_gpu;
@@ -371,21 +421,18 @@ hw::Kernel reduce_kernel(const LayerPlan& plan, uint32_t gpu) {
   };
 }
 
-}  // namespace
-
 void append_home_combine(LayerPlan& plan, hw::WorkSequence& seq, uint32_t home) {
   const uint64_t partials = copies_of_home(plan, home);
   seq.tasks.push_back(hw::Task::wait(kCombinePhase, kCombineCounter, partials));
   append_software_cost(seq, kCombinePhase, plan.spec->software.sync_ns);
-  seq.kernels.push_back(reduce_kernel(plan, home));
-  seq.tasks.push_back(reduce_task(*plan.spec, kCombinePhase, partials, plan.buffers,
-                                  static_cast<uint32_t>(seq.kernels.size() - 1)));
+  seq.kernels.push_back(home_sum_kernel(plan, home));
+  seq.tasks.push_back(partial_sum_task(*plan.spec, kCombinePhase, partials, plan.buffers,
+                                       static_cast<uint32_t>(seq.kernels.size() - 1)));
 }
 
 // ---- Token-centric fusion ------------------------------------------------------------------------
 
-FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t>& tokens_per_local_expert,
-                            uint32_t gemm1_sms) {
+FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t>& tokens_per_local_expert) {
   const uint64_t tile = spec.software.tile_tokens;
   FusedTiles plan;
   std::vector<std::pair<double, size_t>> order;  // (fraction of its expert's tokens needed, tile)
@@ -402,18 +449,6 @@ FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t
   sorted.reserve(plan.tiles.size());
   for (const auto& o : order) sorted.push_back(plan.tiles[o.second]);
   plan.tiles = std::move(sorted);
-  // Groups: enough tiles that GEMM-1's thread blocks fill the group's SMs at least once.
-  const uint64_t columns = spec.software.tile_columns;
-  const uint64_t blocks_per_tile = (2ull * spec.model.moe_hidden + columns - 1) / columns;
-  plan.group_first.push_back(0);
-  uint64_t blocks = 0;
-  for (size_t t = 0; t < plan.tiles.size(); ++t) {
-    blocks += blocks_per_tile;
-    if (blocks >= gemm1_sms || t + 1 == plan.tiles.size()) {
-      plan.group_first.push_back(t + 1);
-      blocks = 0;
-    }
-  }
   return plan;
 }
 

@@ -26,6 +26,10 @@ void load_inputs(Hal& hal, const LayerPlan& plan) {
     memory.declare_buffer(b.output, b.combine_stride, tokens);
     // Fused schemes' notifications land in each home's output-readiness table, an entry per token.
     if (plan.expected_notifications[g] > 0) memory.declare_buffer(detail::kReadinessTable, hw::kCounterEntryBytes, tokens);
+    if (plan.receive_ring_slots > 0) {
+      memory.declare_buffer(detail::kDispatchRings, b.dispatch_stride, plan.receive_ring_slots);
+      memory.declare_buffer(detail::kCombineRings, b.combine_stride, plan.receive_ring_slots);
+    }
     memory.declare_buffer(b.counts_tx, 16, routing.gpus);
     memory.declare_buffer(b.counts_rx, 16, routing.gpus);
     for (const LayerPlan::RowRegion& region : plan.row_regions) {

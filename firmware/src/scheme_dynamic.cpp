@@ -240,26 +240,11 @@ uint64_t first_block(const DynamicSetup& setup, const MoeRouting& routing, uint3
   return setup.region_start[g * routing.experts_per_gpu() + tile.expert] + tile.first;
 }
 
-// The counters of GPU g's fused streams after the common ones: kFirstTileCounter + t for tile t's
-// arrivals (tile-status table), then each tile's "GEMM-1 done", then each local token's
-// notifications (output-readiness table).
-struct DynamicFusedCounters {
-  uint32_t tiles = 0;
-  uint32_t first_gemm1_done = 0;
-  uint32_t first_ready = 0;
-};
-
-// Installs GPU g's tables on its dispatch stream: tile-status entries by the block a copy lands
-// in, output-readiness entries by the token a notification names; sets every stream's counters.
-DynamicFusedCounters install_fused_tables(const LayerPlan& plan, const DynamicSetup& setup,
-                                          const std::array<hw::WorkSequence*, 4>& streams, uint32_t g,
-                                          const FusedTiles& tiles) {
-  const uint32_t tokens_per_gpu = plan.spec->routing.tokens_per_gpu;
-  DynamicFusedCounters counters;
-  counters.tiles = static_cast<uint32_t>(tiles.tiles.size());
-  counters.first_gemm1_done = kFirstTileCounter + counters.tiles;
-  counters.first_ready = counters.first_gemm1_done + counters.tiles;
-  check_counters(plan.scheme.c_str(), static_cast<uint64_t>(counters.first_ready) + tokens_per_gpu);
+// GPU g's tables on its dispatch stream: tile-status entries by the block a copy lands in,
+// output-readiness entries by the token a notification names.
+FusedCounters install_fused_tables(const LayerPlan& plan, const DynamicSetup& setup,
+                                   const std::array<hw::WorkSequence*, 4>& streams, uint32_t g, const FusedTiles& tiles) {
+  const FusedCounters counters = install_fused_counters(plan, streams, tiles.tiles.size(), 0);
   const uint64_t local_blocks = setup.dispatch.local_blocks(g);
   hw::CounterMap arrivals;
   arrivals.base = plan.buffers.dispatch_rx;
@@ -274,61 +259,38 @@ DynamicFusedCounters install_fused_tables(const LayerPlan& plan, const DynamicSe
   }
   hw::CounterMap readiness;
   readiness.base = kReadinessTable;
-  readiness.entries = tokens_per_gpu;
+  readiness.entries = plan.spec->routing.tokens_per_gpu;
   readiness.first_counter = counters.first_ready;
   hw::WorkSequence& dispatch = *streams[kDispatchGroup];
   dispatch.counter_maps.push_back(std::move(arrivals));
   dispatch.counter_maps.push_back(std::move(readiness));
-  dispatch.counter_tables.push_back(hw::CounterTableRange{hw::CounterTable::tile_status, kFirstTileCounter, counters.tiles});
-  dispatch.counter_tables.push_back(
-      hw::CounterTableRange{hw::CounterTable::output_readiness, counters.first_ready, tokens_per_gpu});
-  for (auto* seq : streams) seq->counters = counters.first_ready + tokens_per_gpu;
   return counters;
 }
 
-// GEMM-1 takes tiles as their tokens land; GEMM-2 takes them as their GEMM-1 ends (with `comet`,
-// after all of GEMM-1 and the kernel boundary), then notifies their tokens' homes.
-void append_tile_pipeline(const LayerPlan& plan, const DynamicSetup& setup,
-                          const std::array<hw::WorkSequence*, 4>& streams, uint32_t g, const FusedTiles& tiles,
-                          const DynamicFusedCounters& counters, hw::DynamicAddressing addressing, bool comet) {
-  const MoeLayerSpec& spec = *plan.spec;
-  const MoeRouting& routing = spec.routing;
+// Per tile: its expert's output over its blocks, then the notification of its tokens' homes.
+std::vector<TileWork> dynamic_tile_work(const LayerPlan& plan, const DynamicSetup& setup,
+                                        const std::array<hw::WorkSequence*, 4>& streams, uint32_t g,
+                                        const FusedTiles& tiles, hw::DynamicAddressing addressing) {
+  const MoeRouting& routing = plan.spec->routing;
   const uint32_t per_gpu = routing.experts_per_gpu();
-  hw::WorkSequence& gemm1 = *streams[kGemm1Group];
-  hw::WorkSequence& gemm2 = *streams[kGemm2Group];
   if (addressing == hw::DynamicAddressing::explicit_addresses) {
     // Firmware's token-ID table: the token of each of this GPU's layout blocks.
+    hw::WorkSequence& gemm2 = *streams[kGemm2Group];
     gemm2.block_tokens.assign(setup.dispatch.local_blocks(g), 0);
     for (uint64_t i = 0; i < routing.expert_ids.size(); ++i) {
       if (routing.expert_ids[i] / per_gpu == g) gemm2.block_tokens[(*plan.explicit_layout)[i]] = static_cast<uint32_t>(i / routing.top_k);
     }
   }
-  // With `comet` a GEMM-1 item also counts on the total the kernel boundary waits for.
-  gemm1.tasks.push_back(hw::Task::take_ready(kExpertsPhase, counters.tiles, comet ? 3 : 2));
-  gemm2.tasks.reserve(2 * counters.tiles + 4);
-  if (comet) {
-    // The kernel boundary: GEMM-2 and combine start when all of GEMM-1 is done.
-    gemm2.tasks.push_back(hw::Task::wait(kExpertsPhase, kGemm1DoneCounter, counters.tiles));
-    append_software_cost(gemm2, kExpertsPhase, spec.software.sync_ns);
-    gemm2.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, kSecondKernelCounter));
-  }
-  gemm2.tasks.push_back(hw::Task::take_ready(kExpertsPhase, counters.tiles, 2));
-  for (uint32_t t = 0; t < counters.tiles; ++t) {
-    const FusedTile& tile = tiles.tiles[t];
+  std::vector<TileWork> work;
+  work.reserve(tiles.tiles.size());
+  for (const FusedTile& tile : tiles.tiles) {
     const uint64_t first = first_block(setup, routing, g, tile);
-    gemm2.kernels.push_back(dynamic_expert_kernel(plan.buffers, {BlockRun{first, tile.tokens, routing.weights_of_copy(g * per_gpu + tile.expert)}}));
-    ExpertGemms gemms = expert_gemms(spec, kExpertsPhase, 1, 1, tile.tokens, static_cast<uint32_t>(gemm2.kernels.size() - 1));
-    gemms.gemm1.persistent = gemms.gemm2.persistent = true;
-    gemm1.tasks.push_back(hw::Task::wait(kDispatchPhase, kFirstTileCounter + t, tile.tokens));
-    gemm1.tasks.push_back(gemms.gemm1);
-    gemm1.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, counters.first_gemm1_done + t));
-    if (comet) gemm1.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, kGemm1DoneCounter));
-    gemm2.tasks.push_back(hw::Task::wait(kExpertsPhase, counters.first_gemm1_done + t, 1));
-    gemm2.tasks.push_back(gemms.gemm2);
-    gemm2.tasks.push_back(hw::Task::notify_tokens(kCombinePhase, setup.dispatch.multimem_base, static_cast<uint32_t>(first),
-                                                  tile.tokens, addressing, kReadinessTable, kNotificationBytes,
-                                                  kNotifyCounter));
+    work.push_back(TileWork{
+        dynamic_expert_kernel(plan.buffers, {BlockRun{first, tile.tokens, routing.weights_of_copy(g * per_gpu + tile.expert)}}),
+        hw::Task::notify_tokens(kCombinePhase, setup.dispatch.multimem_base, static_cast<uint32_t>(first), tile.tokens,
+                                addressing, kReadinessTable, kNotificationBytes, kNotifyCounter)});
   }
+  return work;
 }
 
 // Token-centric fusion over dynamic multimem
@@ -361,14 +323,15 @@ void build_dynamic_fused(LayerPlan& plan, const DispatchMap& map, hw::DynamicAdd
       dispatch.tasks.push_back(store_of(plan, setup, g, t, addressing, kDispatchPhase));
     }
 
-    const FusedTiles tiles = plan_fused_tiles(spec, local_slice(routing, setup.expert_loads, g), sms.gemm1);
-    const DynamicFusedCounters counters = install_fused_tables(plan, setup, streams[g], g, tiles);
-    append_tile_pipeline(plan, setup, streams[g], g, tiles, counters, addressing, comet);
+    const FusedTiles tiles = plan_fused_tiles(spec, local_slice(routing, setup.expert_loads, g));
+    const FusedCounters counters = install_fused_tables(plan, setup, streams[g], g, tiles);
+    append_tile_pipeline(spec, streams[g], tiles, counters, 1, comet,
+                         dynamic_tile_work(plan, setup, streams[g], g, tiles, addressing));
 
     // The combine group takes the tokens as they become ready.
     hw::WorkSequence& combine = *streams[g][kCombineGroup];
     combine.tasks.reserve(2 * routing.tokens_per_gpu + 3);
-    if (comet) combine.tasks.push_back(hw::Task::wait(kCombinePhase, kSecondKernelCounter, 1));
+    append_second_kernel_wait(combine, comet);
     combine.tasks.push_back(hw::Task::take_ready(kCombinePhase, routing.tokens_per_gpu, 1));
     for (uint64_t t = own.begin; t < own.end; ++t) {
       combine.tasks.push_back(

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../common/test_support.hpp"
+#include "nvsvp/fw/moe_layer.hpp"
 #include "nvsvp/fw/moe_workload.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
@@ -167,6 +168,60 @@ TEST(Deepep, RunCutShortByTheTimeLimitIsReportedStuck) {
   EXPECT_EQ(stuck.find("nothing left that could make progress"), std::string::npos) << stuck;
   EXPECT_NE(stuck.find("platform.gpu_"), std::string::npos) << stuck;
   EXPECT_NE(stuck.find("waiting for counter"), std::string::npos) << stuck;
+}
+
+// DeepEP's bounded receive rings (software.recv_queue_tokens): a ring of one chunk makes every
+// sender wait for the receiver's copy-out before its next chunk to that ring, in dispatch and
+// combine: the layer is slower, and every token still arrives exactly once (the check reads each
+// slot's write count and values, so a chunk written over one not yet copied out would show). A
+// ring no sender can fill never makes one wait.
+// Each run in a child process of the runner (one simulation per process).
+json run_with_rings(const test::TempDir& dir, uint32_t ring_tokens, fw::LayerPlan& plan) {
+  std::string text = scenario_text(256, 100000);
+  const std::string software = "software: {chunk_tokens: 4}";
+  text.replace(text.find(software), software.size(),
+               "software: {chunk_tokens: 4, recv_queue_tokens: " + std::to_string(ring_tokens) + "}");
+  const std::string name = "ring" + std::to_string(ring_tokens);
+  const Scenario scenario = load_scenario(dir.write(name + ".yaml", text), {}, test::config_dir());
+  plan = fw::build_layer("deepep", make_layer_spec(scenario));
+  return test::run_and_read_report(scenario, dir.path() + "/" + name).at("results").at(0);
+}
+
+// Waits of GPU g's sending stream, per phase.
+std::vector<uint64_t> sender_waits(const fw::LayerPlan& plan, uint32_t g) {
+  std::vector<uint64_t> waits(3, 0);
+  for (const hw::Task& task : plan.sequences[g].tasks) {
+    if (task.kind == hw::TaskKind::wait_counter && task.phase < waits.size()) waits[task.phase]++;
+  }
+  return waits;
+}
+
+TEST(Deepep, BoundedReceiveRingsHoldSendersBackAndLoseNothing) {
+  test::TempDir dir;
+  fw::LayerPlan unbounded_plan, tiny_plan, huge_plan;
+  const json unbounded = run_with_rings(dir, 0, unbounded_plan);
+  const json tiny = run_with_rings(dir, 4, tiny_plan);
+  const json huge = run_with_rings(dir, 1u << 20, huge_plan);
+  for (const json* r : {&unbounded, &tiny, &huge}) {
+    const json& checks = r->at("checks");
+    EXPECT_TRUE(checks.at("passed").get<bool>()) << checks.dump(2);
+    EXPECT_EQ(checks.at("token_copies_delivered"), checks.at("token_copies_expected"));
+    EXPECT_EQ(checks.at("combine_errors").get<uint64_t>(), 0u);
+  }
+  EXPECT_GT(tiny.at("layer_time_us").get<double>(), 1.2 * huge.at("layer_time_us").get<double>())
+      << "a one-chunk ring makes the senders wait";
+  for (uint32_t g = 0; g < 8; ++g) {
+    SCOPED_TRACE("GPU " + std::to_string(g));
+    const std::vector<uint64_t> base = sender_waits(unbounded_plan, g);
+    EXPECT_EQ(sender_waits(huge_plan, g), base) << "no sender waits for room in a ring it cannot fill";
+    const std::vector<uint64_t> tight = sender_waits(tiny_plan, g);
+    EXPECT_GT(tight[0], base[0] + 10) << "dispatch senders wait for heads";
+    EXPECT_GT(tight[2], base[2] + 10) << "combine senders wait for heads";
+    // The receiving SMs: a second stream copying every chunk out.
+    ASSERT_EQ(tiny_plan.extra_sequences.at(g).size(), 1u);
+    EXPECT_EQ(tiny_plan.extra_sequences[g][0].stream, 1u);
+    EXPECT_TRUE(unbounded_plan.extra_sequences.empty() || unbounded_plan.extra_sequences[g].empty());
+  }
 }
 
 }  // namespace

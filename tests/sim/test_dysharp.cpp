@@ -201,16 +201,28 @@ TEST(DysharpSchemes, TrafficPerDirectionIsWhatTheRoutingImpliesUnderTheTable) {
     EXPECT_EQ(result.at("switch").at("reductions").get<uint64_t>(), tokens_with_remote);
   }
   // deepep: D both ways in both phases (plus its 16-byte count exchange); the software fused
-  // schedules move the same.
+  // schedules move the same and a readiness flag per remote copy each way (dispatch and combine):
+  // real messages, each flag a 4-byte write with its own header on the wire.
+  constexpr uint64_t kFlagBytes = 4;
+  const uint64_t readiness_flags = 2 * sum_d;
   for (const char* scheme : {"deepep", "fusion-only", "comet"}) {
     const json& result = result_of(r.report, scheme);
     EXPECT_TRUE(result.at("checks").at("passed").get<bool>()) << scheme << result.at("checks").dump(2);
+    const uint64_t software_flags = std::string(scheme) == "deepep" ? 0 : readiness_flags;
     for (const char* direction : {"gpu_to_switch", "switch_to_gpu"}) {
-      EXPECT_EQ(result.at("payload_bytes").at(direction).get<uint64_t>(), sum_d * (token_bytes + partial_bytes) + flags)
+      EXPECT_EQ(result.at("payload_bytes").at(direction).get<uint64_t>(),
+                sum_d * (token_bytes + partial_bytes) + flags + software_flags * kFlagBytes)
           << scheme << " " << direction;
     }
   }
-  EXPECT_EQ(result_of(r.report, "fusion-only").at("traffic_bytes"), result_of(r.report, "deepep").at("traffic_bytes"));
+  for (const char* scheme : {"fusion-only", "comet"}) {
+    for (const char* direction : {"gpu_to_switch", "switch_to_gpu"}) {
+      EXPECT_EQ(result_of(r.report, scheme).at("traffic_bytes").at(direction).get<uint64_t>(),
+                result_of(r.report, "deepep").at("traffic_bytes").at(direction).get<uint64_t>() +
+                    readiness_flags * link.wire_flits(kFlagBytes) * link.flit_bytes)
+          << scheme << " " << direction << ": the flags' wire bytes on top of deepep's";
+    }
+  }
   // The Hub served dysharp-basic and reported its cache; explicit addressing never used it.
   const json& hub = result_of(r.report, "dysharp-basic").at("hub");
   EXPECT_EQ(hub.at("dispatch_translations").get<uint64_t>() > 0, true);
@@ -276,14 +288,15 @@ TEST(DysharpSchemes, NoSchemeFinishesFasterThanItsIdealCommunicationTime) {
     EXPECT_EQ(p.at("traffic_bytes"), c.at("traffic_bytes"));
     const fw::SoftwareParams& software = pure.scenario.software;
     // The software costs: the all-to-all's count exchange and its barriers (deepep's two, one
-    // where a pipeline ends), and the kernel boundary of the COMET-style schedules.
+    // where the baselines' pipelines end; the token-centric combines of comet and fusion-only
+    // have none), and the kernel boundary of the COMET-style schedules.
     const std::map<std::string, double> software_ns{
         {"deepep", software.count_exchange_ns + 2 * software.sync_ns},
         {"tutel", software.count_exchange_ns + software.sync_ns},
         {"fastermoe", software.count_exchange_ns + software.sync_ns},
         {"ccfuser", software.count_exchange_ns + software.sync_ns},
-        {"comet", software.count_exchange_ns + 2 * software.sync_ns},
-        {"fusion-only", software.count_exchange_ns + software.sync_ns},
+        {"comet", software.count_exchange_ns + software.sync_ns},
+        {"fusion-only", software.count_exchange_ns},
         {"dysharp-comet", software.sync_ns}};
     const auto found = software_ns.find(scheme);
     const double software_us = found == software_ns.end() ? 0.0 : found->second / 1e3;

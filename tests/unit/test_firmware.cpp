@@ -760,8 +760,9 @@ TEST_F(FirmwareTest, FastermoePlanExchangesPairwiseByDistance) {
 }
 
 // The fused schedules: four streams per GPU on their SM groups; every (token, local expert) pair
-// in exactly one tile, which GEMM-1 waits for with exactly that tile's size; the tile-status
-// entries counted by where copies land; and, for the dynamic ones, one load per token waiting for
+// in exactly one tile, which GEMM-1 takes when ready, waiting for exactly that tile's size (the
+// software schemes: twice, a copy's data and its readiness flag); the tile-status entries counted
+// by where copies (and flags) land; and, for the dynamic ones, one load per token waiting for
 // top_k notifications, taken as they come.
 TEST(Firmware, FusedPlansTileEveryTokenOnceAndWaitForWhatTheyNeed) {
   auto spec = std::make_shared<MoeLayerSpec>(*small_layer());
@@ -773,6 +774,7 @@ TEST(Firmware, FusedPlansTileEveryTokenOnceAndWaitForWhatTheyNeed) {
     const LayerPlan plan = build_layer(scheme, spec);
     const bool dynamic = std::string(scheme) != "comet" && std::string(scheme) != "fusion-only";
     const bool comet_like = std::string(scheme).find("comet") != std::string::npos;
+    const uint64_t per_token = dynamic ? 1 : 2;  // software: the data and the flag of each copy
     ASSERT_EQ(plan.extra_sequences.size(), kGpus);
     for (uint32_t g = 0; g < kGpus; ++g) {
       SCOPED_TRACE("GPU " + std::to_string(g));
@@ -791,14 +793,19 @@ TEST(Firmware, FusedPlansTileEveryTokenOnceAndWaitForWhatTheyNeed) {
       uint64_t tiled = 0, tiles = 0;
       for (const hw::Task& task : gemm1.tasks) {
         if (task.kind != hw::TaskKind::wait_counter) continue;
-        EXPECT_LE(task.arrivals, 2u) << "a tile holds at most tile_tokens";
-        tiled += task.arrivals;
+        EXPECT_LE(task.arrivals, 2u * per_token) << "a tile holds at most tile_tokens";
+        tiled += task.arrivals / per_token;
         ++tiles;
       }
       EXPECT_EQ(tiled, pairs);
       // The counter map sends every landing to tile counters that GEMM-1 waits on, each tile's
-      // as often as it has tokens.
-      ASSERT_EQ(streams[0]->counter_maps.size(), dynamic ? 2u : 1u);
+      // as often as it has tokens (software: a second map, the flags', alike).
+      ASSERT_EQ(streams[0]->counter_maps.size(), dynamic ? 2u : 5u);
+      if (!dynamic) {
+        const hw::CounterMap& flags = streams[0]->counter_maps[1];
+        EXPECT_EQ(flags.counters, streams[0]->counter_maps[0].counters);
+        EXPECT_EQ(flags.seen_after_ps, 800'000u) << "fence_ns + flag_poll_ns";
+      }
       const hw::CounterMap& arrivals = streams[0]->counter_maps[0];
       EXPECT_EQ(arrivals.base, plan.buffers.dispatch_rx);
       std::map<uint32_t, uint64_t> per_counter;
@@ -806,15 +813,15 @@ TEST(Firmware, FusedPlansTileEveryTokenOnceAndWaitForWhatTheyNeed) {
       EXPECT_EQ(per_counter.size(), tiles);
       for (const hw::Task& task : gemm1.tasks) {
         if (task.kind == hw::TaskKind::wait_counter) {
-          EXPECT_EQ(per_counter[task.counter], task.arrivals);
+          EXPECT_EQ(per_counter[task.counter] * per_token, task.arrivals);
         }
       }
       ASSERT_FALSE(streams[0]->counter_tables.empty());
       EXPECT_EQ(streams[0]->counter_tables[0].table, hw::CounterTable::tile_status);
       EXPECT_EQ(streams[0]->counter_tables[0].counters, tiles);
-      if (!dynamic) continue;
       EXPECT_EQ(gemm1.tasks.front().kind, hw::TaskKind::take_ready);
       EXPECT_EQ(gemm1.tasks.front().items, tiles);
+      if (!dynamic) continue;
       // Combine: one take_ready over the tokens, each a wait for top_k and its load; with the
       // COMET-style kernels, after the second kernel started (a signal from the GEMM-2 group).
       const hw::WorkSequence& combine = *streams[3];
@@ -846,6 +853,32 @@ TEST(Firmware, FusedPlansTileEveryTokenOnceAndWaitForWhatTheyNeed) {
         for (uint32_t k = 0; k < routing.top_k; ++k) remote += routing.gpu_of_expert(routing.experts_of(t)[k]) != g;
       }
       EXPECT_EQ(plan.expected_notifications[g], remote);
+    }
+  }
+  // The software schemes share the in-switch ones' structure: per GPU the same tiles, the same
+  // take_ready items in GEMM-1 and GEMM-2, the same SM groups; only what fills and follows a
+  // tile differs.
+  for (const auto& [software, in_switch] : {std::pair{"fusion-only", "dysharp"}, std::pair{"comet", "dysharp-comet"}}) {
+    SCOPED_TRACE(software);
+    const LayerPlan a = build_layer(software, spec);
+    const LayerPlan b = build_layer(in_switch, spec);
+    for (uint32_t g = 0; g < kGpus; ++g) {
+      for (size_t i = 0; i < 2; ++i) {  // the GEMM-1 and GEMM-2 groups
+        const hw::WorkSequence& x = a.extra_sequences[g][i];
+        const hw::WorkSequence& y = b.extra_sequences[g][i];
+        EXPECT_EQ(x.sms, y.sms);
+        EXPECT_EQ(x.sm_pool, y.sm_pool);
+        ASSERT_EQ(x.tasks.size(), y.tasks.size());
+        for (size_t k = 0; k < x.tasks.size(); ++k) {
+          EXPECT_EQ(x.tasks[k].kind == hw::TaskKind::local_copy, y.tasks[k].kind == hw::TaskKind::notify_tokens ||
+                                                                    y.tasks[k].kind == hw::TaskKind::local_copy)
+              << "task " << k;
+          if (x.tasks[k].kind == hw::TaskKind::take_ready) EXPECT_EQ(x.tasks[k].items, y.tasks[k].items);
+          if (x.tasks[k].kind == hw::TaskKind::gemm) EXPECT_EQ(x.tasks[k].thread_blocks, y.tasks[k].thread_blocks);
+        }
+      }
+      EXPECT_EQ(a.sequences[g].sms, b.sequences[g].sms);
+      EXPECT_EQ(a.extra_sequences[g][2].sms, b.extra_sequences[g][2].sms);
     }
   }
   // The fused kernel's groups must fit the GPU.

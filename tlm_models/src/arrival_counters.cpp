@@ -136,11 +136,13 @@ void ArrivalCounters::count_mapped(uint64_t address, const sc_time& at) {
     if (address < map.base) continue;
     const uint64_t entry = (address - map.base) / map.stride;
     if (entry >= map.entries) continue;
+    // A reader that polls the entry sees the write seen_after_ps after it landed.
+    const sc_time seen = map.seen_after_ps == 0 ? at : at + picoseconds(map.seen_after_ps);
     if (map.first.empty()) {
-      record_arrival(static_cast<uint32_t>(map.first_counter + entry), at);
+      record_arrival(static_cast<uint32_t>(map.first_counter + entry), seen);
       continue;
     }
-    for (uint32_t i = map.first[entry]; i < map.first[entry + 1]; ++i) record_arrival(map.counters[i], at);
+    for (uint32_t i = map.first[entry]; i < map.first[entry + 1]; ++i) record_arrival(map.counters[i], seen);
   }
 }
 

@@ -289,12 +289,12 @@ sc_time GpuExecutor::store_issue_time(const hw::WorkSequence& sequence, const hw
   uint64_t bytes = 0;
   switch (task.kind) {
     case hw::TaskKind::send:
+    case hw::TaskKind::local_copy:  // the same SMs store into local memory (a DeepEP sender's own rank)
       bytes = task.chunk_writes > 0 ? task.bytes * task.chunk_writes : task.bytes;  // a chunk: all its writes
       break;
     case hw::TaskKind::multimem_store:
     case hw::TaskKind::multimem_red:
     case hw::TaskKind::dynamic_store:  // one token, whatever its targets: the switch replicates it
-    case hw::TaskKind::local_copy:     // the same SMs store into local memory (a DeepEP sender's own rank)
       bytes = task.bytes;
       break;
     default:
@@ -329,19 +329,30 @@ void GpuExecutor::issue(const hw::WorkSequence& sequence, const hw::Task& task, 
       dynamic_.run_notify(sequence, task);
       break;
     case hw::TaskKind::local_copy: {
-      uint8_t data[PayloadPool::kMaxFunctionalBytes];
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(task.bytes, params_.functional_bytes));
-      memory_.read(task.source_address, data, n);
-      memory_.write(task.target_address, data, n);
-      counters_.count_landing(task.target_address, now);
-      counters_.record_arrival(task.counter, now);
-      if (task.bytes > 0) stats_.local_copies++;  // 0 bytes: a signal between streams
+      if (task.chunk_writes == 0) {
+        local_copy(task.source_address, task.target_address, task.bytes, task.counter, now);
+        break;
+      }
+      check_chunk(sequence, task);
+      for (uint32_t i = task.first_write; i < task.first_write + task.chunk_writes; ++i) {
+        local_copy(sequence.elements[i].source_address, sequence.elements[i].target_address, task.bytes, task.counter, now);
+      }
       break;
     }
     default:
       SC_REPORT_FATAL(owner_,
                       (std::string("task kind ") + to_string(task.kind) + " is not one that issues at once").c_str());
   }
+}
+
+void GpuExecutor::local_copy(uint64_t source, uint64_t target, uint64_t bytes, uint32_t counter, const sc_time& now) {
+  uint8_t data[PayloadPool::kMaxFunctionalBytes];
+  const size_t n = static_cast<size_t>(std::min<uint64_t>(bytes, params_.functional_bytes));
+  memory_.read(source, data, n);
+  memory_.write(target, data, n);
+  counters_.count_landing(target, now);
+  counters_.record_arrival(counter, now);
+  if (bytes > 0) stats_.local_copies++;  // 0 bytes: a signal between streams
 }
 
 // A chunk's writes must lie in the sequence's element list and their functional bytes fit one

@@ -79,6 +79,9 @@ struct LayerPlan {
   // is then unused.
   std::vector<DynamicObjectRequest> dynamic_objects;
   bool dispatch_per_expert = false;
+  // deepep's receive rings (software.recv_queue_tokens per channel and source): slots per GPU
+  // of each phase's rings (0: none), declared to memory like the other buffers.
+  uint64_t receive_ring_slots = 0;
   // Explicit addressing: the layout index of the i-th (token, expert) pair of the routing
   // (token-major, experts in routing order) in its expert's GPU; empty when the Hubs allocate.
   std::shared_ptr<const std::vector<uint32_t>> explicit_layout;

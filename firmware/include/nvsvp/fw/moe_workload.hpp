@@ -104,6 +104,20 @@ struct SoftwareParams {
   // (docs/background/token_centric_fusion.md#one-persistent-kernel-four-sm-groups). false: each
   // group keeps its SMs.
   bool fusion_sm_lending = true;
+  // A software token-centric kernel's readiness flags (fusion-only, comet), without the hardware
+  // tile tracker (docs/background/token_centric_fusion.md#software-readiness-flags): the fixed
+  // cost of the system-scope fence between a copy's data and its flag, beyond the data's delivery
+  // (assumed: no public figure for fence.sc.sys on Hopper; the acknowledgement's way back, two
+  // 250-ns hops), and the delay until a polling SM group sees a flag that landed (assumed: about
+  // one local memory round trip).
+  double fence_ns = 500.0;
+  double flag_poll_ns = 300.0;
+  // DeepEP's receive rings (deepep): tokens each (channel, source rank) ring of a receiver holds
+  // (num_max_nvl_chunked_recv_tokens, 256 in DeepEP's intranode configurations); a sender waits
+  // while its chunk would not fit behind what the receiver has not yet copied out. 0: no rings
+  // (the copies land in the packed buffers directly), the default until the tests that pin
+  // deepep's plan and traffic follow (issue 19).
+  uint32_t recv_queue_tokens = 0;
 
   template <class Visitor>
   void visit(Visitor& v) {
@@ -138,6 +152,17 @@ struct SoftwareParams {
     v("fusion_combine_sms", fusion_combine_sms, "fused kernel: SMs of the combine group", hw::between(1, 65535));
     v("fusion_sm_lending", fusion_sm_lending,
       "fused kernel: the GEMM-1 and GEMM-2 groups lend each other their SMs while one has no ready tile", hw::Range{});
+    v("fence_ns", fence_ns,
+      "software token-centric kernels (fusion-only, comet): fixed cost of the fence between a copy's data and its "
+      "readiness flag, beyond the data's delivery, ns",
+      hw::between(0.0, 1e6));
+    v("flag_poll_ns", flag_poll_ns,
+      "software token-centric kernels: delay until a polling SM group sees a readiness flag that landed, ns",
+      hw::between(0.0, 1e6));
+    v("recv_queue_tokens", recv_queue_tokens,
+      "deepep: tokens of each (channel, source) receive ring (DeepEP: num_max_nvl_chunked_recv_tokens, 256); "
+      "at least chunk_tokens; 0: no rings",
+      hw::between(0, 1u << 24));
   }
 };
 

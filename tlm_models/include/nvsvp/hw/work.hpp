@@ -20,7 +20,8 @@ enum class TaskKind : uint8_t {
   read,          // remote read of `bytes` at `peer`'s `source_address` into local `target_address`;
                  // the local counter `counter` counts the response's arrival
   local_copy,    // copy within this GPU's memory (no link is used); local counter `counter` counts it
-                 // (0 bytes: only the count, a signal from one executor stream to another)
+                 // (0 bytes: only the count, a signal from one executor stream to another). With
+                 // `chunk_writes` k > 0: k copies of `bytes` each (elements as a send's chunk)
   wait_counter,  // block until local counter `counter` has counted `arrivals` arrivals
   compute,       // busy for the GPU's time of `flops` and `memory_bytes` of memory traffic plus
                  // `duration_ns`, then run kernel `kernel` (if any) on local memory
@@ -110,7 +111,7 @@ struct Task {
   Precision precision = Precision::fp8;    // compute / gemm
   MultimemOp reduce_op = MultimemOp::add;  // multimem_red / multimem_ld_reduce / dynamic_ld_reduce
   union {
-    uint16_t chunk_writes = 0;  // send: 0 for one write; k > 0 for a chunk of k writes (as
+    uint16_t chunk_writes = 0;  // send / local_copy: 0 for one write; k > 0 for a chunk of k writes (as
                                 // DeepEP-class libraries batch tokens per destination), listed
                                 // in WorkSequence::elements from first_write on
     uint16_t target_count;      // dynamic_store / dynamic_ld_reduce: targets, from first_target on
@@ -200,6 +201,12 @@ struct Task {
     t.target_address = target;
     t.bytes = bytes;
     t.counter = counter;
+    return t;
+  }
+  // `writes` local copies of `bytes` each, from `first_write` of the sequence's element list.
+  static Task local_chunk(PhaseId phase, uint32_t first_write, uint16_t writes, uint64_t bytes, uint32_t counter) {
+    Task t = send_chunk(phase, 0, first_write, writes, bytes, counter);
+    t.kind = TaskKind::local_copy;
     return t;
   }
   static Task wait(PhaseId phase, uint32_t counter, uint64_t arrivals) {
@@ -332,11 +339,13 @@ constexpr uint32_t kCounterTables = 3;
 // tables): a write into [base, base + entries x stride) counts one arrival on each counter of its
 // entry i: counters[first[i] .. first[i + 1]), or, when `first` is empty, first_counter + i. This
 // is on top of the count on the message's own counter. Writes of chunks, single writes, local
-// copies and dynamic multimem writes all count.
+// copies and dynamic multimem writes all count. With seen_after_ps > 0 a write counts that much
+// after it landed: software readiness flags, which the reader sees only when its poll comes round.
 struct CounterMap {
   uint64_t base = 0;
   uint64_t stride = kCounterEntryBytes;
   uint64_t entries = 0;
+  uint64_t seen_after_ps = 0;
   uint32_t first_counter = 0;
   std::vector<uint32_t> first;
   std::vector<uint32_t> counters;

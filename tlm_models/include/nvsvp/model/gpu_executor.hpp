@@ -172,6 +172,8 @@ class GpuExecutor {
   // Runs ready items one at a time: true once all `task.items` ran.
   bool run_ready_items(Stream& stream, hw::WorkSequence& sequence, const hw::Task& task, const sc_core::sc_time& now);
   void check_chunk(const hw::WorkSequence& sequence, const hw::Task& task) const;
+  // One copy within local memory (a local_copy task, or one write of a local chunk).
+  void local_copy(uint64_t source, uint64_t target, uint64_t bytes, uint32_t counter, const sc_core::sc_time& now);
   void mark_phase(hw::PhaseId phase, bool start);
   void describe_stream(std::ostream& os, const Stream& stream) const;
 
