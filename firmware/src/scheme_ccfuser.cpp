@@ -71,6 +71,23 @@ std::vector<std::vector<RowRange>> expert_runs(const ExpertRows& rows, uint32_t 
   return runs;
 }
 
+// Groups of `tiles` (in their order) with enough GEMM-1 thread blocks to fill `sms` SMs at least
+// once: group i is tiles [first[i], first[i + 1]). A group's reads, GEMMs and epilogue go together.
+std::vector<size_t> tile_groups(const MoeLayerSpec& spec, const FusedTiles& tiles, uint32_t sms) {
+  const uint64_t columns = spec.software.tile_columns;
+  const uint64_t blocks_per_tile = (2ull * spec.model.moe_hidden + columns - 1) / columns;
+  std::vector<size_t> first{0};
+  uint64_t blocks = 0;
+  for (size_t t = 0; t < tiles.tiles.size(); ++t) {
+    blocks += blocks_per_tile;
+    if (blocks >= sms || t + 1 == tiles.tiles.size()) {
+      first.push_back(t + 1);
+      blocks = 0;
+    }
+  }
+  return first;
+}
+
 }  // namespace
 
 void build_ccfuser(LayerPlan& plan, const DispatchMap& map) {
@@ -88,8 +105,10 @@ void build_ccfuser(LayerPlan& plan, const DispatchMap& map) {
     for (uint32_t j = 0; j < per_gpu; ++j) {
       for (const RowRange& r : runs[j]) loads[j] += r.end - r.begin;
     }
-    const FusedTiles tiles = plan_fused_tiles(spec, loads, all_sms);
-    const uint64_t counters = static_cast<uint64_t>(group_counter(tiles.groups()));
+    const FusedTiles tiles = plan_fused_tiles(spec, loads);
+    const std::vector<size_t> group_first = tile_groups(spec, tiles, all_sms);
+    const size_t groups = group_first.size() - 1;
+    const uint64_t counters = static_cast<uint64_t>(group_counter(groups));
     check_counters(plan.scheme.c_str(), counters);
 
     hw::WorkSequence& loader = start_sequence(plan, g, static_cast<uint32_t>(counters));
@@ -100,11 +119,11 @@ void build_ccfuser(LayerPlan& plan, const DispatchMap& map) {
     hw::WorkSequence& epilogue = plan.extra_sequences[g][1];
     epilogue.issue_sms = all_sms;  // the GEMM blocks' epilogues store the results
 
-    for (size_t group = 0; group < tiles.groups(); ++group) {
+    for (size_t group = 0; group < groups; ++group) {
       std::vector<RowRange> ranges;
       uint32_t busy = 0;
       std::vector<bool> seen(per_gpu, false);
-      for (size_t t = tiles.group_first[group]; t < tiles.group_first[group + 1]; ++t) {
+      for (size_t t = group_first[group]; t < group_first[group + 1]; ++t) {
         const std::vector<RowRange> of_tile = tile_rows(runs[tiles.tiles[t].expert], tiles.tiles[t]);
         ranges.insert(ranges.end(), of_tile.begin(), of_tile.end());
         busy += !seen[tiles.tiles[t].expert];
@@ -114,7 +133,7 @@ void build_ccfuser(LayerPlan& plan, const DispatchMap& map) {
       const RowWork work = row_work(plan, rows, g, ranges);
       gemms.tasks.push_back(hw::Task::wait(kDispatchPhase, group_counter(group), work.rows));
       const uint32_t kernel = add_row_kernel(plan, gemms, g, work);
-      ExpertGemms pair = expert_gemms(spec, kExpertsPhase, tiles.group_first[group + 1] - tiles.group_first[group], busy,
+      ExpertGemms pair = expert_gemms(spec, kExpertsPhase, group_first[group + 1] - group_first[group], busy,
                                       work.rows, kernel);
       pair.gemm1.persistent = pair.gemm2.persistent = true;
       gemms.tasks.push_back(pair.gemm1);
