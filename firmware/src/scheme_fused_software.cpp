@@ -151,7 +151,18 @@ void append_software_combine(LayerPlan& plan, const DispatchMap& map, hw::WorkSe
   append_second_kernel_wait(combine, comet);
   combine.tasks.reserve(combine.tasks.size() + 3 * (slots.size() + routing.tokens_per_gpu) + 4);
   combine.tasks.push_back(hw::Task::take_ready(kCombinePhase, slots.size() + routing.tokens_per_gpu, 2));
-  for (uint64_t s = 0; s < slots.size(); ++s) {
+  // Ready partials go out homes in turn after this GPU, as deepep's combine sends them: in slot
+  // order (grouped by home) every GPU would send to GPU 0 first, then all to GPU 1, one home's
+  // links taking all GPUs' partials at once while the others idle.
+  const std::vector<uint64_t> first_of_source = first_slot_of_source(map, g);
+  std::vector<uint64_t> slot_order;
+  slot_order.reserve(slots.size());
+  for (uint32_t n = 1; n <= routing.gpus; ++n) {
+    const uint32_t home = (g + n) % routing.gpus;
+    const uint64_t end = home + 1 < routing.gpus ? first_of_source[home + 1] : slots.size();
+    for (uint64_t s = first_of_source[home]; s < end; ++s) slot_order.push_back(s);
+  }
+  for (const uint64_t s : slot_order) {
     const uint64_t token = slots[s];
     const uint32_t home = routing.home_of_token(token);
     const uint64_t source = b.partial + s * b.combine_stride;
