@@ -22,19 +22,28 @@ namespace nvsvp::fw::detail {
 
 namespace {
 
-// [local expert]: its tokens on GPU g as (order key, slot), in expected arrival order (by local
-// token index, then home: every sender walks its tokens in order at once).
+// [local expert]: its tokens on GPU g as (order key, slot), in expected arrival order: the order
+// the senders send them. Every sender walks its channels side by side, each channel its own
+// contiguous share of the tokens (append_software_dispatch), so a token's place in that order is
+// (its index within its channel, its channel), then its home. Tiles filled in plain token order
+// would wait for the one channel that owns a tile's tokens, at a tenth of the sender's rate.
 using Members = std::vector<std::vector<std::pair<uint64_t, uint64_t>>>;
 
-Members expert_members(const MoeRouting& routing, const std::vector<uint64_t>& slots, uint32_t g) {
+Members expert_members(const MoeLayerSpec& spec, const std::vector<uint64_t>& slots, uint32_t g) {
+  const MoeRouting& routing = spec.routing;
   const uint32_t per_gpu = routing.experts_per_gpu();
+  const uint64_t channels =
+      std::max<uint64_t>(1, std::min<uint64_t>(software_channels(spec.software), routing.tokens_per_gpu));
+  const uint64_t per_channel = (routing.tokens_per_gpu + channels - 1) / channels;
   Members members(per_gpu);
   for (uint64_t s = 0; s < slots.size(); ++s) {
     const uint64_t t = slots[s];
     const uint16_t* experts = routing.experts_of(t);
     for (uint32_t k = 0; k < routing.top_k; ++k) {
       if (experts[k] / per_gpu != g) continue;
-      const uint64_t key = (t % routing.tokens_per_gpu) * routing.gpus + t / routing.tokens_per_gpu;
+      const uint64_t local = t % routing.tokens_per_gpu;
+      const uint64_t send_position = (local % per_channel) * channels + local / per_channel;
+      const uint64_t key = send_position * routing.gpus + t / routing.tokens_per_gpu;
       members[experts[k] - g * per_gpu].emplace_back(key, s);
     }
   }
@@ -204,7 +213,7 @@ void build_fused_software(LayerPlan& plan, const DispatchMap& map, bool comet) {
 
   for (uint32_t g = 0; g < routing.gpus; ++g) {
     const std::vector<uint64_t>& slots = (*map.received)[g];
-    const Members members = expert_members(routing, slots, g);
+    const Members members = expert_members(spec, slots, g);
     std::vector<uint64_t> loads;
     for (const auto& list : members) loads.push_back(list.size());
     const FusedTiles tiles = plan_fused_tiles(spec, loads);
