@@ -28,8 +28,8 @@ for study in "${studies[@]}"; do
   case $study in
     link_utilisation_nvl32)
       scripts/study_extra_tables.py utilisation "out/studies/$study" > docs/study_results/link_utilisation_tenths.csv ;;
-    breakdown_l8_nvl32)
-      scripts/study_extra_tables.py breakdown "out/studies/$study/study.csv" > docs/study_results/breakdown_l8_nvl32_normalised.csv ;;
+    models_topk_nvl32)
+      scripts/study_extra_tables.py breakdown "out/studies/$study/study.csv" > docs/study_results/breakdown_models_topk_nvl32.csv ;;
   esac
 done
 # Payload efficiency against transfer size at 8 destinations, from the packet formats (no simulation).

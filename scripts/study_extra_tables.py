@@ -4,7 +4,7 @@
   scripts/study_extra_tables.py utilisation out/studies/link_utilisation_nvl32
       per point and scheme, the mean utilisation of every GPU link in each tenth of the layer, per
       direction (from the points' utilization_<scheme>.csv and report.json);
-  scripts/study_extra_tables.py breakdown out/studies/breakdown_l8_nvl32/study.csv [BASELINE]
+  scripts/study_extra_tables.py breakdown out/studies/models_topk_nvl32/study.csv [BASELINE]
       per point and scheme, the time breakdown (communication alone, compute alone, both, neither)
       of the critical GPU over BASELINE's layer time at that point (default deepep)."""
 import csv

@@ -17,17 +17,16 @@ import sys
 # Per study, the extra columns worth a table of their own: (column, heading, format).
 METRICS = {
     "models_topk_nvl32": [("load.max_mean_gpu", "per-GPU max/mean load", "{:.3f}"),
-                          ("comm_efficiency", "communication efficiency (ideal / layer)", "{:.3f}")],
+                          ("comm_efficiency", "communication efficiency (ideal / layer)", "{:.3f}"),
+                          ("time_breakdown.comm_only_us", "communication alone (µs)", "{:.1f}"),
+                          ("time_breakdown.compute_only_us", "compute alone (µs)", "{:.1f}"),
+                          ("time_breakdown.overlap_us", "overlapped (µs)", "{:.1f}")],
     "models_topk_dgx_h100": [("load.max_mean_gpu", "per-GPU max/mean load", "{:.3f}")],
     "routing_nvl32": [("load.max_mean_gpu", "per-GPU max/mean load", "{:.3f}")],
     "pure_communication_nvl32": [("comm_efficiency", "pure communication: ideal / time", "{:.3f}")],
     "hub_cache_nvl32": [("hub.cache_hit_rate", "Hub cache hit rate", "{:.4f}")],
     "reduction_buffer_nvl32": [("switch.reduction_no_eviction_rate", "reductions without an eviction", "{:.4f}"),
                                ("payload_efficiency.total", "payload efficiency", "{:.4f}")],
-    "breakdown_l8_nvl32": [("time_breakdown.comm_only_us", "communication alone (µs)", "{:.1f}"),
-                           ("time_breakdown.compute_only_us", "compute alone (µs)", "{:.1f}"),
-                           ("time_breakdown.overlap_us", "overlapped (µs)", "{:.1f}"),
-                           ("time_breakdown.idle_us", "neither (µs)", "{:.1f}")],
     "dispatch_dtype_nvl32": [("traffic_bytes.gpu_to_switch", "bytes GPU→switch", "{:.3e}")],
 }
 
