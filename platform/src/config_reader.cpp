@@ -21,16 +21,34 @@ std::string file_origin(const std::string& file, int zero_based_line) {
   return file + ":" + std::to_string(zero_based_line < 0 ? 1 : zero_based_line + 1);
 }
 
+// Bounds on what an input may expand to. yaml-cpp resolves an alias to the node it names, so a
+// self-referring alias (`x: &a [*a]`) is a cycle and a few nested aliases ("billion laughs") name
+// billions of nodes: the conversion stops at these instead of overflowing the stack or the memory.
+constexpr int kMaxNestingDepth = 64;              // no scenario or study nests beyond ten
+constexpr uint64_t kMaxNodesAfterAliases = 1'000'000;  // the largest study file has a few thousand
+
+struct ConversionBudget {
+  uint64_t nodes = 0;
+};
+
 // Converts a yaml-cpp tree. `origin_of` maps a node's mark to its origin string; `path` is the
 // key path of the node, for duplicate-key errors.
 template <class OriginOf>
 ConfigNode convert(const YAML::Node& yaml, const OriginOf& origin_of, const std::string& path,
-                   const std::string& key_origin) {
+                   const std::string& key_origin, ConversionBudget& budget, int depth = 0) {
   ConfigNode node;
   // A null value ("key:" with nothing) carries the mark of the next token, so it takes the line
   // of its key instead.
   node.origin = yaml.IsNull() || yaml.Mark().is_null() ? key_origin : origin_of(yaml.Mark());
   node.key_origin = key_origin.empty() ? node.origin : key_origin;
+  if (depth > kMaxNestingDepth) {
+    config_fail(node.origin, path, "nesting at most " + std::to_string(kMaxNestingDepth) + " levels deep",
+                "deeper (a self-referring alias?)");
+  }
+  if (++budget.nodes > kMaxNodesAfterAliases) {
+    config_fail(node.origin, path, "at most " + std::to_string(kMaxNodesAfterAliases) + " values once aliases are expanded",
+                "more (aliases that multiply each other?)");
+  }
   switch (yaml.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -47,7 +65,7 @@ ConfigNode convert(const YAML::Node& yaml, const OriginOf& origin_of, const std:
       size_t i = 0;
       for (const YAML::Node& item : yaml) {
         const std::string item_path = path + "[" + std::to_string(i++) + "]";
-        ConfigNode child = convert(item, origin_of, item_path, "");
+        ConfigNode child = convert(item, origin_of, item_path, "", budget, depth + 1);
         if (child.origin.empty()) child.origin = child.key_origin = node.origin;
         node.items.push_back(std::move(child));
       }
@@ -63,7 +81,7 @@ ConfigNode convert(const YAML::Node& yaml, const OriginOf& origin_of, const std:
         if (const ConfigNode* first = node.find(key)) {
           config_fail(k_origin, child_path, "each key once", "a second " + key + " (first at " + first->key_origin + ")");
         }
-        node.entries.emplace_back(key, convert(it->second, origin_of, child_path, k_origin));
+        node.entries.emplace_back(key, convert(it->second, origin_of, child_path, k_origin, budget, depth + 1));
       }
       break;
   }
@@ -170,7 +188,8 @@ ConfigNode load_config_file(const std::string& file) {
     config_fail(file, "", "valid YAML", e.what());
   }
   const auto origin_of = [&file](const YAML::Mark& mark) { return file_origin(file, mark.line); };
-  return convert(yaml, origin_of, "", file_origin(file, 0));
+  ConversionBudget budget;
+  return convert(yaml, origin_of, "", file_origin(file, 0), budget);
 }
 
 ConfigNode parse_config_text(const std::string& text, const std::string& origin) {
@@ -181,7 +200,8 @@ ConfigNode parse_config_text(const std::string& text, const std::string& origin)
     config_fail(origin, "", "a YAML value", e.msg.empty() ? std::string(e.what()) : e.msg);
   }
   const auto origin_of = [&origin](const YAML::Mark&) { return origin; };
-  return convert(yaml, origin_of, "", origin);
+  ConversionBudget budget;
+  return convert(yaml, origin_of, "", origin, budget);
 }
 
 std::string format_number(double value) {

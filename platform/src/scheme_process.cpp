@@ -64,6 +64,7 @@ class ResultReader {
     const auto size = value<size_t>();
     if (size > (bytes_.size() - at_) / sizeof(T)) throw std::runtime_error("truncated result");
     std::vector<T> v(size);
+    if (size == 0) return v;  // an empty vector's data() may be null, which memcpy must not get
     std::memcpy(v.data(), take(size * sizeof(T)), size * sizeof(T));
     return v;
   }

@@ -539,5 +539,35 @@ TEST(ConfigErrors, RequiredKeysAndBadName) {
   expect_message(load_error(std_zero), std_zero + ":8", "workload.routing.std", {"a number > 0", "got 0"});
 }
 
+// ---------------------------------------------------------------------------------------------
+// Input limits (issue 20): an alias that names itself is a cycle, nested aliases multiply; both
+// are refused with the limit named instead of overflowing the stack or the memory.
+TEST(ConfigLimits, SelfReferringAliasIsBadInput) {
+  TempDir dir;
+  const std::string list = dir.write("list.yaml", std::string(kGood) + "x: &a [*a]\n");
+  EXPECT_NE(load_error(list).find("nesting at most 64 levels deep"), std::string::npos) << load_error(list);
+  const std::string map = dir.write("map.yaml", std::string(kGood) + "x: &a {k: *a}\n");
+  EXPECT_NE(load_error(map).find("nesting at most 64 levels deep"), std::string::npos) << load_error(map);
+  const std::string good = dir.write("good.yaml", kGood);
+  const std::string message = load_error(good, {"workload.routing=&a [*a]"});
+  EXPECT_NE(message.find("nesting at most 64 levels deep"), std::string::npos) << message;
+}
+
+TEST(ConfigLimits, AliasExpansionIsBounded) {
+  // Nine levels of ten: 10^9 values once expanded, from a file of a few hundred bytes.
+  std::string laughs = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 9; ++i) {
+    const std::string prev = "*a" + std::to_string(i - 1);
+    laughs += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) laughs += (j ? ", " : "") + prev;
+    laughs += "]\n";
+  }
+  TempDir dir;
+  const std::string file = dir.write("laughs.yaml", std::string(kGood) + laughs);
+  const std::string message = load_error(file);
+  EXPECT_NE(message.find("at most 1000000 values once aliases are expanded"), std::string::npos) << message;
+  EXPECT_EQ(message.rfind(file + ":", 0), 0u) << message;
+}
+
 }  // namespace
 }  // namespace nvsvp::platform
