@@ -179,9 +179,19 @@ ConfigNode load_config_file(const std::string& file) {
   std::ostringstream text;
   text << in.rdbuf();
 
+  const std::string content = text.str();
+  if (const size_t nul = content.find('\0'); nul != std::string::npos) {
+    const auto line = static_cast<int>(std::count(content.begin(), content.begin() + static_cast<std::ptrdiff_t>(nul), '\n'));
+    config_fail(file_origin(file, line), "", "a text file", "a NUL byte");
+  }
   YAML::Node yaml;
   try {
-    yaml = YAML::Load(text.str());
+    // Every document is parsed so that a second one (after `---`) is refused, not ignored.
+    const std::vector<YAML::Node> documents = YAML::LoadAll(content);
+    if (documents.size() > 1) {
+      config_fail(file_origin(file, documents[1].Mark().line), "", "one YAML document", "a second document (after ---)");
+    }
+    if (!documents.empty()) yaml = documents.front();
   } catch (const YAML::ParserException& e) {
     config_fail(file_origin(file, e.mark.line), "", "valid YAML", e.msg);
   } catch (const YAML::Exception& e) {

@@ -569,5 +569,17 @@ TEST(ConfigLimits, AliasExpansionIsBounded) {
   EXPECT_EQ(message.rfind(file + ":", 0), 0u) << message;
 }
 
+TEST(ConfigLimits, OnlyOneDocumentAndNoNulByte) {
+  TempDir dir;
+  const std::string two = dir.write("two.yaml", std::string(kGood) + "---\nshemes: [deepep]\n");
+  EXPECT_EQ(load_error(two).rfind(two + ":11: expected one YAML document, got a second document", 0), 0u) << load_error(two);
+  const std::string broken = dir.write("broken.yaml", std::string(kGood) + "---\n: : [\n");
+  EXPECT_NE(load_error(broken).find(broken + ":"), std::string::npos) << load_error(broken);
+  const std::string leading = dir.write("leading.yaml", "---\n" + std::string(kGood));
+  EXPECT_NO_THROW(load_scenario(leading, {}, kConfigDir));
+  const std::string nul = dir.write("nul.yaml", std::string(kGood) + "# a comment " + '\0' + " with a NUL\n");
+  EXPECT_EQ(load_error(nul).rfind(nul + ":10: expected a text file, got a NUL byte", 0), 0u) << load_error(nul);
+}
+
 }  // namespace
 }  // namespace nvsvp::platform
