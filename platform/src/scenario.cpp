@@ -580,6 +580,11 @@ void ScenarioLoader::check_gpu_resources() const {
     config_fail(at.origin, at.path, "nccl_channels below the GPU's SMs (the GEMMs need at least one)",
                 std::to_string(sw.nccl_channels) + " of " + std::to_string(gpu.sms) + " SMs");
   }
+  if (sw.recv_queue_tokens != 0 && sw.recv_queue_tokens < sw.chunk_tokens) {
+    const Place at = origins_.blame({"software.recv_queue_tokens", "software.chunk_tokens"});
+    config_fail(at.origin, at.path, "0 (no rings) or a ring of at least one chunk (chunk_tokens)",
+                std::to_string(sw.recv_queue_tokens) + " tokens, chunks of " + std::to_string(sw.chunk_tokens));
+  }
   const uint64_t fusion_sms = static_cast<uint64_t>(sw.fusion_dispatch_sms) + sw.fusion_gemm1_sms + sw.fusion_gemm2_sms +
                               sw.fusion_combine_sms;
   const bool fused = std::any_of(scenario_.schemes.begin(), scenario_.schemes.end(), fw::uses_fused_kernel);

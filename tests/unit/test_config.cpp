@@ -581,5 +581,14 @@ TEST(ConfigLimits, OnlyOneDocumentAndNoNulByte) {
   EXPECT_EQ(load_error(nul).rfind(nul + ":10: expected a text file, got a NUL byte", 0), 0u) << load_error(nul);
 }
 
+TEST(ConfigErrors, ReceiveRingSmallerThanAChunk) {
+  TempDir dir;
+  const std::string file = dir.write("s.yaml", kGood);
+  const std::string message = load_error(file, {"software.recv_queue_tokens=3"});
+  EXPECT_NE(message.find("software.recv_queue_tokens: expected 0 (no rings) or a ring of at least one chunk"),
+            std::string::npos) << message;
+  EXPECT_NE(message.find("3 tokens, chunks of 6"), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace nvsvp::platform

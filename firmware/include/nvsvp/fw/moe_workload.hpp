@@ -161,7 +161,7 @@ struct SoftwareParams {
       hw::between(0.0, 1e6));
     v("recv_queue_tokens", recv_queue_tokens,
       "deepep: tokens of each (channel, source) receive ring (DeepEP: num_max_nvl_chunked_recv_tokens, 256); "
-      "at least chunk_tokens; 0: no rings",
+      "at least chunk_tokens (else exit 2); 0: no rings",
       hw::between(0, 1u << 24));
   }
 };
