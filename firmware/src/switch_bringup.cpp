@@ -234,7 +234,7 @@ MulticastGroupHandle MulticastAllocator::create_group(uint64_t base, uint64_t si
   }
   const auto free_slot = std::find(slot_used_.begin(), slot_used_.end(), false);
   if (free_slot == slot_used_.end()) {
-    throw FabricError(what + ": no multicast slot left: all " + std::to_string(capacity()) +
+    throw MulticastSlotsExhausted(what + ": no multicast slot left: all " + std::to_string(capacity()) +
                       " slots are in use (the smallest chip table has " + std::to_string(capacity()) +
                       "); destroy a group first");
   }

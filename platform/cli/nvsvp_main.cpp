@@ -16,6 +16,7 @@
 #include "nvsvp/platform/anchors.hpp"
 #include "nvsvp/platform/packet_efficiency.hpp"
 #include "nvsvp/platform/calibration.hpp"
+#include "nvsvp/platform/fabric_resources.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
 #include "nvsvp/platform/study.hpp"
@@ -235,8 +236,9 @@ int calibrate_command(const nvsvp::platform::Scenario& scenario, Options o) {
 }
 
 int validate_command(const nvsvp::platform::Scenario& scenario, const Options& o) {
-  // The routing is generated too: a trace file is only read (and checked) then.
-  nvsvp::platform::make_layer_spec(scenario);
+  // The routing is generated too: a trace file is only read (and checked) then. Each scheme's
+  // plan is brought up on the register models: the fabric must hold what it needs.
+  nvsvp::platform::check_fabric_resources(scenario, nvsvp::platform::make_layer_spec(scenario));
   if (o.dump) std::cout << nvsvp::platform::dump_effective(scenario);
   std::cout << o.file << ": ok (" << scenario.schemes.size() << " scheme" << (scenario.schemes.size() == 1 ? "" : "s")
             << ")\n";

@@ -11,23 +11,15 @@ Platform::Platform(const sc_core::sc_module_name& name, const PlatformSpec& spec
     : sc_module(name),
       spec_(spec),
       links_per_gpu_(spec.links_per_gpu()),
+      cabling_(platform::fabric_topology(spec)),
       chips_("switch"),
       gpus_("gpu"),
       up_("gpu_to_switch"),
       down_("switch_to_gpu"),
       register_bus_("register_bus", spec.switch_chips) {
-  for (uint32_t c = 0; c < spec.switch_chips; ++c) {
-    for (uint32_t s = 0; s < spec.links_per_chip[c]; ++s) {
-      chip_of_link_.push_back(c);
-      slot_of_link_.push_back(s);
-    }
-  }
-  // A chip instantiates only the ports that are cabled; spec.switch_chip.ports is its capacity.
   chips_.init(spec.switch_chips, [&](const char* n, size_t c) {
-    model::SwitchParams params = spec.switch_chip;
-    params.ports = spec.gpus * spec.links_per_chip[c];
-    return new model::SwitchChip(n, params, static_cast<uint32_t>(c), spec.gpu.interleave_bytes,
-                                 spec.link);
+    const auto chip = static_cast<uint32_t>(c);
+    return new model::SwitchChip(n, switch_chip_params(spec, chip), chip, spec.gpu.interleave_bytes, spec.link);
   });
   gpus_.init(spec.gpus, [&](const char* n, size_t g) {
     return new model::Gpu(n, spec.gpu, spec.link, static_cast<uint32_t>(g), links_per_gpu_, pool_);
@@ -67,18 +59,27 @@ Platform::Platform(const sc_core::sc_module_name& name, const PlatformSpec& spec
   for (uint32_t c = 0; c < spec.switch_chips; ++c) register_bus_[c].bind(chips_[c].csr);
 }
 
-fw::FabricTopology Platform::fabric_topology() const {
+fw::FabricTopology fabric_topology(const PlatformSpec& spec) {
   fw::FabricTopology topology;
-  topology.gpus = spec_.gpus;
-  topology.switch_chips = spec_.switch_chips;
-  for (uint32_t g = 0; g < spec_.gpus; ++g) {
-    for (uint32_t l = 0; l < links_per_gpu_; ++l) {
-      const LinkEnd end = link_end(g, l);
-      topology.cables.push_back(fw::SwitchCable{g, end.chip, end.port});
+  topology.gpus = spec.gpus;
+  topology.switch_chips = spec.switch_chips;
+  for (uint32_t g = 0; g < spec.gpus; ++g) {
+    for (uint32_t c = 0; c < spec.switch_chips; ++c) {
+      for (uint32_t s = 0; s < spec.links_per_chip[c]; ++s) {
+        topology.cables.push_back(fw::SwitchCable{g, c, static_cast<uint16_t>(g * spec.links_per_chip[c] + s)});
+      }
     }
   }
   return topology;
 }
+
+model::SwitchParams switch_chip_params(const PlatformSpec& spec, uint32_t chip) {
+  model::SwitchParams params = spec.switch_chip;
+  params.ports = spec.gpus * spec.links_per_chip[chip];
+  return params;
+}
+
+fw::FabricTopology Platform::fabric_topology() const { return cabling_; }
 
 void Platform::register_transport(uint32_t chip, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   if (chip >= spec_.switch_chips) {
@@ -97,8 +98,8 @@ void Platform::attach_observer(model::MessageObserver* observer) {
 }
 
 LinkEnd Platform::link_end(uint32_t gpu, uint32_t link) const {
-  const uint32_t chip = chip_of_link_[link];
-  return LinkEnd{chip, static_cast<uint16_t>(gpu * spec_.links_per_chip[chip] + slot_of_link_[link])};
+  const fw::SwitchCable& cable = cabling_.cables[static_cast<size_t>(gpu) * links_per_gpu_ + link];
+  return LinkEnd{cable.chip, cable.port};
 }
 
 const model::NvlinkPort& Platform::link(LinkDirection direction, uint32_t gpu, uint32_t link) const {

@@ -13,7 +13,9 @@
 
 #include "nvsvp/fw/moe_layer.hpp"
 #include "nvsvp/fw/replication_phase.hpp"
+#include "nvsvp/fw/layer_bring_up.hpp"
 #include "nvsvp/fw/switch_bringup.hpp"
+#include "nvsvp/platform/fabric_resources.hpp"
 #include "nvsvp/platform/platform.hpp"
 #include "nvsvp/platform/report.hpp"
 #include "nvsvp/platform/routing_generator.hpp"
@@ -115,19 +117,7 @@ class SchemeSimulation {
     fabric_->service_interrupts();  // errors the layer raised, for the report
   }
 
-  void bring_up_fabric() {
-    fabric_->bring_up(platform_->fabric_topology());
-    // Static multimem schemes bind their groups once, at start-up, as a fabric manager does.
-    // So do the fixed groups of hot-expert replication (docs/background/hot_expert_replication.md).
-    std::vector<fw::MulticastGroupRequest> groups = plan_.multicast_groups;
-    groups.insert(groups.end(), replication_.multicast_groups.begin(), replication_.multicast_groups.end());
-    if (!groups.empty()) {
-      fw::MulticastAllocator allocator(*hal_, fabric_->report().chips);
-      for (const fw::MulticastGroupRequest& g : groups) allocator.create_group(g.base, g.size, g.local_base, g.members);
-    }
-    // Dynamic multimem schemes bind their objects in every Hub and switch.
-    fw::install_dynamic_objects(*hal_, plan_);
-  }
+  void bring_up_fabric() { fw::bring_up_for_layer(*hal_, *fabric_, platform_->fabric_topology(), plan_, replication_); }
 
   // Shared experts and hot-expert broadcasts, before the layer's dispatch.
   void run_replication_phase() {
@@ -318,6 +308,8 @@ SchemeRun run_tutel_search(const Scenario& scenario, const std::shared_ptr<const
 int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostream& console) {
   const auto wall_start = Clock::now();
   const auto layer = make_layer_spec(scenario);
+  // A plan the fabric cannot hold is bad input, found before any scheme starts.
+  check_fabric_resources(scenario, layer);
   std::vector<SchemeRun> runs;
   for (const std::string& scheme : scenario.schemes) {
     if (scheme == "tutel" && layer->software.tutel_degree == 0) {

@@ -327,9 +327,10 @@ nvsvp_cli_test(replication_unknown_policy_exits_2 --exit 2
                -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set replication.policy=greedy)
 nvsvp_cli_test(replication_unknown_key_exits_2 --exit 2 --stderr "replication.polcy: .*unknown key polcy"
                -- $<TARGET_FILE:nvsvp> validate ${NVSVP_SCENARIOS}/default.yaml --set replication.polcy=iser)
-# The fixed groups take multicast slots at start-up; too few slots is a clear run-time error.
-nvsvp_cli_test(replication_groups_beyond_the_multicast_slots_fail_clearly --exit 1
-               --stdout "no multicast slot left: all 2 slots are in use"
+# The fixed groups take multicast slots at start-up; too few slots is bad input, found before the
+# run starts (the firmware's bring-up on the register models).
+nvsvp_cli_test(replication_groups_beyond_the_multicast_slots_fail_clearly --exit 2
+               --stderr "platform.switch.multicast_slots: expected enough multicast slots .*no multicast slot left: all 2 slots are in use"
                -- $<TARGET_FILE:nvsvp> run ${NVSVP_SCENARIOS}/default.yaml --set replication.policy=iser
                   --set "replication.groups=[2]" --set platform.switch.multicast_slots=2
                   --set workload.tokens_per_gpu=64 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_out/replication_slots)
@@ -353,3 +354,23 @@ nvsvp_cli_test(packet_efficiency_prints_the_table
                -- $<TARGET_FILE:nvsvp> packet-efficiency ${PROJECT_SOURCE_DIR}/configs/scenarios/default.yaml --targets 8)
 nvsvp_cli_test(packet_efficiency_zero_targets_exits_2 --exit 2 --stderr "--targets: Value 0 not in range 1 to 32767"
                -- $<TARGET_FILE:nvsvp> packet-efficiency ${PROJECT_SOURCE_DIR}/configs/scenarios/default.yaml --targets 0)
+
+# A plan the fabric cannot hold is bad input before anything runs (issue 20): each scheme's plan is
+# brought up on the register models, so too few multicast slots for nvls's groups, or for the fixed
+# groups of hot-expert replication, fail validate and run with exit 2 at the key that sizes them.
+nvsvp_cli_test(validate_too_few_multicast_slots_for_nvls_exits_2 --exit 2
+               --stderr "command line \\(--set platform.switch.multicast_slots=1\\): platform.switch.multicast_slots: expected enough multicast slots for scheme nvls: 2 groups"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_CLI_DATA}/small_uniform.yaml --set "schemes=[nvls]"
+                  --set platform.switch.multicast_slots=1)
+nvsvp_cli_test(validate_too_few_multicast_slots_for_replication_exits_2 --exit 2
+               --stderr "platform.switch.multicast_slots: expected enough multicast slots for scheme deepep: 7 groups \\(the layer's 0, replication's 7\\)"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_CLI_DATA}/small_replication.yaml
+                  --set platform.switch.multicast_slots=6)
+nvsvp_cli_test(run_too_few_multicast_slots_exits_2_before_simulating --exit 2
+               --stderr "platform.switch.multicast_slots: expected enough multicast slots for scheme nvls"
+               --fresh ${NVSVP_CLI_OUT}/too_few_slots --absent ${NVSVP_CLI_OUT}/too_few_slots/report.json
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --set "schemes=[nvls]"
+                  --set platform.switch.multicast_slots=1 --out ${NVSVP_CLI_OUT}/too_few_slots)
+nvsvp_cli_test(validate_enough_multicast_slots_for_replication --stdout "small_replication.yaml: ok"
+               -- $<TARGET_FILE:nvsvp> validate ${NVSVP_CLI_DATA}/small_replication.yaml
+                  --set platform.switch.multicast_slots=7)

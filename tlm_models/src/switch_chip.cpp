@@ -13,15 +13,6 @@ using sc_core::SC_ZERO_TIME;
 
 namespace {
 
-SwitchCsrConfig csr_config(const SwitchParams& params, uint32_t chip_id) {
-  SwitchCsrConfig config;
-  config.chip_index = chip_id;
-  config.ports = params.ports;
-  config.multicast_slots = params.multicast_slots;
-  config.reduction_contexts_per_port = MultimemEngine::unit_config(params).contexts;
-  return config;
-}
-
 // One of the two crossbars: an input slot per port and per output's queue of the chip's own
 // messages (the input stage's inputs).
 SwitchCrossbar make_crossbar(const SwitchParams& params) {
@@ -29,6 +20,15 @@ SwitchCrossbar make_crossbar(const SwitchParams& params) {
 }
 
 }  // namespace
+
+SwitchCsrConfig SwitchChip::csr_config(const SwitchParams& params, uint32_t chip_id) {
+  SwitchCsrConfig config;
+  config.chip_index = chip_id;
+  config.ports = params.ports;
+  config.multicast_slots = params.multicast_slots;
+  config.reduction_contexts_per_port = MultimemEngine::unit_config(params).contexts;
+  return config;
+}
 
 SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& params,
                        uint32_t chip_id, uint32_t interleave_bytes, const LinkParams& link)

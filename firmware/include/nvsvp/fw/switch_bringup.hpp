@@ -22,6 +22,13 @@ class FabricError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Every multicast slot is taken: the fabric cannot hold one more group. A plan that needs more
+// groups than the fabric has slots is a configuration the hardware cannot run.
+class MulticastSlotsExhausted : public FabricError {
+ public:
+  using FabricError::FabricError;
+};
+
 // One cable: a GPU link plugged into port `port` of switch chip `chip`.
 struct SwitchCable {
   uint32_t gpu = 0;
@@ -122,8 +129,8 @@ class MulticastAllocator {
   // Programs the group into the lowest free slot of every chip (CONTROL cleared, the fields,
   // CONTROL.valid set last) and reads back that each chip accepted it. Throws std::invalid_argument for a group the hardware would refuse (base or size not a
   // multiple of 2 MiB, empty, wrapping, no members, a member the tables cannot name, overlap with
-  // a group of this allocator), FabricError when every slot is taken or a chip refuses the group
-  // (then no chip keeps it).
+  // a group of this allocator), MulticastSlotsExhausted when every slot is taken, FabricError when
+  // a chip refuses the group (then no chip keeps it).
   MulticastGroupHandle create_group(uint64_t base, uint64_t size, uint64_t local_base, uint64_t members);
   // Invalidates the group on every chip and frees its slot.
   void destroy_group(const MulticastGroupHandle& group);

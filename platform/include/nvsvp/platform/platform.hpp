@@ -33,6 +33,16 @@ struct LinkEnd {
   uint16_t port;
 };
 
+// The cabling of a platform as plain data, one cable per GPU link: GPU g's links go to chip 0
+// first (links_per_chip[0] of them), then chip 1, ...; on chip c, GPU g's s-th link is port
+// g x links_per_chip[c] + s. Platform wires its ports by it, and firmware brings the chips up
+// from it (fw::SwitchFabric), in a run or on register models alone (check_fabric_resources).
+fw::FabricTopology fabric_topology(const PlatformSpec& spec);
+
+// Switch chip `chip`'s parameters: the spec's, with only its cabled ports instantiated
+// (spec.switch_chip.ports is a chip's capacity).
+model::SwitchParams switch_chip_params(const PlatformSpec& spec, uint32_t chip);
+
 class Platform : public sc_core::sc_module {
  public:
   Platform(const sc_core::sc_module_name& name, const PlatformSpec& spec);
@@ -74,8 +84,7 @@ class Platform : public sc_core::sc_module {
  private:
   PlatformSpec spec_;
   uint32_t links_per_gpu_;
-  std::vector<uint32_t> chip_of_link_;
-  std::vector<uint32_t> slot_of_link_;  // index of the link among the GPU's links to its chip
+  fw::FabricTopology cabling_;  // fabric_topology(spec_): cable g x links_per_gpu_ + l is GPU g's link l
   model::PayloadPool pool_;             // outlives every model that holds payloads
   sc_core::sc_vector<model::SwitchChip> chips_;
   sc_core::sc_vector<model::Gpu> gpus_;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@ class ConfigError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// Where each key of a loaded scenario was set (platform/src/key_origins.hpp).
+class KeyOrigins;
 
 struct PlatformSpec {
   std::string preset;                   // name of the preset it came from
@@ -76,6 +80,9 @@ struct Scenario {
   bool pure_communication = false;
   // Hot-expert replication (docs/background/hot_expert_replication.md): the `replication` section.
   fw::ReplicationParams replication;
+  // Where each key was set, so that a check made after loading (check_fabric_resources) names
+  // the file and line too. Null for a scenario built in code.
+  std::shared_ptr<const KeyOrigins> origins;
 };
 
 // The communication schemes a scenario may name in `schemes`: those the firmware can build

@@ -60,6 +60,9 @@ struct SwitchStats {
 
 class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
  public:
+  // The identity figures chip `chip_id` of `params` reports in its registers.
+  static SwitchCsrConfig csr_config(const SwitchParams& params, uint32_t chip_id);
+
   sc_core::sc_vector<NvlinkTargetSocket> in;               // one per port, from the GPU side
   sc_core::sc_vector<sc_core::sc_port<NvlinkTxIf>> out;    // one per port, to the GPU side
   // The register block: TLM-2.0 base protocol, b_transport only, 4-byte accesses. Optional, so

@@ -1,0 +1,21 @@
+// What the fabric manager does before a layer runs: the switch chips brought up from the cabling,
+// the static multicast groups of the layer's plan and of its replication phase bound (as a fabric
+// manager binds them once, at start-up), and the plan's dynamic objects installed in every Hub.
+// A run does it through the platform's registers; `nvsvp validate` does it on the register models
+// alone (platform/src/fabric_resources.cpp), so that a plan the fabric cannot hold is bad input
+// before anything is simulated.
+#pragma once
+
+#include "nvsvp/fw/hal.hpp"
+#include "nvsvp/fw/moe_layer.hpp"
+#include "nvsvp/fw/replication_phase.hpp"
+#include "nvsvp/fw/switch_bringup.hpp"
+
+namespace nvsvp::fw {
+
+// Throws FabricError when a chip or the topology does not fit or a resource runs out (multicast
+// slots), std::invalid_argument for a group or binding the hardware refuses.
+void bring_up_for_layer(Hal& hal, SwitchFabric& fabric, const FabricTopology& topology, const LayerPlan& plan,
+                        const ReplicationPhase& replication);
+
+}  // namespace nvsvp::fw

@@ -1,0 +1,17 @@
+#include "nvsvp/fw/layer_bring_up.hpp"
+
+namespace nvsvp::fw {
+
+void bring_up_for_layer(Hal& hal, SwitchFabric& fabric, const FabricTopology& topology, const LayerPlan& plan,
+                        const ReplicationPhase& replication) {
+  fabric.bring_up(topology);
+  std::vector<MulticastGroupRequest> groups = plan.multicast_groups;
+  groups.insert(groups.end(), replication.multicast_groups.begin(), replication.multicast_groups.end());
+  if (!groups.empty()) {
+    MulticastAllocator allocator(hal, fabric.report().chips);
+    for (const MulticastGroupRequest& g : groups) allocator.create_group(g.base, g.size, g.local_base, g.members);
+  }
+  install_dynamic_objects(hal, plan);
+}
+
+}  // namespace nvsvp::fw
