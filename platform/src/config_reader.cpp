@@ -21,12 +21,9 @@ std::string file_origin(const std::string& file, int zero_based_line) {
   return file + ":" + std::to_string(zero_based_line < 0 ? 1 : zero_based_line + 1);
 }
 
-// Bounds on what an input may expand to. yaml-cpp resolves an alias to the node it names, so a
-// self-referring alias (`x: &a [*a]`) is a cycle and a few nested aliases ("billion laughs") name
-// billions of nodes: the conversion stops at these instead of overflowing the stack or the memory.
-constexpr int kMaxNestingDepth = 64;              // no scenario or study nests beyond ten
-constexpr uint64_t kMaxNodesAfterAliases = 1'000'000;  // the largest study file has a few thousand
-
+// yaml-cpp resolves an alias to the node it names, so a self-referring alias (`x: &a [*a]`) is a
+// cycle and a few nested aliases ("billion laughs") name billions of nodes: the conversion stops
+// at kMaxNestingDepth and kMaxNodesAfterAliases instead of overflowing the stack or the memory.
 struct ConversionBudget {
   uint64_t nodes = 0;
 };
@@ -170,16 +167,27 @@ std::string join_path(const std::string& path, const std::string& key) {
   return path.empty() ? key : path + "." + key;
 }
 
+std::string read_at_most(std::istream& in, uint64_t max_bytes, const std::string& file, const std::string& what) {
+  std::string content;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    content.append(buffer, static_cast<size_t>(in.gcount()));
+    if (content.size() > max_bytes) {
+      config_fail(file, "", what + " of at most " + std::to_string(max_bytes) + " bytes (an input limit)",
+                  "a larger one");
+    }
+  }
+  if (in.bad()) config_fail(file, "", "a readable file", "a read error");
+  return content;
+}
+
 ConfigNode load_config_file(const std::string& file) {
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) config_fail(file, "", "an existing file", "no such file");
   if (std::filesystem::is_directory(file, ec)) config_fail(file, "", "a file", "a directory");
   std::ifstream in(file, std::ios::binary);
   if (!in) config_fail(file, "", "a readable file", std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-
-  const std::string content = text.str();
+  const std::string content = read_at_most(in, kMaxConfigFileBytes, file, "a configuration file");
   if (const size_t nul = content.find('\0'); nul != std::string::npos) {
     const auto line = static_cast<int>(std::count(content.begin(), content.begin() + static_cast<std::ptrdiff_t>(nul), '\n'));
     config_fail(file_origin(file, line), "", "a text file", "a NUL byte");

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <istream>
 #include <limits>
+#include <new>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -50,6 +52,28 @@ std::string join(const std::vector<std::string>& items, const std::string& separ
 
 // "a.b" + "c" -> "a.b.c"; "" + "c" -> "c".
 std::string join_path(const std::string& path, const std::string& key);
+
+// Input limits: far above any real input, they stop a hostile or mistaken one with a clear
+// message before it takes the machine's memory (docs/configuration.md#input-limits).
+inline constexpr uint64_t kMaxConfigFileBytes = 4ull << 20;  // a scenario, study or preset file
+inline constexpr int kMaxNestingDepth = 64;                  // no scenario or study nests beyond ten
+inline constexpr uint64_t kMaxNodesAfterAliases = 1'000'000; // the largest study file has a few thousand
+
+// The whole of `in` (opened on `file`), or a ConfigError at `file` when it holds more than
+// `max_bytes`: "expected WHAT of at most N bytes". Reads at most max_bytes + 1 bytes, so a FIFO
+// or a device that never ends is refused too.
+std::string read_at_most(std::istream& in, uint64_t max_bytes, const std::string& file, const std::string& what);
+
+// Runs `read`, an input's reading; running out of memory in it is bad input at `origin` (the input
+// asks for more than this machine has), never exit 1 or a crash.
+template <class Read>
+auto within_memory(const std::string& origin, const std::string& what, Read&& read) {
+  try {
+    return read();
+  } catch (const std::bad_alloc&) {
+    config_fail(origin, "", what + " that fits in this machine's memory", "out of memory while reading it");
+  }
+}
 
 // Reads a YAML file. A missing/unreadable file or a syntax error is a ConfigError naming the file
 // (and line); so is a key given twice in one mapping.

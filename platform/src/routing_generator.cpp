@@ -2,13 +2,13 @@
 // same routing with any compiler and standard library.
 #include "nvsvp/platform/routing_generator.hpp"
 
+#include "config_reader.hpp"
 #include "nvsvp/hw/xoshiro256.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <memory>
-#include <sstream>
 
 namespace nvsvp::platform {
 
@@ -226,11 +226,14 @@ void read_trace(const RoutingSpec& spec, fw::MoeRouting& routing) {
     throw ConfigError(spec.origin + ": workload.routing.file: expected a readable trace file, got " +
                       spec.file);
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-
   const uint64_t needed = routing.tokens();
+  if (needed > kMaxTraceTokens) {
+    throw ConfigError(spec.origin + ": workload.routing.file: expected a trace of at most " +
+                      std::to_string(kMaxTraceTokens) + " token lines (an input limit), got a layer of " +
+                      std::to_string(needed) + " tokens (gpus x tokens_per_gpu) to read");
+  }
+  const std::string text = read_at_most(in, kMaxTraceFileBytes, spec.file, "a trace file");
+
   const uint32_t top_k = routing.top_k;
   const std::string shape = std::to_string(routing.gpus) + " GPUs x " +
                             std::to_string(routing.tokens_per_gpu) + " tokens per GPU";

@@ -20,6 +20,7 @@
 #include "nvsvp/platform/report.hpp"
 #include "nvsvp/platform/routing_generator.hpp"
 #include "nvsvp/platform/tlm_hal.hpp"
+#include "config_reader.hpp"
 #include "scheme_collect.hpp"
 
 namespace nvsvp::platform {
@@ -230,7 +231,8 @@ std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario
   spec->pure_communication = scenario.pure_communication;
   spec->gpu_sms = scenario.platform.gpu.sms;
   spec->shared_experts = scenario.workload.shared_experts;
-  const fw::MoeRouting routing = generate_routing(scenario.workload, scenario.platform.gpus);
+  const fw::MoeRouting routing = within_memory(scenario.file, "a layer (gpus x tokens_per_gpu x top_k routing)",
+                                               [&] { return generate_routing(scenario.workload, scenario.platform.gpus); });
 
   // Hot-expert replication decides the copies, then the tokens go over them.
   const PlatformSpec& p = scenario.platform;

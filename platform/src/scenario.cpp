@@ -594,9 +594,11 @@ Scenario load_scenario_document(const ConfigNode& doc, const std::string& file, 
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
                        const std::string& config_dir) {
-  ConfigNode doc = load_config_file(path);
-  for (const std::string& text : overrides) apply_override(doc, text);
-  return load_scenario_document(doc, path, config_dir);
+  return within_memory(path, "a scenario", [&] {
+    ConfigNode doc = load_config_file(path);
+    for (const std::string& text : overrides) apply_override(doc, text);
+    return load_scenario_document(doc, path, config_dir);
+  });
 }
 
 std::vector<PresetInfo> list_presets(const std::string& config_dir) {

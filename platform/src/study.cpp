@@ -451,7 +451,7 @@ std::string text_or_dash(const json& value, int decimals) {
 
 Study load_study(const std::string& file, const std::vector<std::string>& overrides,
                  const std::string& config_dir) {
-  return StudyLoader(file, config_dir).load(overrides);
+  return within_memory(file, "a study", [&] { return StudyLoader(file, config_dir).load(overrides); });
 }
 
 std::optional<double> speedup_of_reference(const json& results, const std::string& scheme,

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
+#include <new>
 #include <sstream>
 
 #include "nvsvp/testbench/lanes.hpp"
@@ -35,18 +37,29 @@ bool parse_hex(const std::string& token, int max_digits, std::uint32_t& value) {
   return true;
 }
 
-}  // namespace
-
-std::vector<TestVector> read_vector_file(const std::string& path, ReduceType type) {
+// The reading itself; read_vector_file turns running out of memory into a VectorFileError.
+std::vector<TestVector> read_vectors(const std::string& path, ReduceType type) {
   std::ifstream in(path);
   if (!in) throw VectorFileError(path + ": cannot open the vector file");
+  std::error_code size_error;
+  const std::uintmax_t size = std::filesystem::file_size(path, size_error);
+  if (!size_error && size > kMaxVectorFileBytes) {
+    throw VectorFileError(path + ": expected a vector file of at most " + std::to_string(kMaxVectorFileBytes) +
+                          " bytes (an input limit), got " + std::to_string(size));
+  }
   const int digits = lane_bytes(type) * 2;
   const std::string what = std::string("a hexadecimal ") + type_name(type) + " encoding of at most " +
                            std::to_string(digits) + " digits";
   static const char* const field_names[] = {"A", "B", "RESULT", "FLAGS"};
   std::vector<TestVector> vectors;
   std::string text;
+  std::uint64_t bytes = 0;  // a FIFO has no size to check up front
   for (std::size_t line = 1; std::getline(in, text); ++line) {
+    bytes += text.size() + 1;
+    if (bytes > kMaxVectorFileBytes) {
+      throw VectorFileError(path + ":" + std::to_string(line) + ": expected a vector file of at most " +
+                            std::to_string(kMaxVectorFileBytes) + " bytes (an input limit), got more");
+    }
     if (!text.empty() && text.back() == '\r') text.pop_back();
     std::istringstream fields(text);
     std::vector<std::string> tokens;
@@ -65,10 +78,24 @@ std::vector<TestVector> read_vector_file(const std::string& path, ReduceType typ
                               "': expected " + (i == 3 ? std::string("hexadecimal flags") : what));
       }
     }
+    if (vectors.size() == kMaxVectors) {
+      throw VectorFileError(path + ":" + std::to_string(line) + ": expected at most " + std::to_string(kMaxVectors) +
+                            " vectors (an input limit), got more");
+    }
     vectors.push_back({line, values[0], values[1], values[2]});
   }
   if (vectors.empty()) throw VectorFileError(path + ": expected at least one vector line 'A B RESULT [FLAGS]'");
   return vectors;
+}
+
+}  // namespace
+
+std::vector<TestVector> read_vector_file(const std::string& path, ReduceType type) {
+  try {
+    return read_vectors(path, type);
+  } catch (const std::bad_alloc&) {
+    throw VectorFileError(path + ": expected a vector file that fits in this machine's memory, ran out of memory reading it");
+  }
 }
 
 VectorCheckReport check_vectors(const std::vector<TestVector>& vectors, ReduceOp op, ReduceType type,

@@ -1,10 +1,18 @@
 // Seeded, deterministic routing of tokens to experts (uniform, normal, zipf, trace).
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "nvsvp/fw/moe_workload.hpp"
 #include "nvsvp/platform/scenario.hpp"
 
 namespace nvsvp::platform {
+
+// Input limits of a routing trace (docs/configuration.md#input-limits): the file's size, and its
+// token lines (a trace names every token of the layer, so gpus x tokens_per_gpu must fit too).
+inline constexpr uint64_t kMaxTraceFileBytes = 1ull << 30;
+inline constexpr uint64_t kMaxTraceTokens = 1ull << 24;
 
 // Every token gets workload.top_k distinct experts. Same spec and seed, same routing, on any
 // machine (own RNG and samplers, no std:: distributions). Throws ConfigError for a bad trace.

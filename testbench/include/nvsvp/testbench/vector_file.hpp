@@ -34,7 +34,12 @@ struct TestVector {
   std::uint32_t result = 0;
 };
 
-// Reads and checks the whole file first; throws VectorFileError.
+// Input limits (far above any real vector file): its size, and its vector lines.
+inline constexpr std::uint64_t kMaxVectorFileBytes = 256ull << 20;
+inline constexpr std::size_t kMaxVectors = std::size_t{1} << 24;
+
+// Reads and checks the whole file first; throws VectorFileError (also for a file beyond the
+// limits, or one that does not fit in memory).
 std::vector<TestVector> read_vector_file(const std::string& path, reduction::ReduceType type);
 
 struct VectorFailure {
