@@ -353,3 +353,10 @@ nvsvp_cli_test(packet_efficiency_prints_the_table
                -- $<TARGET_FILE:nvsvp> packet-efficiency ${PROJECT_SOURCE_DIR}/configs/scenarios/default.yaml --targets 8)
 nvsvp_cli_test(packet_efficiency_zero_targets_exits_2 --exit 2 --stderr "--targets: Value 0 not in range 1 to 32767"
                -- $<TARGET_FILE:nvsvp> packet-efficiency ${PROJECT_SOURCE_DIR}/configs/scenarios/default.yaml --targets 0)
+
+# Malformed inputs (issue 20): a table of cases, one defect each, across every section of the
+# scenario and study formats, preset and trace files and every --set form; each must exit 2 and
+# name the file and line (or the --set) and the key. validate and study --list simulate nothing.
+add_test(NAME cli.malformed_inputs_table
+         COMMAND bash ${NVSVP_CLI_DIR}/malformed_inputs.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DIR}/malformed_inputs.table)
+set_tests_properties(cli.malformed_inputs_table PROPERTIES TIMEOUT 300)
