@@ -374,3 +374,10 @@ nvsvp_cli_test(run_too_few_multicast_slots_exits_2_before_simulating --exit 2
 nvsvp_cli_test(validate_enough_multicast_slots_for_replication --stdout "small_replication.yaml: ok"
                -- $<TARGET_FILE:nvsvp> validate ${NVSVP_CLI_DATA}/small_replication.yaml
                   --set platform.switch.multicast_slots=7)
+
+# Malformed inputs (issue 20): a table of cases, one defect each, across every section of the
+# scenario and study formats, preset and trace files and every --set form; each must exit 2 and
+# name the file and line (or the --set) and the key. validate and study --list simulate nothing.
+add_test(NAME cli.malformed_inputs_table
+         COMMAND bash ${NVSVP_CLI_DIR}/malformed_inputs.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DIR}/malformed_inputs.table)
+set_tests_properties(cli.malformed_inputs_table PROPERTIES TIMEOUT 300)
