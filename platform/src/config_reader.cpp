@@ -276,8 +276,9 @@ uint64_t read_unsigned(const ConfigNode& node, const std::string& path, const hw
       describe_number(range, true, 0.0, static_cast<double>(type_max));
   const std::string* text = plain_scalar(node);
   if (!text) config_fail(node.origin, path, expected, describe(node));
-  size_t i = (!text->empty() && (*text)[0] == '+') ? 1 : 0;
-  if (i == text->size()) config_fail(node.origin, path, expected, describe(node));
+  // No sign: an unsigned value is plain digits (docs/configuration.md), as in a trace file.
+  if (text->empty()) config_fail(node.origin, path, expected, describe(node));
+  size_t i = 0;
   uint64_t value = 0;
   for (; i < text->size(); ++i) {
     const char c = (*text)[i];
@@ -374,7 +375,7 @@ void YamlReader::finish() const {
     if (std::find(declared_.begin(), declared_.end(), key) != declared_.end()) continue;
     const std::string expected =
         declared_.empty() ? "no keys here" : "one of the keys " + join(declared_, ", ");
-    config_fail(value.key_origin, join_path(path_, key), expected, "unknown key " + key);
+    config_fail(value.key_origin, join_path(path_, key), expected, "unknown key " + (key.empty() ? std::string("\"\"") : key));
   }
 }
 

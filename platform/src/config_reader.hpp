@@ -71,7 +71,7 @@ auto within_memory(const std::string& origin, const std::string& what, Read&& re
   try {
     return read();
   } catch (const std::bad_alloc&) {
-    config_fail(origin, "", what + " that fits in this machine's memory", "out of memory while reading it");
+    config_fail(origin, "", what + " that fits in this machine's memory", "out of memory");
   }
 }
 

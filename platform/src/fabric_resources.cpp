@@ -2,8 +2,10 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "config_reader.hpp"
 #include "key_origins.hpp"
 #include "nvsvp/fw/layer_bring_up.hpp"
 #include "nvsvp/model/gpu_hub.hpp"
@@ -70,8 +72,13 @@ class RegisterModelHal final : public fw::Hal {
 void check_fabric_resources(const Scenario& scenario, const std::shared_ptr<const fw::MoeLayerSpec>& layer) {
   const fw::FabricTopology topology = fabric_topology(scenario.platform);
   for (const std::string& scheme : scenario.schemes) {
-    const fw::LayerPlan plan = fw::build_layer(scheme, layer);
-    const fw::ReplicationPhase replication = fw::build_replication_phase(*layer, plan);
+    const auto planned = within_memory(scenario.file, "a plan for scheme " + scheme, [&] {
+      fw::LayerPlan plan = fw::build_layer(scheme, layer);
+      fw::ReplicationPhase replication = fw::build_replication_phase(*layer, plan);
+      return std::make_pair(std::move(plan), std::move(replication));
+    });
+    const fw::LayerPlan& plan = planned.first;
+    const fw::ReplicationPhase& replication = planned.second;
     RegisterModelHal hal(scenario.platform);
     fw::SwitchFabric fabric(hal);
     try {

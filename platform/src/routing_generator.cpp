@@ -214,6 +214,23 @@ std::vector<double> zipf_weights(Rng& rng, uint32_t experts, double exponent) {
   return weights;
 }
 
+// A trace field as a message shows it: control and non-ASCII bytes as \xNN (a NUL would cut the
+// message short), at most 40 characters.
+std::string printable_field(const std::string& field) {
+  std::string out;
+  for (size_t i = 0; i < field.size() && i < 40; ++i) {
+    const auto c = static_cast<unsigned char>(field[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      static const char* const hex = "0123456789abcdef";
+      out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+    }
+  }
+  if (field.size() > 40) out += "...";
+  return out;
+}
+
 [[noreturn]] void trace_fail(const std::string& file, uint64_t line, const std::string& what) {
   throw ConfigError(file + ":" + std::to_string(line) + ": " + what);
 }
@@ -277,7 +294,7 @@ void read_trace(const RoutingSpec& spec, fw::MoeRouting& routing) {
       const std::string where = "token " + std::to_string(token) + ": ";
       if (field.size() > 9 || field.find_first_not_of("0123456789") != std::string::npos) {
         trace_fail(spec.file, line_number,
-                   where + "expected expert IDs (integers) separated by commas or blanks, got '" + field + "'");
+                   where + "expected expert IDs (integers) separated by commas or blanks, got '" + printable_field(field) + "'");
       }
       const uint64_t expert = std::stoull(field);
       if (expert >= routing.experts) {

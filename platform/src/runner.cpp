@@ -220,7 +220,9 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
 
 }  // namespace
 
-std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario) {
+namespace {
+
+std::shared_ptr<const fw::MoeLayerSpec> build_layer_spec(const Scenario& scenario) {
   auto spec = std::make_shared<fw::MoeLayerSpec>();
   spec->software = scenario.software;
   spec->model = scenario.workload.model;
@@ -231,8 +233,7 @@ std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario
   spec->pure_communication = scenario.pure_communication;
   spec->gpu_sms = scenario.platform.gpu.sms;
   spec->shared_experts = scenario.workload.shared_experts;
-  const fw::MoeRouting routing = within_memory(scenario.file, "a layer (gpus x tokens_per_gpu x top_k routing)",
-                                               [&] { return generate_routing(scenario.workload, scenario.platform.gpus); });
+  const fw::MoeRouting routing = generate_routing(scenario.workload, scenario.platform.gpus);
 
   // Hot-expert replication decides the copies, then the tokens go over them.
   const PlatformSpec& p = scenario.platform;
@@ -263,6 +264,13 @@ std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario
   }
   spec->replication = std::move(decision);
   return spec;
+}
+
+}  // namespace
+
+std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario) {
+  return within_memory(scenario.file, "a layer (gpus x tokens_per_gpu tokens, top_k experts each)",
+                       [&] { return build_layer_spec(scenario); });
 }
 
 SchemeRun run_scheme(const Scenario& scenario, const std::string& scheme, std::shared_ptr<const fw::MoeLayerSpec> layer,

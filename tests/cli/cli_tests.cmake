@@ -381,3 +381,11 @@ nvsvp_cli_test(validate_enough_multicast_slots_for_replication --stdout "small_r
 add_test(NAME cli.malformed_inputs_table
          COMMAND bash ${NVSVP_CLI_DIR}/malformed_inputs.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DIR}/malformed_inputs.table)
 set_tests_properties(cli.malformed_inputs_table PROPERTIES TIMEOUT 300)
+
+# Out of memory while reading the input or planning the layer is bad input (exit 2) with a message,
+# never exit 1 or a crash: 8 GPUs x 2^20 tokens x top-32 under a 300 MB address-space limit.
+# (ASan needs an unlimited address space: make sanitize leaves this test out.)
+nvsvp_cli_test(out_of_memory_reading_the_layer_exits_2 --exit 2
+               --stderr "small_uniform.yaml: expected a layer .* that fits in this machine's memory, got out of memory"
+               -- bash -c "ulimit -v 300000 && exec \"$0\" \"$@\"" $<TARGET_FILE:nvsvp> validate ${NVSVP_CLI_DATA}/small_uniform.yaml
+                  --set workload.tokens_per_gpu=1048576 --set workload.top_k=32)

@@ -581,6 +581,45 @@ TEST(ConfigLimits, OnlyOneDocumentAndNoNulByte) {
   EXPECT_EQ(load_error(nul).rfind(nul + ":10: expected a text file, got a NUL byte", 0), 0u) << load_error(nul);
 }
 
+TEST(ConfigLimits, FileSizeIsBounded) {
+  TempDir dir;
+  // A valid scenario padded with comments past 4 MiB: refused before it is parsed.
+  std::string padded = kGood;
+  const std::string comment = "# " + std::string(1022, 'x') + "\n";
+  while (padded.size() <= (4u << 20)) padded += comment;
+  const std::string file = dir.write("big.yaml", padded);
+  EXPECT_EQ(load_error(file), file + ": expected a configuration file of at most 4194304 bytes (an input limit), got a larger one");
+  const std::string fits = dir.write("fits.yaml", padded.substr(0, 4u << 20));
+  EXPECT_NO_THROW(load_scenario(fits, {}, kConfigDir));
+}
+
+TEST(ConfigLimits, UnsignedValuesHaveNoSign) {
+  TempDir dir;
+  const std::string file = dir.write("s.yaml", kGood);
+  const std::string message = load_error(file, {"workload.tokens_per_gpu=+32"});
+  EXPECT_NE(message.find("workload.tokens_per_gpu: expected an integer in [1, 1048576], got +32"), std::string::npos)
+      << message;
+}
+
+TEST(ConfigLimits, TraceTokensAreBoundedBeforeAnythingIsAllocated) {
+  TempDir dir;
+  Scenario s = trace_scenario(dir, trace_lines(16));
+  s.workload.tokens_per_gpu = 1u << 20;  // 8 GPUs x 2^20 tokens: 2^23 token lines, within the limit
+  s.platform.gpus = 32;                  // 32 x 2^20 = 2^25: beyond it
+  const std::string message = error_of([&] { generate_routing(s.workload, s.platform.gpus); });
+  EXPECT_NE(message.find("workload.routing.file: expected a trace of at most 16777216 token lines (an input limit), "
+                         "got a layer of 33554432 tokens"),
+            std::string::npos)
+      << message;
+}
+
+TEST(ConfigLimits, ATraceFieldIsShownPrintably) {
+  TempDir dir;
+  const Scenario s = trace_scenario(dir, with_line(trace_lines(16), 7, std::string("4, 5") + '\0' + "1"));
+  const std::string message = error_of([&] { generate_routing(s.workload, s.platform.gpus); });
+  EXPECT_NE(message.find("got '5\\x001'"), std::string::npos) << message;
+}
+
 TEST(ConfigErrors, ReceiveRingSmallerThanAChunk) {
   TempDir dir;
   const std::string file = dir.write("s.yaml", kGood);
