@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 SCENARIO ?= configs/scenarios/default.yaml
 
-.PHONY: run test deps build bench clean
+.PHONY: run test deps build bench sanitize clean
 
 deps:
 	@scripts/install_deps.sh
@@ -17,6 +17,20 @@ run: build
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# ASan + UBSan (halting on the first report, leaks checked) over the whole project and suite, in its
+# own folder (docs/reliability.md). The suppressions name only what is proven to be SystemC's.
+SANITIZE_DIR ?= build-sanitize
+SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp:print_suppressions=0
+SANITIZE_TESTS ?= .
+sanitize: deps
+	@cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+	  -DNVSVP_SANITIZE=ON > /dev/null
+	@cmake --build $(SANITIZE_DIR) -j $(JOBS)
+	cd $(SANITIZE_DIR) && $(SANITIZE_ENV) ctest --output-on-failure -j $(JOBS) -R '$(SANITIZE_TESTS)' \
+	  -E 'out_of_memory'
 
 bench: build
 	scripts/bench.sh

@@ -129,7 +129,8 @@ SchemeRun decode(const std::string& bytes) {
 
 
 // The child's side: runs the scheme, writes its result (or the error) to `fd` and exits with 0
-// when every check passed, 1 otherwise.
+// when every check passed, 1 otherwise. The simulation's own leaks are LeakSanitizer's to find in
+// the simulating tests, which run schemes in their own process without a fork.
 [[noreturn]] void run_as_child(int fd, const Scenario& scenario, const std::string& scheme,
                                const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline) {
   int code = 0;
@@ -151,7 +152,12 @@ SchemeRun decode(const std::string& bytes) {
     written += static_cast<size_t>(n);
   }
   close(fd);
-  exit(code);
+  // _exit, not exit: the parent's atexit handlers and static destructors are the parent's to run
+  // (they would tear down its copies of SystemC's and the test framework's globals, and under
+  // LeakSanitizer report everything the parent holds as the child's leak). What this process
+  // printed is flushed first.
+  std::fflush(nullptr);
+  _exit(code);
 }
 
 // Everything that can be read from `fd` until its writer closes it (or dies).
