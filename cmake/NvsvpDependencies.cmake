@@ -12,3 +12,12 @@ find_package(verilator REQUIRED)        # verilate(): the reduction unit RTL (rt
 # SystemC as one imported target; its banner is silenced at run time by the binaries.
 add_library(nvsvp_systemc INTERFACE)
 target_link_libraries(nvsvp_systemc INTERFACE PkgConfig::SYSTEMC Threads::Threads)
+# Under ASan every executable that runs SystemC carries the fix of SystemC's coroutine annotations
+# (tests/sanitize/systemc_fiber_bounds.cpp says why).
+if(NVSVP_SANITIZE)
+  target_sources(nvsvp_systemc INTERFACE ${PROJECT_SOURCE_DIR}/tests/sanitize/systemc_fiber_bounds.cpp)
+  target_link_libraries(nvsvp_systemc INTERFACE ${CMAKE_DL_LIBS})
+  target_link_options(nvsvp_systemc INTERFACE
+    -Wl,--export-dynamic-symbol=__sanitizer_start_switch_fiber
+    -Wl,--export-dynamic-symbol=_ZN7sc_core13sc_cor_pkg_qt5abortEPNS_6sc_corE)
+endif()
