@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 SCENARIO ?= configs/scenarios/default.yaml
 
-.PHONY: run test deps build bench sanitize clean
+.PHONY: run test deps build bench sanitize fuzz clean
 
 deps:
 	@scripts/install_deps.sh
@@ -34,6 +34,11 @@ sanitize: deps
 
 bench: build
 	scripts/bench.sh
+
+# The libFuzzer harnesses of the input readers, FUZZ_SECONDS each (clang build in build-fuzz/).
+FUZZ_SECONDS ?= 60
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) scripts/fuzz.sh
 
 clean:
 	rm -rf $(BUILD_DIR) out

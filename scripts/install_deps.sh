@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Installs the Debian packages nvsvp builds against, only those missing.
+# Installs the Debian packages nvsvp builds against, only those missing; with the argument `fuzz`
+# also clang and its libFuzzer/sanitizer runtimes (the fuzz build, scripts/fuzz.sh).
 # As root it runs apt-get; otherwise it prints the exact command and exits 1.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libsystemc-dev verilator libyaml-cpp-dev
           libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev)
+if [ "${1:-}" = "fuzz" ]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -1,5 +1,6 @@
 #include "config_reader.hpp"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -83,6 +84,55 @@ ConfigNode convert(const YAML::Node& yaml, const OriginOf& origin_of, const std:
       break;
   }
   return node;
+}
+
+// Where each document of a YAML stream starts and where its root value is, from yaml-cpp's event
+// parser.
+class DocumentMarks : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  std::vector<YAML::Mark> roots;
+
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { value(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { value(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override {
+    value(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    value(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    value(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void value(const YAML::Mark& mark) {
+    if (roots.size() < starts.size()) roots.push_back(mark);
+  }
+};
+
+// Refuses a stream of more than one document (yaml-cpp's Load reads the first and drops the rest,
+// syntax errors included). Not YAML::LoadAll: on a token that cannot start a value (a leading
+// ',' before a flow collection, say) yaml-cpp 0.7's parser reports an empty document without
+// consuming the token, and LoadAll loops forever, allocating. Here at most two documents are
+// asked for, and a second that starts where the first did is that token.
+void require_one_document(const std::string& content, const std::string& file) {
+  std::istringstream stream(content);
+  YAML::Parser parser(stream);
+  DocumentMarks documents;
+  if (!parser.HandleNextDocument(documents) || !parser.HandleNextDocument(documents)) return;
+  const YAML::Mark& start = documents.starts.back();
+  if (documents.starts.size() == 2 && start.pos == documents.starts.front().pos && start.pos >= 0 &&
+      static_cast<size_t>(start.pos) < content.size()) {
+    config_fail(file_origin(file, start.line), "", "valid YAML",
+                std::string("'") + content[static_cast<size_t>(start.pos)] + "' where a value should start");
+  }
+  const YAML::Mark& root = documents.roots.size() == 2 ? documents.roots.back() : start;
+  config_fail(file_origin(file, root.line), "", "one YAML document", "a second document (after ---)");
 }
 
 // Plain decimal number: [+-]digits[.digits][(e|E)[+-]digits], at least one digit before the
@@ -194,12 +244,8 @@ ConfigNode load_config_file(const std::string& file) {
   }
   YAML::Node yaml;
   try {
-    // Every document is parsed so that a second one (after `---`) is refused, not ignored.
-    const std::vector<YAML::Node> documents = YAML::LoadAll(content);
-    if (documents.size() > 1) {
-      config_fail(file_origin(file, documents[1].Mark().line), "", "one YAML document", "a second document (after ---)");
-    }
-    if (!documents.empty()) yaml = documents.front();
+    require_one_document(content, file);  // before Load, which would drop a second one
+    yaml = YAML::Load(content);
   } catch (const YAML::ParserException& e) {
     config_fail(file_origin(file, e.mark.line), "", "valid YAML", e.msg);
   } catch (const YAML::Exception& e) {

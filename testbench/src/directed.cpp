@@ -281,7 +281,10 @@ std::vector<DirectedCase> arithmetic_cases() {
     groups[{static_cast<int>(fact.type), static_cast<int>(fact.op), fact.operands.size()}].push_back(&fact);
   }
   std::vector<DirectedCase> cases;
-  for (const auto& [key, facts] : groups) {
+  for (const auto& group : groups) {
+    // A named reference, not a structured binding: lambdas may capture bindings only from C++20
+    // (g++ accepts it in C++17, clang does not).
+    const std::vector<const LaneFact*>& facts = group.second;
     const ReduceType type = facts.front()->type;
     const ReduceOp op = facts.front()->op;
     const auto contributions = static_cast<std::uint16_t>(facts.front()->operands.size());

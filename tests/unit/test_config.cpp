@@ -620,6 +620,16 @@ TEST(ConfigLimits, ATraceFieldIsShownPrintably) {
   EXPECT_NE(message.find("got '5\\x001'"), std::string::npos) << message;
 }
 
+TEST(ConfigLimits, TokenThatCannotStartAValueIsBadInputNotAHang) {
+  // yaml-cpp 0.7's LoadAll looped forever on these (found by tests/fuzz/, the scenario harness).
+  TempDir dir;
+  const std::string comma = dir.write("comma.yaml", ",[\n");
+  EXPECT_EQ(load_error(comma).rfind(comma + ":1: expected valid YAML, got ',' where a value should start", 0), 0u)
+      << load_error(comma);
+  const std::string fuzzed = dir.write("fuzzed.yaml", " ,[,2 2,[,2 \nN\n");
+  EXPECT_EQ(load_error(fuzzed).rfind(fuzzed + ":1: expected valid YAML", 0), 0u) << load_error(fuzzed);
+}
+
 TEST(ConfigErrors, ReceiveRingSmallerThanAChunk) {
   TempDir dir;
   const std::string file = dir.write("s.yaml", kGood);
