@@ -238,11 +238,18 @@ class StudyLoader {
       config_fail(sweep.origin, "sweep", expected, sweep.is_mapping() ? "an empty mapping" : describe(sweep));
     }
     std::vector<std::vector<Setting>> axes;
+    size_t product = 1;
     for (const auto& [path, values] : sweep.entries) {
       const std::string at = join_path("sweep", path);
       if (!values.is_sequence() || values.items.empty()) {
         config_fail(values.origin, at, "a non-empty list of values", describe(values));
       }
+      // Before the values are compared with each other (quadratic in their number).
+      if (values.items.size() > kMaxStudyPoints / product) {
+        config_fail(values.origin, at, "a sweep of at most " + std::to_string(kMaxStudyPoints) + " points (an input limit)",
+                    std::to_string(product) + " x " + std::to_string(values.items.size()) + " points so far");
+      }
+      product *= values.items.size();
       const Setting first = read_setting(path, values, "sweep");
       std::vector<Setting> axis;
       for (const ConfigNode& value : values.items) {
@@ -271,6 +278,10 @@ class StudyLoader {
   void read_points(const ConfigNode& points, std::vector<PointDraft>& drafts) const {
     if (!points.is_sequence()) {
       config_fail(points.origin, "points", "a list of mappings (key path: value)", describe(points));
+    }
+    if (drafts.size() + points.items.size() > kMaxStudyPoints) {
+      config_fail(points.origin, "points", "at most " + std::to_string(kMaxStudyPoints) + " points with the sweep's (an input limit)",
+                  std::to_string(drafts.size()) + " + " + std::to_string(points.items.size()));
     }
     for (size_t i = 0; i < points.items.size(); ++i) {
       const ConfigNode& point = points.items[i];

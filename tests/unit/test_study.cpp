@@ -80,6 +80,26 @@ TEST(Study, PointsAreTheSweepsProductFirstKeyOutermostThenTheExplicitPoints) {
   EXPECT_EQ(study.points[4].directory, "5_top_k=16,platform=gh200-nvl32");
 }
 
+TEST(Study, PointsAreBoundedBeforeTheyAreMade) {
+  TempDir dir;
+  // 101 x 100 = 10 100 points: refused at the second axis, before any value is compared or run.
+  std::string hundred = "[";
+  for (int i = 0; i < 100; ++i) hundred += (i ? ", " : "") + std::to_string(i + 1);
+  hundred += "]";
+  std::string hundred_and_one = hundred.substr(0, hundred.size() - 1) + ", 101]";
+  const std::string sweep = dir.write("sweep.yaml", std::string(kHead) + "sweep:\n  workload.tokens_per_gpu: " +
+                                                        hundred_and_one + "\n  workload.top_k: " + hundred + "\n");
+  EXPECT_EQ(study_error(sweep), sweep + ":12: sweep.workload.top_k: expected a sweep of at most 10000 points (an input "
+                                        "limit), got 101 x 100 points so far");
+  // A sweep of 100 points and 9 901 more listed: 10 001.
+  std::string listed = "points:\n";
+  for (int i = 0; i < 9901; ++i) listed += "  - {workload.tokens_per_gpu: " + std::to_string(i + 1000) + "}\n";
+  const std::string both = dir.write("both.yaml", std::string(kHead) + "sweep:\n  workload.top_k: " + hundred + "\n" + listed);
+  EXPECT_NE(study_error(both).find("points: expected at most 10000 points with the sweep's (an input limit), got 100 + 9901"),
+            std::string::npos)
+      << study_error(both);
+}
+
 TEST(Study, DirectoriesAreNumberedWithEqualWidthInPointOrder) {
   TempDir dir;
   const std::string file =

@@ -16,6 +16,10 @@
 
 namespace nvsvp::platform {
 
+// An input limit (docs/configuration.md#input-limits): the points of a study, its sweep's product
+// and its list together. The largest shipped study has a few tens; every point is a run.
+inline constexpr size_t kMaxStudyPoints = 10'000;
+
 struct StudyPoint {
   std::string name;                 // from its values: "model=L,top_k=8"
   std::string directory;            // its output subdirectory: "<number>_<name, file-safe>"
