@@ -1,5 +1,6 @@
 #include "config_reader.hpp"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -22,6 +23,10 @@ std::string file_origin(const std::string& file, int zero_based_line) {
   return file + ":" + std::to_string(zero_based_line < 0 ? 1 : zero_based_line + 1);
 }
 
+std::string nesting_limit() {
+  return "nesting at most " + std::to_string(kMaxNestingDepth) + " levels deep (an input limit)";
+}
+
 // yaml-cpp resolves an alias to the node it names, so a self-referring alias (`x: &a [*a]`) is a
 // cycle and a few nested aliases ("billion laughs") name billions of nodes: the conversion stops
 // at kMaxNestingDepth and kMaxNodesAfterAliases instead of overflowing the stack or the memory.
@@ -39,10 +44,7 @@ ConfigNode convert(const YAML::Node& yaml, const OriginOf& origin_of, const std:
   // of its key instead.
   node.origin = yaml.IsNull() || yaml.Mark().is_null() ? key_origin : origin_of(yaml.Mark());
   node.key_origin = key_origin.empty() ? node.origin : key_origin;
-  if (depth > kMaxNestingDepth) {
-    config_fail(node.origin, path, "nesting at most " + std::to_string(kMaxNestingDepth) + " levels deep",
-                "deeper (a self-referring alias?)");
-  }
+  if (depth > kMaxNestingDepth) config_fail(node.origin, path, nesting_limit(), "deeper (a self-referring alias?)");
   if (++budget.nodes > kMaxNodesAfterAliases) {
     config_fail(node.origin, path, "at most " + std::to_string(kMaxNodesAfterAliases) + " values once aliases are expanded",
                 "more (aliases that multiply each other?)");
@@ -246,6 +248,9 @@ ConfigNode load_config_file(const std::string& file) {
   try {
     require_one_document(content, file);  // before Load, which would drop a second one
     yaml = YAML::Load(content);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own depth guard, whose message is only "bad file": far beyond kMaxNestingDepth.
+    config_fail(file_origin(file, e.mark.line), "", nesting_limit(), "deeper than the YAML parser goes");
   } catch (const YAML::ParserException& e) {
     config_fail(file_origin(file, e.mark.line), "", "valid YAML", e.msg);
   } catch (const YAML::Exception& e) {
@@ -260,6 +265,8 @@ ConfigNode parse_config_text(const std::string& text, const std::string& origin)
   YAML::Node yaml;
   try {
     yaml = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    config_fail(origin, "", nesting_limit(), "deeper than the YAML parser goes");
   } catch (const YAML::Exception& e) {
     config_fail(origin, "", "a YAML value", e.msg.empty() ? std::string(e.what()) : e.msg);
   }

@@ -569,6 +569,21 @@ TEST(ConfigLimits, AliasExpansionIsBounded) {
   EXPECT_EQ(message.rfind(file + ":", 0), 0u) << message;
 }
 
+TEST(ConfigLimits, NestingBeyondTheParserNamesTheLimit) {
+  // yaml-cpp stops at 2000 levels with the message "bad file"; the error names nvsvp's limit.
+  TempDir dir;
+  const std::string file = dir.write("deep.yaml", "name: x\nplatform: " + std::string(3000, '[') + std::string(3000, ']') + "\n");
+  EXPECT_EQ(load_error(file).rfind(file + ":2: expected nesting at most 64 levels deep (an input limit), got deeper than "
+                                          "the YAML parser goes", 0),
+            0u)
+      << load_error(file);
+  const std::string good = dir.write("good.yaml", kGood);
+  const std::string message = load_error(good, {"platform=" + std::string(3000, '[') + std::string(3000, ']')});
+  EXPECT_NE(message.find("expected nesting at most 64 levels deep (an input limit), got deeper than the YAML parser goes"),
+            std::string::npos)
+      << message;
+}
+
 TEST(ConfigLimits, OnlyOneDocumentAndNoNulByte) {
   TempDir dir;
   const std::string two = dir.write("two.yaml", std::string(kGood) + "---\nshemes: [deepep]\n");
