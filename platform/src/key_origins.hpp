@@ -1,6 +1,6 @@
 // Where each effective value of a scenario was set (a preset file, the scenario file, a --set),
 // private to platform/: an error that involves several keys blames the most specific place, and
-// checks made after loading (the fabric's resources, scenario_resources.cpp) blame the same way.
+// checks made after loading (the fabric's resources, fabric_resources.cpp) blame the same way.
 #pragma once
 
 #include <initializer_list>

@@ -1,8 +1,8 @@
 // Fuzzes the study loader: load_study checks every point's scenario (and builds its layer, as
 // `nvsvp validate` does). The input is the study YAML, optionally followed by a line "##set" and
 // override lines "a.b.c=value" (the CLI's --set on the base scenario). Bad input must raise
-// ConfigError; anything else is a finding. A study file's `scenario: ../scenarios/x.yaml` resolves
-// against the repository's configs/.
+// ConfigError; anything else is a finding. A study file's relative `scenario:` path (../scenarios/<NAME>.yaml)
+// resolves against the repository's configs/.
 #include <cstdint>
 
 #include "fuzz_support.hpp"
