@@ -14,8 +14,8 @@
 // A thread that ends leaves through sc_cor_pkg_qt::abort(next), which switches without telling
 // ASan at all, so ASan goes on taking the dead thread's stack for the current one.
 //
-// The two definitions below take the place of libsystemc's for the whole process (the executable's
-// symbols come first in the lookup; the link exports them, cmake/NvsvpDependencies.cmake):
+// The two definitions below take the place of ASan's and libsystemc's for the whole process (the
+// executable's symbols come first in the lookup; the link exports them, cmake/NvsvpDependencies.cmake):
 // __sanitizer_start_switch_fiber gives the main coroutine the main thread's real stack, registers
 // each coroutine stack once as a LeakSanitizer root region and forwards to ASan's own function;
 // sc_cor_pkg_qt::abort tells ASan of its switch (start and finish at once: the aborted thread never
@@ -59,7 +59,7 @@ MainStack main_thread_stack() {
   return stack;
 }
 
-// The definition that this file's stands in front of.
+// The definition next in the lookup after this file's own: ASan's or libsystemc's.
 template <class Function>
 Function next_definition(const char* symbol) {
   void* const next = dlsym(RTLD_NEXT, symbol);
