@@ -13,8 +13,9 @@
 
 namespace nvsvp::fw {
 
-// Throws FabricError when a chip or the topology does not fit or a resource runs out (multicast
-// slots), std::invalid_argument for a group or binding the hardware refuses.
+// Throws MulticastSlotsExhausted (a FabricError) when the groups need more slots than the fabric
+// has, FabricError when a chip or the topology does not fit, std::invalid_argument for a group or
+// binding the hardware refuses.
 void bring_up_for_layer(Hal& hal, SwitchFabric& fabric, const FabricTopology& topology, const LayerPlan& plan,
                         const ReplicationPhase& replication);
 
