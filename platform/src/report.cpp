@@ -223,10 +223,10 @@ class TraceEvents {
     out_ += "\",";
     end_event('M', pid, tid, std::nullopt);
   }
-  void slice(uint32_t pid, uint32_t tid, const std::string& quoted_name, double start_us, double end_us) {
+  void slice(uint32_t pid, uint32_t tid, const std::string& quoted_name, double start_us, double duration_us) {
     begin_event();
     out_ += "\"dur\":";
-    append_json_number(out_, end_us - start_us);
+    append_json_number(out_, duration_us);
     out_ += ",\"name\":";
     out_ += quoted_name;
     out_ += ',';
@@ -267,8 +267,62 @@ class TraceEvents {
   bool first_event_ = true;
 };
 
-// Each GPU's process: its phases on thread 0, its compute intervals on a thread per executor
-// stream (SM group).
+// A span's start and end in whole nanoseconds, as Perfetto reads the trace's microseconds
+// (rounded to the nearest nanosecond): the trace writes these, so that the tracks below are
+// disjoint as Perfetto sees them.
+struct SpanNs {
+  long long start = 0;
+  long long end = 0;
+};
+SpanNs span_ns(const Timeline::Span& span) {
+  return {std::llround(span.start_us * 1000.0), std::llround(span.end_us * 1000.0)};
+}
+
+// Perfetto keeps slices on one track only when they nest or are disjoint; it drops a slice that
+// overlaps another without nesting. The spans of one kind (a GPU's phases, one executor stream's
+// compute) overlap in the fused schedules, so each kind gets as many tracks as it needs: a span
+// goes on the first track whose last span ended by its start (first fit over spans ordered by
+// start).
+std::vector<uint32_t> first_fit_tracks(const std::vector<SpanNs>& spans, uint32_t& tracks) {
+  std::vector<size_t> order(spans.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return spans[a].start < spans[b].start; });
+  std::vector<long long> track_end;  // per track, the end of its last span
+  std::vector<uint32_t> track_of(spans.size(), 0);
+  for (const size_t i : order) {
+    uint32_t t = 0;
+    while (t < track_end.size() && track_end[t] > spans[i].start) ++t;
+    if (t == track_end.size()) track_end.push_back(0);
+    track_end[t] = spans[i].end;
+    track_of[i] = t;
+  }
+  tracks = static_cast<uint32_t>(track_end.size());
+  return track_of;
+}
+
+// The name of track `index` of a kind: the kind's name, then "name (2)", "name (3)", ...
+std::string track_name(const std::string& kind, uint32_t index) {
+  return index == 0 ? kind : kind + " (" + std::to_string(index + 1) + ")";
+}
+
+// One kind of spans of one GPU on tracks of their own, from thread `next_tid` on.
+void write_span_tracks(const std::vector<const Timeline::Span*>& spans, const std::string& kind,
+                       const std::vector<std::string>& quoted_names, uint32_t gpu, uint32_t& next_tid,
+                       TraceEvents& events) {
+  std::vector<SpanNs> times;
+  for (const Timeline::Span* span : spans) times.push_back(span_ns(*span));
+  uint32_t tracks = 0;
+  const std::vector<uint32_t> track_of = first_fit_tracks(times, tracks);
+  for (uint32_t t = 0; t < tracks; ++t) events.metadata("thread_name", gpu, track_name(kind, t), next_tid + t);
+  for (size_t i = 0; i < spans.size(); ++i) {
+    events.slice(gpu, next_tid + track_of[i], quoted_names[spans[i]->name], static_cast<double>(times[i].start) / 1000.0,
+                 static_cast<double>(times[i].end - times[i].start) / 1000.0);
+  }
+  next_tid += tracks;
+}
+
+// Each GPU's process: its phases on the "phases" tracks, its compute intervals on tracks per
+// executor stream (SM group), "compute, stream S".
 void write_gpu_slices(const Timeline& timeline, TraceEvents& events, TextFile& file) {
   std::vector<std::string> phase_names, compute_names;  // quoted, per name index
   for (const std::string& name : timeline.names) {
@@ -279,17 +333,19 @@ void write_gpu_slices(const Timeline& timeline, TraceEvents& events, TextFile& f
   auto compute = timeline.compute.begin();
   for (uint32_t g = 0; g < timeline.gpus; ++g) {
     events.metadata("process_name", g, "GPU " + std::to_string(g), std::nullopt);
-    events.metadata("thread_name", g, "phases", 0u);
-    for (; phase != timeline.phases.end() && phase->gpu == g; ++phase) {
-      events.slice(g, 0, phase_names[phase->name], phase->start_us, phase->end_us);
-    }
-    std::vector<bool> named;
+    uint32_t next_tid = 0;
+    std::vector<const Timeline::Span*> spans;
+    for (; phase != timeline.phases.end() && phase->gpu == g; ++phase) spans.push_back(&*phase);
+    write_span_tracks(spans, "phases", phase_names, g, next_tid, events);
+    std::vector<std::vector<const Timeline::Span*>> per_stream;
     for (; compute != timeline.compute.end() && compute->gpu == g; ++compute) {
-      const uint32_t stream = compute->stream;
-      if (stream >= named.size()) named.resize(stream + 1, false);
-      if (!named[stream]) events.metadata("thread_name", g, "compute, stream " + std::to_string(stream), 1 + stream);
-      named[stream] = true;
-      events.slice(g, 1 + stream, compute_names[compute->name], compute->start_us, compute->end_us);
+      if (compute->stream >= per_stream.size()) per_stream.resize(compute->stream + 1);
+      per_stream[compute->stream].push_back(&*compute);
+    }
+    for (uint32_t stream = 0; stream < per_stream.size(); ++stream) {
+      if (per_stream[stream].empty()) continue;
+      write_span_tracks(per_stream[stream], "compute, stream " + std::to_string(stream), compute_names, g, next_tid,
+                        events);
     }
     file.flush_if_full();
   }
@@ -327,9 +383,9 @@ void write_utilization_counters(const Timeline& timeline, uint32_t fabric, Trace
 }
 
 // trace_<scheme>.json: Chrome / Perfetto trace events (open in ui.perfetto.dev or
-// chrome://tracing). One process per GPU with its phases and its compute intervals (a thread per
-// executor stream, i.e. SM group) as slices and its links' utilization per direction as a
-// counter; a "fabric" process with the mean over all GPUs. Written as text, each event's keys in
+// chrome://tracing). One process per GPU with its phases and its compute intervals (tracks per
+// executor stream, i.e. SM group) as slices, overlapping ones on tracks of their own, and its
+// links' utilization per direction as a counter; a "fabric" process with the mean over all GPUs. Written as text, each event's keys in
 // the order nlohmann::json sorts them, so the file is the one the JSON document used to give.
 void write_trace(const Timeline& timeline, const std::string& scheme, const std::string& path) {
   TextFile file(path);

@@ -21,10 +21,11 @@
 #include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
 #include "nvsvp/platform/tlm_hal.hpp"
+#include "trace_nesting.hpp"
 
 namespace nvsvp::test {
 
-// A directory of its own for the running test, removed afterwards.
+// A directory of its own for the running test, removed afterwards (its traces checked first).
 class TempDir {
  public:
   TempDir() {
@@ -35,8 +36,15 @@ class TempDir {
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
+  // Every trace the test wrote here must keep Perfetto's nesting rule (trace_nesting.hpp).
   ~TempDir() {
     std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(path_, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.rfind("trace_", 0) != 0 || it->path().extension() != ".json") continue;
+      for (const std::string& v : trace_nesting_violations(it->path().string())) ADD_FAILURE() << v;
+    }
     std::filesystem::remove_all(path_, ec);
   }
   TempDir(const TempDir&) = delete;
