@@ -19,8 +19,8 @@
 #include <stdexcept>
 
 #include "anchor_measures.hpp"
-#include "child_wait.hpp"
 #include "config_reader.hpp"
+#include "nvsvp/platform/child_processes.hpp"
 #include "scenario_document.hpp"
 
 namespace nvsvp::platform {
@@ -311,8 +311,7 @@ int run_anchors(const AnchorOptions& options, std::ostream& console) {
     while (running.size() < jobs && next < cases.size()) {
       fs::remove(entry_file(next));
       std::fflush(nullptr);
-      const pid_t pid = fork();
-      if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+      const pid_t pid = fork_child();
       if (pid == 0) run_case_as_child(entry_file(next), cases[next]);
       running[pid] = next++;
     }
