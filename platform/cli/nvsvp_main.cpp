@@ -205,6 +205,7 @@ int study_command(const Options& o) {
   options.jobs = o.jobs;
   options.executable = std::filesystem::read_symlink("/proc/self/exe").string();  // each point runs `nvsvp run`
   options.config_dir = o.config_dir;
+  options.command_line = o.command_line;
   return nvsvp::platform::run_study(loaded, options, std::cout);
 }
 
@@ -214,6 +215,7 @@ int anchors_command(const Options& o) {
   if (!o.out_dir.empty()) options.out_dir = o.out_dir;
   options.jobs = o.jobs;
   options.config_dir = o.config_dir;
+  options.command_line = o.command_line;
   return nvsvp::platform::run_anchors(options, std::cout);
 }
 
@@ -255,7 +257,7 @@ int validate_command(const nvsvp::platform::Scenario& scenario, const Options& o
   // plan is brought up on the register models: the fabric must hold what it needs.
   nvsvp::platform::check_fabric_resources(scenario, nvsvp::platform::make_layer_spec(scenario));
   if (o.dump) std::cout << nvsvp::platform::dump_effective(scenario);
-  // With --dump stdout is the YAML alone, so that `validate --dump > f.yaml` writes a scenario.
+  // With --dump stdout is the YAML alone, so that `validate --dump > s.yaml` writes a scenario.
   (o.dump ? std::cerr : std::cout) << o.file << ": ok (" << scenario.schemes.size() << " scheme" << (scenario.schemes.size() == 1 ? "" : "s")
             << ")\n";
   return 0;

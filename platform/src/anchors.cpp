@@ -21,6 +21,7 @@
 #include "anchor_measures.hpp"
 #include "config_reader.hpp"
 #include "nvsvp/platform/child_processes.hpp"
+#include "nvsvp/platform/report.hpp"
 #include "scenario_document.hpp"
 
 namespace nvsvp::platform {
@@ -329,7 +330,7 @@ int run_anchors(const AnchorOptions& options, std::ostream& console) {
   print_table(entries, console);
   const std::string path = (fs::path(options.out_dir) / "anchors.json").string();
   std::ofstream out(path);
-  out << json{{"cases", entries}}.dump(2) << "\n";
+  out << json{{"cases", entries}, {"nvsvp", nvsvp_build_json(options.command_line)}}.dump(2) << "\n";
   if (!out) throw std::runtime_error("cannot write " + path);
   console << "wrote " << path << std::endl;
   const bool bad_input = std::any_of(entries.begin(), entries.end(), [](const json& e) { return e.value("bad_input", false); });

@@ -15,7 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Whether `name` is <kind>_<scheme>.<ext> with a kind of run_output_kinds(), a known scheme and
-// an extension of lowercase letters (so that a copy such as trace_deepep.json.bak stays).
+// an extension of lowercase letters (so that a copy with .bak appended stays).
 bool is_per_scheme_output(const std::string& name) {
   const size_t dot = name.rfind('.');
   if (dot == std::string::npos || dot + 1 == name.size()) return false;

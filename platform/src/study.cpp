@@ -698,7 +698,8 @@ int run_study(const Study& study, const StudyOptions& options, std::ostream& con
     note_finished(done.point, std::chrono::duration<double>(Clock::now() - done.start).count());
   }
 
-  const json summary = study_summary(study, runs, out_dir);
+  json summary = study_summary(study, runs, out_dir);
+  summary["nvsvp"] = nvsvp_build_json(options.command_line);
   for (const auto& [name, text] : {std::pair<std::string, std::string>{"study.csv", study_csv(study, runs)},
                                    std::pair<std::string, std::string>{"summary.json", summary.dump(2) + "\n"}}) {
     std::ofstream f(out_dir + "/" + name);

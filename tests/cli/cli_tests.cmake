@@ -273,6 +273,8 @@ nvsvp_cli_test(study_runs_two_points_at_a_time --fresh ${NVSVP_TINY}
                --file ${NVSVP_TINY}/study.csv "^top_k=2,2,5,dysharp-basic,.*,1$"
                --file ${NVSVP_TINY}/summary.json "\"geometric_mean\": ${NVSVP_NUMBER},"
                --file ${NVSVP_TINY}/summary.json "\"passed\": true"
+               --file ${NVSVP_TINY}/summary.json "^    \"command_line\": \"[^ ]*nvsvp study [^ ]*/tiny.yaml --jobs 2 "
+               --file ${NVSVP_TINY}/3_seed=9/report.json "^    \"command_line\": \"/[^ ]*nvsvp --config-dir [^ ]+ run [^ ]*/3_seed=9/scenario.yaml "
                --file ${NVSVP_TINY}/3_seed=9/scenario.yaml "^name: tiny "
                --file ${NVSVP_TINY}/3_seed=9/report.json "\"tokens_per_gpu\": 8,"
                --file ${NVSVP_TINY}/3_seed=9/run.log "^report: "
@@ -346,6 +348,7 @@ nvsvp_cli_test(replication_static_seed_needs_the_static_policy_exits_2 --exit 2
 # is bad usage.
 nvsvp_cli_test(anchors_one_case --stdout "p2p-h100-write-oneway +write bandwidth +GB/s" --stdout "wrote .*anchors.json"
                --fresh ${NVSVP_CLI_OUT}/anchors --file ${NVSVP_CLI_OUT}/anchors/anchors.json "\"case\": \"p2p-h100-write-oneway\""
+               --file ${NVSVP_CLI_OUT}/anchors/anchors.json "^    \"git_commit\": \"([0-9a-f]{40}(-dirty)?|unknown)\",$"
                -- $<TARGET_FILE:nvsvp> anchors --case p2p-h100-write-oneway --out ${NVSVP_CLI_OUT}/anchors)
 nvsvp_cli_test(anchors_unknown_case_exits_2 --exit 2 --stderr "--case: expected one of .*deepep-h800-ep8-dispatch.*, got no-such-case"
                -- $<TARGET_FILE:nvsvp> anchors --case no-such-case --out ${NVSVP_CLI_OUT}/anchors_bad)

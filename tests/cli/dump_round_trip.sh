@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `validate --dump > f.yaml` writes a scenario that runs to the same report: stdout is the YAML
+# `validate --dump > s.yaml` writes a scenario that runs to the same report: stdout is the YAML
 # alone (the status line is on stderr), the dump validates, and a run of it gives the results of
 # a run of the original, apart from host measurements and the names of the files and the command;
 # the run's own scenario.yaml is the dump again. A run with another seed must differ, so that the
