@@ -85,6 +85,9 @@ bool reap_ended_children() {
 // Async-signal-safe throughout: kill, waitpid, nanosleep, sigaction, sigprocmask, raise.
 void stop_children_and_exit(int signal) {
   const int saved_errno = errno;
+  const char* const message = signal == SIGINT ? "nvsvp: SIGINT: stopping the child processes\n"
+                                               : "nvsvp: SIGTERM: stopping the child processes\n";
+  [[maybe_unused]] const ssize_t written = write(STDERR_FILENO, message, std::strlen(message));
   for (std::atomic<pid_t>& slot : children) {
     if (const pid_t pid = slot.load(); pid > 0) kill(pid, signal);
   }

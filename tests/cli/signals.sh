@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SIGTERM or SIGINT to an `nvsvp run` or `nvsvp study` stops every process it started: the parent
-# ends by that signal (shell status 128 + signal) and none of its children or grandchildren is
-# left, nor any process writing into its output folder.
+# ends by that signal (shell status 128 + signal), says so on stderr, and none of its children or
+# grandchildren is left, nor any process writing into its output folder.
 # usage: signals.sh NVSVP SIGNAL DEPTH WORKDIR -- NVSVP-ARGUMENTS...
 #   DEPTH: 1 waits for a child before signalling (run: a scheme's process), 2 for a grandchild
 #   (study: a point's run and its scheme's process). The arguments should name --out WORKDIR/...
@@ -69,6 +69,8 @@ if [ "$status" -ne "$expected" ]; then
   echo "FAIL: exit status $status after SIG$signal, expected $expected"
   fail=1
 fi
+grep -q "^nvsvp: SIG$signal: stopping the child processes$" "$work/stderr" ||
+  { echo "FAIL: nvsvp did not say it was stopping: $(cat "$work/stderr")"; fail=1; }
 for pid in $started; do
   if [ -e "/proc/$pid" ]; then
     echo "FAIL: process $pid is left: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) ($(awk '{print "state " $3}' "/proc/$pid/stat" 2>/dev/null))"
