@@ -258,8 +258,9 @@ int validate_command(const nvsvp::platform::Scenario& scenario, const Options& o
   nvsvp::platform::check_fabric_resources(scenario, nvsvp::platform::make_layer_spec(scenario));
   if (o.dump) std::cout << nvsvp::platform::dump_effective(scenario);
   // With --dump stdout is the YAML alone, so that `validate --dump > s.yaml` writes a scenario.
-  (o.dump ? std::cerr : std::cout) << o.file << ": ok (" << scenario.schemes.size() << " scheme" << (scenario.schemes.size() == 1 ? "" : "s")
-            << ")\n";
+  std::ostream& status = o.dump ? std::cerr : std::cout;
+  status << o.file << ": ok (" << scenario.schemes.size() << " scheme" << (scenario.schemes.size() == 1 ? "" : "s")
+         << ")\n";
   return 0;
 }
 
