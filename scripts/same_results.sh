@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Proof that a speed change changed nothing else: runs a fixed set of small scenarios (every
 # scheme, both reduction backends, multi-chip routing, hot-expert replication) and writes each
-# report.json with the host-dependent figures (wall times, memory, copies per wall-second)
-# removed, plus every timeline file (utilization CSV, trace JSON, link CSV), into DIR.
+# report.json with the host-dependent figures (wall times, memory, copies per wall-second) and the
+# nvsvp section (version, commit, command line) removed, plus every timeline file (utilization
+# CSV, trace JSON, link CSV) and the effective scenario.yaml, into DIR.
 #
 #   scripts/same_results.sh DIR [NVSVP]     # NVSVP: the binary to run (default build/nvsvp)
 #   diff -r before/ after/                   # empty when the change kept every result
@@ -26,8 +27,9 @@ run() {  # name, scenario, --set arguments...
 import json, sys
 path = sys.argv[1]
 report = json.load(open(path))
+# Host measurements, and the nvsvp section (version, commit and command line differ between builds).
 host = {"wall_seconds", "plan_seconds", "simulate_seconds", "verify_seconds", "peak_rss_mb",
-        "remote_token_copies_per_wall_second"}
+        "remote_token_copies_per_wall_second", "nvsvp"}
 def strip(node):
     if isinstance(node, dict):
         return {k: strip(v) for k, v in node.items() if k not in host}

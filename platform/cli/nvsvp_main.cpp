@@ -15,7 +15,10 @@
 
 #include "nvsvp/platform/anchors.hpp"
 #include "nvsvp/platform/packet_efficiency.hpp"
+#include "nvsvp/platform/build_info.hpp"
 #include "nvsvp/platform/calibration.hpp"
+#include "nvsvp/platform/child_processes.hpp"
+#include "nvsvp/platform/config_search.hpp"
 #include "nvsvp/platform/fabric_resources.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
@@ -42,14 +45,25 @@ void reexec_with_huge_pages(char* argv[]) {
   execv("/proc/self/exe", argv);  // returns only on failure: then run as we are
 }
 
-std::string default_config_dir() {
-  const char* env = std::getenv("NVSVP_CONFIG_DIR");
-  return env != nullptr ? env : NVSVP_DEFAULT_CONFIG_DIR;
+// The command line as typed, each word quoted when the shell would need it: report.json's
+// nvsvp.command_line, to rerun the same command.
+std::string command_line_of(int argc, char* argv[]) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) {
+    const std::string word = argv[i];
+    const bool plain = !word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                               "0123456789_-+=./:,@%") == std::string::npos;
+    std::string quoted = "'";
+    for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    line += (i ? " " : "") + (plain ? word : quoted + "'");
+  }
+  return line;
 }
 
 // What the command line asks for: every subcommand's options.
 struct Options {
-  std::string config_dir = default_config_dir();
+  std::string config_dir;  // --config-dir; resolved through the search path before use
+  std::string command_line;
   std::string file;
   std::vector<std::string> overrides;
   std::string out_dir;
@@ -95,7 +109,8 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
   c.validate = app.add_subcommand("validate", "check a scenario file without running it");
   c.validate->add_option("FILE", o.file, "scenario YAML file")->required();
   c.validate->add_option("--set", o.overrides, "override a scenario key: a.b.c=value (repeatable)");
-  c.validate->add_flag("--dump", o.dump, "print the effective configuration");
+  c.validate->add_flag("--dump", o.dump,
+                       "print the effective configuration as a scenario file on stdout (the status line goes to stderr)");
 
   c.presets = app.add_subcommand("presets", "list the platform and model presets, and the schemes");
 
@@ -190,6 +205,7 @@ int study_command(const Options& o) {
   options.jobs = o.jobs;
   options.executable = std::filesystem::read_symlink("/proc/self/exe").string();  // each point runs `nvsvp run`
   options.config_dir = o.config_dir;
+  options.command_line = o.command_line;
   return nvsvp::platform::run_study(loaded, options, std::cout);
 }
 
@@ -199,6 +215,7 @@ int anchors_command(const Options& o) {
   if (!o.out_dir.empty()) options.out_dir = o.out_dir;
   options.jobs = o.jobs;
   options.config_dir = o.config_dir;
+  options.command_line = o.command_line;
   return nvsvp::platform::run_anchors(options, std::cout);
 }
 
@@ -240,14 +257,18 @@ int validate_command(const nvsvp::platform::Scenario& scenario, const Options& o
   // plan is brought up on the register models: the fabric must hold what it needs.
   nvsvp::platform::check_fabric_resources(scenario, nvsvp::platform::make_layer_spec(scenario));
   if (o.dump) std::cout << nvsvp::platform::dump_effective(scenario);
-  std::cout << o.file << ": ok (" << scenario.schemes.size() << " scheme" << (scenario.schemes.size() == 1 ? "" : "s")
-            << ")\n";
+  // With --dump stdout is the YAML alone, so that `validate --dump > s.yaml` writes a scenario.
+  std::ostream& status = o.dump ? std::cerr : std::cout;
+  status << o.file << ": ok (" << scenario.schemes.size() << " scheme" << (scenario.schemes.size() == 1 ? "" : "s")
+         << ")\n";
   return 0;
 }
 
 // The commands on scenarios; bad input is exit code 2, any other error 1.
-int scenario_command(const Commands& c, const Options& o) {
+int scenario_command(const Commands& c, Options o) {
   try {
+    o.config_dir = nvsvp::platform::find_config_dir(o.config_dir, std::getenv("NVSVP_CONFIG_PATH"),
+                                                    std::filesystem::read_symlink("/proc/self/exe").string());
     if (c.presets->parsed()) return presets_command(o);
     if (c.study->parsed()) return study_command(o);
     if (c.anchors->parsed()) return anchors_command(o);
@@ -263,6 +284,7 @@ int scenario_command(const Commands& c, const Options& o) {
     options.out_dir = o.out_dir;
     options.quiet = o.quiet;
     options.timelines = !o.no_timelines;
+    options.command_line = o.command_line;
     return nvsvp::platform::run_scenario(scenario, options, std::cout);
   } catch (const nvsvp::platform::ConfigError& e) {
     std::cerr << "nvsvp: " << e.what() << "\n";
@@ -277,10 +299,15 @@ int scenario_command(const Commands& c, const Options& o) {
 
 int sc_main(int argc, char* argv[]) {
   reexec_with_huge_pages(argv);
+  nvsvp::platform::stop_children_on_signals();
   CLI::App app{"nvsvp: SystemC/TLM virtual platform of an NVLink switch that computes in-switch"};
   app.require_subcommand(1);
   Options options;
-  app.add_option("--config-dir", options.config_dir, "where platform and model presets live")->capture_default_str();
+  app.set_version_flag("--version", nvsvp::platform::version_line());
+  app.add_option("--config-dir", options.config_dir,
+                 "where platform and model presets live (default: the first of NVSVP_CONFIG_PATH, then "
+                 "share/nvsvp/configs beside the binary or in ../share)");
+  options.command_line = command_line_of(argc, argv);
   Commands commands;
   add_scenario_commands(app, options, commands);
   add_rtl_commands(app, options, commands);

@@ -19,8 +19,9 @@
 #include <stdexcept>
 
 #include "anchor_measures.hpp"
-#include "child_wait.hpp"
 #include "config_reader.hpp"
+#include "nvsvp/platform/child_processes.hpp"
+#include "nvsvp/platform/report.hpp"
 #include "scenario_document.hpp"
 
 namespace nvsvp::platform {
@@ -311,8 +312,7 @@ int run_anchors(const AnchorOptions& options, std::ostream& console) {
     while (running.size() < jobs && next < cases.size()) {
       fs::remove(entry_file(next));
       std::fflush(nullptr);
-      const pid_t pid = fork();
-      if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+      const pid_t pid = fork_child();
       if (pid == 0) run_case_as_child(entry_file(next), cases[next]);
       running[pid] = next++;
     }
@@ -330,7 +330,7 @@ int run_anchors(const AnchorOptions& options, std::ostream& console) {
   print_table(entries, console);
   const std::string path = (fs::path(options.out_dir) / "anchors.json").string();
   std::ofstream out(path);
-  out << json{{"cases", entries}}.dump(2) << "\n";
+  out << json{{"cases", entries}, {"nvsvp", nvsvp_build_json(options.command_line)}}.dump(2) << "\n";
   if (!out) throw std::runtime_error("cannot write " + path);
   console << "wrote " << path << std::endl;
   const bool bad_input = std::any_of(entries.begin(), entries.end(), [](const json& e) { return e.value("bad_input", false); });

@@ -320,6 +320,8 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
   const auto layer = make_layer_spec(scenario);
   // A plan the fabric cannot hold is bad input, found before any scheme starts.
   check_fabric_resources(scenario, layer);
+  const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
+  prepare_output_directory(scenario, out_dir);
   std::vector<SchemeRun> runs;
   for (const std::string& scheme : scenario.schemes) {
     if (scheme == "tutel" && layer->software.tutel_degree == 0) {
@@ -330,8 +332,8 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
   }
   const double wall = seconds_since(wall_start);
 
-  const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
-  const Report report = make_report(scenario, *layer, std::move(runs), wall);
+  Report report = make_report(scenario, *layer, std::move(runs), wall);
+  report.document["nvsvp"] = nvsvp_build_json(options.command_line);
   write_report_files(report, out_dir);
   if (!options.quiet) print_summary(report, out_dir, console);
   return report.passed ? 0 : 1;

@@ -66,11 +66,29 @@ std::string preset_file(const std::string& config_dir, const std::string& kind_d
   return (fs::path(config_dir) / kind_dir / (name + ".yaml")).string();
 }
 
-// Reads a preset file's name and summary and checks the name against the file name.
-void read_preset_header(YamlReader& reader, const std::string& name, std::string* summary) {
+// A preset value with a '/' or ending in .yaml names a file of the user's own, not a preset of
+// config_dir.
+bool is_preset_path(const std::string& value) {
+  return value.find('/') != std::string::npos ||
+         (value.size() > 5 && value.compare(value.size() - 5, 5, ".yaml") == 0);
+}
+
+// A path written in a file is relative to that file's directory; one given with --set is relative
+// to the current directory, as a shell user would expect.
+std::string resolve_written_path(const ConfigNode& node, const std::string& written_text) {
+  const fs::path written(written_text);
+  if (written.is_absolute() || from_command_line(node.origin)) return written.lexically_normal().string();
+  const std::string origin_file = node.origin.substr(0, node.origin.rfind(':'));  // origin is FILE:LINE
+  return (fs::path(origin_file).parent_path() / written).lexically_normal().string();
+}
+
+// Reads a preset file's name and summary and checks the name against the file name (of a preset
+// given by path, the file's name without .yaml).
+void read_preset_header(YamlReader& reader, const std::string& preset, std::string* summary) {
   const ConfigNode& doc = reader.node();
   require_keys(doc, "", {"name", "summary"});
   const ConfigNode& name_node = *reader.take("name");
+  const std::string name = is_preset_path(preset) ? fs::path(preset).stem().string() : preset;
   if (read_string(name_node, "name") != name) {
     config_fail(name_node.origin, "name", "the file's own name " + name, describe(name_node));
   }
@@ -192,9 +210,22 @@ class ScenarioLoader {
                            const SectionKeys& keys);
 
   // The preset named by `node` (a string) in config_dir/<kind_dir>, loaded.
+  // A value naming a file (is_preset_path) is that file, relative to the directory of the file
+  // that wrote the value; `name` becomes its absolute path, for the report and the dump.
   ConfigNode load_preset(const ConfigNode& node, const std::string& path, const std::string& kind,
                          const std::string& kind_dir, std::string& name) {
     name = read_string(node, path);
+    if (is_preset_path(name)) {
+      const std::string file = resolve_written_path(node, name);
+      std::error_code ec;
+      if (!fs::is_regular_file(file, ec)) {
+        config_fail(node.origin, path, "a " + kind + " preset name, or the path of a " + kind + " file",
+                    file + (fs::exists(file, ec) ? " (not a file)" : " (no such file)"));
+      }
+      const fs::path absolute = fs::absolute(file, ec);
+      name = ec ? file : absolute.lexically_normal().string();
+      return load_config_file(name);
+    }
     const std::vector<std::string> names = preset_names(config_dir_, kind_dir);
     if (std::find(names.begin(), names.end(), name) == names.end()) {
       const std::string dir = (fs::path(config_dir_) / kind_dir).string();
@@ -413,17 +444,10 @@ void SectionReader::read_value(const char*, const ConfigNode& node, const std::s
 }
 
 // A trace path is relative to the directory of the file that wrote it (the scenario, or a study
-// that sets it); one given with --set is relative to the current directory, as a shell user
-// would expect.
+// that sets it), or to the current directory when given with --set (resolve_written_path).
 void SectionReader::read_value(const char*, const ConfigNode& node, const std::string& path, std::string& value,
                                const char*, const TraceFile&) {
-  const fs::path written(read_string(node, path));
-  if (written.is_absolute() || from_command_line(node.origin)) {
-    value = written.lexically_normal().string();
-  } else {
-    const std::string origin_file = node.origin.substr(0, node.origin.rfind(':'));  // origin is FILE:LINE
-    value = (fs::path(origin_file).parent_path() / written).lexically_normal().string();
-  }
+  value = resolve_written_path(node, read_string(node, path));
   std::error_code ec;
   std::ifstream probe(value);
   if (!probe || fs::is_directory(value, ec)) {

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "nvsvp/platform/child_processes.hpp"
 #include "nvsvp/platform/runner.hpp"
 
 namespace nvsvp::platform {
@@ -179,7 +180,7 @@ std::string read_all(int fd) {
 SchemeRun result_of_child(pid_t pid, const std::string& bytes, const std::string& scheme) {
   int status = 0;
   rusage usage{};
-  wait4(pid, &status, 0, &usage);
+  wait_for_child(pid, status, usage);
   if (!WIFSIGNALED(status)) {
     try {
       SchemeRun run = decode(bytes);
@@ -204,8 +205,7 @@ SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& schem
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  const pid_t pid = fork_child();
   if (pid == 0) {
     close(fds[0]);
     run_as_child(fds[1], scenario, scheme, layer, with_timeline);

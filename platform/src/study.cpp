@@ -19,13 +19,11 @@
 #include <sstream>
 #include <vector>
 
-#include "child_wait.hpp"
 #include "config_reader.hpp"
 #include "text.hpp"
+#include "nvsvp/platform/child_processes.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "scenario_document.hpp"
-
-extern char** environ;
 
 namespace nvsvp::platform {
 
@@ -381,13 +379,8 @@ pid_t start_point(const StudyOptions& options, bool timelines, const std::string
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = 0;
-  const int status = posix_spawn(&pid, options.executable.c_str(), &actions, nullptr, argv.data(), environ);
+  const pid_t pid = spawn_child(options.executable, &actions, argv.data(), error);
   posix_spawn_file_actions_destroy(&actions);
-  if (status != 0) {
-    error = "could not start " + options.executable + ": " + std::strerror(status);
-    return 0;
-  }
   return pid;
 }
 
@@ -647,18 +640,9 @@ int run_study(const Study& study, const StudyOptions& options, std::ostream& con
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) throw std::runtime_error("cannot create output directory " + dir + ": " + ec.message());
-    // Files an earlier run left are not this run's (points write no timeline files now, but an
-    // earlier version did).
-    // Collected first, removed after: a directory is not changed while it is being read.
-    std::vector<fs::path> earlier_outputs;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      const std::string file = entry.path().filename().string();
-      if (file == "report.json" || file.rfind("links_", 0) == 0 || file.rfind("utilization_", 0) == 0 ||
-          file.rfind("trace_", 0) == 0) {
-        earlier_outputs.push_back(entry.path());
-      }
-    }
-    for (const fs::path& path : earlier_outputs) fs::remove(path, ec);
+    // Files an earlier run left are not this run's (the point's run clears them too, but a point
+    // that cannot start must not show an old report).
+    remove_earlier_run_outputs(dir);
     std::ofstream scenario(dir + "/scenario.yaml");
     scenario << dump_effective(point.scenario);
     if (!scenario) throw std::runtime_error("cannot write " + dir + "/scenario.yaml");
@@ -714,7 +698,8 @@ int run_study(const Study& study, const StudyOptions& options, std::ostream& con
     note_finished(done.point, std::chrono::duration<double>(Clock::now() - done.start).count());
   }
 
-  const json summary = study_summary(study, runs, out_dir);
+  json summary = study_summary(study, runs, out_dir);
+  summary["nvsvp"] = nvsvp_build_json(options.command_line);
   for (const auto& [name, text] : {std::pair<std::string, std::string>{"study.csv", study_csv(study, runs)},
                                    std::pair<std::string, std::string>{"summary.json", summary.dump(2) + "\n"}}) {
     std::ofstream f(out_dir + "/" + name);

@@ -107,12 +107,16 @@ nvsvp_cli_test(run_time_limit_exits_1_and_reports_stuck_work --exit 1
                -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml
                   --set simulation.max_time_us=5 --out ${NVSVP_CLI_OUT}/time_limit)
 
-# --dump prints a configuration that is itself a valid scenario (checked by validating it).
-add_test(NAME cli.validate_dump_is_a_valid_scenario
-         COMMAND bash -c "set -e; f=${NVSVP_CLI_OUT}/dumped.yaml; mkdir -p ${NVSVP_CLI_OUT}; \
-\"$0\" validate --dump ${NVSVP_CLI_DATA}/small_uniform.yaml | grep -v ': ok (' > $f; \
-\"$0\" validate $f" $<TARGET_FILE:nvsvp>)
-set_tests_properties(cli.validate_dump_is_a_valid_scenario PROPERTIES TIMEOUT 60)
+# --dump prints a scenario on stdout (the status line on stderr) that validates and runs to the
+# same report; the runs write it as their scenario.yaml. Also with presets given as files.
+add_test(NAME cli.validate_dump_round_trip
+         COMMAND bash ${NVSVP_CLI_DIR}/dump_round_trip.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
+                 ${NVSVP_CLI_OUT}/dump_round_trip --set workload.tokens_per_gpu=16)
+add_test(NAME cli.validate_dump_round_trip_with_path_presets
+         COMMAND bash ${NVSVP_CLI_DIR}/dump_round_trip.sh $<TARGET_FILE:nvsvp>
+                 ${NVSVP_CLI_DATA}/path_presets/scenario.yaml ${NVSVP_CLI_OUT}/dump_round_trip_path_presets)
+set_tests_properties(cli.validate_dump_round_trip cli.validate_dump_round_trip_with_path_presets
+                     PROPERTIES TIMEOUT 60 ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 
 # Two runs in separate processes give identical reports except host measurements.
 add_test(NAME cli.runs_are_deterministic
@@ -269,6 +273,8 @@ nvsvp_cli_test(study_runs_two_points_at_a_time --fresh ${NVSVP_TINY}
                --file ${NVSVP_TINY}/study.csv "^top_k=2,2,5,dysharp-basic,.*,1$"
                --file ${NVSVP_TINY}/summary.json "\"geometric_mean\": ${NVSVP_NUMBER},"
                --file ${NVSVP_TINY}/summary.json "\"passed\": true"
+               --file ${NVSVP_TINY}/summary.json "^    \"command_line\": \"[^ ]*nvsvp study [^ ]*/tiny.yaml --jobs 2 "
+               --file ${NVSVP_TINY}/3_seed=9/report.json "^    \"command_line\": \"/[^ ]*nvsvp --config-dir [^ ]+ run [^ ]*/3_seed=9/scenario.yaml "
                --file ${NVSVP_TINY}/3_seed=9/scenario.yaml "^name: tiny "
                --file ${NVSVP_TINY}/3_seed=9/report.json "\"tokens_per_gpu\": 8,"
                --file ${NVSVP_TINY}/3_seed=9/run.log "^report: "
@@ -342,6 +348,7 @@ nvsvp_cli_test(replication_static_seed_needs_the_static_policy_exits_2 --exit 2
 # is bad usage.
 nvsvp_cli_test(anchors_one_case --stdout "p2p-h100-write-oneway +write bandwidth +GB/s" --stdout "wrote .*anchors.json"
                --fresh ${NVSVP_CLI_OUT}/anchors --file ${NVSVP_CLI_OUT}/anchors/anchors.json "\"case\": \"p2p-h100-write-oneway\""
+               --file ${NVSVP_CLI_OUT}/anchors/anchors.json "^    \"git_commit\": \"([0-9a-f]{40}(-dirty)?|unknown)\",$"
                -- $<TARGET_FILE:nvsvp> anchors --case p2p-h100-write-oneway --out ${NVSVP_CLI_OUT}/anchors)
 nvsvp_cli_test(anchors_unknown_case_exits_2 --exit 2 --stderr "--case: expected one of .*deepep-h800-ep8-dispatch.*, got no-such-case"
                -- $<TARGET_FILE:nvsvp> anchors --case no-such-case --out ${NVSVP_CLI_OUT}/anchors_bad)
@@ -389,3 +396,62 @@ nvsvp_cli_test(out_of_memory_reading_the_layer_exits_2 --exit 2
                --stderr "small_uniform.yaml: expected a layer .* that fits in this machine's memory, got out of memory"
                -- bash -c "ulimit -v 300000 && exec \"$0\" \"$@\"" $<TARGET_FILE:nvsvp> validate ${NVSVP_CLI_DATA}/small_uniform.yaml
                   --set workload.tokens_per_gpu=1048576 --set workload.top_k=32)
+
+# Own files, round trips, hygiene (issue 21; docs/configuration.md).
+# Presets given as files, relative to the scenario's folder (or the study's); the report names the
+# files used.
+set(NVSVP_PATH_PRESETS ${NVSVP_CLI_DATA}/path_presets)
+nvsvp_cli_test(run_path_presets_names_the_files --fresh ${NVSVP_CLI_OUT}/path_presets
+               --stdout "^scenario path_presets: .*/path_presets/my-box.yaml \\(4 GPUs"
+               --file ${NVSVP_CLI_OUT}/path_presets/report.json "\"platform\": \"/.*/tests/data/path_presets/my-box.yaml\","
+               --file ${NVSVP_CLI_OUT}/path_presets/report.json "\"model\": \"/.*/tests/data/path_presets/models/my-model.yaml\","
+               --file ${NVSVP_CLI_OUT}/path_presets/report.json "\"passed\": true"
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_PATH_PRESETS}/scenario.yaml --out ${NVSVP_CLI_OUT}/path_presets)
+nvsvp_cli_test(study_points_name_platform_files --stdout "^study path_presets_study: 2 points"
+               -- $<TARGET_FILE:nvsvp> study ${NVSVP_PATH_PRESETS}/study.yaml --list)
+
+# Every report says which nvsvp made it and how it was asked; every run writes its effective
+# scenario beside it.
+set(NVSVP_BUILD_OUT ${NVSVP_CLI_OUT}/nvsvp_section)
+set(NVSVP_COMMIT "([0-9a-f]{40}(-dirty)?|unknown)")
+nvsvp_cli_test(run_report_names_the_version_commit_and_command --fresh ${NVSVP_BUILD_OUT}
+               --file ${NVSVP_BUILD_OUT}/report.json "^  \"nvsvp\": \\{$"
+               --file ${NVSVP_BUILD_OUT}/report.json "^    \"version\": \"${PROJECT_VERSION}\"$"
+               --file ${NVSVP_BUILD_OUT}/report.json "^    \"git_commit\": \"${NVSVP_COMMIT}\",$"
+               --file ${NVSVP_BUILD_OUT}/report.json
+                      "^    \"command_line\": \"[^ ]*nvsvp run [^ ]*/small_uniform.yaml --quiet --set workload.tokens_per_gpu=16 --out [^ ]*/nvsvp_section\",$"
+               --file ${NVSVP_BUILD_OUT}/scenario.yaml "^name: small_uniform "
+               --file ${NVSVP_BUILD_OUT}/scenario.yaml "^  tokens_per_gpu: 16 "
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --quiet --set workload.tokens_per_gpu=16
+                  --out ${NVSVP_BUILD_OUT})
+nvsvp_cli_test(version_prints_the_version_and_commit --stdout "^nvsvp ${PROJECT_VERSION} \\(git ${NVSVP_COMMIT}\\)$"
+               -- $<TARGET_FILE:nvsvp> --version)
+
+# A run clears an earlier run's files from its output folder, and no others.
+add_test(NAME cli.run_clears_an_earlier_runs_outputs
+         COMMAND bash ${NVSVP_CLI_DIR}/output_hygiene.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
+                 ${NVSVP_CLI_OUT}/hygiene)
+set_tests_properties(cli.run_clears_an_earlier_runs_outputs PROPERTIES TIMEOUT 60
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+
+# Presets are found beside the binary, through NVSVP_CONFIG_PATH or --config-dir, never in the
+# source tree: a copied binary, and one installed by cmake --install.
+add_test(NAME cli.presets_are_found_beside_the_binary_or_through_the_search_path
+         COMMAND bash ${NVSVP_CLI_DIR}/config_search.sh $<TARGET_FILE:nvsvp> ${CMAKE_BINARY_DIR} ${PROJECT_SOURCE_DIR}
+                 ${NVSVP_CLI_OUT}/config_search)
+set_tests_properties(cli.presets_are_found_beside_the_binary_or_through_the_search_path PROPERTIES TIMEOUT 120
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+
+# SIGTERM and SIGINT reach every child: a run's scheme process, a study's point runs and theirs.
+# The runs are large enough (16384 tokens per GPU, several schemes) to be busy when the signal comes.
+add_test(NAME cli.sigterm_stops_a_run_and_its_children
+         COMMAND bash ${NVSVP_CLI_DIR}/signals.sh $<TARGET_FILE:nvsvp> TERM 1 ${NVSVP_CLI_OUT}/sigterm_run --
+                 run ${NVSVP_CLI_DATA}/small_uniform.yaml --quiet --set workload.tokens_per_gpu=16384
+                 "--set" "schemes=[deepep,nvls,dysharp-basic,dysharp,fusion-only,comet]"
+                 --out ${NVSVP_CLI_OUT}/sigterm_run/run)
+add_test(NAME cli.sigint_stops_a_study_and_every_child
+         COMMAND bash ${NVSVP_CLI_DIR}/signals.sh $<TARGET_FILE:nvsvp> INT 2 ${NVSVP_CLI_OUT}/sigint_study --
+                 study ${NVSVP_STUDIES}/tiny.yaml --jobs 2 --set workload.tokens_per_gpu=16384
+                 --out ${NVSVP_CLI_OUT}/sigint_study/study)
+set_tests_properties(cli.sigterm_stops_a_run_and_its_children cli.sigint_stops_a_study_and_every_child
+                     PROPERTIES TIMEOUT 120 ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the same scenario twice and requires identical reports apart from host measurements
-# (wall-clock times, memory); a run with another routing seed must differ, so the comparison
+# (wall-clock times, memory) and the command line; a run with another routing seed must differ, so the comparison
 # itself can fail.
 # usage: determinism.sh NVSVP SCENARIO WORKDIR [nvsvp run options, e.g. --set schemes=[...]]
 nvsvp=$1
@@ -11,7 +11,8 @@ options=("$@")
 rm -rf "$work"
 mkdir -p "$work"
 
-host_fields='"(wall_seconds|peak_rss_mb|plan_seconds|simulate_seconds|verify_seconds|remote_token_copies_per_wall_second)"'
+# Host measurements, and the command line (each run names its own --out).
+host_fields='"(wall_seconds|peak_rss_mb|plan_seconds|simulate_seconds|verify_seconds|remote_token_copies_per_wall_second|command_line)"'
 run() {  # run DIR [--set ...]
   local dir=$1
   shift

@@ -47,14 +47,16 @@ const std::set<std::string> kAllowed = {
     // Written by the tool at run time (README.md, docs/configuration.md).
     "report.json", "links_<scheme>.csv", "utilization_<scheme>.csv", "trace_<scheme>.json", "study.csv",
     "summary.json", "anchors.json", "<case>.json",  // `nvsvp anchors`: the table and each case's entry
-    "scenario.yaml",  // a study point's effective scenario
+    "scenario.yaml",  // a run's (and a study point's) effective scenario
+    "build_info.cpp",  // generated at build time by cmake/NvsvpBuildInfo.cmake
+    "nvsvp_plot.py",   // the plot script of another part of issue 21; copied and installed once it exists
     // Headers of installed packages.
     "systemc.h", "tlm.h", "gtest.h", "gmock.h",
     "verilated_trace_imp.h",  // Verilator's runtime (rtl/CMakeLists.txt, docs/reliability.md)
     // Files the worked examples of docs/firmware.md have the reader create.
     "ping.hpp", "ping.cpp", "test_ping.cpp", "scheme_my_scheme.cpp",
     // The made-up files of the error samples in docs/configuration.md.
-    "s.yaml", "t.csv",
+    "s.yaml", "t.csv", "no-such-box.yaml",
 };
 
 enum class Syntax { none, markdown, c_like, verilog, hash, python };

@@ -68,6 +68,7 @@ struct AnchorOptions {
   std::string out_dir = "out/anchors";
   unsigned jobs = 1;
   std::string config_dir = "configs";
+  std::string command_line;  // the command that asked for the run, for anchors.json's nvsvp section
 };
 
 // Runs the cases, each in a child process, `jobs` at a time; prints the table and writes

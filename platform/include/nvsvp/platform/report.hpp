@@ -73,4 +73,19 @@ Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std:
 void write_report_files(const Report& report, const std::string& out_dir);
 void print_summary(const Report& report, const std::string& out_dir, std::ostream& os);
 
+// The per-scheme file kinds a run writes, <kind>_<scheme>.<ext> (links, utilization, trace, ...).
+const std::vector<std::string>& run_output_kinds();
+// The files of `dir` that an earlier run wrote and this one would not overwrite as they are:
+// report.json and every <kind>_<scheme>.<ext> of run_output_kinds() and known_schemes(). Nothing
+// else (scenario.yaml, which may be the run's input, and files nvsvp does not write stay).
+std::vector<std::string> earlier_run_outputs(const std::string& dir);
+// Removes earlier_run_outputs(dir); throws std::runtime_error naming a file it cannot remove.
+void remove_earlier_run_outputs(const std::string& dir);
+// Readies `out_dir` for a run: creates it (std::runtime_error naming it if it cannot),
+// removes an earlier run's outputs and writes scenario.yaml, the effective scenario
+// (dump_effective), which `nvsvp run` reruns as it is.
+void prepare_output_directory(const Scenario& scenario, const std::string& out_dir);
+// report.json's `nvsvp` section: version, git_commit and the command line that made the report.
+nlohmann::json nvsvp_build_json(const std::string& command_line);
+
 }  // namespace nvsvp::platform

@@ -40,10 +40,11 @@ struct RunOptions {
   std::string out_dir;  // empty: out/<scenario name>
   bool quiet = false;   // no console table
   bool timelines = true;  // also utilization_<scheme>.csv and trace_<scheme>.json
+  std::string command_line;  // the command that asked for the run, for report.json's nvsvp section
 };
 
-// Runs every scheme of the scenario in a child process of its own, writes the report files and
-// prints the summary. Returns 0 when every check passed, 1 otherwise.
+// Readies the output folder (prepare_output_directory), runs every scheme of the scenario in a
+// child process of its own, writes the report files and prints the summary. Returns 0 when every check passed, 1 otherwise.
 int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostream& console);
 
 }  // namespace nvsvp::platform

@@ -89,6 +89,7 @@ struct StudyOptions {
   unsigned jobs = 1;       // points run at once
   std::string executable;  // the nvsvp command that runs a point
   std::string config_dir;  // handed to it
+  std::string command_line;  // the command that asked for the study, for summary.json's nvsvp section
 };
 
 // Writes every point's scenario.yaml, runs the points (up to `jobs` at once, each as

@@ -1,0 +1,79 @@
+// A run's output folder before the run: an earlier run's files cleared, the effective scenario
+// written; and the report's record of which nvsvp made it.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "nvsvp/platform/build_info.hpp"
+#include "nvsvp/platform/report.hpp"
+
+namespace nvsvp::platform {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Whether `name` is <kind>_<scheme>.<ext> with a kind of run_output_kinds(), a known scheme and
+// an extension of lowercase letters (so that a copy with .bak appended stays).
+bool is_per_scheme_output(const std::string& name) {
+  const size_t dot = name.rfind('.');
+  if (dot == std::string::npos || dot + 1 == name.size()) return false;
+  const std::string ext = name.substr(dot + 1);
+  if (!std::all_of(ext.begin(), ext.end(), [](char c) { return c >= 'a' && c <= 'z'; })) return false;
+  const std::string stem = name.substr(0, dot);
+  for (const std::string& kind : run_output_kinds()) {
+    if (stem.rfind(kind + "_", 0) != 0) continue;
+    const std::string scheme = stem.substr(kind.size() + 1);
+    const std::vector<std::string>& schemes = known_schemes();
+    if (std::find(schemes.begin(), schemes.end(), scheme) != schemes.end()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+const std::vector<std::string>& run_output_kinds() {
+  // Kinds listed before a writer exists cost nothing; a kind left out here would leave stale files.
+  static const std::vector<std::string> kinds = {"links",   "utilization", "trace",        "stats",
+                                                 "latency", "occupancy",   "transactions", "registers"};
+  return kinds;
+}
+
+std::vector<std::string> earlier_run_outputs(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!it->is_regular_file(ec)) continue;
+    if (name == "report.json" || is_per_scheme_output(name)) files.push_back(it->path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void remove_earlier_run_outputs(const std::string& dir) {
+  for (const std::string& file : earlier_run_outputs(dir)) {
+    std::error_code ec;
+    fs::remove(file, ec);
+    if (ec) throw std::runtime_error("cannot remove " + file + " (an earlier run's output): " + ec.message());
+  }
+}
+
+void prepare_output_directory(const Scenario& scenario, const std::string& out_dir) {
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) throw std::runtime_error("cannot create output directory " + out_dir + ": " + ec.message());
+  remove_earlier_run_outputs(out_dir);
+  const std::string path = out_dir + "/scenario.yaml";
+  std::ofstream file(path);
+  file << dump_effective(scenario);
+  file.close();
+  if (!file) throw std::runtime_error("cannot write " + path);
+}
+
+nlohmann::json nvsvp_build_json(const std::string& command_line) {
+  return {{"version", nvsvp_version()}, {"git_commit", nvsvp_git_commit()}, {"command_line", command_line}};
+}
+
+}  // namespace nvsvp::platform
