@@ -23,17 +23,25 @@ nvsvp_testbench_cli_test(rtl_check_both_backends --stdout "^2500 passed, 0 faile
 
 # Wrong answers fail with exit 1 and are listed: the add vectors checked as max.
 nvsvp_testbench_cli_test(rtl_check_wrong_op_exits_1 --exit 1 --stdout "^[0-9]+ passed, [1-9][0-9]* failed$"
-  --stdout "^  line 17: 0000 8001: expected 8001, actual 0000 \\(lane 0\\)$"
+  --stdout "^  line 18: 0000 8001: expected 8001, actual 0000 \\(lane 0\\)$"
   -- $<TARGET_FILE:nvsvp> rtl-check --vectors ${NVSVP_TB_VECTORS}/f16_add.txt --op max --dtype f16)
 
 # Bad input: exit 2, naming the file and line and what was expected.
 nvsvp_testbench_cli_test(rtl_check_malformed_exits_2 --exit 2
-  --stderr "malformed.txt:4: field 2 \\(B\\) 'ZZ00': expected a hexadecimal f16 encoding of at most 4 digits"
+  --stderr "malformed.txt:5: field 2 \\(B\\) 'ZZ00': expected a hexadecimal f16 encoding of at most 4 digits"
   -- $<TARGET_FILE:nvsvp> rtl-check --vectors ${NVSVP_TB_VECTORS}/malformed.txt --op add --dtype f16)
 nvsvp_testbench_cli_test(rtl_check_missing_file_exits_2 --exit 2 --stderr "no-such-file.txt: cannot open"
   -- $<TARGET_FILE:nvsvp> rtl-check --vectors ${NVSVP_TB_VECTORS}/no-such-file.txt --op add --dtype f16)
-nvsvp_testbench_cli_test(rtl_check_f32_file_as_f16_exits_2 --exit 2 --stderr "f32_add.txt:4: field 1 \\(A\\)"
+# A file whose type does not match --dtype: exit 2, naming its dtype line.
+nvsvp_testbench_cli_test(rtl_check_f32_file_as_f16_exits_2 --exit 2
+  --stderr "f32_add.txt:2: expected f16 vectors \\(--dtype f16\\), the file declares dtype f32"
   -- $<TARGET_FILE:nvsvp> rtl-check --vectors ${NVSVP_TB_VECTORS}/f32_add.txt --op add --dtype f16)
+nvsvp_testbench_cli_test(rtl_check_bf16_file_as_f16_exits_2 --exit 2
+  --stderr "bf16_min.txt:2: expected f16 vectors \\(--dtype f16\\), the file declares dtype bf16"
+  -- $<TARGET_FILE:nvsvp> rtl-check --vectors ${NVSVP_TB_VECTORS}/bf16_min.txt --op min --dtype f16)
+nvsvp_testbench_cli_test(rtl_check_f16_file_as_f32_exits_2 --exit 2
+  --stderr "f16_max.txt:2: expected f32 vectors \\(--dtype f32\\), the file declares dtype f16"
+  -- $<TARGET_FILE:nvsvp> rtl-check --vectors ${NVSVP_TB_VECTORS}/f16_max.txt --op max --dtype f32)
 nvsvp_testbench_cli_test(rtl_check_bad_op_exits_2 --exit 2 --stderr "--op xor: expected add, min or max"
   -- $<TARGET_FILE:nvsvp> rtl-check --vectors ${NVSVP_TB_VECTORS}/f32_add.txt --op xor --dtype f32)
 nvsvp_testbench_cli_test(rtl_check_bad_backend_exits_2 --exit 2 --stderr "--backend fpga: expected rtl, model or both"
