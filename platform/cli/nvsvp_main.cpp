@@ -174,8 +174,10 @@ void add_rtl_commands(CLI::App& app, Options& o, Commands& c) {
   c.rtl_verify->add_option("--vcd", o.verify_args.vcd, "write the random regression's RTL waveform to this VCD file");
   c.wave_from = c.rtl_verify->add_option("--wave-from", o.wave_from_ns,
                                          "waveform window: the first clock dumped, in ns of the waveform's time "
-                                         "(1 clock = 1 ns, counted from the first reset clock)");
-  c.wave_to = c.rtl_verify->add_option("--wave-to", o.wave_to_ns, "waveform window: dump the clocks before this ns");
+                                         "(1 clock = 1 ns, counted from the first reset clock)")
+                    ->check(CLI::NonNegativeNumber);  // an unsigned option would wrap "-5" around
+  c.wave_to = c.rtl_verify->add_option("--wave-to", o.wave_to_ns, "waveform window: dump the clocks before this ns")
+                  ->check(CLI::NonNegativeNumber);
   c.rtl_verify->add_option("--coverage-file", o.verify_args.coverage_file,
                             "write the random regression's functional coverage to this file (Verilator's coverage "
                             "format: nvsvp rtl-coverage-merge and verilator_coverage read it)");

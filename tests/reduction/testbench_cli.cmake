@@ -122,3 +122,5 @@ nvsvp_testbench_cli_test(rtl_coverage_merge_unknown_bin_exits_2 --exit 2
      $<TARGET_FILE:nvsvp>)
 nvsvp_testbench_cli_test(rtl_coverage_merge_missing_file_exits_2 --exit 2 --stderr "no-such.dat: cannot open the coverage file"
   -- $<TARGET_FILE:nvsvp> rtl-coverage-merge ${NVSVP_TB_OUT}/no-such.dat)
+nvsvp_testbench_cli_test(rtl_verify_negative_wave_from_exits_2 --exit 2 --stderr "--wave-from"
+  -- $<TARGET_FILE:nvsvp> rtl-verify --random-only --wave ${NVSVP_TB_OUT}/negative.vcd --wave-from -5)
