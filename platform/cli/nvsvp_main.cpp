@@ -80,6 +80,9 @@ struct Options {
   nvsvp::testbench::RtlCheckArgs check_args;
   nvsvp::testbench::RtlVerifyArgs verify_args;
   std::uint64_t verify_seed = 0;
+  std::uint64_t wave_from_ns = 0;
+  std::uint64_t wave_to_ns = 0;
+  nvsvp::testbench::CoverageMergeArgs merge_args;
 };
 
 // The subcommands, to see which one was given.
@@ -93,7 +96,10 @@ struct Commands {
   CLI::App* packet_efficiency = nullptr;
   CLI::App* rtl_check = nullptr;
   CLI::App* rtl_verify = nullptr;
+  CLI::App* rtl_coverage_merge = nullptr;
   CLI::Option* verify_seed = nullptr;  // whether rtl-verify was given a seed
+  CLI::Option* wave_from = nullptr;    // ... and a waveform window
+  CLI::Option* wave_to = nullptr;
 };
 
 // run, validate, presets, study and calibrate: the commands on scenarios.
@@ -177,10 +183,29 @@ void add_rtl_commands(CLI::App& app, Options& o, Commands& c) {
   c.rtl_verify->add_option("--beats", o.verify_args.beats, "contribution beats of the random regression")
       ->capture_default_str();
   c.rtl_verify->add_option("--backend", o.verify_args.backend, "rtl | model | both")->capture_default_str();
+  c.rtl_verify->add_option("--wave", o.verify_args.wave,
+                            "write the random regression's RTL waveform to this file, VCD or FST by its extension "
+                            "(.vcd, .fst)");
   c.rtl_verify->add_option("--vcd", o.verify_args.vcd, "write the random regression's RTL waveform to this VCD file");
+  c.wave_from = c.rtl_verify->add_option("--wave-from", o.wave_from_ns,
+                                         "waveform window: the first clock dumped, in ns of the waveform's time "
+                                         "(1 clock = 1 ns, counted from the first reset clock)")
+                    ->check(CLI::NonNegativeNumber);  // an unsigned option would wrap "-5" around
+  c.wave_to = c.rtl_verify->add_option("--wave-to", o.wave_to_ns, "waveform window: dump the clocks before this ns")
+                  ->check(CLI::NonNegativeNumber);
+  c.rtl_verify->add_option("--coverage-file", o.verify_args.coverage_file,
+                            "write the random regression's functional coverage to this file (Verilator's coverage "
+                            "format: nvsvp rtl-coverage-merge and verilator_coverage read it)");
   c.rtl_verify->add_flag("--coverage", o.verify_args.coverage, "print the whole functional-coverage table");
   c.rtl_verify->add_flag("--directed-only", o.verify_args.directed_only, "only the directed cases");
   c.rtl_verify->add_flag("--random-only", o.verify_args.random_only, "only the random regression");
+
+  c.rtl_coverage_merge = app.add_subcommand(
+      "rtl-coverage-merge", "merge coverage files of rtl-verify runs (counts summed per point) and report the bins");
+  c.rtl_coverage_merge->add_option("FILES", o.merge_args.inputs, "coverage files (rtl-verify --coverage-file)")
+      ->required();
+  c.rtl_coverage_merge->add_option("--out", o.merge_args.out, "write the merged coverage to this file");
+  c.rtl_coverage_merge->add_flag("--coverage", o.merge_args.table, "print the whole functional-coverage table");
 }
 
 int presets_command(const Options& o) {
@@ -323,7 +348,12 @@ int sc_main(int argc, char* argv[]) {
   }
   if (commands.rtl_verify->parsed()) {
     if (commands.verify_seed->count() > 0) options.verify_args.seed = options.verify_seed;
+    if (commands.wave_from->count() > 0) options.verify_args.wave_from_ns = options.wave_from_ns;
+    if (commands.wave_to->count() > 0) options.verify_args.wave_to_ns = options.wave_to_ns;
     return nvsvp::testbench::rtl_verify_command(options.verify_args, std::cout, std::cerr);
+  }
+  if (commands.rtl_coverage_merge->parsed()) {
+    return nvsvp::testbench::rtl_coverage_merge_command(options.merge_args, std::cout, std::cerr);
   }
   return scenario_command(commands, options);
 }

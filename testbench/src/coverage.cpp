@@ -28,6 +28,11 @@ std::string short_count(std::uint64_t n) {
   return text;
 }
 
+std::string bin_name(const OpType& pair, OperandClass operand_class, int bin, bool evicted) {
+  return std::string(op_name(pair.op)) + " " + type_name(pair.type) + " " + to_string(operand_class) +
+         " C=" + contribution_bin_name(bin) + (evicted ? " evicted" : " kept");
+}
+
 }  // namespace
 
 int contribution_bin(std::uint32_t contributions) {
@@ -62,6 +67,14 @@ void Coverage::merge(const Coverage& other) {
   for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
 }
 
+bool Coverage::add_to_bin(ReduceOp op, ReduceType type, OperandClass operand_class, int bin, bool evicted,
+                          std::uint64_t n) {
+  const std::size_t pair = pair_index(op, type);
+  if (pair >= legal_op_types().size() || bin < 0 || bin >= contribution_bin_count || excluded(bin, evicted)) return false;
+  counts_[index(pair, operand_class, bin, evicted)] += n;
+  return true;
+}
+
 std::uint64_t Coverage::count(ReduceOp op, ReduceType type, OperandClass operand_class, int bin, bool evicted) const {
   const std::size_t pair = pair_index(op, type);
   if (pair >= legal_op_types().size()) return 0;
@@ -82,19 +95,27 @@ std::size_t Coverage::bins_hit() const {
 
 std::vector<std::string> Coverage::missed() const {
   std::vector<std::string> names;
+  for (const CoverageBin& bin : bin_list()) {
+    if (bin.count == 0) names.push_back(bin.name);
+  }
+  return names;
+}
+
+std::vector<CoverageBin> Coverage::bin_list() const {
+  std::vector<CoverageBin> list;
   const auto& pairs = legal_op_types();
   for (std::size_t p = 0; p < pairs.size(); ++p) {
     for (const OperandClass c : classes_of(pairs[p].type)) {
       for (int bin = 0; bin < contribution_bin_count; ++bin) {
         for (const bool evicted : {false, true}) {
-          if (excluded(bin, evicted) || counts_[index(p, c, bin, evicted)] != 0) continue;
-          names.push_back(std::string(op_name(pairs[p].op)) + " " + type_name(pairs[p].type) + " " + to_string(c) +
-                          " C=" + contribution_bin_name(bin) + (evicted ? " evicted" : " kept"));
+          if (excluded(bin, evicted)) continue;
+          list.push_back({pairs[p].op, pairs[p].type, c, bin, evicted, bin_name(pairs[p], c, bin, evicted),
+                          counts_[index(p, c, bin, evicted)]});
         }
       }
     }
   }
-  return names;
+  return list;
 }
 
 void Coverage::print(std::ostream& out) const {

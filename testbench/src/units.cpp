@@ -11,14 +11,32 @@ namespace nvsvp::testbench {
 using reduction::ReductionUnit;
 using reduction::RtlReductionUnit;
 
+namespace {
+
+// The backend by name, its RTL (if any) being the Verilated model that writes `format`.
+std::unique_ptr<ReductionUnit> make_backend(const UnitOptions& options) {
+  if (options.wave_path.empty() || options.wave_format == reduction::WaveFormat::vcd) {
+    return reduction::make_reduction_unit(options.backend, options.config);
+  }
+  if (options.backend == "rtl") return std::make_unique<RtlReductionUnit>(options.config, options.wave_format);
+  if (options.backend == "both") {
+    return std::make_unique<reduction::LockstepReductionUnit>(
+        std::make_unique<reduction::ReductionModel>(options.config),
+        std::make_unique<RtlReductionUnit>(options.config, options.wave_format));
+  }
+  return reduction::make_reduction_unit(options.backend, options.config);  // no RTL: refused below
+}
+
+}  // namespace
+
 std::unique_ptr<ReductionUnit> make_unit_under_test(const UnitOptions& options) {
-  std::unique_ptr<ReductionUnit> unit = reduction::make_reduction_unit(options.backend, options.config);
+  std::unique_ptr<ReductionUnit> unit = make_backend(options);
   RtlReductionUnit* rtl = rtl_of(*unit);
   if (rtl != nullptr) {
     rtl->set_output_ready_probability(options.ready_probability, options.ready_seed);
-    if (!options.vcd_path.empty()) rtl->enable_vcd(options.vcd_path);
-  } else if (!options.vcd_path.empty()) {
-    throw std::runtime_error("a VCD needs the RTL: backend '" + options.backend + "' has none");
+    if (!options.wave_path.empty()) rtl->enable_wave(options.wave_path, options.wave_window);
+  } else if (!options.wave_path.empty()) {
+    throw std::runtime_error("a waveform needs the RTL: backend '" + options.backend + "' has none");
   }
   return unit;
 }

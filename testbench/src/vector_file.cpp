@@ -37,6 +37,26 @@ bool parse_hex(const std::string& token, int max_digits, std::uint32_t& value) {
   return true;
 }
 
+// A "# dtype: X" comment: true, with X in `value` (trimmed), when `text` is one.
+bool dtype_declaration(const std::string& text, std::string& value) {
+  std::size_t i = text.find_first_not_of(" \t");
+  if (i == std::string::npos || text[i] != '#') return false;
+  i = text.find_first_not_of(" \t", i + 1);
+  if (i == std::string::npos || text.compare(i, 6, "dtype:") != 0) return false;
+  std::istringstream rest(text.substr(i + 6));
+  value.clear();
+  rest >> value;
+  std::string extra;
+  if (rest >> extra) value += " " + extra;  // refused below, as an unknown type
+  return true;
+}
+
+// Hexadecimal digits of a token, less its 0x prefix.
+std::size_t hex_digits(const std::string& token) {
+  const bool prefixed = token.size() > 2 && token[0] == '0' && (token[1] == 'x' || token[1] == 'X');
+  return token.size() - (prefixed ? 2 : 0);
+}
+
 // The reading itself; read_vector_file turns running out of memory into a VectorFileError.
 std::vector<TestVector> read_vectors(const std::string& path, ReduceType type) {
   std::ifstream in(path);
@@ -50,10 +70,14 @@ std::vector<TestVector> read_vectors(const std::string& path, ReduceType type) {
   const int digits = lane_bytes(type) * 2;
   const std::string what = std::string("a hexadecimal ") + type_name(type) + " encoding of at most " +
                            std::to_string(digits) + " digits";
+  const std::string expected_file = std::string("expected ") + type_name(type) + " vectors (--dtype " +
+                                    type_name(type) + ")";
   static const char* const field_names[] = {"A", "B", "RESULT", "FLAGS"};
   std::vector<TestVector> vectors;
   std::string text;
   std::uint64_t bytes = 0;  // a FIFO has no size to check up front
+  std::size_t declared_line = 0;  // the "# dtype:" line, 0 if none
+  std::size_t widest_digits = 0;  // of the A, B and RESULT fields, to tell a 32-bit file from a 16-bit one
   for (std::size_t line = 1; std::getline(in, text); ++line) {
     bytes += text.size() + 1;
     if (bytes > kMaxVectorFileBytes) {
@@ -61,11 +85,26 @@ std::vector<TestVector> read_vectors(const std::string& path, ReduceType type) {
                             std::to_string(kMaxVectorFileBytes) + " bytes (an input limit), got more");
     }
     if (!text.empty() && text.back() == '\r') text.pop_back();
+    const std::string where = path + ":" + std::to_string(line) + ": ";
+    std::string declared;
+    if (dtype_declaration(text, declared)) {
+      if (declared_line != 0) {
+        throw VectorFileError(where + "expected one '# dtype:' line, found a second (the first is line " +
+                              std::to_string(declared_line) + ")");
+      }
+      if (declared != "f16" && declared != "bf16" && declared != "f32") {
+        throw VectorFileError(where + "dtype '" + declared + "': expected f16, bf16 or f32");
+      }
+      if (declared != type_name(type)) {
+        throw VectorFileError(where + expected_file + ", the file declares dtype " + declared);
+      }
+      declared_line = line;
+      continue;
+    }
     std::istringstream fields(text);
     std::vector<std::string> tokens;
     for (std::string token; fields >> token;) tokens.push_back(token);
     if (tokens.empty() || tokens[0][0] == '#') continue;
-    const std::string where = path + ":" + std::to_string(line) + ": ";
     if (tokens.size() < 3 || tokens.size() > 4) {
       throw VectorFileError(where + "expected 3 or 4 fields 'A B RESULT [FLAGS]', found " +
                             std::to_string(tokens.size()));
@@ -77,6 +116,7 @@ std::vector<TestVector> read_vectors(const std::string& path, ReduceType type) {
         throw VectorFileError(where + "field " + std::to_string(i + 1) + " (" + field_names[i] + ") '" + tokens[i] +
                               "': expected " + (i == 3 ? std::string("hexadecimal flags") : what));
       }
+      if (i < 3) widest_digits = std::max(widest_digits, hex_digits(tokens[i]));
     }
     if (vectors.size() == kMaxVectors) {
       throw VectorFileError(path + ":" + std::to_string(line) + ": expected at most " + std::to_string(kMaxVectors) +
@@ -85,6 +125,18 @@ std::vector<TestVector> read_vectors(const std::string& path, ReduceType type) {
     vectors.push_back({line, values[0], values[1], values[2]});
   }
   if (vectors.empty()) throw VectorFileError(path + ": expected at least one vector line 'A B RESULT [FLAGS]'");
+  // Without a declaration the widths must imply the type: a 16-bit one for f32 does not match,
+  // and 16-bit encodings cannot tell f16 from bf16.
+  if (declared_line == 0 && widest_digits <= 4) {
+    if (type == ReduceType::f32) {
+      throw VectorFileError(path + ":" + std::to_string(vectors.front().line) + ": " + expected_file +
+                            ", the file's encodings are 16-bit (at most 4 hexadecimal digits) and it declares no "
+                            "dtype (a line '# dtype: f32' would)");
+    }
+    throw VectorFileError(path + ": " + expected_file +
+                          ", the file declares no dtype and its 16-bit encodings fit f16 and bf16 alike: "
+                          "expected a line '# dtype: " + type_name(type) + "'");
+  }
   return vectors;
 }
 

@@ -1,6 +1,7 @@
 // The Verilated RTL through its transactor: directed cases against hand-worked results (eviction
 // in a full set, forwarding between back-to-back commands, errors), then RTL against the model on
-// random streams with heavy eviction and output back-pressure, the cycle estimate, and VCD output.
+// random streams with heavy eviction and output back-pressure, the cycle estimate, and waveforms
+// (VCD, FST, a time window).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -356,10 +358,10 @@ TEST(ReductionRtl, WritesAVcdOnRequest) {
   std::remove(path.c_str());
   {
     RtlReductionUnit rtl;
-    rtl.enable_vcd(path);
+    rtl.enable_wave(path);
     run(rtl, {open_command(0, 2, ReduceOp::add, ReduceType::u32, 1), contribution(0, 0, u32_splat(1)),
               contribution(0, 0, u32_splat(2))});
-    rtl.disable_vcd();
+    rtl.disable_wave();
   }
   std::ifstream file(path);
   ASSERT_TRUE(file.good()) << path;
@@ -378,15 +380,87 @@ TEST(ReductionRtl, WritesAVcdOnRequest) {
   std::remove(path.c_str());
 }
 
+std::string read_text(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// The time stamps ("#2000") of a VCD's value changes.
+std::vector<std::uint64_t> vcd_times(const std::string& vcd) {
+  std::vector<std::uint64_t> times;
+  std::istringstream lines(vcd);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.size() > 1 && line[0] == '#') times.push_back(std::stoull(line.substr(1)));
+  }
+  return times;
+}
+
+TEST(ReductionRtl, AWaveWindowDumpsOnlyTheClocksInsideIt) {
+  const std::string path = ::testing::TempDir() + "reduction_unit_window.vcd";
+  std::remove(path.c_str());
+  RtlReductionUnit rtl;
+  EXPECT_EQ(rtl.wave_time_ns(), 2u);  // the two reset clocks
+  rtl.enable_wave(path, WaveWindow{20, 30});
+  std::vector<Command> commands{open_command(0, 40, ReduceOp::add, ReduceType::u32, 1)};
+  for (int i = 0; i < 40; ++i) commands.push_back(contribution(0, 0, u32_splat(1)));
+  run(rtl, commands);
+  EXPECT_GE(rtl.wave_time_ns(), 2u + 41u);  // the run went past the window: the file is closed
+  const std::string vcd = read_text(path);
+  const std::vector<std::uint64_t> times = vcd_times(vcd);
+  ASSERT_EQ(times.size(), 20u);  // clocks 20..29, two dumps each
+  EXPECT_EQ(times.front(), 20000u);
+  EXPECT_EQ(times.back(), 29500u);
+  // The first dump holds every signal: as many values before the second time stamp as signal codes
+  // declared ("$var wire 1 # clk $end": code '#'; a port seen at two levels shares one code).
+  std::set<std::string> codes;
+  std::istringstream lines(vcd);
+  for (std::string word; lines >> word;) {
+    if (word != "$var") continue;
+    std::string kind, width, code;
+    lines >> kind >> width >> code;
+    codes.insert(code);
+  }
+  const std::size_t vars = codes.size();
+  const std::size_t first = vcd.find("\n#20000\n");
+  const std::size_t second = vcd.find("\n#20500\n");
+  ASSERT_NE(first, std::string::npos);
+  ASSERT_NE(second, std::string::npos);
+  const std::string first_dump = vcd.substr(first + 8, second + 1 - (first + 8));  // its lines, each with its newline
+  EXPECT_GT(vars, 20u);
+  EXPECT_EQ(static_cast<std::size_t>(std::count(first_dump.begin(), first_dump.end(), '\n')), vars);
+  std::remove(path.c_str());
+}
+
+TEST(ReductionRtl, WritesAnFstOnRequest) {
+  const std::string path = ::testing::TempDir() + "reduction_unit_test.fst";
+  std::remove(path.c_str());
+  {
+    RtlReductionUnit rtl(ReductionUnitConfig{}, WaveFormat::fst);
+    EXPECT_EQ(rtl.wave_format(), WaveFormat::fst);
+    rtl.enable_wave(path);
+    EXPECT_EQ(run(rtl, {open_command(0, 2, ReduceOp::add, ReduceType::u32, 1), contribution(0, 0, u32_splat(1)),
+                        contribution(0, 0, u32_splat(2))}),
+              std::vector<ResultBeat>{result_beat(0, 0, u32_splat(3), 2, false)});
+  }
+  // An FST file starts with its header block (type 0, FST_BL_HDR) and is no text.
+  const std::string fst = read_text(path);
+  ASSERT_GT(fst.size(), 100u) << path;
+  EXPECT_EQ(fst[0], '\0');
+  EXPECT_EQ(fst.find("$enddefinitions"), std::string::npos);
+  std::remove(path.c_str());
+}
+
 TEST(ReductionRtl, ReopensAVcdAfterClosingIt) {
   const std::string first = ::testing::TempDir() + "reduction_unit_first.vcd";
   const std::string second = ::testing::TempDir() + "reduction_unit_second.vcd";
   RtlReductionUnit rtl;
-  rtl.enable_vcd(first);
+  rtl.enable_wave(first);
   run(rtl, {open_command(0, 1, ReduceOp::add, ReduceType::u32, 2), contribution(0, 0, u32_splat(1))});
-  rtl.enable_vcd(second);  // closes the first
+  rtl.enable_wave(second);  // closes the first
   run(rtl, {contribution(0, 1, u32_splat(1))});
-  rtl.disable_vcd();
+  rtl.disable_wave();
   for (const std::string& path : {first, second}) {
     std::ifstream file(path);
     std::stringstream text;
@@ -399,7 +473,7 @@ TEST(ReductionRtl, ReopensAVcdAfterClosingIt) {
 
 TEST(ReductionRtl, RefusesAnUnwritableVcdAndABadReadyProbability) {
   RtlReductionUnit rtl;
-  EXPECT_THROW(rtl.enable_vcd("/nonexistent-directory/unit.vcd"), std::runtime_error);
+  EXPECT_THROW(rtl.enable_wave("/nonexistent-directory/unit.vcd"), std::runtime_error);
   for (double p : {0.0, -0.5, 1.5, std::numeric_limits<double>::quiet_NaN()})
     EXPECT_THROW(rtl.set_output_ready_probability(p, 1), std::invalid_argument) << p;
   // Still usable afterwards.

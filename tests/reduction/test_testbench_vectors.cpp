@@ -34,7 +34,7 @@ class VectorFileTest : public ::testing::Test {
 };
 
 TEST_F(VectorFileTest, ReadsCommentsBlankLinesAndOptionalFlags) {
-  const auto vectors = read_vector_file(write("# header\n\n3C00 3C00 4000 00\n  0x3c00\t0x0000 3C00\r\n# end\n"),
+  const auto vectors = read_vector_file(write("# header\n# dtype: f16\n3C00 3C00 4000 00\n  0x3c00\t0x0000 3C00\r\n# end\n"),
                                         ReduceType::f16);
   ASSERT_EQ(vectors.size(), 2u);
   EXPECT_EQ(vectors[0].line, 3u);
@@ -45,7 +45,7 @@ TEST_F(VectorFileTest, ReadsCommentsBlankLinesAndOptionalFlags) {
 }
 
 TEST_F(VectorFileTest, MalformedLinesNameFileLineAndWhatWasExpected) {
-  const std::string bad_token = error_of("3C00 3C00 4000 00\nZZ 3C00 4000 00\n", ReduceType::f16);
+  const std::string bad_token = error_of("3C00 3C00 4000 00\nZZ 3C00 4000 00\n# dtype: f16\n", ReduceType::f16);
   EXPECT_NE(bad_token.find(path_ + ":2: field 1 (A) 'ZZ': expected a hexadecimal f16 encoding of at most 4 digits"),
             std::string::npos) << bad_token;
   const std::string too_wide = error_of("3C000 3C00 4000\n", ReduceType::bf16);
@@ -59,13 +59,51 @@ TEST_F(VectorFileTest, MalformedLinesNameFileLineAndWhatWasExpected) {
   EXPECT_NE(error_of("# nothing\n\n", ReduceType::f32).find("expected at least one vector"), std::string::npos);
 }
 
-TEST_F(VectorFileTest, ShippedMalformedFileFailsAtLineFour) {
+TEST_F(VectorFileTest, ShippedMalformedFileFailsAtLineFive) {
   try {
     read_vector_file(std::string(NVSVP_VECTOR_DIR) + "/malformed.txt", ReduceType::f16);
     FAIL() << "no error";
   } catch (const VectorFileError& e) {
-    EXPECT_NE(std::string(e.what()).find("malformed.txt:4: field 2 (B) 'ZZ00'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("malformed.txt:5: field 2 (B) 'ZZ00'"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(VectorFileTest, AFileOfAnotherTypeIsRefused) {
+  // Declared: the dtype line must name the type checked; its line is named.
+  const std::string bf16_as_f16 = error_of("# bf16 vectors\n# dtype: bf16\n3F80 3F80 4000\n", ReduceType::f16);
+  EXPECT_NE(bf16_as_f16.find(path_ + ":2: expected f16 vectors (--dtype f16), the file declares dtype bf16"),
+            std::string::npos) << bf16_as_f16;
+  const std::string f16_as_f32 = error_of("#dtype:f16\n3C00 3C00 4000\n", ReduceType::f32);
+  EXPECT_NE(f16_as_f32.find(":1: expected f32 vectors (--dtype f32), the file declares dtype f16"), std::string::npos)
+      << f16_as_f32;
+  // Implied by the widths: 8-digit encodings are f32, 16-bit ones are not.
+  const std::string f32_as_bf16 = error_of("3F800000 3F800000 40000000\n", ReduceType::bf16);
+  EXPECT_NE(f32_as_bf16.find(":1: field 1 (A) '3F800000': expected a hexadecimal bf16 encoding of at most 4 digits"),
+            std::string::npos) << f32_as_bf16;
+  const std::string sixteen_as_f32 = error_of("# no dtype\n3C00 3C00 4000 00\n", ReduceType::f32);
+  EXPECT_NE(sixteen_as_f32.find(":2: expected f32 vectors (--dtype f32), the file's encodings are 16-bit"),
+            std::string::npos) << sixteen_as_f32;
+  // 16-bit encodings without a dtype line could be f16 or bf16: refused either way.
+  for (const ReduceType type : {ReduceType::f16, ReduceType::bf16}) {
+    const std::string undeclared = error_of("3C00 3C00 4000 00\n", type);
+    EXPECT_NE(undeclared.find("declares no dtype and its 16-bit encodings fit f16 and bf16 alike: expected a line "
+                              "'# dtype: " + std::string(type_name(type)) + "'"),
+              std::string::npos) << undeclared;
+  }
+  // A dtype line twice, or an unknown type.
+  EXPECT_NE(error_of("# dtype: f16\n3C00 3C00 4000\n# dtype: f16\n", ReduceType::f16)
+                .find(":3: expected one '# dtype:' line, found a second (the first is line 1)"),
+            std::string::npos);
+  EXPECT_NE(error_of("# dtype: f64\n1 2 3\n", ReduceType::f32).find(":1: dtype 'f64': expected f16, bf16 or f32"),
+            std::string::npos);
+}
+
+TEST_F(VectorFileTest, AMatchingTypeIsAccepted) {
+  // Declared, or implied by 8-digit encodings (a file without a dtype line, as TestFloat writes).
+  EXPECT_EQ(read_vector_file(write("# dtype: bf16\n3F80 3F80 4000\n"), ReduceType::bf16).size(), 1u);
+  const auto f32 = read_vector_file(write("3F800000 3F800000 40000000 00\n0 0 0\n"), ReduceType::f32);
+  ASSERT_EQ(f32.size(), 2u);
+  EXPECT_EQ(f32[0].result, 0x40000000u);
 }
 
 TEST(VectorCheck, RtlPassesRightVectorsAndFailsWrongOnes) {

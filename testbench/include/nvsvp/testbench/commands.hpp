@@ -6,6 +6,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace nvsvp::testbench {
 
@@ -28,7 +29,11 @@ struct RtlVerifyArgs {
   std::optional<std::uint64_t> seed;  // none: a fresh one, printed
   std::uint64_t beats = 200000;       // contribution beats of the random regression
   std::string backend = "rtl";
-  std::string vcd;                    // VCD of the random regression's RTL
+  std::string wave;                   // waveform of the random regression's RTL: .vcd or .fst
+  std::string vcd;                    // the same, VCD whatever the file's extension
+  std::optional<std::uint64_t> wave_from_ns;  // the waveform's window (WaveWindow)
+  std::optional<std::uint64_t> wave_to_ns;
+  std::string coverage_file;          // the random regression's functional coverage, Verilator's format
   bool coverage = false;              // print the whole coverage table
   bool directed_only = false;
   bool random_only = false;
@@ -36,5 +41,15 @@ struct RtlVerifyArgs {
 
 // Directed suite, then the constrained-random regression with the scoreboard.
 int rtl_verify_command(const RtlVerifyArgs& args, std::ostream& out, std::ostream& err);
+
+struct CoverageMergeArgs {
+  std::vector<std::string> inputs;  // coverage files (coverage_file.hpp)
+  std::string out;                  // the merge, when not empty
+  bool table = false;               // print the whole coverage table
+};
+
+// `nvsvp rtl-coverage-merge`: reads the inputs, sums each point's counts, prints the functional
+// coverage of the merge and writes it to `out`. A bad file: exit 2.
+int rtl_coverage_merge_command(const CoverageMergeArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace nvsvp::testbench

@@ -19,6 +19,17 @@ inline constexpr int contribution_bin_count = 5;
 int contribution_bin(std::uint32_t contributions);  // 1, 2, 3-4, 5-8, 9+
 const char* contribution_bin_name(int bin);
 
+// One counted bin: where it is, its name ("add f16 nan C=2 evicted") and its count.
+struct CoverageBin {
+  ReduceOp op;
+  ReduceType type;
+  OperandClass operand_class;
+  int contribution_bin;
+  bool evicted;
+  std::string name;
+  std::uint64_t count;
+};
+
 class Coverage {
  public:
   Coverage();
@@ -26,11 +37,14 @@ class Coverage {
   void hit(ReduceOp op, ReduceType type, OperandClass operand_class, std::uint32_t contributions, bool evicted,
            std::uint64_t count = 1);
   void merge(const Coverage& other);
+  // Adds `n` to one bin; false (and nothing added) for an excluded or illegal one.
+  bool add_to_bin(ReduceOp op, ReduceType type, OperandClass operand_class, int bin, bool evicted, std::uint64_t n);
 
   std::uint64_t count(ReduceOp op, ReduceType type, OperandClass operand_class, int bin, bool evicted) const;
   std::size_t bins() const;      // excluding the excluded ones
   std::size_t bins_hit() const;
   std::vector<std::string> missed() const;  // "add f16 nan C=2 evicted", ...
+  std::vector<CoverageBin> bin_list() const;  // every bin but the excluded ones, in table order
 
   // One row per (op, type, class), one column per (count bin, eviction); "." marks a bin never
   // hit and "-" an excluded one. Then the list of bins never hit.

@@ -8,10 +8,7 @@
 #include <string>
 
 #include "nvsvp/reduction/reduction_unit.hpp"
-
-namespace nvsvp::reduction {
-class RtlReductionUnit;
-}
+#include "nvsvp/reduction/rtl_reduction_unit.hpp"
 
 namespace nvsvp::testbench {
 
@@ -20,11 +17,13 @@ struct UnitOptions {
   reduction::ReductionUnitConfig config{};
   double ready_probability = 1.0;  // output back-pressure of the RTL (1: always ready)
   std::uint64_t ready_seed = 1;
-  std::string vcd_path;            // non-empty: dump the RTL's clocks to this VCD file
+  std::string wave_path;           // non-empty: dump the RTL's clocks to this waveform file
+  reduction::WaveFormat wave_format = reduction::WaveFormat::vcd;
+  reduction::WaveWindow wave_window{};
 };
 
-// Throws std::invalid_argument for an unknown backend; std::runtime_error when the VCD file
-// cannot be opened or when a VCD is asked of a backend without RTL.
+// Throws std::invalid_argument for an unknown backend; std::runtime_error when the waveform file
+// cannot be opened or when a waveform is asked of a backend without RTL.
 std::unique_ptr<reduction::ReductionUnit> make_unit_under_test(const UnitOptions& options);
 std::unique_ptr<reduction::ReductionUnit> make_reference(const reduction::ReductionUnitConfig& config);
 

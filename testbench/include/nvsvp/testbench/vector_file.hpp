@@ -2,7 +2,12 @@
 //
 // A file holds lines `A B RESULT [FLAGS]`: hexadecimal encodings (an optional 0x prefix, at most
 // 4 digits for f16/bf16, 8 for f32); FLAGS, when present, must be hexadecimal and is ignored (the
-// unit raises no IEEE exception flags). Blank lines and lines starting with '#' are skipped.
+// unit raises no IEEE exception flags). Blank lines and lines starting with '#' are skipped, but
+// for one "# dtype: f16" (or bf16, f32) line, the type of the file.
+//
+// The file's type must match the one it is checked as: declared by its dtype line, or, without
+// one, implied by the widths of A, B and RESULT: a field of 5 to 8 digits makes it an f32 file;
+// a file of 16-bit encodings only must declare whether it is f16 or bf16.
 //
 // Each vector is one context with two contributions and one beat: A in every lane of the first
 // contribution, B in every lane of the second (so every lane of the datapath computes the same

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,11 +15,24 @@
 
 namespace nvsvp::reduction {
 
+// The waveform format a unit writes. The RTL is Verilated twice (rtl/CMakeLists.txt), once per
+// format: the two models compute alike and differ only in their trace code.
+enum class WaveFormat { vcd, fst };
+
+// Which clocks a waveform holds, in ns of its time axis (a notional 1 GHz clock: clock k, counted
+// from the first reset clock, spans [k, k + 1) ns): the clocks k with from_ns <= k < to_ns.
+struct WaveWindow {
+  std::uint64_t from_ns = 0;
+  std::uint64_t to_ns = std::numeric_limits<std::uint64_t>::max();
+};
+
 class RtlReductionUnit : public ReductionUnit {
  public:
-  // The RTL library is Verilated once with the default parameters: any other config throws
-  // std::invalid_argument.
-  explicit RtlReductionUnit(const ReductionUnitConfig& config = {});
+  // The RTL library is Verilated with the default parameters only: any other config throws
+  // std::invalid_argument. `wave_format` picks the Verilated model, and so the format of
+  // enable_wave()'s files.
+  explicit RtlReductionUnit(const ReductionUnitConfig& config = {},
+                            WaveFormat wave_format = WaveFormat::vcd);
   ~RtlReductionUnit() override;
   RtlReductionUnit(const RtlReductionUnit&) = delete;
   RtlReductionUnit& operator=(const RtlReductionUnit&) = delete;
@@ -36,13 +50,20 @@ class RtlReductionUnit : public ReductionUnit {
   // reproduces exactly. The default, 1, is always ready.
   void set_output_ready_probability(double ready_probability, std::uint64_t seed);
 
-  // Dumps every later clock to a VCD file (until disable_vcd() or destruction). Throws
-  // std::runtime_error when the file cannot be opened.
-  void enable_vcd(const std::string& path);
-  void disable_vcd();
+  // Dumps the later clocks that fall in `window` to a waveform file in the unit's format (until
+  // disable_wave(), the end of the window, or destruction; the first clock dumped holds every
+  // signal). Throws std::runtime_error when the file cannot be opened.
+  void enable_wave(const std::string& path, WaveWindow window = {});
+  void disable_wave();
+  WaveFormat wave_format() const;
+  // Clocks since power-on, the reset clocks included: the waveform's time in ns.
+  std::uint64_t wave_time_ns() const;
+
+  // The transactor's state; the Verilated model is in a class derived from it per model
+  // (rtl_reduction_unit.cpp), hence public.
+  struct Impl;
 
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
