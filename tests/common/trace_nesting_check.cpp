@@ -1,5 +1,6 @@
 // nvsvp_trace_nesting_check DIR...: applies Perfetto's nesting rule (trace_nesting.hpp) to every
-// trace_*.json under the folders given; prints each violation and exits 1 if there is one.
+// run's trace file (trace_<scheme>.json) under the folders given; prints each violation and exits
+// 1 if there is one.
 #include <filesystem>
 #include <iostream>
 #include <string>
