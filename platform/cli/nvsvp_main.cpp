@@ -17,6 +17,7 @@
 #include "nvsvp/platform/packet_efficiency.hpp"
 #include "nvsvp/platform/calibration.hpp"
 #include "nvsvp/platform/fabric_resources.hpp"
+#include "nvsvp/platform/plot.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
 #include "nvsvp/platform/study.hpp"
@@ -66,6 +67,7 @@ struct Options {
   nvsvp::testbench::RtlCheckArgs check_args;
   nvsvp::testbench::RtlVerifyArgs verify_args;
   std::uint64_t verify_seed = 0;
+  std::string plot_format = "svg";
 };
 
 // The subcommands, to see which one was given.
@@ -79,6 +81,7 @@ struct Commands {
   CLI::App* packet_efficiency = nullptr;
   CLI::App* rtl_check = nullptr;
   CLI::App* rtl_verify = nullptr;
+  CLI::App* plot = nullptr;
   CLI::Option* verify_seed = nullptr;  // whether rtl-verify was given a seed
 };
 
@@ -166,6 +169,22 @@ void add_rtl_commands(CLI::App& app, Options& o, Commands& c) {
   c.rtl_verify->add_flag("--coverage", o.verify_args.coverage, "print the whole functional-coverage table");
   c.rtl_verify->add_flag("--directed-only", o.verify_args.directed_only, "only the directed cases");
   c.rtl_verify->add_flag("--random-only", o.verify_args.random_only, "only the random regression");
+}
+
+// plot: pictures of a run's or a study's output (scripts/nvsvp_plot.py does the drawing).
+void add_plot_command(CLI::App& app, Options& o, Commands& c) {
+  c.plot = app.add_subcommand(
+      "plot", "draw a run's or a study's output as SVG or PNG pictures and an index.html (python3-matplotlib)");
+  c.plot->add_option("DIR", o.file, "a run's output folder (report.json) or a study's (study.csv, summary.json)")
+      ->required();
+  c.plot->add_option("--format", o.plot_format, "svg | png")->check(CLI::IsMember({"svg", "png"}))->capture_default_str();
+  c.plot->add_option("--out", o.out_dir, "where to write the pictures (default DIR)");
+}
+
+int plot_command(const Options& o) {
+  std::vector<std::string> arguments = {o.file, "--format", o.plot_format};
+  if (!o.out_dir.empty()) arguments.insert(arguments.end(), {"--out", o.out_dir});
+  return nvsvp::platform::exec_plot_script(std::filesystem::read_symlink("/proc/self/exe").string(), arguments);
 }
 
 int presets_command(const Options& o) {
@@ -284,6 +303,7 @@ int sc_main(int argc, char* argv[]) {
   Commands commands;
   add_scenario_commands(app, options, commands);
   add_rtl_commands(app, options, commands);
+  add_plot_command(app, options, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -291,6 +311,7 @@ int sc_main(int argc, char* argv[]) {
     return code == 0 ? 0 : kExitBadInput;
   }
 
+  if (commands.plot->parsed()) return plot_command(options);
   if (commands.rtl_check->parsed()) {
     return nvsvp::testbench::rtl_check_command(options.check_args, std::cout, std::cerr);
   }
