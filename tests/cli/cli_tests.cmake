@@ -389,3 +389,11 @@ nvsvp_cli_test(out_of_memory_reading_the_layer_exits_2 --exit 2
                --stderr "small_uniform.yaml: expected a layer .* that fits in this machine's memory, got out of memory"
                -- bash -c "ulimit -v 300000 && exec \"$0\" \"$@\"" $<TARGET_FILE:nvsvp> validate ${NVSVP_CLI_DATA}/small_uniform.yaml
                   --set workload.tokens_per_gpu=1048576 --set workload.top_k=32)
+
+# `nvsvp plot` (python3-matplotlib): a run's, a run's without timelines and a study's pictures are
+# written, non-empty and valid SVG or PNG, shown in index.html, the same when drawn twice; bad input
+# and a Python without matplotlib exit 2 naming what was expected.
+add_test(NAME cli.plot_draws_runs_and_studies
+         COMMAND bash ${NVSVP_CLI_DIR}/plot.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA} ${NVSVP_CLI_OUT}/plot)
+set_tests_properties(cli.plot_draws_runs_and_studies PROPERTIES TIMEOUT 300
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
