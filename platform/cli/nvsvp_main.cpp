@@ -91,7 +91,7 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
   c.run->add_option("FILE", o.file, "scenario YAML file")->required();
   c.run->add_option("--set", o.overrides, "override a scenario key: a.b.c=value (repeatable)");
   c.run->add_option("--out", o.out_dir, "output directory (default out/<scenario name>)");
-  c.run->add_flag("--quiet", o.quiet, "no console summary");
+  c.run->add_flag("--quiet", o.quiet, "no console summary and no progress line");
   c.run->add_flag("--no-timelines", o.no_timelines,
                   "no utilization_<scheme>.csv and trace_<scheme>.json (and no link time series recorded)");
 
@@ -109,6 +109,7 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
   c.study->add_option("--out", o.out_dir, "output directory (default out/<study name>)");
   c.study->add_option("--set", o.overrides, "override a key of the base scenario: a.b.c=value (repeatable)");
   c.study->add_flag("--list", o.list_points, "check every point's scenario and list the points, without running them");
+  c.study->add_flag("--quiet", o.quiet, "no console output (the points as they end, the summary) and no progress line");
 
   c.packet_efficiency = app.add_subcommand(
       "packet-efficiency",
@@ -149,6 +150,7 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
   c.anchors->add_option("--case", o.anchor_cases, "run only this case (repeatable; default: every case)");
   c.anchors->add_option("--out", o.out_dir, "output directory for anchors.json (default out/anchors)");
   c.anchors->add_option("--jobs", o.jobs, "cases run at once")->check(CLI::Range(1u, 1024u))->capture_default_str();
+  c.anchors->add_flag("--quiet", o.quiet, "no console output (the cases as they end, the table) and no progress line");
 }
 
 // rtl-check and rtl-verify: the reduction unit's verification (testbench/).
@@ -187,6 +189,9 @@ int plot_command(const Options& o) {
   return nvsvp::platform::exec_plot_script(std::filesystem::read_symlink("/proc/self/exe").string(), arguments);
 }
 
+// A progress line on long work: only for a person watching a terminal, and not with --quiet.
+bool progress_wanted(const Options& o) { return !o.quiet && isatty(STDERR_FILENO) == 1; }
+
 int presets_command(const Options& o) {
   for (const auto& p : nvsvp::platform::list_presets(o.config_dir)) {
     std::cout << p.kind << "  " << p.name << "  " << p.summary << "\n";
@@ -209,7 +214,9 @@ int study_command(const Options& o) {
   options.jobs = o.jobs;
   options.executable = std::filesystem::read_symlink("/proc/self/exe").string();  // each point runs `nvsvp run`
   options.config_dir = o.config_dir;
-  return nvsvp::platform::run_study(loaded, options, std::cout);
+  options.progress = progress_wanted(o);
+  std::ostream nowhere(nullptr);  // --quiet: what the study prints goes nowhere
+  return nvsvp::platform::run_study(loaded, options, o.quiet ? nowhere : std::cout);
 }
 
 int anchors_command(const Options& o) {
@@ -218,7 +225,9 @@ int anchors_command(const Options& o) {
   if (!o.out_dir.empty()) options.out_dir = o.out_dir;
   options.jobs = o.jobs;
   options.config_dir = o.config_dir;
-  return nvsvp::platform::run_anchors(options, std::cout);
+  options.progress = progress_wanted(o);
+  std::ostream nowhere(nullptr);  // --quiet: what the cases print goes nowhere
+  return nvsvp::platform::run_anchors(options, o.quiet ? nowhere : std::cout);
 }
 
 int calibrate_command(const nvsvp::platform::Scenario& scenario, Options o) {
@@ -281,6 +290,7 @@ int scenario_command(const Commands& c, const Options& o) {
     nvsvp::platform::RunOptions options;
     options.out_dir = o.out_dir;
     options.quiet = o.quiet;
+    options.progress = progress_wanted(o);
     options.timelines = !o.no_timelines;
     return nvsvp::platform::run_scenario(scenario, options, std::cout);
   } catch (const nvsvp::platform::ConfigError& e) {

@@ -68,6 +68,7 @@ struct AnchorOptions {
   std::string out_dir = "out/anchors";
   unsigned jobs = 1;
   std::string config_dir = "configs";
+  bool progress = false;  // a progress line on stderr: cases done, elapsed, an estimate of the time left
 };
 
 // Runs the cases, each in a child process, `jobs` at a time; prints the table and writes

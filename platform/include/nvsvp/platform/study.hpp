@@ -89,6 +89,7 @@ struct StudyOptions {
   unsigned jobs = 1;       // points run at once
   std::string executable;  // the nvsvp command that runs a point
   std::string config_dir;  // handed to it
+  bool progress = false;   // a progress line on stderr: points done, elapsed, an estimate of the time left
 };
 
 // Writes every point's scenario.yaml, runs the points (up to `jobs` at once, each as
