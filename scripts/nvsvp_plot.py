@@ -126,6 +126,14 @@ def scheme_results(report, path):
 PHASE_COLORS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c"]
 
 
+def colors(plt, count):
+    """`count` distinct colours: the eight above, or matplotlib's 20-colour table for more."""
+    if count <= len(PHASE_COLORS):
+        return PHASE_COLORS[:count]
+    table = plt.get_cmap("tab20").colors
+    return [table[k % len(table)] for k in range(count)]
+
+
 def plot_layer_time(plt, results):
     """Per scheme a row: its phases as bars over the layer's time (they may overlap), the layer
     time as a thin bar beneath with its value."""
@@ -167,12 +175,27 @@ def read_utilization(path):
     return series
 
 
+MAX_DRAWN_BINS = 400  # a longer series is drawn in wider bins: the picture stays small
+
+
+def coarser(series):
+    """The series in bins of k consecutive ones (k the smallest that leaves at most MAX_DRAWN_BINS):
+    each the mean busy fraction of its k, which is the wider bin's own busy fraction."""
+    k = max(1, math.ceil(len(series["time_us"]) / MAX_DRAWN_BINS))
+    if k == 1:
+        return series
+    return {key: (values[::k] if key == "time_us" else
+                  [sum(values[i:i + k]) / len(values[i:i + k]) for i in range(0, len(values), k)])
+            for key, values in series.items()}
+
+
 def plot_utilization(plt, per_scheme):
     """The links' mean busy fraction over time, one panel per direction, a line per scheme."""
     fig, axes = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
+    per_scheme = [(scheme, coarser(s)) for scheme, s in per_scheme]
     for ax, direction in zip(axes, ["gpu_to_switch", "switch_to_gpu"]):
-        for scheme, s in per_scheme:
-            ax.plot(s["time_us"], s[direction], label=scheme, linewidth=1, drawstyle="steps-post")  # a bin from its start
+        for (scheme, s), color in zip(per_scheme, colors(plt, len(per_scheme))):
+            ax.plot(s["time_us"], s[direction], color=color, label=scheme, linewidth=1, drawstyle="steps-post")  # a bin from its start
         ax.set_ylabel("busy fraction")
         ax.set_ylim(0, 1.05)
         ax.set_title(f"link utilization over time, {direction.replace('_', ' ')} (mean over the GPUs' links)")
@@ -306,17 +329,17 @@ def plot_speedup(plt, summary, path):
         g = statistics.get(s, {}).get("geometric_mean") if isinstance(statistics, dict) else None
         values[s].append(float("nan") if g is None else number(g, f"{path}: speedup_of_reference.{s}.geometric_mean"))
 
-    fig, ax = plt.subplots(figsize=(max(6, 0.5 + 0.28 * len(names) * len(others)), 4.2))
+    fig, ax = plt.subplots(figsize=(min(12, max(6, 0.5 + 0.28 * len(names) * len(others))), 4.2))
     width = 0.8 / len(others)
-    for k, s in enumerate(others):
+    for k, (s, color) in enumerate(zip(others, colors(plt, len(others)))):
         xs = [i - 0.4 + (k + 0.5) * width for i in range(len(names))]
-        ax.bar(xs, values[s], width * 0.95, label=s, color=PHASE_COLORS[k % len(PHASE_COLORS)])
+        ax.bar(xs, values[s], width * 0.95, label=s, color=color)
     ax.axhline(1.0, color="#333333", linewidth=0.8)
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels(names, rotation=30 if len(names) > 4 else 0, ha="right" if len(names) > 4 else "center")
     ax.set_ylabel(f"layer time of the scheme / that of {reference}")
     ax.set_title(f"study {summary.get('study', '')}: speedup of {reference} over each scheme (missing: not passed)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, ncol=2 if len(others) > 6 else 1)
     fig.tight_layout()
     return fig
 
