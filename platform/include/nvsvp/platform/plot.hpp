@@ -7,8 +7,8 @@
 
 namespace nvsvp::platform {
 
-// Where the plot script can be, for the binary at `executable`: <exe_dir>/share/nvsvp/nvsvp_plot.py
-// (the build tree) and <exe_dir>/../share/nvsvp/nvsvp_plot.py (an installed binary), in that order.
+// Where the plot script nvsvp_plot.py can be, for the binary at `executable`: in the folder
+// share/nvsvp/ beside it (the build tree), then in ../share/nvsvp/ from it (an installed binary).
 std::vector<std::string> plot_script_candidates(const std::string& executable);
 
 // Replaces this process by the plot script on `arguments` (DIR [--format F] [--out D]): its exit
