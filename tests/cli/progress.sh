@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The progress line: on a terminal (a pseudo-terminal from script(1)), `run` shows "scheme k/n
-# NAME: simulated T us" (tutel's search: each candidate degree) and `study` "points d/total,
-# elapsed ..."; with stderr a file, or with --quiet, nothing. The simulation runs in slices while
-# the line is shown: the report must be the same as without it (apart from host measurements),
-# also for a run stopped by the simulated-time limit.
+# NAME: simulated T us" (tutel's search: each candidate degree), `study` "points d/total,
+# elapsed ..." and `anchors` "cases d/total, ..."; with stderr a file, or with --quiet, nothing.
+# The simulation runs in slices while the line is shown: the report must be the same as without
+# it (apart from host measurements), also for a run stopped by the simulated-time limit.
 # usage: progress.sh NVSVP DATA_DIR WORKDIR   (DATA_DIR: tests/data)
 nvsvp=$1
 data=$2
@@ -80,6 +80,12 @@ grep -Eq $'(^|\r)\\[3/3\\] ' "$work/study.txt" || say_fail "the study's own line
 on_terminal "$work/study_quiet.txt" "$nvsvp" "${study_args[@]}" --quiet --out "$work/study_quiet" || say_fail "the quiet study exited $?"
 [ ! -s "$work/study_quiet.txt" ] || { say_fail "a --quiet study on a terminal printed:"; head -5 "$work/study_quiet.txt"; }
 [ -s "$work/study_quiet/study.csv" ] || say_fail "the quiet study wrote no study.csv"
+
+# anchors on a terminal: cases done of the total.
+on_terminal "$work/anchors.txt" "$nvsvp" anchors --case p2p-h100-write-oneway --out "$work/anchors" \
+  || say_fail "anchors on a terminal exited $?"
+grep -Eq $'\rcases 0/1, elapsed [0-9]+ s' "$work/anchors.txt" || say_fail "anchors did not show cases 0/1"
+grep -q "p2p-h100-write-oneway" "$work/anchors.txt" || say_fail "anchors' own table is missing on a terminal"
 
 [ "$fail" -eq 0 ] && echo "progress: shown on a terminal, silent otherwise, reports unchanged"
 exit "$fail"
