@@ -398,7 +398,7 @@ add_test(NAME cli.plot_draws_runs_and_studies
 set_tests_properties(cli.plot_draws_runs_and_studies PROPERTIES TIMEOUT 300
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 
-# The progress line on a pseudo-terminal (script(1)): shown by run and study, not with stderr in a
+# The progress line on a pseudo-terminal (script(1)): shown by run, study and anchors, not with stderr in a
 # file nor with --quiet; the reports are the same either way.
 add_test(NAME cli.progress_line_only_on_a_terminal
          COMMAND bash ${NVSVP_CLI_DIR}/progress.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA} ${NVSVP_CLI_OUT}/progress)
