@@ -3,8 +3,8 @@
 # small study. Each picture must exist, be non-empty and parse as SVG (XML with an <svg> root) or
 # PNG (signature and size from its header); index.html must hold each picture; plotting twice
 # gives the same bytes. Then bad input: a folder with no output, a garbled report.json, a
-# utilization file with a wrong header, and a Python without matplotlib: each exits 2 with a
-# message naming the file (or the package) and what was expected.
+# utilization file with a wrong header, a Python without matplotlib and a binary with no script
+# beside it: each exits 2 with a message naming the file (or the package) and what was expected.
 # usage: plot.sh NVSVP DATA_DIR WORKDIR   (DATA_DIR: tests/data)
 nvsvp=$1
 data=$2
@@ -125,6 +125,17 @@ expect_exit 2 "bad_header/utilization_deepep.csv:1: expected a header starting t
 expect_exit 2 "--format: jpg not in" "$nvsvp" plot "$run" --format jpg
 PYTHONPATH="$data/plot/no_matplotlib" expect_exit 2 "needs matplotlib .*install the Debian package python3-matplotlib" \
   "$nvsvp" plot "$run"
+
+# The script is found beside the binary: share/nvsvp/ in its folder (the build tree), or
+# ../share/nvsvp/ (an installed binary); neither is an error naming both places.
+mkdir -p "$work/prefix/bin" "$work/prefix/share/nvsvp" "$work/lone"
+cp "$nvsvp" "$work/prefix/bin/nvsvp"
+cp "$(dirname "$nvsvp")/share/nvsvp/nvsvp_plot.py" "$work/prefix/share/nvsvp/"
+expect_exit 0 "" "$work/prefix/bin/nvsvp" plot "$study" --out "$work/installed"
+expect_pictures "$work/installed" svg speedup
+cp "$nvsvp" "$work/lone/nvsvp"
+expect_exit 2 "expected the plot script nvsvp_plot.py at .*/lone/share/nvsvp/nvsvp_plot.py or .*/share/nvsvp/nvsvp_plot.py, found neither" \
+  "$work/lone/nvsvp" plot "$run"
 
 [ "$fail" -eq 0 ] && echo "plot: every picture drawn and checked"
 exit "$fail"
