@@ -5,7 +5,8 @@
 set -euo pipefail
 packages=(build-essential cmake pkg-config libsystemc-dev verilator libyaml-cpp-dev
           libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
-          zlib1g-dev gtkwave)  # zlib: the RTL's FST writer; gtkwave: fst2vcd, which the tests read FST with
+          zlib1g-dev gtkwave python3-matplotlib)
+# zlib: the RTL's FST writer; gtkwave: fst2vcd, which the tests read FST with; matplotlib: `nvsvp plot`
 if [ "${1:-}" = "fuzz" ]; then
   packages+=(clang libclang-rt-14-dev)
 fi

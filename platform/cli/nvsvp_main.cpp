@@ -20,6 +20,7 @@
 #include "nvsvp/platform/child_processes.hpp"
 #include "nvsvp/platform/config_search.hpp"
 #include "nvsvp/platform/fabric_resources.hpp"
+#include "nvsvp/platform/plot.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
 #include "nvsvp/platform/study.hpp"
@@ -83,6 +84,7 @@ struct Options {
   std::uint64_t wave_from_ns = 0;
   std::uint64_t wave_to_ns = 0;
   nvsvp::testbench::CoverageMergeArgs merge_args;
+  std::string plot_format = "svg";
 };
 
 // The subcommands, to see which one was given.
@@ -97,6 +99,7 @@ struct Commands {
   CLI::App* rtl_check = nullptr;
   CLI::App* rtl_verify = nullptr;
   CLI::App* rtl_coverage_merge = nullptr;
+  CLI::App* plot = nullptr;
   CLI::Option* verify_seed = nullptr;  // whether rtl-verify was given a seed
   CLI::Option* wave_from = nullptr;    // ... and a waveform window
   CLI::Option* wave_to = nullptr;
@@ -108,7 +111,7 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
   c.run->add_option("FILE", o.file, "scenario YAML file")->required();
   c.run->add_option("--set", o.overrides, "override a scenario key: a.b.c=value (repeatable)");
   c.run->add_option("--out", o.out_dir, "output directory (default out/<scenario name>)");
-  c.run->add_flag("--quiet", o.quiet, "no console summary");
+  c.run->add_flag("--quiet", o.quiet, "no console summary and no progress line");
   c.run->add_flag("--no-timelines", o.no_timelines,
                   "no utilization_<scheme>.csv and trace_<scheme>.json (and no link time series recorded)");
 
@@ -127,6 +130,7 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
   c.study->add_option("--out", o.out_dir, "output directory (default out/<study name>)");
   c.study->add_option("--set", o.overrides, "override a key of the base scenario: a.b.c=value (repeatable)");
   c.study->add_flag("--list", o.list_points, "check every point's scenario and list the points, without running them");
+  c.study->add_flag("--quiet", o.quiet, "no console output (the points as they end, the summary) and no progress line");
 
   c.packet_efficiency = app.add_subcommand(
       "packet-efficiency",
@@ -167,6 +171,7 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
   c.anchors->add_option("--case", o.anchor_cases, "run only this case (repeatable; default: every case)");
   c.anchors->add_option("--out", o.out_dir, "output directory for anchors.json (default out/anchors)");
   c.anchors->add_option("--jobs", o.jobs, "cases run at once")->check(CLI::Range(1u, 1024u))->capture_default_str();
+  c.anchors->add_flag("--quiet", o.quiet, "no console output (the cases as they end, the table) and no progress line");
 }
 
 // rtl-check and rtl-verify: the reduction unit's verification (testbench/).
@@ -208,6 +213,25 @@ void add_rtl_commands(CLI::App& app, Options& o, Commands& c) {
   c.rtl_coverage_merge->add_flag("--coverage", o.merge_args.table, "print the whole functional-coverage table");
 }
 
+// plot: pictures of a run's or a study's output (scripts/nvsvp_plot.py does the drawing).
+void add_plot_command(CLI::App& app, Options& o, Commands& c) {
+  c.plot = app.add_subcommand(
+      "plot", "draw a run's or a study's output as SVG or PNG pictures and an index.html (python3-matplotlib)");
+  c.plot->add_option("DIR", o.file, "a run's output folder (report.json) or a study's (study.csv, summary.json)")
+      ->required();
+  c.plot->add_option("--format", o.plot_format, "svg | png")->check(CLI::IsMember({"svg", "png"}))->capture_default_str();
+  c.plot->add_option("--out", o.out_dir, "where to write the pictures (default DIR)");
+}
+
+int plot_command(const Options& o) {
+  std::vector<std::string> arguments = {o.file, "--format", o.plot_format};
+  if (!o.out_dir.empty()) arguments.insert(arguments.end(), {"--out", o.out_dir});
+  return nvsvp::platform::exec_plot_script(std::filesystem::read_symlink("/proc/self/exe").string(), arguments);
+}
+
+// A progress line on long work: only for a person watching a terminal, and not with --quiet.
+bool progress_wanted(const Options& o) { return !o.quiet && isatty(STDERR_FILENO) == 1; }
+
 int presets_command(const Options& o) {
   for (const auto& p : nvsvp::platform::list_presets(o.config_dir)) {
     std::cout << p.kind << "  " << p.name << "  " << p.summary << "\n";
@@ -231,7 +255,9 @@ int study_command(const Options& o) {
   options.executable = std::filesystem::read_symlink("/proc/self/exe").string();  // each point runs `nvsvp run`
   options.config_dir = o.config_dir;
   options.command_line = o.command_line;
-  return nvsvp::platform::run_study(loaded, options, std::cout);
+  options.progress = progress_wanted(o);
+  std::ostream nowhere(nullptr);  // --quiet: what the study prints goes nowhere
+  return nvsvp::platform::run_study(loaded, options, o.quiet ? nowhere : std::cout);
 }
 
 int anchors_command(const Options& o) {
@@ -241,7 +267,9 @@ int anchors_command(const Options& o) {
   options.jobs = o.jobs;
   options.config_dir = o.config_dir;
   options.command_line = o.command_line;
-  return nvsvp::platform::run_anchors(options, std::cout);
+  options.progress = progress_wanted(o);
+  std::ostream nowhere(nullptr);  // --quiet: what the cases print goes nowhere
+  return nvsvp::platform::run_anchors(options, o.quiet ? nowhere : std::cout);
 }
 
 int calibrate_command(const nvsvp::platform::Scenario& scenario, Options o) {
@@ -308,6 +336,7 @@ int scenario_command(const Commands& c, Options o) {
     nvsvp::platform::RunOptions options;
     options.out_dir = o.out_dir;
     options.quiet = o.quiet;
+    options.progress = progress_wanted(o);
     options.timelines = !o.no_timelines;
     options.command_line = o.command_line;
     return nvsvp::platform::run_scenario(scenario, options, std::cout);
@@ -336,6 +365,7 @@ int sc_main(int argc, char* argv[]) {
   Commands commands;
   add_scenario_commands(app, options, commands);
   add_rtl_commands(app, options, commands);
+  add_plot_command(app, options, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -343,6 +373,7 @@ int sc_main(int argc, char* argv[]) {
     return code == 0 ? 0 : kExitBadInput;
   }
 
+  if (commands.plot->parsed()) return plot_command(options);
   if (commands.rtl_check->parsed()) {
     return nvsvp::testbench::rtl_check_command(options.check_args, std::cout, std::cerr);
   }

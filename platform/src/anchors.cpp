@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -22,6 +23,7 @@
 #include "config_reader.hpp"
 #include "nvsvp/platform/child_processes.hpp"
 #include "nvsvp/platform/report.hpp"
+#include "progress_line.hpp"
 #include "scenario_document.hpp"
 
 namespace nvsvp::platform {
@@ -308,6 +310,9 @@ int run_anchors(const AnchorOptions& options, std::ostream& console) {
   const unsigned jobs = std::max(options.jobs, 1u);
   console << "anchors: " << cases.size() << " case" << (cases.size() == 1 ? "" : "s") << ", " << jobs
           << " at a time, into " << options.out_dir << std::endl;
+  ProgressLine progress(options.progress);
+  const auto start = std::chrono::steady_clock::now();
+  auto show_progress = [&] { progress.show(progress_of_points("cases", finished, cases.size(), start)); };
   while (finished < cases.size()) {
     while (running.size() < jobs && next < cases.size()) {
       fs::remove(entry_file(next));
@@ -316,16 +321,19 @@ int run_anchors(const AnchorOptions& options, std::ostream& console) {
       if (pid == 0) run_case_as_child(entry_file(next), cases[next]);
       running[pid] = next++;
     }
+    show_progress();
     int status = 0;
-    const pid_t pid = wait_for_any_child(status);
+    const pid_t pid = wait_for_any_child(status, progress.enabled() ? std::function<void()>(show_progress) : nullptr);
     const auto it = running.find(pid);
     if (it == running.end()) continue;
     const size_t i = it->second;
     running.erase(it);
     entries[i] = finish_case(status, entry_file(i), cases[i]);
+    progress.clear();
     console << "[" << ++finished << "/" << cases.size() << "] " << cases[i].name
             << (entries[i].value("passed", false) ? ": ok" : ": FAILED") << std::endl;
   }
+  progress.clear();
 
   print_table(entries, console);
   const std::string path = (fs::path(options.out_dir) / "anchors.json").string();

@@ -195,6 +195,21 @@ pid_t wait_for_any_child(int& status) {
   }
 }
 
+pid_t wait_for_any_child(int& status, const std::function<void()>& while_waiting) {
+  if (!while_waiting) return wait_for_any_child(status);
+  for (;;) {
+    siginfo_t info{};
+    if (waitid(P_ALL, 0, &info, WEXITED | WNOWAIT | WNOHANG) != 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("waitid: ") + std::strerror(errno));
+    }
+    if (info.si_pid != 0) return wait_for_any_child(status);  // one has ended: reap it
+    while_waiting();
+    const timespec pause{0, 250 * 1000 * 1000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
 void wait_for_child(pid_t pid, int& status, rusage& usage) {
   siginfo_t info{};
   while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {

@@ -21,6 +21,7 @@
 #include "nvsvp/platform/routing_generator.hpp"
 #include "nvsvp/platform/tlm_hal.hpp"
 #include "config_reader.hpp"
+#include "progress_line.hpp"
 #include "scheme_collect.hpp"
 
 namespace nvsvp::platform {
@@ -86,11 +87,16 @@ class SchemeSimulation {
   }
 
   // Runs the kernel until nothing is left to do or the time limit. A switch that did not come up
-  // is an error (the run has no result).
-  void simulate() {
+  // is an error (the run has no result). With `simulated_ps`, in slices, storing the time reached
+  // after each: the kernel runs the same events in the same order, paused between slices.
+  void simulate(std::atomic<uint64_t>* simulated_ps) {
     const sc_core::sc_time limit(scenario_.simulation.max_time_us, sc_core::SC_US);
     const auto start = Clock::now();
-    sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
+    if (simulated_ps == nullptr) {
+      sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
+    } else {
+      simulate_in_slices(limit, *simulated_ps);
+    }
     simulate_seconds_ = seconds_since(start);
     if (!record_.bring_up_error.empty()) throw std::runtime_error("switch bring-up failed: " + record_.bring_up_error);
   }
@@ -100,6 +106,27 @@ class SchemeSimulation {
   SchemeRun collect(const std::function<void(Platform&)>& inspect);
 
  private:
+  // sc_start in slices of kProgressSliceUs, each reaching at least the next pending event (a slice
+  // that ends before it returns without moving the time, under SC_EXIT_ON_STARVATION), the last
+  // ending at `limit` as the single sc_start would; none once the next event lies past `limit`
+  // (the single sc_start stops before it too, and an empty one would only print a warning).
+  static void simulate_in_slices(const sc_core::sc_time& limit, std::atomic<uint64_t>& simulated_ps) {
+    const sc_core::sc_time slice(kProgressSliceUs, sc_core::SC_US);
+    const sc_core::sc_time one_tick = sc_core::sc_get_time_resolution();
+    for (bool started = false;; started = true) {
+      const sc_core::sc_time now = sc_core::sc_time_stamp();
+      sc_core::sc_time until = now + slice;
+      if (started) {  // before the first sc_start, nothing is scheduled yet
+        if (now + sc_core::sc_time_to_pending_activity() > limit) return;
+        until = std::max(until, now + sc_core::sc_time_to_pending_activity() + one_tick);
+      }
+      const bool last = until >= limit;
+      sc_core::sc_start((last ? limit : until) - now, sc_core::SC_EXIT_ON_STARVATION);
+      simulated_ps.store(sc_core::sc_time_stamp().value(), std::memory_order_relaxed);
+      if (last || !sc_core::sc_pending_activity()) return;
+    }
+  }
+
   // What the firmware thread does. The switch is brought up through firmware and registers
   // before the layer; the layer is timed from its own start, so register access time never shows
   // in the layer's figures.
@@ -274,11 +301,12 @@ std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario
 }
 
 SchemeRun run_scheme(const Scenario& scenario, const std::string& scheme, std::shared_ptr<const fw::MoeLayerSpec> layer,
-                     bool with_timeline, const std::function<void(Platform&)>& inspect) {
+                     bool with_timeline, const std::function<void(Platform&)>& inspect,
+                     std::atomic<uint64_t>* simulated_ps) {
   SchemeSimulation run(scenario, scheme, std::move(layer), with_timeline);
   run.plan();
   run.elaborate();
-  run.simulate();
+  run.simulate(simulated_ps);
   return run.collect(inspect);
 }
 
@@ -289,18 +317,26 @@ json simulate_scheme(const Scenario& scenario, const std::string& scheme,
 
 namespace {
 
+// A scheme's progress callback: `on_progress` with the scheme's label, or none.
+std::function<void(double)> progress_of(const std::function<void(const std::string&, double)>& on_progress,
+                                        const std::string& label) {
+  if (!on_progress) return {};
+  return [on_progress, label](double simulated_us) { on_progress(label, simulated_us); };
+}
+
 // Tutel's adaptive pipelining (software.tutel_degree 0): Tutel tries the degrees online and keeps
 // the fastest; the platform plans and simulates each candidate, each in its own process, and
 // reports the fastest run with every candidate's time under "tutel_search" (docs/decisions.md).
 SchemeRun run_tutel_search(const Scenario& scenario, const std::shared_ptr<const fw::MoeLayerSpec>& layer,
-                           bool timelines) {
+                           bool timelines, const std::function<void(const std::string&, double)>& on_progress) {
   std::optional<SchemeRun> best;
   json candidates = json::array();
   double wall = 0.0;
   for (uint32_t degree : fw::tutel_degree_candidates()) {
     auto spec = std::make_shared<fw::MoeLayerSpec>(*layer);
     spec->software.tutel_degree = degree;
-    SchemeRun run = run_scheme_in_child(scenario, "tutel", spec, timelines);
+    SchemeRun run = run_scheme_in_child(scenario, "tutel", spec, timelines,
+                                        progress_of(on_progress, "tutel (degree " + std::to_string(degree) + ")"));
     const double time = run.result.at("layer_time_us").get<double>();
     const json planned = run.result.value("plan", json::object()).value("degree", json(degree));
     wall += run.result.at("sim").at("wall_seconds").get<double>();
@@ -323,13 +359,23 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
   const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
   prepare_output_directory(scenario, out_dir);
   std::vector<SchemeRun> runs;
+  ProgressLine progress(options.progress);
+  const size_t count = scenario.schemes.size();
   for (const std::string& scheme : scenario.schemes) {
+    std::function<void(const std::string&, double)> on_progress;  // "scheme 2/5 comet: simulated 153.0 us"
+    if (progress.enabled()) {
+      on_progress = [&, k = runs.size() + 1](const std::string& label, double us) {
+        progress.show("scheme " + std::to_string(k) + "/" + std::to_string(count) + " " + label + ": simulated " +
+                      fixed(us, 1) + " us");
+      };
+    }
     if (scheme == "tutel" && layer->software.tutel_degree == 0) {
-      runs.push_back(run_tutel_search(scenario, layer, options.timelines));
+      runs.push_back(run_tutel_search(scenario, layer, options.timelines, on_progress));
       continue;
     }
-    runs.push_back(run_scheme_in_child(scenario, scheme, layer, options.timelines));
+    runs.push_back(run_scheme_in_child(scenario, scheme, layer, options.timelines, progress_of(on_progress, scheme)));
   }
+  progress.clear();
   const double wall = seconds_since(wall_start);
 
   Report report = make_report(scenario, *layer, std::move(runs), wall);

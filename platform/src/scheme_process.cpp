@@ -2,14 +2,20 @@
 // child runs the scheme and sends its result through a pipe, the parent reads it back, waits for
 // the child and turns a failure or a death into an error result. The serialise step lives here
 // too: a SchemeRun to bytes in the child and back in the parent.
+#include <poll.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <new>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <type_traits>
@@ -133,11 +139,12 @@ SchemeRun decode(const std::string& bytes) {
 // when every check passed, 1 otherwise. The simulation's own leaks are LeakSanitizer's to find in
 // the simulating tests, which run schemes in their own process without a fork.
 [[noreturn]] void run_as_child(int fd, const Scenario& scenario, const std::string& scheme,
-                               const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline) {
+                               const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline,
+                               std::atomic<uint64_t>* simulated_ps) {
   int code = 0;
   std::string bytes;
   try {
-    const SchemeRun run = run_scheme(scenario, scheme, layer, with_timeline);
+    const SchemeRun run = run_scheme(scenario, scheme, layer, with_timeline, {}, simulated_ps);
     code = run.result["checks"]["passed"].get<bool>() ? 0 : 1;
     bytes = encode(run);
   } catch (const std::exception& e) {
@@ -161,11 +168,20 @@ SchemeRun decode(const std::string& bytes) {
   _exit(code);
 }
 
-// Everything that can be read from `fd` until its writer closes it (or dies).
-std::string read_all(int fd) {
+// Everything that can be read from `fd` until its writer closes it (or dies); with `while_waiting`,
+// called about every quarter second that nothing arrives.
+std::string read_all(int fd, const std::function<void()>& while_waiting) {
   std::string bytes;
   char buffer[1 << 16];
   for (;;) {
+    if (while_waiting) {
+      pollfd ready{fd, POLLIN, 0};
+      const int events = poll(&ready, 1, 250);
+      if (events == 0 || (events < 0 && errno == EINTR)) {
+        while_waiting();
+        continue;
+      }
+    }
     const ssize_t n = read(fd, buffer, sizeof buffer);
     if (n <= 0) break;
     bytes.append(buffer, static_cast<size_t>(n));
@@ -200,18 +216,51 @@ SchemeRun result_of_child(pid_t pid, const std::string& bytes, const std::string
 
 }  // namespace
 
+namespace {
+
+// The simulated time a child has reached, in memory it shares with its parent (one word, written
+// by the child alone).
+class SharedSimulatedTime {
+ public:
+  SharedSimulatedTime() {
+    static_assert(std::atomic<uint64_t>::is_always_lock_free, "a lock-free atomic works across processes");
+    void* memory = mmap(nullptr, sizeof(std::atomic<uint64_t>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED) throw std::runtime_error(std::string("mmap: ") + std::strerror(errno));
+    ps_ = new (memory) std::atomic<uint64_t>(0);
+  }
+  SharedSimulatedTime(const SharedSimulatedTime&) = delete;
+  SharedSimulatedTime& operator=(const SharedSimulatedTime&) = delete;
+  ~SharedSimulatedTime() { munmap(ps_, sizeof(std::atomic<uint64_t>)); }
+  std::atomic<uint64_t>* ps() { return ps_; }
+  double us() const { return static_cast<double>(ps_->load(std::memory_order_relaxed)) * 1e-6; }
+
+ private:
+  std::atomic<uint64_t>* ps_ = nullptr;
+};
+
+}  // namespace
+
 SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& scheme,
-                              const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline) {
+                              const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline,
+                              const std::function<void(double simulated_us)>& on_progress) {
+  std::optional<SharedSimulatedTime> simulated;
+  if (on_progress) simulated.emplace();
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
   const pid_t pid = fork_child();
   if (pid == 0) {
     close(fds[0]);
-    run_as_child(fds[1], scenario, scheme, layer, with_timeline);
+    run_as_child(fds[1], scenario, scheme, layer, with_timeline, simulated ? simulated->ps() : nullptr);
   }
   close(fds[1]);
-  const std::string bytes = read_all(fds[0]);
+  std::function<void()> report_progress;
+  if (simulated) {
+    report_progress = [&] { on_progress(simulated->us()); };
+    report_progress();
+  }
+  const std::string bytes = read_all(fds[0], report_progress);
+  if (simulated) report_progress();
   return result_of_child(pid, bytes, scheme);
 }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "config_reader.hpp"
+#include "progress_line.hpp"
 #include "text.hpp"
 #include "nvsvp/platform/child_processes.hpp"
 #include "nvsvp/platform/runner.hpp"
@@ -668,12 +669,17 @@ int run_study(const Study& study, const StudyOptions& options, std::ostream& con
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
   std::map<pid_t, Running> running;
   size_t next = 0, finished = 0;
+  ProgressLine progress(options.progress);
+  const auto study_start = Clock::now();
+  auto show_progress = [&] { progress.show(progress_of_points("points", finished, runs.size(), study_start)); };
   auto note_finished = [&](size_t p, double seconds) {
     const std::string& failure = runs[p].failure;
+    progress.clear();  // the point's line in its place, the progress line after it
     console << "[" << ++finished << "/" << runs.size() << "] " << study.points[p].name << ": "
             << (failure.empty() ? "ok" : "FAILED (" + failure + "), output in " + out_dir + "/" +
                                              study.points[p].directory + "/run.log")
             << ", " << fixed(seconds, 1) << " s" << std::endl;
+    show_progress();
   };
   while (finished < runs.size()) {
     while (running.size() < jobs && next < runs.size()) {
@@ -688,8 +694,9 @@ int run_study(const Study& study, const StudyOptions& options, std::ostream& con
       }
     }
     if (running.empty()) continue;
+    show_progress();
     int status = 0;
-    const pid_t pid = wait_for_any_child(status);
+    const pid_t pid = wait_for_any_child(status, progress.enabled() ? std::function<void()>(show_progress) : nullptr);
     const auto it = running.find(pid);
     if (it == running.end()) continue;  // not a point's process
     const Running done = it->second;
@@ -698,6 +705,7 @@ int run_study(const Study& study, const StudyOptions& options, std::ostream& con
     note_finished(done.point, std::chrono::duration<double>(Clock::now() - done.start).count());
   }
 
+  progress.clear();
   json summary = study_summary(study, runs, out_dir);
   summary["nvsvp"] = nvsvp_build_json(options.command_line);
   for (const auto& [name, text] : {std::pair<std::string, std::string>{"study.csv", study_csv(study, runs)},

@@ -455,3 +455,17 @@ add_test(NAME cli.sigint_stops_a_study_and_every_child
                  --out ${NVSVP_CLI_OUT}/sigint_study/study)
 set_tests_properties(cli.sigterm_stops_a_run_and_its_children cli.sigint_stops_a_study_and_every_child
                      PROPERTIES TIMEOUT 120 ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+# `nvsvp plot` (python3-matplotlib): a run's, a run's without timelines and a study's pictures are
+# written, non-empty and valid SVG or PNG, shown in index.html, the same when drawn twice; bad input
+# and a Python without matplotlib exit 2 naming what was expected.
+add_test(NAME cli.plot_draws_runs_and_studies
+         COMMAND bash ${NVSVP_CLI_DIR}/plot.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA} ${NVSVP_CLI_OUT}/plot)
+set_tests_properties(cli.plot_draws_runs_and_studies PROPERTIES TIMEOUT 300
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+
+# The progress line on a pseudo-terminal (script(1)): shown by run, study and anchors, not with stderr in a
+# file nor with --quiet; the reports are the same either way.
+add_test(NAME cli.progress_line_only_on_a_terminal
+         COMMAND bash ${NVSVP_CLI_DIR}/progress.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA} ${NVSVP_CLI_OUT}/progress)
+set_tests_properties(cli.progress_line_only_on_a_terminal PROPERTIES TIMEOUT 120
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)

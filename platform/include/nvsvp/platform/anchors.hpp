@@ -69,6 +69,7 @@ struct AnchorOptions {
   unsigned jobs = 1;
   std::string config_dir = "configs";
   std::string command_line;  // the command that asked for the run, for anchors.json's nvsvp section
+  bool progress = false;  // a progress line on stderr: cases done, elapsed, an estimate of the time left
 };
 
 // Runs the cases, each in a child process, `jobs` at a time; prints the table and writes

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ pid_t spawn_child(const std::string& path, const posix_spawn_file_actions_t* act
 // Waits for any child to end, reaps it and returns its pid and wait status, retrying when a
 // signal interrupts the wait; throws std::runtime_error if there is none or waiting fails.
 pid_t wait_for_any_child(int& status);
+// The same, calling `while_waiting` about every quarter second until a child ends (to redraw a
+// progress line); without it, as above.
+pid_t wait_for_any_child(int& status, const std::function<void()>& while_waiting);
 
 // Waits for the child `pid` to end and reaps it, with its resource usage.
 void wait_for_child(pid_t pid, int& status, rusage& usage);

@@ -90,6 +90,7 @@ struct StudyOptions {
   std::string executable;  // the nvsvp command that runs a point
   std::string config_dir;  // handed to it
   std::string command_line;  // the command that asked for the study, for summary.json's nvsvp section
+  bool progress = false;   // a progress line on stderr: points done, elapsed, an estimate of the time left
 };
 
 // Writes every point's scenario.yaml, runs the points (up to `jobs` at once, each as
