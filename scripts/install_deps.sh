@@ -4,7 +4,7 @@
 # As root it runs apt-get; otherwise it prints the exact command and exits 1.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libsystemc-dev verilator libyaml-cpp-dev
-          libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev)
+          libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libspdlog-dev)
 if [ "${1:-}" = "fuzz" ]; then
   packages+=(clang libclang-rt-14-dev)
 fi

@@ -56,6 +56,8 @@ struct Options {
   bool quiet = false;
   bool dump = false;
   bool no_timelines = false;
+  std::vector<std::string> logs;    // run --log PATTERN=LEVEL
+  std::vector<std::string> traces;  // run --trace PATTERN
   unsigned jobs = 1;
   bool list_points = false;
   nvsvp::fw::CollectiveSpec allreduce;
@@ -91,6 +93,12 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
   c.run->add_flag("--quiet", o.quiet, "no console summary");
   c.run->add_flag("--no-timelines", o.no_timelines,
                   "no utilization_<scheme>.csv and trace_<scheme>.json (and no link time series recorded)");
+  c.run->add_option("--log", o.logs,
+                    "PATTERN=LEVEL: log the components PATTERN names (a glob: switch_0, gpu*, switch_*.csr, firmware) "
+                    "at LEVEL (error, warn, info, debug, trace) to stderr; default warn (repeatable, the last wins)");
+  c.run->add_option("--trace", o.traces,
+                    "PATTERN: write transactions_<scheme>.csv for the links of the components PATTERN names, "
+                    "registers_<scheme>.csv for named register blocks (switch_*.csr, firmware) (repeatable)");
 
   c.validate = app.add_subcommand("validate", "check a scenario file without running it");
   c.validate->add_option("FILE", o.file, "scenario YAML file")->required();
@@ -263,6 +271,8 @@ int scenario_command(const Commands& c, const Options& o) {
     options.out_dir = o.out_dir;
     options.quiet = o.quiet;
     options.timelines = !o.no_timelines;
+    for (const std::string& log : o.logs) options.observe.logs.push_back(nvsvp::platform::parse_log_setting(log));
+    options.observe.traces = o.traces;
     return nvsvp::platform::run_scenario(scenario, options, std::cout);
   } catch (const nvsvp::platform::ConfigError& e) {
     std::cerr << "nvsvp: " << e.what() << "\n";

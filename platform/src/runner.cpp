@@ -53,12 +53,13 @@ struct FirmwareRecord {
 class SchemeSimulation {
  public:
   SchemeSimulation(const Scenario& scenario, const std::string& scheme, std::shared_ptr<const fw::MoeLayerSpec> layer,
-                   bool with_timeline)
+                   bool with_timeline, const Observability& observe)
       : wall_start_(Clock::now()),
         scenario_(scenario),
         scheme_(scheme),
         layer_(std::move(layer)),
-        with_timeline_(with_timeline) {}
+        with_timeline_(with_timeline),
+        observe_(observe) {}
 
   // The firmware's plan of the layer, and of the replication phase before it.
   void plan() {
@@ -83,6 +84,12 @@ class SchemeSimulation {
     fabric_.emplace(*hal_);
     record_.broadcast_bytes_sent.assign(platform_->gpu_count(), 0);
     host_ = new FirmwareHost("firmware", [this] { firmware_script(); });
+    // Only the components the patterns name get a level or an observer: nothing else is touched.
+    configure_logs(*platform_, *hal_, observe_.logs);
+    if (!observe_.traces.empty()) {
+      trace_.emplace(*platform_, observe_.traces, observe_.trace_dir,
+                     observe_.file_label.empty() ? scheme_ : observe_.file_label);
+    }
   }
 
   // Runs the kernel until nothing is left to do or the time limit. A switch that did not come up
@@ -92,6 +99,7 @@ class SchemeSimulation {
     const auto start = Clock::now();
     sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
     simulate_seconds_ = seconds_since(start);
+    if (trace_) trace_->close();  // the child process ends with _exit: nothing flushes a file then
     if (!record_.bring_up_error.empty()) throw std::runtime_error("switch bring-up failed: " + record_.bring_up_error);
   }
 
@@ -167,6 +175,8 @@ class SchemeSimulation {
   const std::string& scheme_;
   const std::shared_ptr<const fw::MoeLayerSpec> layer_;
   const bool with_timeline_;
+  const Observability& observe_;
+  std::optional<ComponentTrace> trace_;
   fw::LayerPlan plan_;
   fw::ReplicationPhase replication_;
   double plan_seconds_ = 0.0;
@@ -274,8 +284,8 @@ std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario
 }
 
 SchemeRun run_scheme(const Scenario& scenario, const std::string& scheme, std::shared_ptr<const fw::MoeLayerSpec> layer,
-                     bool with_timeline, const std::function<void(Platform&)>& inspect) {
-  SchemeSimulation run(scenario, scheme, std::move(layer), with_timeline);
+                     bool with_timeline, const std::function<void(Platform&)>& inspect, const Observability& observe) {
+  SchemeSimulation run(scenario, scheme, std::move(layer), with_timeline, observe);
   run.plan();
   run.elaborate();
   run.simulate();
@@ -293,14 +303,17 @@ namespace {
 // the fastest; the platform plans and simulates each candidate, each in its own process, and
 // reports the fastest run with every candidate's time under "tutel_search" (docs/decisions.md).
 SchemeRun run_tutel_search(const Scenario& scenario, const std::shared_ptr<const fw::MoeLayerSpec>& layer,
-                           bool timelines) {
+                           bool timelines, const Observability& observe) {
   std::optional<SchemeRun> best;
   json candidates = json::array();
   double wall = 0.0;
   for (uint32_t degree : fw::tutel_degree_candidates()) {
     auto spec = std::make_shared<fw::MoeLayerSpec>(*layer);
     spec->software.tutel_degree = degree;
-    SchemeRun run = run_scheme_in_child(scenario, "tutel", spec, timelines);
+    // Every candidate's traces, each in files of its own: tutel_degree<d>.
+    Observability candidate_observe = observe;
+    candidate_observe.file_label = "tutel_degree" + std::to_string(degree);
+    SchemeRun run = run_scheme_in_child(scenario, "tutel", spec, timelines, candidate_observe);
     const double time = run.result.at("layer_time_us").get<double>();
     const json planned = run.result.value("plan", json::object()).value("degree", json(degree));
     wall += run.result.at("sim").at("wall_seconds").get<double>();
@@ -317,20 +330,24 @@ SchemeRun run_tutel_search(const Scenario& scenario, const std::shared_ptr<const
 
 int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostream& console) {
   const auto wall_start = Clock::now();
+  // Patterns that name no component are bad input, found before anything runs.
+  check_patterns(options.observe, scenario.platform);
   const auto layer = make_layer_spec(scenario);
   // A plan the fabric cannot hold is bad input, found before any scheme starts.
   check_fabric_resources(scenario, layer);
+  const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
+  Observability observe = options.observe;
+  observe.trace_dir = out_dir;
   std::vector<SchemeRun> runs;
   for (const std::string& scheme : scenario.schemes) {
     if (scheme == "tutel" && layer->software.tutel_degree == 0) {
-      runs.push_back(run_tutel_search(scenario, layer, options.timelines));
+      runs.push_back(run_tutel_search(scenario, layer, options.timelines, observe));
       continue;
     }
-    runs.push_back(run_scheme_in_child(scenario, scheme, layer, options.timelines));
+    runs.push_back(run_scheme_in_child(scenario, scheme, layer, options.timelines, observe));
   }
   const double wall = seconds_since(wall_start);
 
-  const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
   const Report report = make_report(scenario, *layer, std::move(runs), wall);
   write_report_files(report, out_dir);
   if (!options.quiet) print_summary(report, out_dir, console);

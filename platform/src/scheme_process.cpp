@@ -132,11 +132,12 @@ SchemeRun decode(const std::string& bytes) {
 // when every check passed, 1 otherwise. The simulation's own leaks are LeakSanitizer's to find in
 // the simulating tests, which run schemes in their own process without a fork.
 [[noreturn]] void run_as_child(int fd, const Scenario& scenario, const std::string& scheme,
-                               const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline) {
+                               const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline,
+                               const Observability& observe) {
   int code = 0;
   std::string bytes;
   try {
-    const SchemeRun run = run_scheme(scenario, scheme, layer, with_timeline);
+    const SchemeRun run = run_scheme(scenario, scheme, layer, with_timeline, {}, observe);
     code = run.result["checks"]["passed"].get<bool>() ? 0 : 1;
     bytes = encode(run);
   } catch (const std::exception& e) {
@@ -200,7 +201,8 @@ SchemeRun result_of_child(pid_t pid, const std::string& bytes, const std::string
 }  // namespace
 
 SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& scheme,
-                              const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline) {
+                              const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline,
+                              const Observability& observe) {
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
@@ -208,7 +210,7 @@ SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& schem
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     close(fds[0]);
-    run_as_child(fds[1], scenario, scheme, layer, with_timeline);
+    run_as_child(fds[1], scenario, scheme, layer, with_timeline, observe);
   }
   close(fds[1]);
   const std::string bytes = read_all(fds[0]);

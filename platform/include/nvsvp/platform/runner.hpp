@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nvsvp/fw/moe_workload.hpp"
+#include "nvsvp/platform/observability.hpp"
 #include "nvsvp/platform/report.hpp"
 #include "nvsvp/platform/scenario.hpp"
 
@@ -22,9 +23,11 @@ std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario
 
 // Elaborates the platform, runs `scheme` on it and checks the result. Call at most once per
 // process. `with_timeline`: also record the links' busy time per bin and gather the timeline
-// files' data. `inspect` (tests) sees the platform once the simulation is over.
+// files' data. `inspect` (tests) sees the platform once the simulation is over. `observe`: the
+// components' log levels and the trace files (observability.hpp), written before it returns.
 SchemeRun run_scheme(const Scenario& scenario, const std::string& scheme, std::shared_ptr<const fw::MoeLayerSpec> layer,
-                     bool with_timeline, const std::function<void(Platform&)>& inspect = {});
+                     bool with_timeline, const std::function<void(Platform&)>& inspect = {},
+                     const Observability& observe = Observability{});
 
 // run_scheme without a timeline, its result alone: one entry of report.json's results[].
 nlohmann::json simulate_scheme(const Scenario& scenario, const std::string& scheme,
@@ -34,12 +37,14 @@ nlohmann::json simulate_scheme(const Scenario& scenario, const std::string& sche
 // run_scheme in a child process of its own (the child sends what it gave through a pipe), so that
 // one process can run several. A child that failed or died gives {"scheme", "error"}.
 SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& scheme,
-                              const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline = false);
+                              const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline = false,
+                              const Observability& observe = Observability{});
 
 struct RunOptions {
   std::string out_dir;  // empty: out/<scenario name>
   bool quiet = false;   // no console table
   bool timelines = true;  // also utilization_<scheme>.csv and trace_<scheme>.json
+  Observability observe;  // --log and --trace (its trace_dir is set to the output directory)
 };
 
 // Runs every scheme of the scenario in a child process of its own, writes the report files and
