@@ -389,3 +389,30 @@ nvsvp_cli_test(out_of_memory_reading_the_layer_exits_2 --exit 2
                --stderr "small_uniform.yaml: expected a layer .* that fits in this machine's memory, got out of memory"
                -- bash -c "ulimit -v 300000 && exec \"$0\" \"$@\"" $<TARGET_FILE:nvsvp> validate ${NVSVP_CLI_DATA}/small_uniform.yaml
                   --set workload.tokens_per_gpu=1048576 --set workload.top_k=32)
+
+# Logging and tracing per component (--log PATTERN=LEVEL, --trace PATTERN): what they print and
+# write, their bad input, and traces that are the same bytes run after run.
+add_test(NAME cli.logs_and_traces_of_named_components
+         COMMAND bash ${NVSVP_CLI_DIR}/logs_and_traces.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
+                 ${NVSVP_CLI_OUT}/logs_and_traces)
+set_tests_properties(cli.logs_and_traces_of_named_components PROPERTIES TIMEOUT 120
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+nvsvp_cli_test(log_pattern_naming_nothing_exits_2 --exit 2
+               --stderr "--log 'nvswitch\\*': matches no component of this platform. the components are switch_0 .. switch_3, .*gpu_0 .. gpu_7"
+               --absent ${NVSVP_CLI_OUT}/log_naming_nothing/report.json
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --log "nvswitch*=debug"
+                  --out ${NVSVP_CLI_OUT}/log_naming_nothing)
+nvsvp_cli_test(trace_pattern_naming_nothing_exits_2 --exit 2
+               --stderr "--trace 'gpu_8': matches no component"
+               --absent ${NVSVP_CLI_OUT}/trace_naming_nothing/report.json
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --trace gpu_8
+                  --out ${NVSVP_CLI_OUT}/trace_naming_nothing)
+nvsvp_cli_test(log_bad_level_exits_2 --exit 2
+               --stderr "--log switch\\*=verbose: unknown level 'verbose'. expected PATTERN=LEVEL with LEVEL one of error, warn, info, debug, trace"
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --log "switch*=verbose"
+                  --out ${NVSVP_CLI_OUT}/log_bad_level)
+# determinism.sh compares every CSV of two runs, the trace files included.
+add_test(NAME cli.traces_are_deterministic
+         COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
+                 ${NVSVP_CLI_OUT}/determinism_traces --trace "gpu_[03]" --trace switch_1 --trace firmware)
+set_tests_properties(cli.traces_are_deterministic PROPERTIES TIMEOUT 120 ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)

@@ -66,11 +66,11 @@ std::string switch_register_name(uint32_t offset);
 // through spdlog, as "<simulated time> ns [<level>] <component>: <message>".
 void configure_logs(Platform& platform, TlmHal& hal, const std::vector<LogSetting>& logs);
 
-// The trace files of one scheme's run: transactions_<label>.csv, a row per message on each link
-// a --trace pattern names (directly, or through its GPU or its switch chip), and
-// registers_<label>.csv, a row per register access to the chips whose register block a pattern
-// names (switch_<c>.csr; `firmware` names every chip's). A file is written only when some
-// pattern names what it holds. Attaches itself to the platform on construction.
+// The trace files of one scheme's run (<scheme> is `label`): transactions_<scheme>.csv, a row
+// per message on each link a --trace pattern names (directly, or through its GPU or its switch
+// chip), and registers_<scheme>.csv, a row per register access to the chips whose register block
+// a pattern names (switch_<c>.csr; `firmware` names every chip's). A file is written only when
+// some pattern names what it holds. Attaches itself to the platform on construction.
 class ComponentTrace final : public model::MessageObserver {
  public:
   ComponentTrace(Platform& platform, const std::vector<std::string>& patterns, const std::string& dir,
