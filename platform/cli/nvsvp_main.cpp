@@ -147,6 +147,8 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
                           "run these collectives instead (repeatable; fw/collectives.hpp: allreduce_ring, allreduce_nvls, "
                           "allgather_ring, allgather_nvls, alltoall, p2p_write_oneway, p2p_write_bidir), "
                           "with the link bound and link loads");
+  c.calibrate->add_option("--log", o.logs,
+                          "PATTERN=LEVEL: log the components PATTERN names at LEVEL to stderr, as for run (repeatable)");
 
   // The calibration anchors: public hardware measurements, one case file each (docs/calibration.md).
   c.anchors = app.add_subcommand(
@@ -212,10 +214,13 @@ int anchors_command(const Options& o) {
 
 int calibrate_command(const nvsvp::platform::Scenario& scenario, Options o) {
   o.allreduce.sm_issue_limit = !o.no_sm_issue_limit;
+  nvsvp::platform::Observability observe;
+  for (const std::string& log : o.logs) observe.logs.push_back(nvsvp::platform::parse_log_setting(log));
+  nvsvp::platform::check_patterns(observe, scenario.platform);  // ConfigError: exit code 2
   std::vector<nvsvp::platform::CollectiveResult> runs;
   try {
     if (o.collectives.empty()) {
-      runs = nvsvp::platform::run_allreduce_calibration(scenario.platform, o.allreduce);
+      runs = nvsvp::platform::run_allreduce_calibration(scenario.platform, o.allreduce, observe.logs);
     } else {
       std::vector<nvsvp::fw::CollectiveSpec> specs;
       for (const std::string& name : o.collectives) {
@@ -226,7 +231,7 @@ int calibrate_command(const nvsvp::platform::Scenario& scenario, Options o) {
           throw std::invalid_argument("--collective: expected one of " + known + ", got " + name);
         }
       }
-      runs = nvsvp::platform::run_collectives(scenario.platform, specs);
+      runs = nvsvp::platform::run_collectives(scenario.platform, specs, observe.logs);
     }
   } catch (const std::invalid_argument& e) {
     std::cerr << "nvsvp: " << e.what() << "\n";

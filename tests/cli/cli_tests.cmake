@@ -416,3 +416,9 @@ add_test(NAME cli.traces_are_deterministic
          COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
                  ${NVSVP_CLI_OUT}/determinism_traces --trace "gpu_[03]" --trace switch_1 --trace firmware)
 set_tests_properties(cli.traces_are_deterministic PROPERTIES TIMEOUT 120 ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+# calibrate takes --log too: the NVLS all-reduce's multimem requests in switch 0's debug lines.
+nvsvp_cli_test(calibrate_logs_the_named_switch --stdout "^nvls "
+               --stderr "^[0-9]+\\.[0-9]{3} ns \\[debug\\] switch_0: multimem_(red|ld_reduce|store) #[0-9]+ from GPU [0-9]+: group at 0x"
+               -- $<TARGET_FILE:nvsvp> calibrate ${NVSVP_CLI_DATA}/small_uniform.yaml --bytes 1048576 --log "switch_0=debug")
+nvsvp_cli_test(calibrate_log_naming_nothing_exits_2 --exit 2 --stderr "--log 'gpu_99': matches no component"
+               -- $<TARGET_FILE:nvsvp> calibrate ${NVSVP_CLI_DATA}/small_uniform.yaml --log "gpu_99=debug")
