@@ -133,6 +133,7 @@ std::vector<std::string> component_names(const PlatformSpec& spec) {
 }
 
 void check_patterns(const Observability& observe, const PlatformSpec& spec) {
+  if (observe.logs.empty() && observe.traces.empty()) return;
   const std::vector<std::string> names = component_names(spec);
   auto check = [&](const std::string& option, const std::string& pattern) {
     for (const std::string& name : names) {

@@ -70,9 +70,7 @@ int NvlinkPort::allocate_vc(TrafficClass traffic_class, uint32_t flits) {
     const auto vc = static_cast<uint16_t>((first + i) % vcs_);
     if (credits(traffic_class, vc) >= needed) return vc;
   }
-  NVSVP_LOG(log_, trace, "no " << to_string(traffic_class) << " VC has " << needed << " credits for a " << flits
-                                << "-flit message");
-  return -1;
+  return -1;  // not logged: senders ask again and again while they wait (a stall is logged once)
 }
 
 void NvlinkPort::wait_for_credits(TrafficClass traffic_class) {

@@ -105,7 +105,7 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   // Credits not yet returned, in flits, summed over all VCs (0 when the receiver is empty).
   uint64_t credits_outstanding() const;
   void describe_state(std::ostream& os) const;
-  // Credit stalls and failed VC allocations, at trace level (never on a send's own path).
+  // Credit stalls, at trace level (never on a send's own path).
   ComponentLog& log() { return log_; }
 
  private:
