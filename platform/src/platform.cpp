@@ -1,8 +1,7 @@
 #include "nvsvp/platform/platform.hpp"
 
-#include <cstring>
-
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 #include <string>
