@@ -422,3 +422,11 @@ nvsvp_cli_test(calibrate_logs_the_named_switch --stdout "^nvls "
                -- $<TARGET_FILE:nvsvp> calibrate ${NVSVP_CLI_DATA}/small_uniform.yaml --bytes 1048576 --log "switch_0=debug")
 nvsvp_cli_test(calibrate_log_naming_nothing_exits_2 --exit 2 --stderr "--log 'gpu_99': matches no component"
                -- $<TARGET_FILE:nvsvp> calibrate ${NVSVP_CLI_DATA}/small_uniform.yaml --log "gpu_99=debug")
+# Tutel's search runs each pipelining degree in a process of its own: each writes its own trace.
+nvsvp_cli_test(trace_of_tutels_search_has_a_file_per_degree
+               --fresh ${NVSVP_CLI_OUT}/trace_tutel_search
+               --file ${NVSVP_CLI_OUT}/trace_tutel_search/transactions_tutel_degree1.csv "^[0-9]+\\.[0-9]{3},gpu_to_switch_[0-9]+,gpu_to_switch,0,"
+               --file ${NVSVP_CLI_OUT}/trace_tutel_search/transactions_tutel_degree8.csv "^[0-9]+\\.[0-9]{3},switch_to_gpu_[0-9]+,switch_to_gpu,0,"
+               --absent ${NVSVP_CLI_OUT}/trace_tutel_search/transactions_tutel.csv
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --set "schemes=[tutel]"
+                  --set software.tutel_degree=0 --trace gpu_0 --quiet --out ${NVSVP_CLI_OUT}/trace_tutel_search)
