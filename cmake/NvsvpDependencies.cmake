@@ -4,6 +4,7 @@ pkg_check_modules(SYSTEMC REQUIRED IMPORTED_TARGET systemc)
 find_package(yaml-cpp REQUIRED)          # 0.7: the target is `yaml-cpp`
 find_package(nlohmann_json REQUIRED)
 find_package(CLI11 REQUIRED)
+find_package(spdlog REQUIRED)           # per-component logs (nvsvp run --log)
 find_package(GTest REQUIRED)
 find_package(benchmark REQUIRED)
 find_package(Threads REQUIRED)

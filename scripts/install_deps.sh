@@ -4,7 +4,7 @@
 # As root it runs apt-get; otherwise it prints the exact command and exits 1.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libsystemc-dev verilator libyaml-cpp-dev
-          libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
+          libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libspdlog-dev
           zlib1g-dev gtkwave python3-matplotlib)
 # zlib: the RTL's FST writer; gtkwave: fst2vcd, which the tests read FST with; matplotlib: `nvsvp plot`
 if [ "${1:-}" = "fuzz" ]; then

@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "nvsvp/fw/log.hpp"
 #include "nvsvp/hw/switch_registers.hpp"
 
 namespace nvsvp::fw {
@@ -91,7 +92,15 @@ const FabricBringUpReport& SwitchFabric::bring_up(const FabricTopology& topology
     throw FabricError("the cabling names " + std::to_string(topology.switch_chips) + " switch chips, the HAL reaches " +
                       std::to_string(found));
   }
-  for (uint32_t c = 0; c < found; ++c) report_.chips.push_back(discover(c));
+  FW_LOG(hal_, info, "bring-up: " << found << " switch chips, " << topology.gpus << " GPUs, "
+                                   << topology.cables.size() << " cables");
+  for (uint32_t c = 0; c < found; ++c) {
+    report_.chips.push_back(discover(c));
+    const SwitchChipInfo& info = report_.chips.back();
+    FW_LOG(hal_, debug, chip_name(c) << " found: " << info.ports << " ports, " << info.multicast_slots
+                                     << " multicast slots, " << info.reduction_contexts_per_port
+                                     << " reduction contexts per port, " << info.route_entries << " route entries");
+  }
 
   // The reduction contexts each port may hold: all the chip has, or fewer if asked.
   for (SwitchChipInfo& info : report_.chips) {
@@ -141,10 +150,14 @@ const FabricBringUpReport& SwitchFabric::bring_up(const FabricTopology& topology
                         describe_switch_errors(status) + ")");
     }
     const SwitchChipInfo& info = report_.chips[c];
+    FW_LOG(hal_, debug, chip_name(c) << ": interrupts enabled, " << topology.gpus << " route entries programmed, "
+                                     << info.reduction_contexts_enabled << " reduction contexts per port enabled");
     report_.reduction_context_pool += uint64_t{info.ports} * info.reduction_contexts_enabled;
     report_.multicast_slots = c == 0 ? info.multicast_slots : std::min(report_.multicast_slots, info.multicast_slots);
   }
   report_.duration_ns = hal_.now_ns() - start_ns;
+  FW_LOG(hal_, info, "bring-up done in " << report_.duration_ns << " ns: " << report_.route_entries_programmed
+                                         << " route entries, " << report_.multicast_slots << " multicast slots");
   return report_;
 }
 
@@ -177,6 +190,8 @@ size_t SwitchFabric::service_interrupts() {
     const uint32_t status = hal_.read_register(c, regs::kErrorStatus);
     if (status == 0) continue;
     error_log_.push_back(SwitchErrorRecord{c, status, hal_.now_ns()});
+    FW_LOG(hal_, info, chip_name(c) << ": ERROR_STATUS " << hex_text(status) << " (" << describe_switch_errors(status)
+                                    << "), cleared");
     // Write 1 to clear exactly the bits read: an error raised after the read stays pending.
     hal_.write_register(c, regs::kErrorStatus, status);
     ++serviced;
@@ -255,6 +270,8 @@ MulticastGroupHandle MulticastAllocator::create_group(uint64_t base, uint64_t si
   slot_used_[group.slot] = true;
   groups_[group.slot] = group;
   ++groups_in_use_;
+  FW_LOG(hal_, debug, what << " members " << hex_text(members) << " programmed in slot " << group.slot << " of "
+                           << chips_.size() << " chips (" << groups_in_use_ << " of " << capacity() << " in use)");
   return group;
 }
 
@@ -283,6 +300,8 @@ void MulticastAllocator::destroy_group(const MulticastGroupHandle& group) {
   }
   slot_used_[group.slot] = false;
   --groups_in_use_;
+  FW_LOG(hal_, debug, "multicast group in slot " << group.slot << " destroyed (" << groups_in_use_ << " of "
+                                                 << capacity() << " in use)");
 }
 
 }  // namespace nvsvp::fw

@@ -71,6 +71,8 @@ struct Options {
   bool quiet = false;
   bool dump = false;
   bool no_timelines = false;
+  std::vector<std::string> logs;    // run --log PATTERN=LEVEL
+  std::vector<std::string> traces;  // run --trace PATTERN
   unsigned jobs = 1;
   bool list_points = false;
   nvsvp::fw::CollectiveSpec allreduce;
@@ -114,6 +116,12 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
   c.run->add_flag("--quiet", o.quiet, "no console summary and no progress line");
   c.run->add_flag("--no-timelines", o.no_timelines,
                   "no utilization_<scheme>.csv and trace_<scheme>.json (and no link time series recorded)");
+  c.run->add_option("--log", o.logs,
+                    "PATTERN=LEVEL: log the components PATTERN names (a glob: switch_0, gpu*, switch_*.csr, firmware) "
+                    "at LEVEL (error, warn, info, debug, trace) to stderr; default warn (repeatable, the last wins)");
+  c.run->add_option("--trace", o.traces,
+                    "PATTERN: write transactions_<scheme>.csv for the links of the components PATTERN names, "
+                    "registers_<scheme>.csv for named register blocks (switch_*.csr, firmware) (repeatable)");
 
   c.validate = app.add_subcommand("validate", "check a scenario file without running it");
   c.validate->add_option("FILE", o.file, "scenario YAML file")->required();
@@ -164,6 +172,8 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
                           "run these collectives instead (repeatable; fw/collectives.hpp: allreduce_ring, allreduce_nvls, "
                           "allgather_ring, allgather_nvls, alltoall, p2p_write_oneway, p2p_write_bidir), "
                           "with the link bound and link loads");
+  c.calibrate->add_option("--log", o.logs,
+                          "PATTERN=LEVEL: log the components PATTERN names at LEVEL to stderr, as for run (repeatable)");
 
   // The calibration anchors: public hardware measurements, one case file each (docs/calibration.md).
   c.anchors = app.add_subcommand(
@@ -274,10 +284,13 @@ int anchors_command(const Options& o) {
 
 int calibrate_command(const nvsvp::platform::Scenario& scenario, Options o) {
   o.allreduce.sm_issue_limit = !o.no_sm_issue_limit;
+  nvsvp::platform::Observability observe;
+  for (const std::string& log : o.logs) observe.logs.push_back(nvsvp::platform::parse_log_setting(log));
+  nvsvp::platform::check_patterns(observe, scenario.platform);  // ConfigError: exit code 2
   std::vector<nvsvp::platform::CollectiveResult> runs;
   try {
     if (o.collectives.empty()) {
-      runs = nvsvp::platform::run_allreduce_calibration(scenario.platform, o.allreduce);
+      runs = nvsvp::platform::run_allreduce_calibration(scenario.platform, o.allreduce, observe.logs);
     } else {
       std::vector<nvsvp::fw::CollectiveSpec> specs;
       for (const std::string& name : o.collectives) {
@@ -288,7 +301,7 @@ int calibrate_command(const nvsvp::platform::Scenario& scenario, Options o) {
           throw std::invalid_argument("--collective: expected one of " + known + ", got " + name);
         }
       }
-      runs = nvsvp::platform::run_collectives(scenario.platform, specs);
+      runs = nvsvp::platform::run_collectives(scenario.platform, specs, observe.logs);
     }
   } catch (const std::invalid_argument& e) {
     std::cerr << "nvsvp: " << e.what() << "\n";
@@ -339,6 +352,8 @@ int scenario_command(const Commands& c, Options o) {
     options.progress = progress_wanted(o);
     options.timelines = !o.no_timelines;
     options.command_line = o.command_line;
+    for (const std::string& log : o.logs) options.observe.logs.push_back(nvsvp::platform::parse_log_setting(log));
+    options.observe.traces = o.traces;
     return nvsvp::platform::run_scenario(scenario, options, std::cout);
   } catch (const nvsvp::platform::ConfigError& e) {
     std::cerr << "nvsvp: " << e.what() << "\n";

@@ -16,12 +16,13 @@ std::string short_name(const std::string& algorithm) {
 
 }  // namespace
 
-std::vector<CollectiveResult> run_allreduce_calibration(const PlatformSpec& platform, const fw::CollectiveSpec& spec) {
+std::vector<CollectiveResult> run_allreduce_calibration(const PlatformSpec& platform, const fw::CollectiveSpec& spec,
+                                                        const std::vector<LogSetting>& logs) {
   fw::CollectiveSpec nvls = spec;
   nvls.collective = fw::Collective::allreduce_nvls;
   fw::CollectiveSpec ring = spec;
   ring.collective = fw::Collective::allreduce_ring;
-  return run_collectives(platform, {nvls, ring});
+  return run_collectives(platform, {nvls, ring}, logs);
 }
 
 void print_calibration(std::ostream& os, const PlatformSpec& platform, const std::vector<CollectiveResult>& runs) {

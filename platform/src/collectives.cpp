@@ -144,7 +144,8 @@ LinkBound link_bound(const PlatformSpec& platform, const fw::CollectiveSpec& spe
   return bound;
 }
 
-std::vector<CollectiveResult> run_collectives(const PlatformSpec& platform_spec, std::vector<fw::CollectiveSpec> specs) {
+std::vector<CollectiveResult> run_collectives(const PlatformSpec& platform_spec, std::vector<fw::CollectiveSpec> specs,
+                                              const std::vector<LogSetting>& logs) {
   std::vector<CollectiveResult> results;
   std::exception_ptr failure;
   // Modules live to the process's end, as SystemC wants them.
@@ -170,6 +171,7 @@ std::vector<CollectiveResult> run_collectives(const PlatformSpec& platform_spec,
       failure = std::current_exception();  // a refused spec: no work was submitted, the run ends
     }
   });
+  configure_logs(platform, hal, logs);
   sc_core::sc_start();
   if (failure) std::rethrow_exception(failure);
   if (!host.done()) throw std::runtime_error("collectives: the firmware did not finish");

@@ -1,9 +1,12 @@
 #include "nvsvp/platform/platform.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+
+#include "nvsvp/platform/observability.hpp"
 
 namespace nvsvp::platform {
 
@@ -16,7 +19,8 @@ Platform::Platform(const sc_core::sc_module_name& name, const PlatformSpec& spec
       gpus_("gpu"),
       up_("gpu_to_switch"),
       down_("switch_to_gpu"),
-      register_bus_("register_bus", spec.switch_chips) {
+      register_bus_("register_bus", spec.switch_chips),
+      register_logs_(spec.switch_chips) {
   chips_.init(spec.switch_chips, [&](const char* n, size_t c) {
     const auto chip = static_cast<uint32_t>(c);
     return new model::SwitchChip(n, switch_chip_params(spec, chip), chip, spec.gpu.interleave_bytes, spec.link);
@@ -89,6 +93,15 @@ void Platform::register_transport(uint32_t chip, tlm::tlm_generic_payload& paylo
   const sc_core::sc_time before = delay;
   register_bus_[chip]->b_transport(payload, delay);
   if (observer_ != nullptr) observer_->register_accessed(chip, payload, delay - before);
+  if (register_logs_[chip].on(hw::LogLevel::debug)) {
+    uint32_t data = 0;
+    if (payload.get_data_length() >= 4) std::memcpy(&data, payload.get_data_ptr(), 4);
+    const uint64_t offset = payload.get_address();
+    NVSVP_LOG(register_logs_[chip], debug,
+              (payload.get_command() == tlm::TLM_READ_COMMAND ? "read " : "write ")
+                  << switch_register_name(static_cast<uint32_t>(offset)) << " (0x" << std::hex << offset << ") = 0x"
+                  << data << std::dec << ": " << payload.get_response_string());
+  }
 }
 
 void Platform::attach_observer(model::MessageObserver* observer) {
@@ -103,6 +116,11 @@ LinkEnd Platform::link_end(uint32_t gpu, uint32_t link) const {
 }
 
 const model::NvlinkPort& Platform::link(LinkDirection direction, uint32_t gpu, uint32_t link) const {
+  const size_t i = static_cast<size_t>(gpu) * links_per_gpu_ + link;
+  return direction == LinkDirection::gpu_to_switch ? up_[i] : down_[i];
+}
+
+model::NvlinkPort& Platform::link(LinkDirection direction, uint32_t gpu, uint32_t link) {
   const size_t i = static_cast<size_t>(gpu) * links_per_gpu_ + link;
   return direction == LinkDirection::gpu_to_switch ? up_[i] : down_[i];
 }

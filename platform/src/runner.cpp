@@ -54,12 +54,13 @@ struct FirmwareRecord {
 class SchemeSimulation {
  public:
   SchemeSimulation(const Scenario& scenario, const std::string& scheme, std::shared_ptr<const fw::MoeLayerSpec> layer,
-                   bool with_timeline)
+                   bool with_timeline, const Observability& observe)
       : wall_start_(Clock::now()),
         scenario_(scenario),
         scheme_(scheme),
         layer_(std::move(layer)),
-        with_timeline_(with_timeline) {}
+        with_timeline_(with_timeline),
+        observe_(observe) {}
 
   // The firmware's plan of the layer, and of the replication phase before it.
   void plan() {
@@ -84,6 +85,12 @@ class SchemeSimulation {
     fabric_.emplace(*hal_);
     record_.broadcast_bytes_sent.assign(platform_->gpu_count(), 0);
     host_ = new FirmwareHost("firmware", [this] { firmware_script(); });
+    // Only the components the patterns name get a level or an observer: nothing else is touched.
+    configure_logs(*platform_, *hal_, observe_.logs);
+    if (!observe_.traces.empty()) {
+      trace_.emplace(*platform_, observe_.traces, observe_.trace_dir,
+                     observe_.file_label.empty() ? scheme_ : observe_.file_label);
+    }
   }
 
   // Runs the kernel until nothing is left to do or the time limit. A switch that did not come up
@@ -98,6 +105,7 @@ class SchemeSimulation {
       simulate_in_slices(limit, *simulated_ps);
     }
     simulate_seconds_ = seconds_since(start);
+    if (trace_) trace_->close();  // the child process ends with _exit: nothing flushes a file then
     if (!record_.bring_up_error.empty()) throw std::runtime_error("switch bring-up failed: " + record_.bring_up_error);
   }
 
@@ -194,6 +202,8 @@ class SchemeSimulation {
   const std::string& scheme_;
   const std::shared_ptr<const fw::MoeLayerSpec> layer_;
   const bool with_timeline_;
+  const Observability& observe_;
+  std::optional<ComponentTrace> trace_;
   fw::LayerPlan plan_;
   fw::ReplicationPhase replication_;
   double plan_seconds_ = 0.0;
@@ -301,9 +311,9 @@ std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario
 }
 
 SchemeRun run_scheme(const Scenario& scenario, const std::string& scheme, std::shared_ptr<const fw::MoeLayerSpec> layer,
-                     bool with_timeline, const std::function<void(Platform&)>& inspect,
+                     bool with_timeline, const std::function<void(Platform&)>& inspect, const Observability& observe,
                      std::atomic<uint64_t>* simulated_ps) {
-  SchemeSimulation run(scenario, scheme, std::move(layer), with_timeline);
+  SchemeSimulation run(scenario, scheme, std::move(layer), with_timeline, observe);
   run.plan();
   run.elaborate();
   run.simulate(simulated_ps);
@@ -328,14 +338,18 @@ std::function<void(double)> progress_of(const std::function<void(const std::stri
 // the fastest; the platform plans and simulates each candidate, each in its own process, and
 // reports the fastest run with every candidate's time under "tutel_search" (docs/decisions.md).
 SchemeRun run_tutel_search(const Scenario& scenario, const std::shared_ptr<const fw::MoeLayerSpec>& layer,
-                           bool timelines, const std::function<void(const std::string&, double)>& on_progress) {
+                           bool timelines, const Observability& observe,
+                           const std::function<void(const std::string&, double)>& on_progress) {
   std::optional<SchemeRun> best;
   json candidates = json::array();
   double wall = 0.0;
   for (uint32_t degree : fw::tutel_degree_candidates()) {
     auto spec = std::make_shared<fw::MoeLayerSpec>(*layer);
     spec->software.tutel_degree = degree;
-    SchemeRun run = run_scheme_in_child(scenario, "tutel", spec, timelines,
+    // Every candidate's traces, each in files of its own: tutel_degree<d>.
+    Observability candidate_observe = observe;
+    candidate_observe.file_label = "tutel_degree" + std::to_string(degree);
+    SchemeRun run = run_scheme_in_child(scenario, "tutel", spec, timelines, candidate_observe,
                                         progress_of(on_progress, "tutel (degree " + std::to_string(degree) + ")"));
     const double time = run.result.at("layer_time_us").get<double>();
     const json planned = run.result.value("plan", json::object()).value("degree", json(degree));
@@ -353,11 +367,15 @@ SchemeRun run_tutel_search(const Scenario& scenario, const std::shared_ptr<const
 
 int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostream& console) {
   const auto wall_start = Clock::now();
+  // Patterns that name no component are bad input, found before anything runs.
+  check_patterns(options.observe, scenario.platform);
   const auto layer = make_layer_spec(scenario);
   // A plan the fabric cannot hold is bad input, found before any scheme starts.
   check_fabric_resources(scenario, layer);
   const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
   prepare_output_directory(scenario, out_dir);
+  Observability observe = options.observe;
+  observe.trace_dir = out_dir;
   std::vector<SchemeRun> runs;
   ProgressLine progress(options.progress);
   const size_t count = scenario.schemes.size();
@@ -370,10 +388,10 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
       };
     }
     if (scheme == "tutel" && layer->software.tutel_degree == 0) {
-      runs.push_back(run_tutel_search(scenario, layer, options.timelines, on_progress));
+      runs.push_back(run_tutel_search(scenario, layer, options.timelines, observe, on_progress));
       continue;
     }
-    runs.push_back(run_scheme_in_child(scenario, scheme, layer, options.timelines, progress_of(on_progress, scheme)));
+    runs.push_back(run_scheme_in_child(scenario, scheme, layer, options.timelines, observe, progress_of(on_progress, scheme)));
   }
   progress.clear();
   const double wall = seconds_since(wall_start);

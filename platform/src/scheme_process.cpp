@@ -140,11 +140,11 @@ SchemeRun decode(const std::string& bytes) {
 // the simulating tests, which run schemes in their own process without a fork.
 [[noreturn]] void run_as_child(int fd, const Scenario& scenario, const std::string& scheme,
                                const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline,
-                               std::atomic<uint64_t>* simulated_ps) {
+                               const Observability& observe, std::atomic<uint64_t>* simulated_ps) {
   int code = 0;
   std::string bytes;
   try {
-    const SchemeRun run = run_scheme(scenario, scheme, layer, with_timeline, {}, simulated_ps);
+    const SchemeRun run = run_scheme(scenario, scheme, layer, with_timeline, {}, observe, simulated_ps);
     code = run.result["checks"]["passed"].get<bool>() ? 0 : 1;
     bytes = encode(run);
   } catch (const std::exception& e) {
@@ -242,7 +242,7 @@ class SharedSimulatedTime {
 
 SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& scheme,
                               const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline,
-                              const std::function<void(double simulated_us)>& on_progress) {
+                              const Observability& observe, const std::function<void(double simulated_us)>& on_progress) {
   std::optional<SharedSimulatedTime> simulated;
   if (on_progress) simulated.emplace();
   int fds[2];
@@ -251,7 +251,7 @@ SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& schem
   const pid_t pid = fork_child();
   if (pid == 0) {
     close(fds[0]);
-    run_as_child(fds[1], scenario, scheme, layer, with_timeline, simulated ? simulated->ps() : nullptr);
+    run_as_child(fds[1], scenario, scheme, layer, with_timeline, observe, simulated ? simulated->ps() : nullptr);
   }
   close(fds[1]);
   std::function<void()> report_progress;

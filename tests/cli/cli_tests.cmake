@@ -469,3 +469,44 @@ add_test(NAME cli.progress_line_only_on_a_terminal
          COMMAND bash ${NVSVP_CLI_DIR}/progress.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA} ${NVSVP_CLI_OUT}/progress)
 set_tests_properties(cli.progress_line_only_on_a_terminal PROPERTIES TIMEOUT 120
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+
+# Logging and tracing per component (--log PATTERN=LEVEL, --trace PATTERN): what they print and
+# write, their bad input, and traces that are the same bytes run after run.
+add_test(NAME cli.logs_and_traces_of_named_components
+         COMMAND bash ${NVSVP_CLI_DIR}/logs_and_traces.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
+                 ${NVSVP_CLI_OUT}/logs_and_traces)
+set_tests_properties(cli.logs_and_traces_of_named_components PROPERTIES TIMEOUT 120
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+nvsvp_cli_test(log_pattern_naming_nothing_exits_2 --exit 2
+               --stderr "--log 'nvswitch\\*': matches no component of this platform. the components are switch_0 .. switch_3, .*gpu_0 .. gpu_7"
+               --absent ${NVSVP_CLI_OUT}/log_naming_nothing/report.json
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --log "nvswitch*=debug"
+                  --out ${NVSVP_CLI_OUT}/log_naming_nothing)
+nvsvp_cli_test(trace_pattern_naming_nothing_exits_2 --exit 2
+               --stderr "--trace 'gpu_8': matches no component"
+               --absent ${NVSVP_CLI_OUT}/trace_naming_nothing/report.json
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --trace gpu_8
+                  --out ${NVSVP_CLI_OUT}/trace_naming_nothing)
+nvsvp_cli_test(log_bad_level_exits_2 --exit 2
+               --stderr "--log switch\\*=verbose: unknown level 'verbose'. expected PATTERN=LEVEL with LEVEL one of error, warn, info, debug, trace"
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --log "switch*=verbose"
+                  --out ${NVSVP_CLI_OUT}/log_bad_level)
+# determinism.sh compares every CSV of two runs, the trace files included.
+add_test(NAME cli.traces_are_deterministic
+         COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
+                 ${NVSVP_CLI_OUT}/determinism_traces --trace "gpu_[03]" --trace switch_1 --trace firmware)
+set_tests_properties(cli.traces_are_deterministic PROPERTIES TIMEOUT 120 ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+# calibrate takes --log too: the NVLS all-reduce's multimem requests in switch 0's debug lines.
+nvsvp_cli_test(calibrate_logs_the_named_switch --stdout "^nvls "
+               --stderr "^[0-9]+\\.[0-9]{3} ns \\[debug\\] switch_0: multimem_(red|ld_reduce|store) #[0-9]+ from GPU [0-9]+: group at 0x"
+               -- $<TARGET_FILE:nvsvp> calibrate ${NVSVP_CLI_DATA}/small_uniform.yaml --bytes 1048576 --log "switch_0=debug")
+nvsvp_cli_test(calibrate_log_naming_nothing_exits_2 --exit 2 --stderr "--log 'gpu_99': matches no component"
+               -- $<TARGET_FILE:nvsvp> calibrate ${NVSVP_CLI_DATA}/small_uniform.yaml --log "gpu_99=debug")
+# Tutel's search runs each pipelining degree in a process of its own: each writes its own trace.
+nvsvp_cli_test(trace_of_tutels_search_has_a_file_per_degree
+               --fresh ${NVSVP_CLI_OUT}/trace_tutel_search
+               --file ${NVSVP_CLI_OUT}/trace_tutel_search/transactions_tutel_degree1.csv "^[0-9]+\\.[0-9]{3},gpu_to_switch_[0-9]+,gpu_to_switch,0,"
+               --file ${NVSVP_CLI_OUT}/trace_tutel_search/transactions_tutel_degree8.csv "^[0-9]+\\.[0-9]{3},switch_to_gpu_[0-9]+,switch_to_gpu,0,"
+               --absent ${NVSVP_CLI_OUT}/trace_tutel_search/transactions_tutel.csv
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --set "schemes=[tutel]"
+                  --set software.tutel_degree=0 --trace gpu_0 --quiet --out ${NVSVP_CLI_OUT}/trace_tutel_search)

@@ -16,7 +16,7 @@ Gpu::Gpu(const sc_core::sc_module_name& name, const GpuParams& params, const Lin
       counters_(this->name(), params),
       dynamic_(this->name(), params, link, gpu_id, memory_, counters_, links_, stats_),
       receiver_(this->name(), params, link, gpu_id, links, pool, memory_, counters_, links_, dynamic_, stats_),
-      executor_(this->name(), params, memory_, counters_, links_, dynamic_, stats_) {
+      executor_(this->name(), params, memory_, counters_, links_, dynamic_, stats_, log_) {
   if (params.functional_bytes > PayloadPool::kMaxFunctionalBytes) {
     SC_REPORT_FATAL(this->name(), "functional_bytes exceeds what a payload carries");
   }

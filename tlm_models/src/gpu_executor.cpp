@@ -41,14 +41,16 @@ bool is_compute(hw::TaskKind kind) { return kind == hw::TaskKind::compute || kin
 }  // namespace
 
 GpuExecutor::GpuExecutor(const char* owner, const GpuParams& params, GpuMemory& memory, ArrivalCounters& counters,
-                         GpuLinkEngines& links, DynamicMultimemClient& dynamic, GpuStats& stats)
+                         GpuLinkEngines& links, DynamicMultimemClient& dynamic, GpuStats& stats,
+                         const ComponentLog& log)
     : owner_(owner),
       params_(params),
       memory_(memory),
       counters_(counters),
       links_(links),
       dynamic_(dynamic),
-      stats_(stats) {
+      stats_(stats),
+      log_(log) {
   for (uint32_t i = 0; i < kExecutorStreams; ++i) streams_[i].index = i;
 }
 
@@ -165,6 +167,8 @@ bool GpuExecutor::advance(Stream& stream, hw::WorkSequence& sequence, const sc_t
       break;
   }
   mark_phase(task.phase, false);
+  NVSVP_LOG(log_, debug, "stream " << stream.index << ": " << to_string(task.kind) << " done (task "
+                                   << stream.task_index << " of sequence " << stream.sequence_index << ")");
   stream.state = State::idle;
   ++stream.task_index;
   ++tasks_finished_;
@@ -194,6 +198,8 @@ bool GpuExecutor::run_action(Stream& stream, State& state, hw::WorkSequence& seq
       return false;
   }
   mark_phase(task.phase, true);
+  NVSVP_LOG(log_, debug, "stream " << stream.index << ": " << to_string(task.kind) << " starts (task "
+                                   << stream.task_index << " of sequence " << stream.sequence_index << ")");
   if (is_compute(task.kind)) {
     start_compute(stream, sequence, task, now);
     state = State::computing;
@@ -309,6 +315,8 @@ void GpuExecutor::issue(const hw::WorkSequence& sequence, const hw::Task& task, 
   switch (task.kind) {
     case hw::TaskKind::send: {
       if (task.chunk_writes > 0) check_chunk(sequence, task);
+      NVSVP_LOG(log_, debug, "send to GPU " << task.peer << ": " << std::max<uint32_t>(task.chunk_writes, 1u)
+                                            << " write(s) of " << task.bytes << " bytes, counter " << task.counter);
       links_.enqueue_send(sequence, task);
       break;
     }

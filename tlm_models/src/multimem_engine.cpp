@@ -55,6 +55,9 @@ void MultimemEngine::send_generated(tlm::tlm_generic_payload& message, NvlinkExt
 void MultimemEngine::refuse(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits,
                             uint32_t error_bit, const sc_time& ready_at) {
   const NvlinkExtension ext = extension_of(payload);
+  NVSVP_LOG(chip_.log(), debug, "access error: " << to_string(ext.opcode) << " #" << ext.sequence << " from GPU "
+                                                 << ext.source_gpu << " at 0x" << std::hex << ext.target_address
+                                                 << " refused, error bit 0x" << error_bit << std::dec);
   registers_.count(SwitchCounter::access_errors);
   registers_.raise_error(error_bit);
   chip_.free_input_space(port, payload, fifo, flits);
@@ -115,6 +118,9 @@ void MultimemEngine::accept_static(uint16_t port, tlm::tlm_generic_payload& payl
     copy.set_address(local_address);
     send_generated(copy, c, ready_at, parent);
   }
+  NVSVP_LOG(chip_.log(), debug, to_string(ext.opcode) << " #" << ext.sequence << " from GPU " << ext.source_gpu
+                                << ": group at 0x" << std::hex << group->base << std::dec << ", " << copies
+                                << " member copies");
   registers_.count(SwitchCounter::replications, copies);
 }
 
@@ -215,6 +221,8 @@ void MultimemEngine::send_dynamic_copies(tlm::tlm_generic_payload& request, uint
         c.target_address, store ? hw::MultimemStage::dispatch : hw::MultimemStage::combine, t.target_count}));
     send_generated(copy, c, leaves, parent);
   }
+  NVSVP_LOG(chip_.log(), debug, to_string(ext.opcode) << " #" << ext.sequence << " from GPU " << ext.source_gpu
+                                << ": " << ext.target_count << " targets, " << trim_.copies.size() << " copies");
   registers_.count(SwitchCounter::replications, trim_.copies.size());
 }
 
@@ -253,6 +261,9 @@ bool MultimemEngine::admit_load(uint16_t port, tlm::tlm_generic_payload& payload
   // Flow control, not an error: the request keeps its buffer space (the issuer's credits) and
   // starts when a context of this port frees.
   payload.acquire();
+  NVSVP_LOG(chip_.log(), debug, "port " << port << ": no free reduction context, " << to_string(extension_of(payload).opcode)
+                                << " #" << extension_of(payload).sequence << " from GPU "
+                                << extension_of(payload).source_gpu << " parked");
   parked_loads_[port].push_back(ParkedLoad{&payload, fifo, flits});
   ++stats_.parked_loads;
   return false;
@@ -449,6 +460,8 @@ void MultimemEngine::finish_reduction(uint32_t tag, const tlm::tlm_generic_paylo
   send_generated(response, x, ready_at);
   registers_.count(SwitchCounter::reductions);
   if (r.evicted_parts > 0) ++stats_.evicted_reductions;
+  NVSVP_LOG(chip_.log(), debug, "reduction #" << r.issue_sequence << " for GPU " << r.issuer << " done on port " << r.port
+                                << ", " << r.read_bytes << " bytes, " << r.evicted_parts << " partials evicted");
 
   const uint16_t port = r.port;
   free_contexts_[port].push_back(r.context);
@@ -488,6 +501,8 @@ void MultimemEngine::pass_partial_on(uint32_t tag, tlm::tlm_generic_payload& mem
   const sc_time ready_at = std::max(current_time(), m.tail_arrival) + internal_latency_;
   send_generated(partial, x, ready_at);
   ++r.evicted_parts;
+  NVSVP_LOG(chip_.log(), debug, "eviction: reduction buffer of port " << r.port << " full, a partial of reduction #"
+                                << r.issue_sequence << " passed on to GPU " << r.issuer);
   registers_.count(SwitchCounter::evictions);
   stats_.evicted_partial_bytes += r.read_bytes;
 }

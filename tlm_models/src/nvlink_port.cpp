@@ -70,7 +70,7 @@ int NvlinkPort::allocate_vc(TrafficClass traffic_class, uint32_t flits) {
     const auto vc = static_cast<uint16_t>((first + i) % vcs_);
     if (credits(traffic_class, vc) >= needed) return vc;
   }
-  return -1;
+  return -1;  // not logged: senders ask again and again while they wait (a stall is logged once)
 }
 
 void NvlinkPort::wait_for_credits(TrafficClass traffic_class) {
@@ -84,6 +84,9 @@ void NvlinkPort::wait_for_credits(TrafficClass traffic_class) {
     }
   }
   if (earliest != never() && sender_ != nullptr) sender_->wake_at(sender_client_, earliest);
+  NVSVP_LOG(log_, trace, "sender stalls on " << to_string(traffic_class) << " credits; "
+                                             << (earliest != never() ? "next credits land at " + earliest.to_string()
+                                                                     : std::string("none in flight")));
 }
 
 void NvlinkPort::send(tlm::tlm_generic_payload& payload) {

@@ -52,6 +52,7 @@ SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& 
   // datapath raising an error); waiters hear it one delta later.
   registers_.on_interrupt_change([this](bool) { irq_changed_.notify(SC_ZERO_TIME); });
   for (uint32_t p = 0; p < params.ports; ++p) in[p].set_receiver(this, static_cast<int>(p));
+  inputs_.set_log(&log_);
 }
 
 void SwitchChip::end_of_elaboration() {
@@ -107,6 +108,8 @@ void SwitchChip::register_transport(tlm::tlm_generic_payload& payload, sc_time& 
     refused = tlm::TLM_COMMAND_ERROR_RESPONSE;
   }
   if (refused != tlm::TLM_OK_RESPONSE) {
+    NVSVP_LOG(log_, debug, "register access at 0x" << std::hex << payload.get_address() << std::dec
+                                                   << " refused: " << payload.get_response_string());
     registers_.raise_error(hw::switch_regs::error_bad_register_access);
     payload.set_response_status(refused);
     return;

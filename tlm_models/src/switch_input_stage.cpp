@@ -29,6 +29,7 @@ void SwitchInputStage::no_route(const NvlinkExtension& ext) {
   registers_.raise_error(hw::switch_regs::error_no_route);
   std::ostringstream msg;
   msg << "no route to GPU " << ext.target_gpu << " (message " << ext.source_gpu << "#" << ext.sequence << ")";
+  if (log_ != nullptr) NVSVP_LOG(*log_, error, "route lookup failed: " << msg.str());
   SC_REPORT_FATAL(owner_, msg.str().c_str());
 }
 

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "nvsvp/hw/dynamic_multicast.hpp"
+#include "nvsvp/hw/log_level.hpp"
 #include "nvsvp/hw/memory_access.hpp"
 #include "nvsvp/hw/work.hpp"
 
@@ -52,6 +54,11 @@ class Hal {
   // returns whether a line is high. Returns at once when one already is. The line stays high
   // until firmware clears the pending bits, so an interrupt is never lost between two waits.
   virtual bool wait_interrupt(double timeout_ns) = 0;
+
+  // Firmware's log: whether a line of `level` is printed, and the line (the platform adds the
+  // simulated time and the component name "firmware"). By default nothing is. Use FW_LOG.
+  virtual bool log_enabled(hw::LogLevel) const { return false; }
+  virtual void log(hw::LogLevel, const std::string&) {}
 };
 
 }  // namespace nvsvp::fw

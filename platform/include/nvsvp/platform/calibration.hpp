@@ -27,8 +27,9 @@ inline constexpr AllReduceAnchor kRingAnchor{"ring", 365.0, 370.0};
 // Elaborates `platform` and runs allreduce_nvls, then allreduce_ring, with `spec`'s sizes (its
 // collective is ignored). Call at most once per process (SystemC elaborates once). Throws
 // std::invalid_argument for sizes the plans refuse, std::runtime_error if the firmware does not
-// finish.
-std::vector<CollectiveResult> run_allreduce_calibration(const PlatformSpec& platform, const fw::CollectiveSpec& spec);
+// finish. `logs` as for run_collectives.
+std::vector<CollectiveResult> run_allreduce_calibration(const PlatformSpec& platform, const fw::CollectiveSpec& spec,
+                                                        const std::vector<LogSetting>& logs = {});
 
 // The table: algorithm, time, algorithm and bus bandwidth, the anchor, the ratio, the check.
 void print_calibration(std::ostream& os, const PlatformSpec& platform, const std::vector<CollectiveResult>& runs);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "nvsvp/fw/collectives.hpp"
+#include "nvsvp/platform/observability.hpp"
 #include "nvsvp/platform/scenario.hpp"
 
 namespace nvsvp::platform {
@@ -60,8 +61,10 @@ struct CollectiveResult {
 // std::runtime_error if the firmware does not finish.
 CollectiveResult run_collective(const PlatformSpec& platform, const fw::CollectiveSpec& spec);
 // The same for several collectives, one after the other in one simulation (each spec's
-// first_counter is set after the previous one's counters).
-std::vector<CollectiveResult> run_collectives(const PlatformSpec& platform, std::vector<fw::CollectiveSpec> specs);
+// first_counter is set after the previous one's counters). `logs`: the components' log levels
+// (observability.hpp; the caller checks their patterns).
+std::vector<CollectiveResult> run_collectives(const PlatformSpec& platform, std::vector<fw::CollectiveSpec> specs,
+                                              const std::vector<LogSetting>& logs = {});
 
 // A table: algorithm, bytes, time, algBW, busBW, link bound, busiest and mean link, checks.
 void print_collectives(std::ostream& os, const std::vector<CollectiveResult>& results);

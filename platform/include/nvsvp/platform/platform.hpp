@@ -16,6 +16,7 @@
 
 #include "nvsvp/fw/switch_bringup.hpp"
 
+#include "nvsvp/model/component_log.hpp"
 #include "nvsvp/model/gpu.hpp"
 #include "nvsvp/model/message_observer.hpp"
 #include "nvsvp/model/nvlink_packet.hpp"
@@ -56,6 +57,7 @@ class Platform : public sc_core::sc_module {
   const model::SwitchChip& chip(uint32_t index) const { return chips_[index]; }
   // The port of GPU `gpu`'s link `link` in `direction`.
   const model::NvlinkPort& link(LinkDirection direction, uint32_t gpu, uint32_t link) const;
+  model::NvlinkPort& link(LinkDirection direction, uint32_t gpu, uint32_t link);
   LinkEnd link_end(uint32_t gpu, uint32_t link) const;
   // From now on every link records when it is busy, in bins of `bin_ps`, one timeline per GPU
   // and direction (its links together). Call before the simulation starts.
@@ -69,6 +71,11 @@ class Platform : public sc_core::sc_module {
   // From now on `observer` (nullptr: nobody) hears of every message and credit return on every
   // link and of every register access over the management bus (model/message_observer.hpp).
   void attach_observer(model::MessageObserver* observer);
+  // Only the register accesses: `observer` (nullptr: nobody) hears of each one on the management bus.
+  void attach_register_observer(model::MessageObserver* observer) { observer_ = observer; }
+  // The log of chip `chip`'s register block as the management bus sees it (component
+  // switch_<chip>.csr): every access at debug level.
+  model::ComponentLog& register_log(uint32_t chip) { return register_logs_[chip]; }
 
   // The cabling as plain data, for the firmware's bring-up: one cable per GPU link.
   fw::FabricTopology fabric_topology() const;
@@ -95,6 +102,7 @@ class Platform : public sc_core::sc_module {
   // The firmware's management bus: one initiator socket per chip's `csr` target.
   sc_core::sc_vector<tlm_utils::simple_initiator_socket<Platform>> register_bus_;
   model::MessageObserver* observer_ = nullptr;
+  std::vector<model::ComponentLog> register_logs_;  // [chip]
 };
 
 }  // namespace nvsvp::platform

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nvsvp/fw/moe_workload.hpp"
+#include "nvsvp/platform/observability.hpp"
 #include "nvsvp/platform/report.hpp"
 #include "nvsvp/platform/scenario.hpp"
 
@@ -24,13 +25,14 @@ std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario
 
 // Elaborates the platform, runs `scheme` on it and checks the result. Call at most once per
 // process. `with_timeline`: also record the links' busy time per bin and gather the timeline
-// files' data. `inspect` (tests) sees the platform once the simulation is over. `simulated_ps`
-// (the progress line): where to store the simulated time reached, in picoseconds, as the
-// simulation goes; the kernel then runs in slices of kProgressSliceUs of simulated time, which
-// changes no result.
+// files' data. `inspect` (tests) sees the platform once the simulation is over. `observe`: the
+// components' log levels and the trace files (observability.hpp), written before it returns.
+// `simulated_ps` (the progress line): where to store the simulated time reached, in picoseconds,
+// as the simulation goes; the kernel then runs in slices of kProgressSliceUs of simulated time,
+// which changes no result.
 SchemeRun run_scheme(const Scenario& scenario, const std::string& scheme, std::shared_ptr<const fw::MoeLayerSpec> layer,
                      bool with_timeline, const std::function<void(Platform&)>& inspect = {},
-                     std::atomic<std::uint64_t>* simulated_ps = nullptr);
+                     const Observability& observe = Observability{}, std::atomic<std::uint64_t>* simulated_ps = nullptr);
 constexpr double kProgressSliceUs = 1.0;
 
 // run_scheme without a timeline, its result alone: one entry of report.json's results[].
@@ -44,6 +46,7 @@ nlohmann::json simulate_scheme(const Scenario& scenario, const std::string& sche
 // about every quarter second while it runs, and when it ends.
 SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& scheme,
                               const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline = false,
+                              const Observability& observe = Observability{},
                               const std::function<void(double simulated_us)>& on_progress = {});
 
 struct RunOptions {
@@ -52,6 +55,7 @@ struct RunOptions {
   bool timelines = true;  // also utilization_<scheme>.csv and trace_<scheme>.json
   std::string command_line;  // the command that asked for the run, for report.json's nvsvp section
   bool progress = false;  // a progress line on stderr: scheme k/n and the simulated time it reached
+  Observability observe;  // --log and --trace (its trace_dir is set to the output directory)
 };
 
 // Readies the output folder (prepare_output_directory), runs every scheme of the scenario in a

@@ -27,11 +27,16 @@ class TlmHal : public fw::Hal {
   uint32_t read_register(uint32_t chip, uint32_t offset) override;
   void write_register(uint32_t chip, uint32_t offset, uint32_t value) override;
   bool wait_interrupt(double timeout_ns) override;
+  // Firmware's lines, under the component name the platform's log settings give (firmware).
+  bool log_enabled(hw::LogLevel level) const override { return log_.on(level); }
+  void log(hw::LogLevel level, const std::string& line) override { log_.write(level, line); }
+  model::ComponentLog& log() { return log_; }
 
  private:
   uint32_t register_access(tlm::tlm_command command, uint32_t chip, uint32_t offset, uint32_t value);
 
   Platform& platform_;
+  model::ComponentLog log_;
 };
 
 // Runs a firmware entry point in a SystemC thread of its own.

@@ -24,6 +24,7 @@
 #include "nvsvp/hw/work.hpp"
 #include "nvsvp/model/arrival_counters.hpp"
 #include "nvsvp/model/dynamic_multimem_client.hpp"
+#include "nvsvp/model/component_log.hpp"
 #include "nvsvp/model/gpu_executor.hpp"
 #include "nvsvp/model/gpu_link_engines.hpp"
 #include "nvsvp/model/gpu_memory.hpp"
@@ -88,11 +89,14 @@ class Gpu : public sc_core::sc_module {
   const std::vector<TakenItem>& taken_items() const { return executor_.taken_items(); }
   const DynamicSourceQueue& source_queue() const { return dynamic_.source_queue(); }
   const CounterTableStats& table_stats(hw::CounterTable table) const { return counters_.table_stats(table); }
+  // Task starts and ends per stream, the sends they issue (debug level).
+  ComponentLog& log() { return log_; }
 
  private:
   void end_of_elaboration() override;
 
   uint32_t id_;
+  ComponentLog log_;  // before the blocks that log through it
   GpuMemory memory_;
   GpuStats stats_;
   // Serves the link engines (client l: link l); built before them, it only calls them once the

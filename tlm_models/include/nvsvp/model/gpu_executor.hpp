@@ -27,6 +27,7 @@
 
 #include "nvsvp/hw/work.hpp"
 #include "nvsvp/model/arrival_counters.hpp"
+#include "nvsvp/model/component_log.hpp"
 #include "nvsvp/model/gpu_params.hpp"
 #include "nvsvp/model/gpu_stats.hpp"
 
@@ -61,9 +62,9 @@ struct TakenItem {
 
 class GpuExecutor {
  public:
-  // `owner` names the GPU in reports.
+  // `owner` names the GPU in reports; `log` is the GPU's.
   GpuExecutor(const char* owner, const GpuParams& params, GpuMemory& memory, ArrivalCounters& counters,
-              GpuLinkEngines& links, DynamicMultimemClient& dynamic, GpuStats& stats);
+              GpuLinkEngines& links, DynamicMultimemClient& dynamic, GpuStats& stats, const ComponentLog& log);
   GpuExecutor(const GpuExecutor&) = delete;
   GpuExecutor& operator=(const GpuExecutor&) = delete;
 
@@ -184,6 +185,7 @@ class GpuExecutor {
   GpuLinkEngines& links_;
   DynamicMultimemClient& dynamic_;
   GpuStats& stats_;
+  const ComponentLog& log_;
   std::array<Stream, kExecutorStreams> streams_;
   uint64_t tasks_finished_ = 0;  // over all streams
   uint64_t total_tasks_ = 0;  // tasks submitted over all streams

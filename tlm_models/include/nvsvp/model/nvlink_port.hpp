@@ -16,6 +16,7 @@
 
 #include "nvsvp/model/activity_intervals.hpp"
 #include "nvsvp/model/busy_timeline.hpp"
+#include "nvsvp/model/component_log.hpp"
 #include "nvsvp/model/message_observer.hpp"
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_params.hpp"
@@ -104,6 +105,8 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   // Credits not yet returned, in flits, summed over all VCs (0 when the receiver is empty).
   uint64_t credits_outstanding() const;
   void describe_state(std::ostream& os) const;
+  // Credit stalls, at trace level (never on a send's own path).
+  ComponentLog& log() { return log_; }
 
  private:
   struct PendingCredit {
@@ -156,6 +159,7 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   bool sender_waiting_[kTrafficClasses] = {false, false};
   tlm::tlm_fw_transport_if<NvlinkProtocolTypes>* receiver_ = nullptr;  // `out`'s, once bound
   LinkParams params_;
+  ComponentLog log_;  // cold: read only when a sender stalls
 };
 
 // The NvlinkPort that a sender's port is bound to (call after binding, e.g. in

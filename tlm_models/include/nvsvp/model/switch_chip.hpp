@@ -25,6 +25,7 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "nvsvp/model/component_log.hpp"
 #include "nvsvp/model/multimem_engine.hpp"
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_params.hpp"
@@ -90,6 +91,10 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
   const sc_core::sc_event& irq_changed() const { return irq_changed_; }
 
   uint32_t chip_id() const { return chip_id_; }
+  // Multimem group and reduction events, evictions, access errors, refused register accesses and
+  // route lookup failures (debug level; a failure that ends the run at error level).
+  ComponentLog& log() { return log_; }
+  const ComponentLog& log() const { return log_; }
   const SwitchParams& params() const { return params_; }
   SwitchStats stats() const;
   uint64_t buffered_messages() const { return inputs_.buffered(); }
@@ -145,6 +150,7 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
   PayloadPool pool_;
   SwitchParams params_;
   uint32_t chip_id_;
+  ComponentLog log_;  // before the blocks that log through it
   sc_core::sc_time internal_latency_;
   sc_core::sc_time register_access_time_;
   SwitchCsr registers_;

@@ -20,6 +20,7 @@
 #include <tlm>
 
 #include "nvsvp/model/address_hash.hpp"
+#include "nvsvp/model/component_log.hpp"
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/sim_time.hpp"
 #include "nvsvp/model/slot_pool.hpp"
@@ -52,6 +53,8 @@ class SwitchInputStage {
   // `owner`: the chip's name, for fatal reports. The route table is the register block's.
   SwitchInputStage(const char* owner, const SwitchParams& params, SwitchCsr& registers,
                    uint32_t interleave_bytes);
+  // The chip's log (route lookup failures); none: they are only reported as fatal errors.
+  void set_log(const ComponentLog* log) { log_ = log; }
 
   // The upstream port's backward path of input port `port` (resolved once, at the end of
   // elaboration: the socket's indirections cost cache misses).
@@ -155,6 +158,7 @@ class SwitchInputStage {
   void release_held(uint32_t parent, const sc_core::sc_time& drained);
 
   const char* owner_;
+  const ComponentLog* log_ = nullptr;
   SwitchCsr& registers_;
   uint32_t ports_;
   uint32_t vcs_per_class_;
