@@ -46,6 +46,7 @@ const fs::path kRoot = NVSVP_SOURCE_DIR;
 const std::set<std::string> kAllowed = {
     // Written by the tool at run time (README.md, docs/configuration.md).
     "report.json", "links_<scheme>.csv", "utilization_<scheme>.csv", "trace_<scheme>.json", "study.csv",
+    "stats_<scheme>.csv", "latency_<scheme>.csv", "occupancy_<scheme>.csv",  // the statistics files
     "summary.json", "anchors.json", "<case>.json",  // `nvsvp anchors`: the table and each case's entry
     "scenario.yaml",  // a study point's effective scenario
     // Headers of installed packages.
