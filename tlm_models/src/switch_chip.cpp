@@ -208,9 +208,12 @@ void SwitchChip::serve_output(uint16_t output) {
     if (winner >= 0) {
       // The other heads that could have gone now wait for this message: arbitration wait.
       uint32_t losers = 0;
-      for (const CrossbarRequest& r : crossbar.requests(output)) {
-        losers += static_cast<int64_t>(r.requester) != winner && crossbar.ready_at(r) <= now &&
-                  link->credits_needed(r.wire_flits) <= credits;
+      const std::vector<CrossbarRequest>& heads = crossbar.requests(output);
+      if (heads.size() > 1) {
+        for (const CrossbarRequest& r : heads) {
+          losers += static_cast<int64_t>(r.requester) != winner && crossbar.ready_at(r) <= now &&
+                    link->credits_needed(r.wire_flits) <= credits;
+        }
       }
       const sc_time serialization = forward(output, traffic_class, static_cast<uint32_t>(winner));
       if (losers > 0) outputs_.add_arbitration_wait(output, traffic_class, losers, serialization);
