@@ -167,9 +167,10 @@ class SwitchInputStage {
     uint32_t copies_left = 0;
   };
 
+  static_assert(kTrafficClasses == 2, "count_occupancy tells the class of a buffer by one comparison");
   void count_occupancy(Input& input, size_t fifo, int64_t delta) {
     const uint64_t now = current_time().value();
-    input.occupancy[fifo / vcs_per_class_].change(now, delta);
+    input.occupancy[fifo < vcs_per_class_ ? 0 : 1].change(now, delta);  // fifo = class x vcs + vc
     total_occupancy_.change(now, delta);
     if (timeline_ != nullptr) timeline_->change(now, delta);
   }

@@ -120,60 +120,65 @@ class OccupancyStatistics {
 };
 
 // A buffer's level per time bin: the time-weighted mean and the maximum of each bin, for the
-// occupancy time series. Changes must come in time order.
+// occupancy time series. Changes must come in time order. The bin being filled is kept in members,
+// so that a change within it costs what an OccupancyStatistics change does (no division).
 class OccupancyTimeline {
  public:
-  explicit OccupancyTimeline(uint64_t bin_ps) : bin_ps_(bin_ps) {
+  explicit OccupancyTimeline(uint64_t bin_ps) : bin_ps_(bin_ps), bin_end_ps_(bin_ps) {
     if (bin_ps == 0) throw std::invalid_argument("occupancy timeline: bins of 0 ps");
   }
   void change(uint64_t now_ps, int64_t delta) {
-    hold_until(now_ps);
+    if (now_ps >= bin_end_ps_) close_bins_before(now_ps);
+    area_ += level_ * (now_ps - since_ps_);
+    since_ps_ = now_ps;
     level_ = static_cast<uint64_t>(static_cast<int64_t>(level_) + delta);
-    const size_t bin = grow_to(now_ps);
-    max_[bin] = std::max(max_[bin], level_);
-  }
-  // Accounts the current level up to `until_ps` (the end of the layer) before reading the bins.
-  void hold_until(uint64_t until_ps) {
-    if (until_ps <= since_ps_) return;
-    const size_t last = grow_to(until_ps - 1);
-    for (size_t bin = since_ps_ / bin_ps_; bin <= last; ++bin) {
-      const uint64_t from = std::max<uint64_t>(since_ps_, bin * bin_ps_);
-      const uint64_t to = std::min<uint64_t>(until_ps, (bin + 1) * bin_ps_);
-      area_[bin] += level_ * (to - from);
-      max_[bin] = std::max(max_[bin], level_);
-    }
-    since_ps_ = until_ps;
+    if (level_ > max_) max_ = level_;
   }
   uint64_t bin_ps() const { return bin_ps_; }
   // Bin `bin`'s time-weighted mean and maximum, the level since the last change held up to
   // `until_ps` (the end of the layer; not before the last change).
   double mean(size_t bin, uint64_t until_ps) const {
-    uint64_t area = bin < area_.size() ? area_[bin] : 0;
-    const uint64_t from = std::max<uint64_t>(since_ps_, bin * bin_ps_);
-    const uint64_t to = std::min<uint64_t>(until_ps, (bin + 1) * bin_ps_);
-    if (to > from) area += level_ * (to - from);
+    if (bin < areas_.size()) return static_cast<double>(areas_[bin]) / static_cast<double>(bin_ps_);
+    const uint64_t held = held_in(bin, until_ps);
+    const uint64_t area = (bin == areas_.size() ? area_ : 0) + level_ * held;
     return static_cast<double>(area) / static_cast<double>(bin_ps_);
   }
   uint64_t max(size_t bin, uint64_t until_ps) const {
-    const uint64_t recorded = bin < max_.size() ? max_[bin] : 0;
-    const bool held = std::max<uint64_t>(since_ps_, bin * bin_ps_) < std::min<uint64_t>(until_ps, (bin + 1) * bin_ps_);
-    return held ? std::max(recorded, level_) : recorded;
+    if (bin < maxima_.size()) return maxima_[bin];
+    if (bin == maxima_.size()) return max_;
+    return held_in(bin, until_ps) > 0 ? level_ : 0;
   }
 
  private:
-  size_t grow_to(uint64_t t_ps) {
-    const size_t bin = t_ps / bin_ps_;
-    if (bin >= area_.size()) {
-      area_.resize(bin + 1, 0);
-      max_.resize(bin + 1, 0);
-    }
-    return bin;
+  // Picoseconds of bin `bin` (the current one or later) in [since_ps_, until_ps).
+  uint64_t held_in(size_t bin, uint64_t until_ps) const {
+    const uint64_t from = std::max<uint64_t>(since_ps_, bin * bin_ps_);
+    const uint64_t to = std::min<uint64_t>(until_ps, (bin + 1) * bin_ps_);
+    return to > from ? to - from : 0;
   }
+  // Closes the current bin and every bin before the one holding `now_ps`, which becomes current.
+  void close_bins_before(uint64_t now_ps) {
+    areas_.push_back(area_ + level_ * (bin_end_ps_ - since_ps_));
+    maxima_.push_back(max_);
+    const uint64_t current = now_ps / bin_ps_;
+    while (areas_.size() < current) {  // whole bins at the level
+      areas_.push_back(level_ * bin_ps_);
+      maxima_.push_back(level_);
+    }
+    since_ps_ = current * bin_ps_;
+    bin_end_ps_ = since_ps_ + bin_ps_;
+    area_ = 0;
+    max_ = level_;
+  }
+
   uint64_t bin_ps_;
+  uint64_t bin_end_ps_;  // of the current bin, whose index is areas_.size()
   uint64_t level_ = 0;
   uint64_t since_ps_ = 0;
-  std::vector<uint64_t> area_;  // level x ps per bin
-  std::vector<uint64_t> max_;
+  uint64_t area_ = 0;  // level x ps in the current bin so far
+  uint64_t max_ = 0;   // in the current bin so far
+  std::vector<uint64_t> areas_;   // closed bins
+  std::vector<uint64_t> maxima_;  // closed bins
 };
 
 }  // namespace nvsvp::model
