@@ -49,6 +49,7 @@ Platform::Platform(const sc_core::sc_module_name& name, const PlatformSpec& spec
       down_[i].out.bind(gpus_[g].rx[l]);
     }
   }
+  for (model::Gpu& gpu : gpus_) gpu.record_latency_in(&latencies_);
   // Every GPU's links, both directions, record when they serialize (the time breakdown).
   activity_.resize(spec.gpus);
   for (uint32_t g = 0; g < spec.gpus; ++g) {
@@ -133,6 +134,11 @@ void Platform::record_link_timelines(uint64_t bin_ps) {
       up_[i].record_busy_in(&timelines_[0][g]);
       down_[i].record_busy_in(&timelines_[1][g]);
     }
+  }
+  input_occupancy_.assign(spec_.switch_chips, model::OccupancyTimeline(bin_ps));
+  reduction_occupancy_.assign(spec_.switch_chips, model::OccupancyTimeline(bin_ps));
+  for (uint32_t c = 0; c < spec_.switch_chips; ++c) {
+    chips_[c].record_occupancy_in(&input_occupancy_[c], &reduction_occupancy_[c]);
   }
 }
 

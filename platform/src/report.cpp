@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "nvsvp/model/nvlink_packet.hpp"
 #include "scenario_sections.hpp"
 #include "text.hpp"
 
@@ -58,6 +59,8 @@ Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std:
     results.push_back(std::move(run.result));
     report.links.push_back(std::move(run.links));
     report.timelines.push_back(std::move(run.timeline));
+    report.hops.push_back(std::move(run.hops));
+    report.latency.push_back(std::move(run.latency));
     json& r = results.back();
     if (r.contains("error")) {
       report.passed = false;
@@ -419,6 +422,90 @@ void write_links_csv(const std::vector<LinkStatistics>& links, const std::string
   file.close();
 }
 
+// stats_<scheme>.csv: a row per GPU link, direction and traffic class (only the header when the
+// scheme failed). A column that does not apply to the row's direction is empty.
+void write_stats_csv(const std::vector<HopStatistics>& hops, const std::string& path) {
+  TextFile file(path);
+  std::string& out = file.text();
+  out += "component,direction,gpu,link,chip,port,vc_class,messages,wire_flits,queueing_mean_ns,queueing_max_ns,"
+         "credit_stall_us,arbitration_wait_us,input_buffer_mean_flits,input_buffer_max_flits\n";
+  for (const HopStatistics& h : hops) {
+    out += h.gpu_to_switch ? "gpu_link_engine,gpu_to_switch," : "switch_output,switch_to_gpu,";
+    for (const uint64_t value : {uint64_t{h.gpu}, uint64_t{h.link}, uint64_t{h.chip}, uint64_t{h.port}}) {
+      append_integer(out, value);
+      out += ',';
+    }
+    out += model::to_string(static_cast<model::TrafficClass>(h.traffic_class));
+    out += ',';
+    append_integer(out, h.messages);
+    out += ',';
+    append_integer(out, h.wire_flits);
+    for (const double value : {h.queueing_mean_ns, h.queueing_max_ns, h.credit_stall_us}) {
+      out += ',';
+      append_json_number(out, value);
+    }
+    out += ',';
+    if (!h.gpu_to_switch) append_json_number(out, h.arbitration_wait_us);
+    out += ',';
+    if (h.gpu_to_switch) append_json_number(out, h.input_buffer_mean_flits);
+    out += ',';
+    if (h.gpu_to_switch) append_integer(out, h.input_buffer_max_flits);
+    out += '\n';
+  }
+  file.close();
+}
+
+// latency_<scheme>.csv: the fabric-wide latency histogram, a row per message class and bin that
+// holds messages (only the header when the scheme failed).
+void write_latency_csv(const std::vector<LatencyBin>& bins, const std::string& path) {
+  TextFile file(path);
+  std::string& out = file.text();
+  out += "class,bin_start_ns,bin_end_ns,messages\n";
+  for (const LatencyBin& b : bins) {
+    out += model::to_string(static_cast<model::Opcode>(b.opcode));
+    out += ',';
+    append_json_number(out, static_cast<double>(b.bin_start_ps) / 1e3);
+    out += ',';
+    append_json_number(out, static_cast<double>(b.bin_end_ps) / 1e3);
+    out += ',';
+    append_integer(out, b.messages);
+    out += '\n';
+  }
+  file.close();
+}
+
+// occupancy_<scheme>.csv: per bin (time from the layer's start), every chip's input buffers
+// (flits) and reduction buffers (bytes), the bin's time-weighted mean and maximum.
+void write_occupancy_csv(const Timeline& timeline, const std::string& path) {
+  TextFile file(path);
+  std::string& out = file.text();
+  const size_t chips = timeline.chips;
+  out += "time_us";
+  for (size_t c = 0; c < chips; ++c) {
+    for (const char* series : {"_input_mean_flits", "_input_max_flits", "_reduction_mean_bytes",
+                               "_reduction_max_bytes"}) {
+      out += ",switch";
+      append_integer(out, c);
+      out += series;
+    }
+  }
+  out += "\n";
+  const size_t bins = chips > 0 ? timeline.bins : 0;
+  for (size_t b = 0; b < bins; ++b) {
+    append_general(out, timeline.first_bin_start_us + static_cast<double>(b) * timeline.bin_us);
+    for (size_t c = 0; c < chips; ++c) {
+      const size_t i = b * chips + c;
+      for (const double value : {timeline.input_mean_flits[i], timeline.input_max_flits[i],
+                                 timeline.reduction_mean_bytes[i], timeline.reduction_max_bytes[i]}) {
+        out += ',';
+        append_general(out, value);
+      }
+    }
+    out += '\n';
+  }
+  file.close();
+}
+
 }  // namespace
 
 void write_report_files(const Report& report, const std::string& out_dir) {
@@ -434,8 +521,11 @@ void write_report_files(const Report& report, const std::string& out_dir) {
   for (size_t i = 0; i < results.size(); ++i) {
     const std::string scheme = results[i]["scheme"].get<std::string>();
     write_links_csv(report.links[i], out_dir + "/links_" + scheme + ".csv");
+    write_stats_csv(report.hops[i], out_dir + "/stats_" + scheme + ".csv");
+    write_latency_csv(report.latency[i], out_dir + "/latency_" + scheme + ".csv");
     if (!report.timelines[i]) continue;
     write_utilization_csv(*report.timelines[i], out_dir + "/utilization_" + scheme + ".csv");
+    write_occupancy_csv(*report.timelines[i], out_dir + "/occupancy_" + scheme + ".csv");
     write_trace(*report.timelines[i], scheme, out_dir + "/trace_" + scheme + ".json");
   }
 }

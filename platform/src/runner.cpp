@@ -246,12 +246,18 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
   result["time_breakdown"] = time_breakdown_json(platform, layer);
   result["gpus"] = gpus_json(platform, layer);
   result["checks"] = checks_json(checks, replication_checks, stuck, passed);
+  run.hops = hop_statistics(platform, layer);
+  run.latency = latency_bins(platform);
+  result["statistics"] = statistics_json(platform, run.hops, layer);
   if (!plan_.figures.empty()) {
     json& figures = result["plan"] = json::object();
     for (const auto& [name, value] : plan_.figures) figures[name] = value;
   }
   result["sim"] = sim_json(verify_seconds, totals[0].messages + totals[1].messages, checks.remote_token_copies);
-  if (with_timeline_) run.timeline = timeline_of(platform, timeline_bin_ps_, layer);
+  if (with_timeline_) {
+    run.timeline = timeline_of(platform, timeline_bin_ps_, layer);
+    add_occupancy(platform, timeline_bin_ps_, layer, *run.timeline);
+  }
   return run;
 }
 

@@ -1,7 +1,8 @@
 // The collect step of one scheme's run, private to platform/: what the platform and the firmware
 // show once the simulation is over, as pieces of the scheme's entry of report.json, the rows of
 // links_<scheme>.csv and the timeline files' data. runner.cpp runs the steps and puts the pieces
-// together; link_statistics.cpp holds the links and the timeline, scheme_result.cpp the rest.
+// together; link_statistics.cpp holds the links and the timeline, fabric_statistics.cpp the
+// statistics, scheme_result.cpp the rest.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +58,19 @@ nlohmann::json link_figures(const DirectionTotals totals[2], double layer_s);
 // What the timeline files need: per GPU and direction the links' utilization per bin of `bin_ps`
 // over the layer, and every GPU's phases and compute intervals.
 Timeline timeline_of(const Platform& platform, uint64_t bin_ps, const LayerWindow& layer);
+
+// --- statistics (fabric_statistics.cpp) --------------------------------------------------------
+
+// A row per GPU link, direction and traffic class: stats_<scheme>.csv.
+std::vector<HopStatistics> hop_statistics(const Platform& platform, const LayerWindow& layer);
+// The fabric-wide latency histogram, a row per message kind and bin with messages.
+std::vector<LatencyBin> latency_bins(const Platform& platform);
+// The `statistics` section: latency percentiles per message kind, per direction and VC class
+// figures over the links, the switch ports' mean and worst, the reduction buffers.
+nlohmann::json statistics_json(const Platform& platform, const std::vector<HopStatistics>& hops,
+                               const LayerWindow& layer);
+// Fills the timeline's occupancy series (its bins already set by timeline_of).
+void add_occupancy(const Platform& platform, uint64_t bin_ps, const LayerWindow& layer, Timeline& timeline);
 
 // --- the rest of the result (scheme_result.cpp) ------------------------------------------------
 

@@ -29,8 +29,8 @@ using nlohmann::json;
 
 namespace {
 
-// What a child sends its parent through the pipe: the result as JSON text, then the links and the
-// timeline as raw bytes. Parent and child are the same program, so the bytes mean the same on
+// What a child sends its parent through the pipe: the result as JSON text, then the links, the
+// timeline and the statistics' rows as raw bytes. Parent and child are the same program, so the bytes mean the same on
 // both sides, and the bulky parts are neither formatted as JSON nor parsed back.
 class ResultWriter {
  public:
@@ -109,7 +109,14 @@ std::string encode(const SchemeRun& run) {
     for (const std::string& name : t.names) out.text(name);
     out.values(t.phases);
     out.values(t.compute);
+    out.value(t.chips);
+    out.values(t.input_mean_flits);
+    out.values(t.input_max_flits);
+    out.values(t.reduction_mean_bytes);
+    out.values(t.reduction_max_bytes);
   }
+  out.values(run.hops);
+  out.values(run.latency);
   return out.bytes();
 }
 
@@ -130,7 +137,14 @@ SchemeRun decode(const std::string& bytes) {
     for (std::string& name : t.names) name = in.text();
     t.phases = in.values<Timeline::Span>();
     t.compute = in.values<Timeline::Span>();
+    t.chips = in.value<uint32_t>();
+    t.input_mean_flits = in.values<double>();
+    t.input_max_flits = in.values<double>();
+    t.reduction_mean_bytes = in.values<double>();
+    t.reduction_max_bytes = in.values<double>();
   }
+  run.hops = in.values<HopStatistics>();
+  run.latency = in.values<LatencyBin>();
   return run;
 }
 

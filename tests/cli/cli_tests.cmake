@@ -84,8 +84,32 @@ nvsvp_cli_test(run_no_timelines_writes_no_timeline_files --fresh ${NVSVP_NO_TIME
                --file ${NVSVP_NO_TIMELINES}/links_deepep.csv "^gpu_to_switch,0,0,"
                --absent ${NVSVP_NO_TIMELINES}/utilization_deepep.csv
                --absent ${NVSVP_NO_TIMELINES}/trace_deepep.json
+               --absent ${NVSVP_NO_TIMELINES}/occupancy_deepep.csv
+               --file ${NVSVP_NO_TIMELINES}/stats_deepep.csv "^gpu_link_engine,gpu_to_switch,0,0,"
+               --file ${NVSVP_NO_TIMELINES}/latency_deepep.csv "^class,bin_start_ns,bin_end_ns,messages$"
                -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --quiet --no-timelines
                   --set workload.tokens_per_gpu=16 --out ${NVSVP_NO_TIMELINES})
+
+# The statistics: report.json's section, stats_<scheme>.csv (a row per link, direction and VC
+# class), latency_<scheme>.csv (the header another tool reads) and occupancy_<scheme>.csv.
+set(NVSVP_STATS_OUT ${NVSVP_CLI_OUT}/statistics)
+set(NVSVP_STATS_CHECKS)
+foreach(key statistics latency_ns p50 p90 p99 hops credit_stall_us arbitration_wait_us switch_ports
+            input_buffer_mean_flits reduction_buffer evictions)
+  list(APPEND NVSVP_STATS_CHECKS --file ${NVSVP_STATS_OUT}/report.json "\"${key}\": ")
+endforeach()
+nvsvp_cli_test(run_writes_the_statistics --fresh ${NVSVP_STATS_OUT}
+               ${NVSVP_STATS_CHECKS}
+               --file ${NVSVP_STATS_OUT}/stats_deepep.csv
+                      "^component,direction,gpu,link,chip,port,vc_class,messages,wire_flits,queueing_mean_ns,queueing_max_ns,credit_stall_us,arbitration_wait_us,input_buffer_mean_flits,input_buffer_max_flits$"
+               --file ${NVSVP_STATS_OUT}/stats_deepep.csv "^gpu_link_engine,gpu_to_switch,0,0,0,0,request,[1-9]"
+               --file ${NVSVP_STATS_OUT}/stats_deepep.csv "^switch_output,switch_to_gpu,0,0,0,0,response,0,0,"
+               --file ${NVSVP_STATS_OUT}/latency_deepep.csv "^class,bin_start_ns,bin_end_ns,messages$"
+               --file ${NVSVP_STATS_OUT}/latency_deepep.csv "^write,[0-9.]+,[0-9.]+,[1-9][0-9]*$"
+               --file ${NVSVP_STATS_OUT}/occupancy_deepep.csv
+                      "^time_us,switch0_input_mean_flits,switch0_input_max_flits,switch0_reduction_mean_bytes,switch0_reduction_max_bytes"
+               -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --quiet
+                  --set workload.tokens_per_gpu=16 --out ${NVSVP_STATS_OUT})
 
 # An output directory that cannot be made is an error that names it.
 nvsvp_cli_test(run_unwritable_output_directory_exits_1 --exit 1

@@ -176,6 +176,15 @@ void ld_reduce_returns_the_sum_once(const std::string& backend) {
     EXPECT_EQ(platform.gpu(2).stats().payload_bytes_received, 32u);
     EXPECT_EQ(chips_counter(platform, &model::SwitchStats::reductions), 2u);
     EXPECT_EQ(chips_counter(platform, &model::SwitchStats::evictions), 0u);
+    // Both loads reduce on chip 0 (their multimem addresses' link), one after the other: its
+    // reduction buffers held 16 bytes at most and nothing at the end. The three members answer
+    // each read at the same instant, and the buffer counts from the first response handed to the
+    // chip to the last (switch_chip.md, "Statistics"): held for no time here.
+    const model::OccupancyStatistics& buffer = platform.chip(0).reduction_occupancy();
+    EXPECT_EQ(buffer.max(), 16u);
+    EXPECT_EQ(buffer.level(), 0u);
+    EXPECT_EQ(buffer.area_until(sc_core::sc_time_stamp().value()), 0u);
+    EXPECT_EQ(platform.chip(1).reduction_occupancy().max(), 0u);
     // The members' responses end in the switch: only the two results are forwarded responses.
     uint64_t forwarded_responses = 0;
     for (uint32_t c = 0; c < platform.switch_count(); ++c) forwarded_responses += platform.chip(c).stats().forwarded[1];

@@ -2,7 +2,8 @@
 // command runs it): utilization_<scheme>.csv holds per bin the links' busy fraction per
 // direction, mean and per GPU, and summed over the bins it gives back each link direction's busy
 // time of report.json; trace_<scheme>.json is Chrome trace-event JSON with every GPU's phases and
-// compute intervals inside the layer and the links' utilization as counters.
+// compute intervals inside the layer and the links' utilization as counters; the statistics
+// files agree with report.json's `statistics`.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -142,6 +143,65 @@ TEST(TimelineFiles, UtilizationSeriesAndTraceAgreeWithTheReport) {
   }
 }
 
+// The statistics files against report.json: latency_<scheme>.csv's messages per class are the
+// section's counts, stats_<scheme>.csv's messages per direction are the links' and its input
+// buffer means per chip are occupancy_<scheme>.csv's bins averaged over the layer.
+TEST(TimelineFiles, StatisticsFilesAgreeWithTheReport) {
+  test::TempDir dir;
+  const Scenario scenario = load_scenario(dir.write("s.yaml", kScenario), {}, test::config_dir());
+  const std::string out_dir = dir.path() + "/out";
+  const json report = test::run_and_read_report(scenario, out_dir);
+  for (const json& result : report.at("results")) {
+    const std::string scheme = result.at("scheme").get<std::string>();
+    SCOPED_TRACE(scheme);
+    const json& statistics = result.at("statistics");
+    const double layer_us = result.at("layer_time_us").get<double>();
+
+    const auto latency = read_csv(out_dir + "/latency_" + scheme + ".csv");
+    ASSERT_GT(latency.size(), 1u);
+    EXPECT_EQ(latency[0], (std::vector<std::string>{"class", "bin_start_ns", "bin_end_ns", "messages"}));
+    std::map<std::string, uint64_t> per_class;
+    for (size_t r = 1; r < latency.size(); ++r) {
+      EXPECT_LT(std::stod(latency[r][1]), std::stod(latency[r][2]));
+      per_class[latency[r][0]] += std::stoull(latency[r][3]);
+    }
+    ASSERT_EQ(per_class.size(), statistics.at("latency_ns").size());
+    for (const auto& [name, messages] : per_class) {
+      const json& figures = statistics.at("latency_ns").at(name);
+      EXPECT_EQ(messages, figures.at("messages").get<uint64_t>()) << name;
+      EXPECT_LE(figures.at("p50").get<double>(), figures.at("p90").get<double>()) << name;
+      EXPECT_LE(figures.at("p90").get<double>(), figures.at("p99").get<double>()) << name;
+      EXPECT_LE(figures.at("p99").get<double>(), figures.at("max").get<double>()) << name;
+    }
+
+    const auto hops = read_csv(out_dir + "/stats_" + scheme + ".csv");
+    ASSERT_GT(hops.size(), 1u);
+    EXPECT_EQ(hops[0][0], "component");
+    EXPECT_EQ(hops[0].size(), 15u);
+    uint64_t up = 0, down = 0;
+    std::map<std::string, double> input_mean;  // per chip
+    for (size_t r = 1; r < hops.size(); ++r) {
+      const bool gpu_to_switch = hops[r][1] == "gpu_to_switch";
+      (gpu_to_switch ? up : down) += std::stoull(hops[r][7]);
+      if (gpu_to_switch) input_mean[hops[r][4]] += std::stod(hops[r][13]);
+    }
+    EXPECT_EQ(up, result.at("messages").at("gpu_to_switch").get<uint64_t>());
+    EXPECT_EQ(down, result.at("messages").at("switch_to_gpu").get<uint64_t>());
+
+    const auto occupancy = read_csv(out_dir + "/occupancy_" + scheme + ".csv");
+    ASSERT_GT(occupancy.size(), 1u);
+    ASSERT_EQ(occupancy[0].size(), 1 + 4 * input_mean.size());
+    for (const auto& [chip, mean] : input_mean) {
+      const size_t column = 1 + 4 * std::stoul(chip);
+      EXPECT_EQ(occupancy[0][column], "switch" + chip + "_input_mean_flits");
+      double area = 0.0;  // flits x us
+      for (size_t b = 1; b < occupancy.size(); ++b) area += std::stod(occupancy[b][column]) * 0.5;
+      EXPECT_GT(mean, 0.0) << "chip " << chip;
+      EXPECT_NEAR(area / layer_us, mean, 1e-4 * mean) << "chip " << chip;
+    }
+  }
+}
+
 // A scheme whose process fails is in report.json as an error, its links CSV holds only the header
 // and it has no timeline files.
 TEST(TimelineFiles, AFailedSchemeHasAnErrorAndNoTimeline) {
@@ -164,6 +224,9 @@ TEST(TimelineFiles, AFailedSchemeHasAnErrorAndNoTimeline) {
   const auto rows = read_csv(out_dir + "/links_deepep.csv");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0][0], "direction");
+  EXPECT_EQ(read_csv(out_dir + "/stats_deepep.csv").size(), 1u);
+  EXPECT_EQ(read_csv(out_dir + "/latency_deepep.csv").size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(out_dir + "/occupancy_deepep.csv"));
   EXPECT_FALSE(std::filesystem::exists(out_dir + "/utilization_deepep.csv"));
   EXPECT_FALSE(std::filesystem::exists(out_dir + "/trace_deepep.json"));
 }

@@ -304,7 +304,9 @@ void GpuLinkEngines::launch(uint32_t link, const TxItem& item, uint16_t vc) {
   if (is_multimem_load(item.opcode)) engines_[link].load_bytes_in_flight += item.bytes;
   ext.vc = vc;
   ext.sequence = next_sequence_number_++;
-  ext.issue_time = current_time();
+  // Injected when it entered the queue and might leave (docs/models/gpu.md, "Statistics").
+  ext.issue_time = item.not_before;
+  ext.hop_ready = item.not_before;
   stats_.messages_sent++;
   stats_.payload_bytes_sent += ext.payload_bytes;
   ports_[link]->send(*payload);

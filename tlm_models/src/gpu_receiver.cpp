@@ -208,6 +208,10 @@ tlm::tlm_sync_enum GpuReceiver::nb_transport_fw(int link, tlm::tlm_generic_paylo
   if (ext.load_bytes > 0) links_.load_returned(ext);
   stats_.messages_received++;
   stats_.payload_bytes_received += ext.payload_bytes;
+  if (latencies_ != nullptr) {
+    latencies_->by_opcode[static_cast<size_t>(ext.opcode)].record(
+        arrival > ext.issue_time ? (arrival - ext.issue_time).value() : 0);
+  }
   switch (ext.opcode) {
     case Opcode::write:
       if (ext.chunk != nullptr) {

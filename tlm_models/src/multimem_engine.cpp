@@ -362,6 +362,7 @@ void MultimemEngine::run_reduction_unit(uint16_t port, const std::vector<reducti
 
 void MultimemEngine::open_context(PendingReduction& r, uint32_t bytes, std::vector<reduction::Command>& commands) {
   buffer_used_[r.port] += r.read_bytes;
+  count_reduction_buffer(static_cast<int64_t>(r.read_bytes));
   stats_.peak_reduction_buffer_bytes = std::max(stats_.peak_reduction_buffer_bytes, buffer_used_[r.port]);
   // The functional bytes (what the members' responses carry) set the context's length.
   r.context_opened = true;
@@ -454,6 +455,7 @@ void MultimemEngine::finish_reduction(uint32_t tag, const tlm::tlm_generic_paylo
     }
     response.set_data_length(r.functional_bytes);
     buffer_used_[r.port] -= r.read_bytes;
+    count_reduction_buffer(-static_cast<int64_t>(r.read_bytes));
   }
   const sc_time ready_at = std::max(current_time(), r.last_arrival) + internal_latency_ +
                            (last_response == nullptr ? r.unit_latency : SC_ZERO_TIME);
@@ -475,6 +477,12 @@ void MultimemEngine::finish_reduction(uint32_t tag, const tlm::tlm_generic_paylo
     start_load(port, *parked.payload, parked.fifo, parked.flits, current_time() + internal_latency_);
     parked.payload->release();  // hold_input_space took its own reference
   }
+}
+
+void MultimemEngine::count_reduction_buffer(int64_t delta_bytes) {
+  const uint64_t now = current_time().value();
+  reduction_occupancy_.change(now, delta_bytes);
+  if (reduction_timeline_ != nullptr) reduction_timeline_->change(now, delta_bytes);
 }
 
 tlm::tlm_generic_payload& MultimemEngine::issuer_response(const PendingReduction& r, Opcode opcode) {

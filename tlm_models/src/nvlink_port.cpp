@@ -22,6 +22,7 @@ NvlinkPort::NvlinkPort(const sc_core::sc_module_name& name, const LinkParams& pa
       depth_(receiver_depth_flits),
       flit_bytes_(params.flit_bytes),
       params_(params) {
+  stalled_since_[0] = stalled_since_[1] = never();
   require_picosecond_resolution(this->name());
   if (receiver_vcs == 0 || receiver_vcs > kMaxVcsPerClass) {
     SC_REPORT_FATAL(this->name(), "receiver VCs per class out of range (1 to kMaxVcsPerClass)");
@@ -50,6 +51,11 @@ void NvlinkPort::apply_landed_credits(const sc_time& now) {
   while (!pending_credits_.empty() && pending_credits_.front().at <= now) {
     const PendingCredit& c = pending_credits_.front();
     credits(static_cast<TrafficClass>(c.traffic_class), c.vc) += c.flits;
+    sc_time& stalled = stalled_since_[c.traffic_class];
+    if (stalled != never()) {
+      if (c.at > stalled) hop_stats_.credit_stall_ps[c.traffic_class] += (c.at - stalled).value();
+      stalled = never();
+    }
     pending_credits_.pop_front();
   }
   earliest_pending_ = pending_credits_.empty() ? never() : pending_credits_.front().at;
@@ -75,6 +81,8 @@ int NvlinkPort::allocate_vc(TrafficClass traffic_class, uint32_t flits) {
 
 void NvlinkPort::wait_for_credits(TrafficClass traffic_class) {
   sender_waiting_[static_cast<size_t>(traffic_class)] = true;
+  sc_time& stalled = stalled_since_[static_cast<size_t>(traffic_class)];
+  if (stalled == never()) stalled = current_time();
   // Credits already on their way back wake the sender when the first of them lands.
   sc_time earliest = never();
   for (const PendingCredit& c : pending_credits_) {
@@ -113,6 +121,11 @@ void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
   stats_.wire_bytes += static_cast<uint64_t>(ext.wire_flits) * flit_bytes_;
   stats_.payload_bytes += ext.payload_bytes;
   stats_.busy_time += serialization;
+  const auto c = static_cast<size_t>(ext.traffic_class);
+  const uint64_t waited = start > ext.hop_ready ? (start - ext.hop_ready).value() : 0;
+  hop_stats_.flits[c] += ext.wire_flits;
+  hop_stats_.queueing_ps[c] += waited;
+  if (waited > hop_stats_.max_queueing_ps[c]) hop_stats_.max_queueing_ps[c] = waited;
 
   if (observer_ != nullptr) observer_->message_sent(*this, payload, start);
   payload.acquire();  // released when the receiver returns the credits

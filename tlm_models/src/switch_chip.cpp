@@ -209,7 +209,17 @@ void SwitchChip::serve_output(uint16_t output) {
     };
     const int64_t winner = crossbar.grant(output, eligible);
     if (winner >= 0) {
+      // The other heads that could have gone now wait for this message: arbitration wait.
+      uint32_t losers = 0;
+      const std::vector<CrossbarRequest>& heads = crossbar.requests(output);
+      if (heads.size() > 1) {
+        for (const CrossbarRequest& r : heads) {
+          losers += static_cast<int64_t>(r.requester) != winner && crossbar.ready_at(r) <= now &&
+                    link->credits_needed(r.wire_flits) <= credits;
+        }
+      }
       const sc_time serialization = forward(output, traffic_class, static_cast<uint32_t>(winner));
+      if (losers > 0) outputs_.add_arbitration_wait(output, traffic_class, losers, serialization);
       outputs_.occupy_link(output, traffic_class, now + serialization);
       output_scheduler_.wake_at(output, outputs_.busy_until(output));
       return;

@@ -36,6 +36,7 @@ void SwitchInputStage::no_route(const NvlinkExtension& ext) {
 void SwitchInputStage::release_held(uint32_t parent, const sc_core::sc_time& drained) {
   HeldRequest& held = held_[parent];
   inputs_[held.port].occupied_flits[held.fifo] -= held.flits;
+  count_occupancy(inputs_[held.port], held.fifo, -static_cast<int64_t>(held.flits));
   return_credits(held.port, *held.payload, drained);
   held.payload->release();
   held.payload = nullptr;

@@ -22,6 +22,7 @@
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_port.hpp"
 #include "nvsvp/model/switch_chip.hpp"
+#include "nvsvp/model/traffic_statistics.hpp"
 #include "nvsvp/platform/scenario.hpp"
 
 namespace nvsvp::platform {
@@ -60,8 +61,19 @@ class Platform : public sc_core::sc_module {
   model::NvlinkPort& link(LinkDirection direction, uint32_t gpu, uint32_t link);
   LinkEnd link_end(uint32_t gpu, uint32_t link) const;
   // From now on every link records when it is busy, in bins of `bin_ps`, one timeline per GPU
-  // and direction (its links together). Call before the simulation starts.
+  // and direction (its links together), and every switch chip its input buffers' and reduction
+  // buffers' occupancy on the same bins. Call before the simulation starts.
   void record_link_timelines(uint64_t bin_ps);
+  // Chip `chip`'s input buffers (flits) and reduction buffers (bytes) per bin; nullptr unless
+  // record_link_timelines was called.
+  const model::OccupancyTimeline* input_occupancy_timeline(uint32_t chip) const {
+    return chip < input_occupancy_.size() ? &input_occupancy_[chip] : nullptr;
+  }
+  const model::OccupancyTimeline* reduction_occupancy_timeline(uint32_t chip) const {
+    return chip < reduction_occupancy_.size() ? &reduction_occupancy_[chip] : nullptr;
+  }
+  // The injection-to-tail-arrival latency of every message a GPU received, per kind.
+  const model::MessageLatencies& message_latencies() const { return latencies_; }
   // GPU `gpu`'s links in `direction`: busy picoseconds per bin, summed over its links; nullptr
   // unless record_link_timelines was called.
   const model::BusyTimeline* link_timeline(LinkDirection direction, uint32_t gpu) const;
@@ -99,6 +111,9 @@ class Platform : public sc_core::sc_module {
   sc_core::sc_vector<model::NvlinkPort> down_;  // [gpu * links + link]: switch -> GPU
   std::vector<model::BusyTimeline> timelines_[2];  // [direction][gpu], when recorded
   std::vector<model::ActivityIntervals> activity_;  // [gpu]: its links, both directions
+  std::vector<model::OccupancyTimeline> input_occupancy_;      // [chip], when recorded
+  std::vector<model::OccupancyTimeline> reduction_occupancy_;  // [chip], when recorded
+  model::MessageLatencies latencies_;  // all GPUs' received messages
   // The firmware's management bus: one initiator socket per chip's `csr` target.
   sc_core::sc_vector<tlm_utils::simple_initiator_socket<Platform>> register_bus_;
   model::MessageObserver* observer_ = nullptr;

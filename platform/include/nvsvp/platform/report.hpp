@@ -29,6 +29,35 @@ struct LinkStatistics {
   double utilization = 0.0;  // busy time over the layer time
 };
 
+// One row of stats_<scheme>.csv: one GPU link in one direction, one traffic class (VC class):
+// the hop's sender (the GPU's link engine, or the switch chip's output port), what waited there,
+// and for gpu_to_switch the switch input buffer the link feeds (docs/configuration.md).
+struct HopStatistics {
+  bool gpu_to_switch = true;  // else switch_to_gpu
+  uint32_t gpu = 0;
+  uint32_t link = 0;
+  uint32_t chip = 0;
+  uint32_t port = 0;
+  uint32_t traffic_class = 0;  // model::TrafficClass
+  uint64_t messages = 0;
+  uint64_t wire_flits = 0;
+  double queueing_mean_ns = 0.0;
+  double queueing_max_ns = 0.0;
+  double credit_stall_us = 0.0;
+  double arbitration_wait_us = 0.0;     // switch_to_gpu: at the chip's output port
+  double input_buffer_mean_flits = 0.0;  // gpu_to_switch: the switch input port's buffers
+  uint64_t input_buffer_max_flits = 0;
+};
+
+// One row of latency_<scheme>.csv: messages of one kind whose injection-to-tail-arrival latency
+// fell in [bin_start_ps, bin_end_ps).
+struct LatencyBin {
+  uint32_t opcode = 0;  // model::Opcode
+  uint64_t bin_start_ps = 0;
+  uint64_t bin_end_ps = 0;
+  uint64_t messages = 0;
+};
+
 // What utilization_<scheme>.csv and trace_<scheme>.json show of one scheme's layer. Plain
 // numbers rather than JSON: there are hundreds of thousands of them. Times are from the layer's
 // start, in microseconds.
@@ -50,6 +79,14 @@ struct Timeline {
   std::vector<std::string> names;  // the phases' names the spans refer to
   std::vector<Span> phases;        // every GPU's phases, GPU after GPU
   std::vector<Span> compute;       // every GPU's compute intervals, GPU after GPU
+  // occupancy_<scheme>.csv, on the same bins: per chip the input buffers' flits and the
+  // reduction buffers' bytes, each the bin's time-weighted mean and its maximum; the entry of bin b
+  // and chip c is [b * chips + c].
+  uint32_t chips = 0;
+  std::vector<double> input_mean_flits;
+  std::vector<double> input_max_flits;
+  std::vector<double> reduction_mean_bytes;
+  std::vector<double> reduction_max_bytes;
 };
 
 // What one scheme's run gave.
@@ -57,12 +94,16 @@ struct SchemeRun {
   nlohmann::json result;              // an entry of report.json's results[]; {"scheme", "error"} when it failed
   std::vector<LinkStatistics> links;  // none when it failed
   std::optional<Timeline> timeline;   // when it was asked for and the scheme ran
+  std::vector<HopStatistics> hops;    // stats_<scheme>.csv; none when it failed
+  std::vector<LatencyBin> latency;    // latency_<scheme>.csv; none when it failed
 };
 
 struct Report {
   nlohmann::json document;                         // report.json
   std::vector<std::vector<LinkStatistics>> links;  // per scheme, for links_<scheme>.csv
   std::vector<std::optional<Timeline>> timelines;  // per scheme, for utilization_<scheme>.csv and trace_<scheme>.json
+  std::vector<std::vector<HopStatistics>> hops;    // per scheme, for stats_<scheme>.csv
+  std::vector<std::vector<LatencyBin>> latency;    // per scheme, for latency_<scheme>.csv
   bool passed = false;
 };
 

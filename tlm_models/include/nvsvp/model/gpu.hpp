@@ -66,6 +66,9 @@ class Gpu : public sc_core::sc_module {
   const std::vector<ComputeSpan>& compute_spans() const { return executor_.compute_spans(); }
   const std::vector<std::string>& phase_names() const { return executor_.phase_names(); }
   uint64_t queued_messages() const { return links_.queued_messages(); }
+  // From now on every message this GPU receives adds its injection-to-tail latency to
+  // `latencies` (nullptr: not recorded); GPUs may share one.
+  void record_latency_in(MessageLatencies* latencies) { receiver_.record_latency_in(latencies); }
   // Why this GPU has not finished: current task, counters, queued messages. Returns 0 if idle.
   uint64_t describe_outstanding(std::ostream& os) const;
   // Time of a compute task on this GPU; a GEMM without its own SM count runs on `group_sms`

@@ -22,8 +22,15 @@
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "nvsvp/model/nvlink_params.hpp"
 #include "nvsvp/model/nvlink_target_socket.hpp"
+#include "nvsvp/model/traffic_statistics.hpp"
 
 namespace nvsvp::model {
+
+// The latency of the messages GPUs receive, from injection (NvlinkExtension::issue_time) to the
+// arrival of their tail at the GPU, per message kind (opcode); several GPUs share one.
+struct MessageLatencies {
+  LatencyHistogram by_opcode[kOpcodes];
+};
 
 class GpuReceiver final : public NvlinkReceiver {
  public:
@@ -38,6 +45,8 @@ class GpuReceiver final : public NvlinkReceiver {
 
   // Where link `link` returns a message's buffer space (at the end of elaboration, once bound).
   void attach(uint32_t link, tlm::tlm_bw_transport_if<NvlinkProtocolTypes>* backward) { backward_[link] = backward; }
+  // From now on every message received adds its latency to `latencies` (nullptr: not recorded).
+  void record_latency_in(MessageLatencies* latencies) { latencies_ = latencies; }
 
   // A message from the switch on link `link` (the tag its socket was given).
   tlm::tlm_sync_enum nb_transport_fw(int link, tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
@@ -94,6 +103,7 @@ class GpuReceiver final : public NvlinkReceiver {
   GpuLinkEngines& links_;
   DynamicMultimemClient& dynamic_;
   GpuStats& stats_;
+  MessageLatencies* latencies_ = nullptr;
   std::vector<tlm::tlm_bw_transport_if<NvlinkProtocolTypes>*> backward_;
   // Partial sums a switch passed on (reduce_partial), by the load's return address, until the
   // result they belong to arrives.

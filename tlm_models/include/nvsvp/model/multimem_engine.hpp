@@ -69,6 +69,11 @@ class MultimemEngine {
   // Replaces port `port`'s reduction unit before its first use.
   void replace_reduction_unit(uint16_t port, std::unique_ptr<reduction::ReductionUnit> unit);
   const MultimemStats& stats() const { return stats_; }
+  // The reduction buffers of all ports together, in bytes, over time: a reduction holds its
+  // read bytes from its first accumulated partial to its result (docs/models/switch_chip.md).
+  const OccupancyStatistics& reduction_occupancy() const { return reduction_occupancy_; }
+  // From now on also records that occupancy per time bin (nullptr: not).
+  void record_reduction_occupancy_in(OccupancyTimeline* timeline) { reduction_timeline_ = timeline; }
 
  private:
   // Port `port`'s reduction unit, empty before its first use (a fatal error for a port the chip
@@ -179,6 +184,9 @@ class MultimemEngine {
   std::vector<reduction::Command> unit_commands_;      // scratch of take_member_response
   std::vector<reduction::ResultBeat> unit_results_;    // scratch of run_reduction_unit
   MultimemStats stats_;
+  OccupancyStatistics reduction_occupancy_;
+  OccupancyTimeline* reduction_timeline_ = nullptr;
+  void count_reduction_buffer(int64_t delta_bytes);
 };
 
 }  // namespace nvsvp::model

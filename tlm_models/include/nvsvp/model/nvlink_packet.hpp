@@ -45,6 +45,7 @@ enum class Opcode : uint8_t {
   reduce_partial,      // response: a partial sum the switch's full reduction buffer passed on
                        // (an eviction); the issuer adds it to the result that follows
 };
+inline constexpr int kOpcodes = static_cast<int>(Opcode::reduce_partial) + 1;
 enum class TrafficClass : uint8_t { request = 0, response = 1 };
 inline constexpr int kTrafficClasses = 2;
 
@@ -108,7 +109,10 @@ struct NvlinkExtension : tlm::tlm_extension<NvlinkExtension> {
   uint64_t multimem_address = 0;
   uint64_t load_bytes = 0;
   uint64_t sequence = 0;         // per-source issue number, for traces and stuck reports
-  sc_core::sc_time issue_time;   // when the source put it on its first link
+  // When the message was injected: handed to its source GPU's link engine queue (may leave from
+  // then on); a message the switch makes: when the switch made it, an error response: its request's.
+  sc_core::sc_time issue_time;
+  sc_core::sc_time hop_ready;    // set by the sender at each hop: when it had the message ready
   sc_core::sc_time tail_arrival; // set by the port at each hop: when the last flit arrives
 
   tlm::tlm_extension_base* clone() const override { return new NvlinkExtension(*this); }

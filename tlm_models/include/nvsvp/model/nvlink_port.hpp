@@ -60,6 +60,18 @@ struct LinkStats {
   sc_core::sc_time busy_time;
 };
 
+// Where a link's messages waited before its wire, per traffic class (docs/models/nvlink_port.md,
+// "Statistics"): queueing delay, from when the sender had the message ready for this hop
+// (NvlinkExtension::hop_ready) to the start of its serialization; credit stall, from the sender
+// finding no VC of the class with room for its head (wait_for_credits) to the next landing of
+// credits of the class. Picoseconds.
+struct HopStats {
+  uint64_t flits[kTrafficClasses] = {0, 0};
+  uint64_t queueing_ps[kTrafficClasses] = {0, 0};
+  uint64_t max_queueing_ps[kTrafficClasses] = {0, 0};
+  uint64_t credit_stall_ps[kTrafficClasses] = {0, 0};
+};
+
 // Final, so that a sender holding an NvlinkPort* (GPUs and switch chips do, see their
 // end_of_elaboration) calls it without loading a vtable pointer from a cold line of the port.
 class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
@@ -93,6 +105,7 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
 
   const LinkParams& params() const { return params_; }
   const LinkStats& stats() const { return stats_; }
+  const HopStats& hop_stats() const { return hop_stats_; }
   // Also records every message's serialization interval in `timeline` (nullptr: none). Several
   // ports may share one timeline (a GPU's links of one direction).
   void record_busy_in(BusyTimeline* timeline) { timeline_ = timeline; }
@@ -151,6 +164,9 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   ActivityIntervals* activity_ = nullptr;
   MessageObserver* observer_ = nullptr;
   alignas(64) std::array<int32_t, kTrafficClasses * kMaxVcsPerClass> credits_{};  // [class * vcs + vc]
+  HopStats hop_stats_;
+  // Per class: since when the sender has waited for credits, or never() when it does not.
+  sc_core::sc_time stalled_since_[kTrafficClasses];
   // In time order. Read on every send: compacted after 8 landed returns, so that a link that never
   // drains cycles over a few cache lines.
   SmallFifo<PendingCredit, 8> pending_credits_;

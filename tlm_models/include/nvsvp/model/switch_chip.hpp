@@ -98,6 +98,23 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
   const SwitchParams& params() const { return params_; }
   SwitchStats stats() const;
   uint64_t buffered_messages() const { return inputs_.buffered(); }
+  // Statistics (docs/models/switch_chip.md, "Statistics"): input `port`'s buffer occupancy of a
+  // traffic class, in flits; all inputs together; the arbitration wait at output `port`; the
+  // reduction buffers together, in bytes.
+  const OccupancyStatistics& input_occupancy(uint16_t port, TrafficClass traffic_class) const {
+    return inputs_.occupancy(port, traffic_class);
+  }
+  const OccupancyStatistics& total_input_occupancy() const { return inputs_.total_occupancy(); }
+  uint64_t arbitration_wait_ps(uint16_t port, TrafficClass traffic_class) const {
+    return outputs_.arbitration_wait_ps(port, traffic_class);
+  }
+  const OccupancyStatistics& reduction_occupancy() const { return multimem_.reduction_occupancy(); }
+  // From now on the chip also records its input buffers' and reduction buffers' occupancy per
+  // time bin (nullptr: not).
+  void record_occupancy_in(OccupancyTimeline* inputs, OccupancyTimeline* reduction) {
+    inputs_.record_occupancy_in(inputs);
+    multimem_.record_reduction_occupancy_in(reduction);
+  }
   // The multimem reduction unit of port `port`, created on first use with the backend the
   // parameters name (reduction_backend, reduction_buffer_bytes).
   reduction::ReductionUnit& reduction_unit(uint16_t port) { return multimem_.reduction_unit(port); }

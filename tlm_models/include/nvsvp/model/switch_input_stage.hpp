@@ -27,6 +27,7 @@
 #include "nvsvp/model/small_fifo.hpp"
 #include "nvsvp/model/switch_csr.hpp"
 #include "nvsvp/model/switch_params.hpp"
+#include "nvsvp/model/traffic_statistics.hpp"
 
 namespace nvsvp::model {
 
@@ -48,6 +49,9 @@ class SwitchInputStage {
   struct Input {
     std::vector<SmallFifo<SwitchEntry>> fifos;
     std::vector<uint32_t> occupied_flits;
+    // Flits held per traffic class (its VCs together) over time (docs/models/switch_chip.md,
+    // "Statistics"): from when the sender takes the credits to when the space frees.
+    OccupancyStatistics occupancy[kTrafficClasses];
   };
 
   // `owner`: the chip's name, for fatal reports. The route table is the register block's.
@@ -81,6 +85,7 @@ class SwitchInputStage {
     uint32_t& occupied = inputs_[port].occupied_flits[fifo];
     occupied += flits;
     if (occupied > vc_depth_flits_) overflow();
+    count_occupancy(inputs_[port], fifo, static_cast<int64_t>(flits));
     return flits;
   }
   // Queues `entry` in buffer `fifo` of `input`; true when it is the buffer's head now.
@@ -98,7 +103,9 @@ class SwitchInputStage {
     return entry;
   }
   void free_space(Input& input, size_t fifo, uint32_t wire_flits) {
-    input.occupied_flits[fifo] -= std::min(wire_flits, vc_depth_flits_);
+    const uint32_t flits = std::min(wire_flits, vc_depth_flits_);
+    input.occupied_flits[fifo] -= flits;
+    count_occupancy(input, fifo, -static_cast<int64_t>(flits));
   }
   // The upstream port of `port` gets the credits of `payload` (for the input VC its extension
   // names) back after `delay`.
@@ -110,6 +117,7 @@ class SwitchInputStage {
   // of buffer `fifo` free now and their credits go back when its tail has arrived.
   void free_at_tail(uint32_t port, tlm::tlm_generic_payload& payload, size_t fifo, uint32_t flits) {
     inputs_[port].occupied_flits[fifo] -= flits;
+    count_occupancy(inputs_[port], fifo, -static_cast<int64_t>(flits));
     const sc_core::sc_time& now = current_time();
     const sc_core::sc_time& tail = extension_of(payload).tail_arrival;
     return_credits(port, payload, tail > now ? tail - now : sc_core::SC_ZERO_TIME);
@@ -137,6 +145,15 @@ class SwitchInputStage {
     return ports[interleave_way(ext.target_address, interleave_bytes_, static_cast<uint32_t>(ports.size()))];
   }
 
+  // Input `port`'s buffer occupancy of `traffic_class`.
+  const OccupancyStatistics& occupancy(uint32_t port, TrafficClass traffic_class) const {
+    return inputs_[port].occupancy[static_cast<size_t>(traffic_class)];
+  }
+  // All input buffers of the chip together.
+  const OccupancyStatistics& total_occupancy() const { return total_occupancy_; }
+  // From now on also records the chip's total input buffer occupancy per time bin (nullptr: not).
+  void record_occupancy_in(OccupancyTimeline* timeline) { timeline_ = timeline; }
+
   uint64_t buffered() const { return buffered_; }
   uint64_t peak_buffered() const { return peak_buffered_; }
   // Lists up to `max_lines` buffered messages (input, VC, source, destination, output); returns
@@ -153,6 +170,13 @@ class SwitchInputStage {
     uint32_t copies_left = 0;
   };
 
+  static_assert(kTrafficClasses == 2, "count_occupancy tells the class of a buffer by one comparison");
+  void count_occupancy(Input& input, size_t fifo, int64_t delta) {
+    const uint64_t now = current_time().value();
+    input.occupancy[fifo < vcs_per_class_ ? 0 : 1].change(now, delta);  // fifo = class x vcs + vc
+    total_occupancy_.change(now, delta);
+    if (timeline_ != nullptr) timeline_->change(now, delta);
+  }
   void overflow() const;
   void no_route(const NvlinkExtension& ext);
   void release_held(uint32_t parent, const sc_core::sc_time& drained);
@@ -169,6 +193,8 @@ class SwitchInputStage {
   SlotPool<HeldRequest> held_;
   uint64_t buffered_ = 0;
   uint64_t peak_buffered_ = 0;
+  OccupancyStatistics total_occupancy_;
+  OccupancyTimeline* timeline_ = nullptr;
 };
 
 }  // namespace nvsvp::model

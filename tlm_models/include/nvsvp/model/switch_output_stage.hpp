@@ -35,6 +35,7 @@ class SwitchOutputStage {
   void send(uint16_t output, TrafficClass traffic_class, const SwitchEntry& entry) {
     NvlinkPort* link = outputs_[output].link;
     entry.ext->vc = static_cast<uint16_t>(link->allocate_vc(traffic_class, entry.wire_flits));
+    entry.ext->hop_ready = entry.ready_at;  // the link counts its queueing delay from here
     link->send(*entry.payload);
     forwarded_flits_[static_cast<size_t>(traffic_class)] += entry.wire_flits;
   }
@@ -44,6 +45,16 @@ class SwitchOutputStage {
     Output& o = outputs_[output];
     o.busy_until = until;
     o.next_class = static_cast<uint8_t>((static_cast<int>(traffic_class) + 1) % kTrafficClasses);
+  }
+
+  // Arbitration wait (docs/models/switch_chip.md, "Statistics"): while `output` sends a message of
+  // `traffic_class` taking `serialization`, `losers` other heads were ready for it with credits.
+  void add_arbitration_wait(uint16_t output, TrafficClass traffic_class, uint32_t losers,
+                            const sc_core::sc_time& serialization) {
+    outputs_[output].arbitration_wait_ps[static_cast<size_t>(traffic_class)] += losers * serialization.value();
+  }
+  uint64_t arbitration_wait_ps(uint16_t output, TrafficClass traffic_class) const {
+    return outputs_[output].arbitration_wait_ps[static_cast<size_t>(traffic_class)];
   }
 
   // Wire flits sent per class (member copies and the chip's own messages included).
@@ -56,6 +67,7 @@ class SwitchOutputStage {
     NvlinkPort* link = nullptr;
     sc_core::sc_time busy_until;
     uint8_t next_class = 0;
+    uint64_t arbitration_wait_ps[kTrafficClasses] = {0, 0};
   };
   std::vector<Output> outputs_;
   uint64_t forwarded_flits_[kTrafficClasses] = {0, 0};
