@@ -24,11 +24,28 @@ bool is_per_scheme_output(const std::string& name) {
   const std::string stem = name.substr(0, dot);
   for (const std::string& kind : run_output_kinds()) {
     if (stem.rfind(kind + "_", 0) != 0) continue;
-    const std::string scheme = stem.substr(kind.size() + 1);
+    std::string scheme = stem.substr(kind.size() + 1);
+    // Tutel's search writes each candidate degree's traces as tutel_degree<d>.
+    const std::string candidate = "tutel_degree";
+    if (scheme.rfind(candidate, 0) == 0 && scheme.size() > candidate.size() &&
+        std::all_of(scheme.begin() + static_cast<std::ptrdiff_t>(candidate.size()), scheme.end(),
+                    [](char c) { return c >= '0' && c <= '9'; })) {
+      scheme = "tutel";
+    }
     const std::vector<std::string>& schemes = known_schemes();
     if (std::find(schemes.begin(), schemes.end(), scheme) != schemes.end()) return true;
   }
   return false;
+}
+
+// What `nvsvp plot DIR` draws into a run's folder: stale once the run is redone.
+bool is_picture_of_a_run(const std::string& name) {
+  for (const char* picture : {"layer_time", "utilization", "latency"}) {
+    for (const char* ext : {".svg", ".png"}) {
+      if (name == std::string(picture) + ext) return true;
+    }
+  }
+  return name == "index.html";
 }
 
 }  // namespace
@@ -46,7 +63,9 @@ std::vector<std::string> earlier_run_outputs(const std::string& dir) {
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!it->is_regular_file(ec)) continue;
-    if (name == "report.json" || is_per_scheme_output(name)) files.push_back(it->path().string());
+    if (name == "report.json" || is_per_scheme_output(name) || is_picture_of_a_run(name)) {
+      files.push_back(it->path().string());
+    }
   }
   std::sort(files.begin(), files.end());
   return files;

@@ -10,8 +10,9 @@ mkdir -p "$work"
 fail() { echo "FAIL: $*"; exit 1; }
 
 stale=(links_nvls.csv utilization_nvls.csv trace_dysharp-basic.json utilization_deepep.csv trace_deepep.json
-       stats_dysharp.json report.json)
-kept=(notes.txt notes_deepep.txt trace_deepep.json.bak links_deepep-old.csv)
+       stats_dysharp.json transactions_tutel_degree4.csv layer_time.svg latency.png index.html report.json)
+kept=(notes.txt notes_deepep.txt trace_deepep.json.bak links_deepep-old.csv transactions_tutel_degree.csv
+      speedup.svg layer_time.svg.bak)
 for f in "${stale[@]}" "${kept[@]}"; do echo "earlier" >"$work/$f"; done
 echo "name: earlier" >"$work/scenario.yaml"
 
