@@ -12,7 +12,7 @@ rm -rf "$work"
 mkdir -p "$work"
 fail=0
 say_fail() { echo "FAIL: $*"; fail=1; }
-host_fields='"(wall_seconds|peak_rss_mb|plan_seconds|simulate_seconds|verify_seconds|remote_token_copies_per_wall_second)"'
+host_fields='"(wall_seconds|peak_rss_mb|plan_seconds|simulate_seconds|verify_seconds|remote_token_copies_per_wall_second|command_line)"'
 
 # on_terminal OUTFILE COMMAND...: runs COMMAND with stdin, stdout and stderr on a pseudo-terminal;
 # everything it wrote goes to OUTFILE. Returns its exit code.
