@@ -2,12 +2,14 @@
 // Exit codes: 0 success, 1 a run-time check failed, 2 bad input or usage.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -50,14 +52,7 @@ void reexec_with_huge_pages(char* argv[]) {
 // nvsvp.command_line, to rerun the same command.
 std::string command_line_of(int argc, char* argv[]) {
   std::string line;
-  for (int i = 0; i < argc; ++i) {
-    const std::string word = argv[i];
-    const bool plain = !word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                               "0123456789_-+=./:,@%") == std::string::npos;
-    std::string quoted = "'";
-    for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    line += (i ? " " : "") + (plain ? word : quoted + "'");
-  }
+  for (int i = 0; i < argc; ++i) line += (i ? " " : "") + nvsvp::platform::shell_word(argv[i]);
   return line;
 }
 
@@ -75,6 +70,10 @@ struct Options {
   std::vector<std::string> traces;  // run --trace PATTERN
   unsigned jobs = 1;
   bool list_points = false;
+  bool emit_commands = false;          // study --emit-commands
+  std::vector<std::size_t> points;     // study --point N (1-based, repeatable)
+  std::string shard;                   // study --shard I/N
+  std::string merge_dir;               // study --merge DIR
   nvsvp::fw::CollectiveSpec allreduce;
   std::vector<std::string> collectives;  // calibrate --collective
   bool no_sm_issue_limit = false;
@@ -95,6 +94,7 @@ struct Commands {
   CLI::App* validate = nullptr;
   CLI::App* presets = nullptr;
   CLI::App* study = nullptr;
+  CLI::App* study_merge = nullptr;
   CLI::App* calibrate = nullptr;
   CLI::App* anchors = nullptr;
   CLI::App* packet_efficiency = nullptr;
@@ -139,6 +139,29 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
   c.study->add_option("--set", o.overrides, "override a key of the base scenario: a.b.c=value (repeatable)");
   c.study->add_flag("--list", o.list_points, "check every point's scenario and list the points, without running them");
   c.study->add_flag("--quiet", o.quiet, "no console output (the points as they end, the summary) and no progress line");
+  CLI::Option* emit = c.study->add_flag(
+      "--emit-commands", o.emit_commands,
+      "print one self-contained command line per point (point k on line k) for a scheduler to run, and write "
+      "study.json into the output directory; run nothing");
+  CLI::Option* point = c.study->add_option("--point", o.points,
+                                           "run only point N (1-based, as its folder is numbered; repeatable)");
+  CLI::Option* shard = c.study->add_option("--shard", o.shard,
+                                           "run only shard I of N (I/N, 1-based): points I, I+N, I+2N, ...");
+  CLI::Option* merge = c.study->add_option(
+      "--merge", o.merge_dir, "build study.csv and summary.json of DIR's point folders, run elsewhere (as study-merge)");
+  CLI::Option* list = c.study->get_option("--list");
+  for (CLI::Option* one : {emit, point, shard, merge, list}) {
+    for (CLI::Option* other : {emit, point, shard, merge, list}) {
+      if (one != other) one->excludes(other);
+    }
+  }
+  merge->excludes(c.study->get_option("--out"));
+
+  c.study_merge = app.add_subcommand(
+      "study-merge", "build study.csv, summary.json and wall_times.csv from a study's point folders, run anywhere");
+  c.study_merge->add_option("DIR", o.merge_dir, "the study's output folder (study.json and the point folders)")
+      ->required();
+  c.study_merge->add_flag("--quiet", o.quiet, "no console output (the summary)");
 
   c.packet_efficiency = app.add_subcommand(
       "packet-efficiency",
@@ -250,6 +273,22 @@ int presets_command(const Options& o) {
   return 0;
 }
 
+// --shard I/N: 1 <= I <= N; anything else is a usage error (exit 2).
+std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
+  const std::size_t slash = text.find('/');
+  std::size_t shard = 0, shards = 0;
+  auto number = [](const std::string& digits, std::size_t& value) {
+    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+    value = std::stoul(digits);
+    return true;
+  };
+  if (slash == std::string::npos || !number(text.substr(0, slash), shard) || !number(text.substr(slash + 1), shards) ||
+      shard < 1 || shard > shards) {
+    throw nvsvp::platform::ConfigError("--shard: expected I/N with 1 <= I <= N (shard I of N), got " + text);
+  }
+  return {shard, shards};
+}
+
 int study_command(const Options& o) {
   const nvsvp::platform::Study loaded = nvsvp::platform::load_study(o.file, o.overrides, o.config_dir);
   if (o.list_points) {
@@ -264,10 +303,36 @@ int study_command(const Options& o) {
   options.jobs = o.jobs;
   options.executable = std::filesystem::read_symlink("/proc/self/exe").string();  // each point runs `nvsvp run`
   options.config_dir = o.config_dir;
-  options.command_line = o.command_line;
   options.progress = progress_wanted(o);
   std::ostream nowhere(nullptr);  // --quiet: what the study prints goes nowhere
-  return nvsvp::platform::run_study(loaded, options, o.quiet ? nowhere : std::cout);
+  std::ostream& console = o.quiet ? nowhere : std::cout;
+  if (o.emit_commands) {
+    std::cout << nvsvp::platform::emit_study_commands(loaded, options);
+    return 0;
+  }
+  if (!o.merge_dir.empty()) return nvsvp::platform::merge_study(o.merge_dir, &loaded, console);
+  if (!o.points.empty() || !o.shard.empty()) {
+    std::vector<std::size_t> indices;
+    for (std::size_t number : o.points) {
+      if (number < 1 || number > loaded.points.size()) {
+        throw nvsvp::platform::ConfigError("--point: expected a point number from 1 to " +
+                                           std::to_string(loaded.points.size()) + " (study " + loaded.name +
+                                           "), got " + std::to_string(number));
+      }
+      if (std::find(indices.begin(), indices.end(), number - 1) == indices.end()) indices.push_back(number - 1);
+    }
+    if (!o.shard.empty()) {
+      const auto [shard, shards] = parse_shard(o.shard);
+      indices = nvsvp::platform::shard_points(loaded.points.size(), shard, shards);
+    }
+    return nvsvp::platform::run_study_points(loaded, indices, options, console);
+  }
+  return nvsvp::platform::run_study(loaded, options, console);
+}
+
+int study_merge_command(const Options& o) {
+  std::ostream nowhere(nullptr);
+  return nvsvp::platform::merge_study(o.merge_dir, nullptr, o.quiet ? nowhere : std::cout);
 }
 
 int anchors_command(const Options& o) {
@@ -333,6 +398,7 @@ int validate_command(const nvsvp::platform::Scenario& scenario, const Options& o
 // The commands on scenarios; bad input is exit code 2, any other error 1.
 int scenario_command(const Commands& c, Options o) {
   try {
+    if (c.study_merge->parsed()) return study_merge_command(o);  // needs no presets: study.json has it all
     o.config_dir = nvsvp::platform::find_config_dir(o.config_dir, std::getenv("NVSVP_CONFIG_PATH"),
                                                     std::filesystem::read_symlink("/proc/self/exe").string());
     if (c.presets->parsed()) return presets_command(o);

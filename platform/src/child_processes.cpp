@@ -219,4 +219,13 @@ void wait_for_child(pid_t pid, int& status, rusage& usage) {
   remove_child(pid);
 }
 
+std::string shell_word(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                             "0123456789_-+=./:,@%") == std::string::npos;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 }  // namespace nvsvp::platform

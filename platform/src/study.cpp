@@ -1,15 +1,10 @@
-// Study loading (the points, each a scenario checked by the scenario loader) and running (each
-// point an `nvsvp run` child process, several at once), then the CSV, the summary and its table.
+// Study loading (the points, each a scenario checked by the scenario loader), and the tables of
+// its results: the CSV, the summary and the console's table (study_run.cpp runs the points,
+// study_records.cpp merges their folders).
 #include "nvsvp/platform/study.hpp"
-
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -20,9 +15,7 @@
 #include <vector>
 
 #include "config_reader.hpp"
-#include "progress_line.hpp"
 #include "text.hpp"
-#include "nvsvp/platform/child_processes.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "scenario_document.hpp"
 
@@ -65,7 +58,6 @@ const char* const kResultColumns[] = {
     "replication.shared_expert_time_us",
     "replication.hidden",
     "checks.passed",
-    "sim.wall_seconds",
 };
 
 // A value as written, compactly, for point names and CSV cells: 8, L, [2,4], {kind:zipf,exponent:2}.
@@ -158,6 +150,7 @@ class StudyLoader {
     top.finish();
 
     study_.file = file_;
+    study_.overrides = overrides;
     read_name(doc);
     ConfigNode base = read_base(doc);
     // The study's own keys first, so that --set can still change them, as on `nvsvp run`.
@@ -360,58 +353,6 @@ class StudyLoader {
   Study study_;
 };
 
-// --- running the points -----------------------------------------------------------------------
-
-// Starts `nvsvp run` on a point, its console output into run.log. Returns the process id, or 0
-// with `error` set.
-pid_t start_point(const StudyOptions& options, bool timelines, const std::string& dir, std::string& error) {
-  const std::string log = dir + "/run.log";
-  const std::string scenario = dir + "/scenario.yaml";
-  // No timeline files unless the study asks: at tens of MB per scheme they would dwarf the study;
-  // `nvsvp run` on the point's scenario.yaml gives them.
-  std::vector<std::string> args = {options.executable, "--config-dir", options.config_dir, "run", scenario,
-                                   "--out", dir};
-  if (!timelines) args.push_back("--no-timelines");
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  const pid_t pid = spawn_child(options.executable, &actions, argv.data(), error);
-  posix_spawn_file_actions_destroy(&actions);
-  return pid;
-}
-
-// What a finished point's process left: its exit status and report.json's results.
-PointRun finish_point(int wait_status, const std::string& dir) {
-  PointRun run;
-  if (WIFSIGNALED(wait_status)) {
-    const int signal = WTERMSIG(wait_status);
-    run.failure = "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
-  } else if (WEXITSTATUS(wait_status) != 0) {
-    run.failure = "exit status " + std::to_string(WEXITSTATUS(wait_status));
-  }
-  std::ifstream report(dir + "/report.json");
-  // A crashed run may leave no file or half of one.
-  const json document = report ? json::parse(report, nullptr, false) : json();
-  if (document.is_object() && document.contains("results")) {
-    run.results = document["results"];
-  } else if (run.failure.empty()) {
-    run.failure = "no readable report.json";
-  }
-  return run;
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
 // A result value as a CSV cell: numbers in the fewest digits that read back exactly.
 std::string csv_value(const json& value) {
   if (value.is_number_float()) return format_number(value.get<double>());
@@ -525,7 +466,7 @@ std::string study_csv(const Study& study, const std::vector<PointRun>& runs) {
   return csv;
 }
 
-json study_summary(const Study& study, const std::vector<PointRun>& runs, const std::string& out_dir) {
+json study_summary(const Study& study, const std::vector<PointRun>& runs) {
   json points = json::array();
   for (size_t p = 0; p < study.points.size(); ++p) {
     const StudyPoint& point = study.points[p];
@@ -541,7 +482,7 @@ json study_summary(const Study& study, const std::vector<PointRun>& runs, const 
       speedups[scheme] = speedup ? json(*speedup) : json();
     }
     points.push_back({{"name", point.name},
-                      {"directory", out_dir + "/" + point.directory},
+                      {"directory", point.directory},
                       {"values", values},
                       {"passed", runs[p].failure.empty()},
                       {"failure", runs[p].failure.empty() ? json() : json(runs[p].failure)},
@@ -563,11 +504,10 @@ json study_summary(const Study& study, const std::vector<PointRun>& runs, const 
           {"keys", study.keys},
           {"points", points},
           {"speedup_of_reference", statistics},
-          {"directory", out_dir},
           {"passed", passed}};
 }
 
-void print_study_summary(const json& summary, std::ostream& os) {
+void print_study_summary(const json& summary, const std::string& out_dir, std::ostream& os) {
   const std::string reference = summary["reference"].get<std::string>();
   std::vector<std::string> others;
   for (const json& scheme : summary["schemes"]) {
@@ -607,115 +547,12 @@ void print_study_summary(const json& summary, std::ostream& os) {
   }
   for (const json& point : summary["points"]) {
     if (point["passed"].get<bool>()) continue;
-    os << "point " << point["name"].get<std::string>() << " FAILED: " << point["failure"].get<std::string>()
-       << "; its output: " << point["directory"].get<std::string>() << "/run.log\n";
+    const std::string failure = point["failure"].get<std::string>();
+    const std::string folder = out_dir + "/" + point["directory"].get<std::string>();
+    os << "point " << point["name"].get<std::string>() << " FAILED: " << failure
+       << (failure.rfind("missing", 0) == 0 ? "; its folder: " + folder : "; its output: " + folder + "/run.log") << "\n";
   }
-  const std::string out_dir = summary["directory"].get<std::string>();
   os << "csv: " << out_dir << "/study.csv, summary: " << out_dir << "/summary.json\n";
-}
-
-namespace {
-
-// A point's simulation cost, roughly, to start the dearest points first: the messages every scheme
-// simulates grow with the tokens times the GPUs a token's top-k experts are spread over
-// (expected under uniform routing, with the experts split evenly over the GPUs).
-double estimated_cost(const Scenario& scenario) {
-  const double gpus = scenario.platform.gpus;
-  const double experts = scenario.workload.model.experts;
-  const double per_gpu = experts / gpus;
-  double misses = 1.0;  // probability that one GPU holds none of a token's experts
-  for (uint32_t i = 0; i < scenario.workload.top_k && misses > 0.0; ++i) {
-    misses *= std::max(0.0, (experts - per_gpu - i) / (experts - i));
-  }
-  const double destinations = gpus * (1.0 - misses);
-  return gpus * scenario.workload.tokens_per_gpu * (1.0 + destinations);
-}
-
-}  // namespace
-
-int run_study(const Study& study, const StudyOptions& options, std::ostream& console) {
-  const std::string out_dir = options.out_dir.empty() ? "out/" + study.name : options.out_dir;
-  // Every point's scenario is written before any runs: each can be rerun alone with `nvsvp run`.
-  for (const StudyPoint& point : study.points) {
-    const std::string dir = out_dir + "/" + point.directory;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) throw std::runtime_error("cannot create output directory " + dir + ": " + ec.message());
-    // Files an earlier run left are not this run's (the point's run clears them too, but a point
-    // that cannot start must not show an old report).
-    remove_earlier_run_outputs(dir);
-    std::ofstream scenario(dir + "/scenario.yaml");
-    scenario << dump_effective(point.scenario);
-    if (!scenario) throw std::runtime_error("cannot write " + dir + "/scenario.yaml");
-  }
-  const unsigned jobs = std::max(options.jobs, 1u);
-  console << "study " << study.name << ": " << study.points.size() << " points x " << study.schemes.size()
-          << " schemes, " << jobs << " at a time, into " << out_dir << std::endl;
-
-  using Clock = std::chrono::steady_clock;
-  struct Running {
-    size_t point;
-    Clock::time_point start;
-  };
-  std::vector<PointRun> runs(study.points.size());
-  // Dearest points first, so that the last to finish is a cheap one (longest-processing-time
-  // order); results keep the study's order.
-  std::vector<size_t> order(study.points.size());
-  std::vector<double> cost(study.points.size());
-  for (size_t p = 0; p < order.size(); ++p) {
-    order[p] = p;
-    cost[p] = estimated_cost(study.points[p].scenario);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
-  std::map<pid_t, Running> running;
-  size_t next = 0, finished = 0;
-  ProgressLine progress(options.progress);
-  const auto study_start = Clock::now();
-  auto show_progress = [&] { progress.show(progress_of_points("points", finished, runs.size(), study_start)); };
-  auto note_finished = [&](size_t p, double seconds) {
-    const std::string& failure = runs[p].failure;
-    progress.clear();  // the point's line in its place, the progress line after it
-    console << "[" << ++finished << "/" << runs.size() << "] " << study.points[p].name << ": "
-            << (failure.empty() ? "ok" : "FAILED (" + failure + "), output in " + out_dir + "/" +
-                                             study.points[p].directory + "/run.log")
-            << ", " << fixed(seconds, 1) << " s" << std::endl;
-    show_progress();
-  };
-  while (finished < runs.size()) {
-    while (running.size() < jobs && next < runs.size()) {
-      const size_t p = order[next++];
-      std::string error;
-      const pid_t pid = start_point(options, study.timelines, out_dir + "/" + study.points[p].directory, error);
-      if (pid == 0) {
-        runs[p].failure = error;
-        note_finished(p, 0.0);
-      } else {
-        running[pid] = Running{p, Clock::now()};
-      }
-    }
-    if (running.empty()) continue;
-    show_progress();
-    int status = 0;
-    const pid_t pid = wait_for_any_child(status, progress.enabled() ? std::function<void()>(show_progress) : nullptr);
-    const auto it = running.find(pid);
-    if (it == running.end()) continue;  // not a point's process
-    const Running done = it->second;
-    running.erase(it);
-    runs[done.point] = finish_point(status, out_dir + "/" + study.points[done.point].directory);
-    note_finished(done.point, std::chrono::duration<double>(Clock::now() - done.start).count());
-  }
-
-  progress.clear();
-  json summary = study_summary(study, runs, out_dir);
-  summary["nvsvp"] = nvsvp_build_json(options.command_line);
-  for (const auto& [name, text] : {std::pair<std::string, std::string>{"study.csv", study_csv(study, runs)},
-                                   std::pair<std::string, std::string>{"summary.json", summary.dump(2) + "\n"}}) {
-    std::ofstream f(out_dir + "/" + name);
-    f << text;
-    if (!f) throw std::runtime_error("cannot write " + out_dir + "/" + name);
-  }
-  print_study_summary(summary, console);
-  return summary["passed"].get<bool>() ? 0 : 1;
 }
 
 }  // namespace nvsvp::platform

@@ -279,25 +279,30 @@ nvsvp_cli_test(study_zero_jobs_exits_2 --exit 2 --stderr "--jobs: Value 0 not in
 # tiny.yaml: top_k 2 and 4 from the sweep, then seed 9 (top_k 8 from the base); --set reaches
 # every point. A row: point, the two keys, scheme, 10 numbers, the two loads, the Hub hit rate
 # and the no-eviction rate (empty for deepep), the 4 of the time breakdown, 5 of replication and
-# its `hidden`, checks.passed, wall seconds, speedup.
+# its `hidden`, checks.passed, speedup (no wall seconds: those are in wall_times.csv).
 set(NVSVP_TINY ${NVSVP_STUDY_OUT}/tiny)
 set(NVSVP_NUMBER "[0-9.e+-]+")
 set(NVSVP_TINY_CHECKS)
 foreach(row "top_k=2,2,5,deepep" "top_k=2,2,5,dysharp-basic" "top_k=4,4,5,deepep" "top_k=4,4,5,dysharp-basic"
             "seed=9,8,9,deepep" "seed=9,8,9,dysharp-basic")
   list(APPEND NVSVP_TINY_CHECKS --file ${NVSVP_TINY}/study.csv
-       "^${row}(,${NVSVP_NUMBER}){12}(,(${NVSVP_NUMBER})?){2}(,${NVSVP_NUMBER}){4}(,${NVSVP_NUMBER}){5},(true|false),true,${NVSVP_NUMBER},${NVSVP_NUMBER}$")
+       "^${row}(,${NVSVP_NUMBER}){12}(,(${NVSVP_NUMBER})?){2}(,${NVSVP_NUMBER}){4}(,${NVSVP_NUMBER}){5},(true|false),true,${NVSVP_NUMBER}$")
 endforeach()
 nvsvp_cli_test(study_runs_two_points_at_a_time --fresh ${NVSVP_TINY}
                --stdout "^study tiny: 3 points x 2 schemes, 2 at a time"
                --stdout "^\\[3/3\\] " --stdout "^top_k=4 +${NVSVP_NUMBER} +${NVSVP_NUMBER} +${NVSVP_NUMBER} +ok$"
                --stdout "^deepep +3 +${NVSVP_NUMBER} +${NVSVP_NUMBER} +(top_k=[24]|seed=9)$"
-               --file ${NVSVP_TINY}/study.csv "^point,workload.top_k,workload.routing.seed,scheme,layer_time_us,ideal_comm_time_us,comm_efficiency,traffic_bytes.gpu_to_switch,traffic_bytes.switch_to_gpu,payload_bytes.gpu_to_switch,payload_bytes.switch_to_gpu,utilization.gpu_to_switch,utilization.switch_to_gpu,payload_efficiency.total,load.max_mean_gpu,load.max_mean_expert,hub.cache_hit_rate,switch.reduction_no_eviction_rate,time_breakdown.comm_only_us,time_breakdown.compute_only_us,time_breakdown.overlap_us,time_breakdown.idle_us,replication.max_mean_before,replication.max_mean_after,replication.excess_load_removed,replication.broadcast_time_us,replication.shared_expert_time_us,replication.hidden,checks.passed,sim.wall_seconds,speedup_of_reference$"
+               --file ${NVSVP_TINY}/study.csv "^point,workload.top_k,workload.routing.seed,scheme,layer_time_us,ideal_comm_time_us,comm_efficiency,traffic_bytes.gpu_to_switch,traffic_bytes.switch_to_gpu,payload_bytes.gpu_to_switch,payload_bytes.switch_to_gpu,utilization.gpu_to_switch,utilization.switch_to_gpu,payload_efficiency.total,load.max_mean_gpu,load.max_mean_expert,hub.cache_hit_rate,switch.reduction_no_eviction_rate,time_breakdown.comm_only_us,time_breakdown.compute_only_us,time_breakdown.overlap_us,time_breakdown.idle_us,replication.max_mean_before,replication.max_mean_after,replication.excess_load_removed,replication.broadcast_time_us,replication.shared_expert_time_us,replication.hidden,checks.passed,speedup_of_reference$"
                ${NVSVP_TINY_CHECKS}
                --file ${NVSVP_TINY}/study.csv "^top_k=2,2,5,dysharp-basic,.*,1$"
                --file ${NVSVP_TINY}/summary.json "\"geometric_mean\": ${NVSVP_NUMBER},"
                --file ${NVSVP_TINY}/summary.json "\"passed\": true"
-               --file ${NVSVP_TINY}/summary.json "^    \"command_line\": \"[^ ]*nvsvp study [^ ]*/tiny.yaml --jobs 2 "
+               --file ${NVSVP_TINY}/summary.json "^    \"command_line\": \"nvsvp study [^ ]*/tiny.yaml --set workload.tokens_per_gpu=8\",$"
+               --file ${NVSVP_TINY}/summary.json "^      \"directory\": \"3_seed=9\",$"
+               --file ${NVSVP_TINY}/wall_times.csv "^point,host,wall_seconds$"
+               --file ${NVSVP_TINY}/wall_times.csv "^seed=9,[^,]+,${NVSVP_NUMBER}$"
+               --file ${NVSVP_TINY}/study.json "^  \"fingerprint\": \"[0-9a-f]{16}\",$"
+               --file ${NVSVP_TINY}/3_seed=9/point.json "^  \"number\": 3,$"
                --file ${NVSVP_TINY}/3_seed=9/report.json "^    \"command_line\": \"/[^ ]*nvsvp --config-dir [^ ]+ run [^ ]*/3_seed=9/scenario.yaml "
                --file ${NVSVP_TINY}/3_seed=9/scenario.yaml "^name: tiny "
                --file ${NVSVP_TINY}/3_seed=9/report.json "\"tokens_per_gpu\": 8,"
@@ -320,17 +325,19 @@ set(NVSVP_FAILS ${NVSVP_STUDY_OUT}/one_point_fails)
 nvsvp_cli_test(study_failed_point_exits_1_and_the_others_run --exit 1 --fresh ${NVSVP_FAILS}
                --stdout "^\\[2/2\\] max_time_us=5: FAILED \\(exit status 1\\), output in .*/2_max_time_us=5/run.log"
                --stdout "^point max_time_us=5 FAILED: exit status 1"
-               --file ${NVSVP_FAILS}/study.csv "^max_time_us=10000,10000,dysharp-basic,.*,true,${NVSVP_NUMBER},1$"
-               --file ${NVSVP_FAILS}/study.csv "^max_time_us=5,5,deepep,.*,false,${NVSVP_NUMBER},$"
+               --file ${NVSVP_FAILS}/study.csv "^max_time_us=10000,10000,dysharp-basic,.*,true,1$"
+               --file ${NVSVP_FAILS}/study.csv "^max_time_us=5,5,deepep,.*,false,$"
                --file ${NVSVP_FAILS}/2_max_time_us=5/run.log "simulated-time limit of 5 us"
                --file ${NVSVP_FAILS}/summary.json "\"failure\": \"exit status 1\""
                -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/one_point_fails.yaml --set workload.tokens_per_gpu=8
                   --out ${NVSVP_FAILS})
 
-add_test(NAME cli.study_csv_does_not_depend_on_jobs
-         COMMAND bash ${NVSVP_CLI_DIR}/study_determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_STUDIES}/tiny.yaml 7
-                 ${NVSVP_STUDY_OUT}/determinism --set workload.tokens_per_gpu=8)
-set_tests_properties(cli.study_csv_does_not_depend_on_jobs PROPERTIES TIMEOUT 60
+# The same study.csv and summary.json however the points run: --jobs 1 or 2, GNU parallel on the
+# emitted commands, shards merged by study-merge or study --merge.
+add_test(NAME cli.study_is_the_same_however_its_points_run
+         COMMAND bash ${NVSVP_CLI_DIR}/study_runs_alike.sh $<TARGET_FILE:nvsvp> ${NVSVP_STUDIES}/tiny.yaml 7
+                 ${NVSVP_STUDY_OUT}/alike --set workload.tokens_per_gpu=8)
+set_tests_properties(cli.study_is_the_same_however_its_points_run PROPERTIES TIMEOUT 120
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 
 # Every study the project ships loads and checks (its points are listed, not run: the large ones

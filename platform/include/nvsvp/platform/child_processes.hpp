@@ -36,4 +36,8 @@ pid_t wait_for_any_child(int& status, const std::function<void()>& while_waiting
 // Waits for the child `pid` to end and reaps it, with its resource usage.
 void wait_for_child(pid_t pid, int& status, rusage& usage);
 
+// `word` as a POSIX shell reads it back: as it is when it holds only plain characters, else in
+// single quotes (for the command lines nvsvp records and emits).
+std::string shell_word(const std::string& word);
+
 }  // namespace nvsvp::platform

@@ -1,7 +1,9 @@
 // A parameter study: one base scenario run at many points (scenario keys set to other values),
 // every point checked before any runs, each run by `nvsvp run` in a process of its own; the
 // results gathered into study.csv, summary.json and a console table that compares every scheme
-// with a reference scheme.
+// with a reference scheme. The points of one study may also run apart, in any order, on other
+// machines (one point or one shard per process), and be merged afterwards from their folders:
+// study.json names the study in its output folder, point.json each point's run.
 #pragma once
 
 #include <cstddef>
@@ -31,6 +33,7 @@ struct StudyPoint {
 struct Study {
   std::string name;                  // names the output directory
   std::string file;                  // the study file as given
+  std::vector<std::string> overrides;  // the --set options it was loaded with, in order
   std::vector<std::string> schemes;  // every point runs these
   std::string reference;             // the scheme the summary compares every other scheme with
   std::vector<std::string> keys;     // the key paths the points set, in the order first written
@@ -76,26 +79,66 @@ std::string study_csv_header(const Study& study);
 // study.csv: a header, then one row per point and scheme that gave a result, in point order.
 std::string study_csv(const Study& study, const std::vector<PointRun>& runs);
 
-// summary.json: per point its status and every scheme's layer time and speedup, then the
-// statistics; `out_dir` locates the points' directories.
-nlohmann::json study_summary(const Study& study, const std::vector<PointRun>& runs,
-                             const std::string& out_dir);
+// summary.json: per point its status, its folder (relative to summary.json's) and every scheme's
+// layer time and speedup, then the statistics. Nothing in it depends on where or when the points
+// ran, so that a merge of points run elsewhere gives the same file.
+nlohmann::json study_summary(const Study& study, const std::vector<PointRun>& runs);
 
-// The console table of a summary.json.
-void print_study_summary(const nlohmann::json& summary, std::ostream& os);
+// The console table of a summary.json; `out_dir` is where its folders are.
+void print_study_summary(const nlohmann::json& summary, const std::string& out_dir, std::ostream& os);
 
 struct StudyOptions {
   std::string out_dir;     // empty: out/<study name>
   unsigned jobs = 1;       // points run at once
   std::string executable;  // the nvsvp command that runs a point
   std::string config_dir;  // handed to it
-  std::string command_line;  // the command that asked for the study, for summary.json's nvsvp section
   bool progress = false;   // a progress line on stderr: points done, elapsed, an estimate of the time left
 };
 
-// Writes every point's scenario.yaml, runs the points (up to `jobs` at once, each as
-// `nvsvp run`, its console output in run.log), reports each as it ends, then writes study.csv and
-// summary.json and prints the summary. Returns 0 when every point's run exited 0, else 1.
+// The output folder of a study: `options.out_dir`, else out/<study name>.
+std::string study_out_dir(const Study& study, const StudyOptions& options);
+
+// --- the study's and its points' records --------------------------------------------------------
+
+// study.json: the study's name, file, schemes, reference, keys and points (each with the hash of
+// its effective scenario), the nvsvp version and commit that made it, the command that defines it
+// (`nvsvp study FILE [--set K=V]...`: summary.json's nvsvp.command_line) and a fingerprint of
+// everything that decides the results. Every study command writes it into its output folder.
+nlohmann::json study_manifest(const Study& study);
+
+// The study a manifest describes (its points without scenarios), checked: a manifest that is not
+// one, or was edited so that its fingerprint no longer matches, raises ConfigError naming `file`.
+Study study_of_manifest(const nlohmann::json& manifest, const std::string& file);
+
+// --- running -----------------------------------------------------------------------------------
+
+// The whole study here: writes study.json and every point's scenario.yaml, runs the points (up to
+// `jobs` at once, each as `nvsvp run`, its console output in run.log, its record in point.json),
+// reports each as it ends, then merges the folder (merge_study) and prints the summary. Returns 0
+// when every point's run passed, else 1.
 int run_study(const Study& study, const StudyOptions& options, std::ostream& console);
+
+// Some points only (0-based indices into study.points), for a scheduler: their folders and
+// point.json as run_study makes them, and study.json if the folder has none. A folder whose
+// study.json is another study's (or another version's) is refused (ConfigError). Returns 0 when
+// every point given passed, else 1.
+int run_study_points(const Study& study, const std::vector<size_t>& points, const StudyOptions& options,
+                     std::ostream& console);
+
+// The points of shard `shard` (1-based) of `shards`: points shard, shard + shards, ... (1-based),
+// interleaved so that every shard gets points from all over the sweep.
+std::vector<size_t> shard_points(size_t point_count, size_t shard, size_t shards);
+
+// One shell command line per point, point k on line k: the nvsvp binary, the config folder, the
+// study file and the output folder as absolute paths, `--point k` and the study's --set options,
+// so that any machine that sees the same files can run it from any folder. Writes study.json.
+std::string emit_study_commands(const Study& study, const StudyOptions& options);
+
+// Builds study.csv, summary.json and wall_times.csv in `out_dir` from the point folders, as
+// study.json there describes the study (or `expected`, the study loaded from its file, which must
+// then be the same study). Points from another study, another nvsvp version or commit, or another
+// scenario are refused (ConfigError, nothing written); missing and failed points are named, their
+// rows left out, and make it return 1; else 0. Prints the summary table.
+int merge_study(const std::string& out_dir, const Study* expected, std::ostream& console);
 
 }  // namespace nvsvp::platform
