@@ -340,6 +340,15 @@ add_test(NAME cli.study_is_the_same_however_its_points_run
 set_tests_properties(cli.study_is_the_same_however_its_points_run PROPERTIES TIMEOUT 120
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 
+# The same study through a real one-node Slurm (slurm-wlm and munge, started by the test as root):
+# a job array and a dependent merge job (scripts/study-slurm.sh), one task per point and in two
+# shards; skipped (77) with the reason where Slurm cannot start.
+add_test(NAME cli.study_on_slurm_equals_a_local_study
+         COMMAND bash ${NVSVP_CLI_DIR}/study_slurm.sh $<TARGET_FILE:nvsvp> ${NVSVP_STUDIES}/tiny.yaml 7
+                 ${NVSVP_STUDIES}/one_point_fails.yaml ${NVSVP_STUDY_OUT}/slurm --set workload.tokens_per_gpu=8)
+set_tests_properties(cli.study_on_slurm_equals_a_local_study PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+
 # Every study the project ships loads and checks (its points are listed, not run: the large ones
 # take minutes; docs/results.md says how long).
 file(GLOB NVSVP_SHIPPED_STUDIES ${PROJECT_SOURCE_DIR}/configs/studies/*.yaml)
