@@ -171,13 +171,13 @@ $wait_for_merge || exit 0
 # --- wait for the merge job: poll scontrol (sacct once the controller has forgotten the job) ---
 job_state() {  # prints STATE EXITCODE (EXITCODE as status:signal), or nothing when unknown
   local info
-  info=$(scontrol show job --oneliner "$merge" 2>/dev/null)
+  info=$(timeout 60 scontrol show job --oneliner "$merge" 2>/dev/null)
   if [ -n "$info" ]; then
     sed -n 's/.* JobState=\([^ ]*\) .* ExitCode=\([0-9]*:[0-9]*\).*/\1 \2/p' <<<"$info"
     return
   fi
   command -v sacct >/dev/null &&
-    sacct --noheader --allocations --parsable2 --jobs="$merge" --format=State,ExitCode 2>/dev/null |
+    timeout 60 sacct --noheader --allocations --parsable2 --jobs="$merge" --format=State,ExitCode 2>/dev/null |
       head -1 | sed -n 's/^\([A-Z_]*\)[^|]*|\([0-9]*:[0-9]*\)$/\1 \2/p'
 }
 deadline=$((SECONDS + timeout))

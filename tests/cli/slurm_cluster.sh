@@ -3,6 +3,7 @@
 #
 #   source tests/cli/slurm_cluster.sh
 #   trap slurm_cluster_stop EXIT
+#   trap 'exit 130' INT; trap 'exit 143' TERM HUP    # else a signal skips the EXIT trap
 #   slurm_cluster_start DIR || exit 77   # prints one line "slurm cannot start here: REASON"
 #   sbatch ...                            # SLURM_CONF is exported: the clients talk to this cluster
 #

@@ -20,6 +20,17 @@ mkdir -p "$work"
 work=$(cd "$work" && pwd)
 
 fail() { echo "FAIL: $*"; exit 1; }
+# submit LOG [study-slurm.sh arguments]: the script, bounded in time, its output in LOG.
+submit() {
+  local log=$1
+  shift
+  timeout 280 bash "$script" --nvsvp "$nvsvp" --wait --timeout 240 "$@" >"$log" 2>&1 &
+  child=$!
+  wait "$child"
+  local status=$?
+  child=
+  return $status
+}
 
 source "$here/slurm_cluster.sh"
 # The munge socket's path must stay short (a Unix socket's limit); a deep build folder gets a
@@ -30,7 +41,12 @@ if [ ${#cluster} -gt 70 ]; then
   cluster=$(mktemp -d "${TMPDIR:-/tmp}/nvsvp-slurm.XXXXXX") || fail "mktemp"
   temporary=$cluster
 fi
-trap 'slurm_cluster_stop; [ -z "$temporary" ] || rm -rf "$temporary"' EXIT
+child=
+trap '[ -z "$child" ] || kill "$child" 2>/dev/null; slurm_cluster_stop; [ -z "$temporary" ] || rm -rf "$temporary"' EXIT
+# bash runs the EXIT trap on a signal only when the signal is trapped, and only once the command
+# in the foreground has ended: the slow commands run in the background (submit), waited for.
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
 slurm_cluster_start "$cluster" || exit 77
 echo "slurm: node $NVSVP_SLURM_NODE idle; cluster in $cluster"
 
@@ -44,8 +60,7 @@ points=$("$nvsvp" study "$study" --list "$@" | grep -c '^  ')  # one indented li
 on_slurm() {
   local way=$1 dir=$work/$1 status
   shift
-  timeout 280 bash "$script" --nvsvp "$nvsvp" --wait --timeout 240 --out "$dir" "$@" "$study" \
-    >"$work/$way.log" 2>&1
+  submit "$work/$way.log" --out "$dir" "$@" "$study"
   status=$?
   [ $status -eq 0 ] || { cat "$work/$way.log"; fail "$way: study-slurm.sh --wait exited $status"; }
   grep -q "^study-slurm: merge job [0-9]* ended: COMPLETED, exit code 0" "$work/$way.log" ||
@@ -71,8 +86,7 @@ on_slurm shards --shards 2 "${@}"
   fail "--shards 2: expected the logs of exactly two array tasks in $work/shards/slurm"
 
 # A failed point: the array task fails, the merge runs anyway and names it.
-timeout 280 bash "$script" --nvsvp "$nvsvp" --wait --timeout 240 --out "$work/fails" "$@" "$failing" \
-  >"$work/fails.log" 2>&1
+submit "$work/fails.log" --out "$work/fails" "$@" "$failing"
 status=$?
 [ $status -eq 1 ] || { cat "$work/fails.log"; fail "a study with a failing point: study-slurm.sh --wait exited $status, expected 1"; }
 grep -q "^point .* FAILED" "$work/fails/slurm/merge.log" ||
