@@ -324,6 +324,14 @@ int merge_study(const std::string& out_dir, const Study* expected, std::ostream&
     write_file_atomically(out_dir + "/" + name, text);
   }
   print_study_summary(summary, out_dir, console);
+  std::string again;
+  for (size_t p = 0; p < runs.size(); ++p) {
+    if (!runs[p].failure.empty()) again += " --point " + std::to_string(p + 1);
+  }
+  if (!again.empty()) {
+    console << "to run the failed and missing points again: " << manifest["command_line"].get<std::string>()
+            << " --out " << shell_word(out_dir) << again << "\n";
+  }
   return summary["passed"].get<bool>() ? 0 : 1;
 }
 

@@ -332,6 +332,14 @@ nvsvp_cli_test(study_failed_point_exits_1_and_the_others_run --exit 1 --fresh ${
                -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/one_point_fails.yaml --set workload.tokens_per_gpu=8
                   --out ${NVSVP_FAILS})
 
+# The same over an --sshlogin host: the test's own sshd on loopback (skipped, saying why, where
+# sshd cannot start).
+add_test(NAME cli.study_over_ssh_hosts_is_the_same
+         COMMAND bash ${NVSVP_CLI_DIR}/study_parallel_ssh.sh $<TARGET_FILE:nvsvp> ${NVSVP_STUDIES}/tiny.yaml 7
+                 ${NVSVP_STUDY_OUT}/over_ssh --set workload.tokens_per_gpu=8)
+set_tests_properties(cli.study_over_ssh_hosts_is_the_same PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+
 # study-merge: missing and failed points named (exit 1); points of another study, build or
 # scenario refused (exit 2), nothing written; a point run into another study's folder refused.
 add_test(NAME cli.study_merge_names_missing_points_and_refuses_foreign_ones

@@ -40,6 +40,12 @@ expect missing 1 "^point top_k=4 FAILED: missing: no point.json .*its folder: .*
   "$nvsvp" study-merge "$work/missing"
 [ "$(lines "$work/missing/study.csv")" -eq 5 ] || fail "missing: study.csv has $(lines "$work/missing/study.csv") lines, expected 5"
 grep -q '"failure": "missing: no point.json' "$work/missing/summary.json" || fail "missing: summary.json does not name it"
+# ... and the command it prints runs the missing point again, after which the merge passes.
+again=$(sed -n 's/^to run the failed and missing points again: //p' "$work/missing.out")
+[[ "$again" == *"--point 2" ]] || fail "missing: no command to run point 2 again: $again"
+(eval "${again/#nvsvp/$nvsvp}") >/dev/null || fail "missing: '$again' exited $?"
+expect missing_again 0 "^top_k=4 .* ok$" "$nvsvp" study-merge "$work/missing"
+cmp -s "$work/base/study.csv" "$work/missing/study.csv" || fail "missing: after the rerun study.csv differs from the base's"
 
 # A failed point, run by a shard: the shard exits 1, the merge names the point and exits 1.
 expect failed_shard 1 "^\[2/2\] max_time_us=5: FAILED \(exit status 1\)" \
