@@ -68,6 +68,14 @@ expect version 2 "3_seed=9/point.json: made by nvsvp 0.0.0-other \(git [0-9a-f]+
   "$nvsvp" study-merge "$work/version"
 [ ! -e "$work/version/summary.json" ] || fail "version: summary.json written"
 
+# A record that is not one (a failure that is neither null nor text): refused, exit 2.
+copy_of_base broken
+sed -i 's/"failure": null/"failure": 5/' "$work/broken/2_top_k=4/point.json"
+expect broken 2 "2_top_k=4/point.json: not a point record \(expected study, number, name" \
+  "$nvsvp" study-merge "$work/broken"
+printf '{"format": "1"}' >"$work/broken/study.json"
+expect broken_manifest 2 "broken/study.json: expected \"format\": 1" "$nvsvp" study-merge "$work/broken"
+
 # A point folder run again by hand with another scenario: refused, exit 2.
 copy_of_base rerun
 "$nvsvp" run "$work/rerun/1_top_k=2/scenario.yaml" --set workload.top_k=3 --out "$work/rerun/1_top_k=2" --quiet ||
