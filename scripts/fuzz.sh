@@ -14,7 +14,7 @@ jobs=${FUZZ_JOBS:-$(nproc)}
 timeout=${FUZZ_TIMEOUT:-10}            # seconds one input may take before it counts as a hang
 rss_limit_mb=${FUZZ_RSS_LIMIT_MB:-2048}
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(scenario study trace vector_file coverage_file)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(scenario study study_manifest trace vector_file coverage_file)
 
 scripts/install_deps.sh fuzz
 # NDEBUG stays undefined: a failed assert is a finding too.

@@ -530,7 +530,8 @@ void print_study_summary(const json& summary, const std::string& out_dir, std::o
       row.push_back(text_or_dash(point["layer_time_us"][scheme.get<std::string>()], 2));
     }
     for (const std::string& scheme : others) row.push_back(text_or_dash(point["speedup_of_reference"][scheme], 3));
-    row.push_back(point["passed"].get<bool>() ? "ok" : "FAILED");
+    const bool missing = point["failure"].is_string() && point["failure"].get<std::string>().rfind("missing", 0) == 0;
+    row.push_back(point["passed"].get<bool>() ? "ok" : missing ? "MISSING" : "FAILED");
     rows.push_back(row);
   }
   print_table(rows, os);

@@ -87,10 +87,16 @@ std::string scenario_fingerprint(const std::string& dump) {
 // Why the record in a point's folder is not this study's point, or "" when it is.
 std::string refusal_of_record(const json& record, const json& manifest, size_t p, const std::string& point_dir) {
   const json& point = manifest["points"][p];
-  if (!record.is_object() || !record.contains("study") || !record.contains("nvsvp") ||
-      !record.contains("fingerprint") || !record.contains("number") || !record.contains("scenario_hash") ||
-      !record.contains("failure")) {
-    return "not a point record (expected keys study, number, name, scenario_hash, fingerprint, nvsvp, failure)";
+  const auto is = [&](const char* key, bool (json::*type)() const noexcept) {
+    return record.contains(key) && (record[key].*type)();
+  };
+  if (!record.is_object() || !is("study", &json::is_string) || !is("number", &json::is_number_unsigned) ||
+      !is("name", &json::is_string) || !is("scenario_hash", &json::is_string) ||
+      !is("fingerprint", &json::is_string) || !is("nvsvp", &json::is_object) ||
+      !(is("failure", &json::is_null) || is("failure", &json::is_string)) || !is("host", &json::is_string) ||
+      !is("wall_seconds", &json::is_number)) {
+    return "not a point record (expected study, number, name, scenario_hash, fingerprint, nvsvp, failure (null or "
+           "text), host and wall_seconds, of their types)";
   }
   if (record["study"] != manifest["study"]) {
     return "a point of study " + record["study"].dump() + ", not of " + manifest["study"].dump();
@@ -98,8 +104,8 @@ std::string refusal_of_record(const json& record, const json& manifest, size_t p
   if (record["nvsvp"] != manifest["nvsvp"]) {
     return "made by " + describe_build(record["nvsvp"]) + ", the study by " + describe_build(manifest["nvsvp"]);
   }
-  if (record["number"] != point["number"] || record.value("name", json()) != point["name"]) {
-    return "point " + record["number"].dump() + " " + record.value("name", json()).dump() + ", not point " +
+  if (record["number"] != point["number"] || record["name"] != point["name"]) {
+    return "point " + record["number"].dump() + " " + record["name"].dump() + ", not point " +
            point["number"].dump() + " " + point["name"].dump();
   }
   if (record["scenario_hash"] != point["scenario_hash"]) {
@@ -173,7 +179,9 @@ Study study_of_manifest(const json& manifest, const std::string& file) {
   const auto fail = [&](const std::string& expected) {
     throw ConfigError(file + ": expected " + expected + " (the study.json an nvsvp study command writes)");
   };
-  if (!manifest.is_object() || manifest.value("format", 0) != kManifestFormat) fail("\"format\": 1");
+  if (!manifest.is_object() || !manifest.contains("format") || manifest["format"] != kManifestFormat) {
+    fail("\"format\": 1");
+  }
   Study study;
   try {
     study.name = manifest.at("study").get<std::string>();
@@ -201,7 +209,7 @@ Study study_of_manifest(const json& manifest, const std::string& file) {
     fail("keys study, file, command_line, schemes, reference, keys, timelines, points and nvsvp of their types");
   }
   if (study.points.empty()) fail("at least one point");
-  if (manifest.value("fingerprint", std::string()) != manifest_fingerprint(manifest)) {
+  if (!manifest.contains("fingerprint") || manifest["fingerprint"] != manifest_fingerprint(manifest)) {
     fail("a fingerprint that matches its contents (was the file edited?)");
   }
   return study;
@@ -303,11 +311,11 @@ int merge_study(const std::string& out_dir, const Study* expected, std::ostream&
       refusals.push_back(record_path + ": " + refusal);
       continue;
     }
-    runs[p].failure = record["failure"].is_string() ? record["failure"].get<std::string>() : "";
+    runs[p].failure = record["failure"].is_null() ? "" : record["failure"].get<std::string>();
     runs[p].results = report_results(point_dir);
     if (runs[p].failure.empty() && runs[p].results.empty()) runs[p].failure = "no readable report.json";
-    wall_times += csv_field(study.points[p].name) + "," + csv_field(record.value("host", std::string())) + "," +
-                  fixed(record.value("wall_seconds", 0.0), 3) + "\n";
+    wall_times += csv_field(study.points[p].name) + "," + csv_field(record["host"].get<std::string>()) + "," +
+                  fixed(record["wall_seconds"].get<double>(), 3) + "\n";
   }
   if (!refusals.empty()) {
     throw ConfigError(std::to_string(refusals.size()) + " point folder" + (refusals.size() == 1 ? " is" : "s are") +
@@ -324,6 +332,14 @@ int merge_study(const std::string& out_dir, const Study* expected, std::ostream&
     write_file_atomically(out_dir + "/" + name, text);
   }
   print_study_summary(summary, out_dir, console);
+  std::string again;
+  for (size_t p = 0; p < runs.size(); ++p) {
+    if (!runs[p].failure.empty()) again += " --point " + std::to_string(p + 1);
+  }
+  if (!again.empty()) {
+    console << "to run the failed and missing points again: " << manifest["command_line"].get<std::string>()
+            << " --out " << shell_word(out_dir) << again << "\n";
+  }
   return summary["passed"].get<bool>() ? 0 : 1;
 }
 

@@ -332,6 +332,49 @@ nvsvp_cli_test(study_failed_point_exits_1_and_the_others_run --exit 1 --fresh ${
                -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/one_point_fails.yaml --set workload.tokens_per_gpu=8
                   --out ${NVSVP_FAILS})
 
+# The same over an --sshlogin host: the test's own sshd on loopback (skipped, saying why, where
+# sshd cannot start).
+add_test(NAME cli.study_over_ssh_hosts_is_the_same
+         COMMAND bash ${NVSVP_CLI_DIR}/study_parallel_ssh.sh $<TARGET_FILE:nvsvp> ${NVSVP_STUDIES}/tiny.yaml 7
+                 ${NVSVP_STUDY_OUT}/over_ssh --set workload.tokens_per_gpu=8)
+set_tests_properties(cli.study_over_ssh_hosts_is_the_same PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+
+# study-merge: missing and failed points named (exit 1); points of another study, build or
+# scenario refused (exit 2), nothing written; a point run into another study's folder refused.
+add_test(NAME cli.study_merge_names_missing_points_and_refuses_foreign_ones
+         COMMAND bash ${NVSVP_CLI_DIR}/study_merge_refuses.sh $<TARGET_FILE:nvsvp> ${NVSVP_STUDIES}
+                 ${NVSVP_STUDY_OUT}/merge_refuses)
+set_tests_properties(cli.study_merge_names_missing_points_and_refuses_foreign_ones PROPERTIES TIMEOUT 120
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+
+# --point, --shard and the modes that exclude each other: usage errors exit 2 before anything runs.
+nvsvp_cli_test(study_point_beyond_the_study_exits_2 --exit 2
+               --stderr "--point: expected a point number from 1 to 3 \\(study tiny\\), got 4$"
+               -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/tiny.yaml --point 4 --out ${NVSVP_STUDY_OUT}/point4)
+nvsvp_cli_test(study_point_zero_exits_2 --exit 2 --stderr "--point: expected a point number from 1 to 3"
+               -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/tiny.yaml --point 0 --out ${NVSVP_STUDY_OUT}/point0)
+foreach(shard 3/2 0/2 2 a/b 1/0 -1/2)
+  string(MAKE_C_IDENTIFIER "${shard}" shard_id)
+  nvsvp_cli_test(study_shard_${shard_id}_exits_2 --exit 2
+                 --stderr "--shard: expected I/N with 1 <= I <= N \\(shard I of N\\), got ${shard}$"
+                 -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/tiny.yaml --shard=${shard} --out ${NVSVP_STUDY_OUT}/shard)
+endforeach()
+nvsvp_cli_test(study_point_and_shard_exclude_each_other --exit 2 --stderr "--point excludes --shard"
+               -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/tiny.yaml --point 1 --shard 1/2)
+nvsvp_cli_test(study_merge_and_out_exclude_each_other --exit 2 --stderr "--(out excludes --merge|merge excludes --out)"
+               -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/tiny.yaml --merge a --out b)
+nvsvp_cli_test(study_merge_needs_a_folder --exit 2 --stderr "DIR is required"
+               -- $<TARGET_FILE:nvsvp> study-merge)
+# --emit-commands: a line per point, absolute paths, --point k on line k, the --set options kept.
+nvsvp_cli_test(study_emit_commands_one_line_per_point --fresh ${NVSVP_STUDY_OUT}/emit
+               --stdout "^/[^ ]*/nvsvp --config-dir /[^ ]+ study /[^ ]*/tiny.yaml --point 1 --out /[^ ]*/emit --set workload.tokens_per_gpu=8$"
+               --stdout "^/[^ ]*/nvsvp --config-dir /[^ ]+ study /[^ ]*/tiny.yaml --point 3 --out /[^ ]*/emit --set workload.tokens_per_gpu=8$"
+               --file ${NVSVP_STUDY_OUT}/emit/study.json "^  \"command_line\": \"nvsvp study [^ ]*/tiny.yaml --set workload.tokens_per_gpu=8\",$"
+               --absent ${NVSVP_STUDY_OUT}/emit/1_top_k=2
+               -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/tiny.yaml --emit-commands --set workload.tokens_per_gpu=8
+                  --out ${NVSVP_STUDY_OUT}/emit)
+
 # The same study.csv and summary.json however the points run: --jobs 1 or 2, GNU parallel on the
 # emitted commands, shards merged by study-merge or study --merge.
 add_test(NAME cli.study_is_the_same_however_its_points_run

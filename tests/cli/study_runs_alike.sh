@@ -41,7 +41,15 @@ done
 [ ! -e "$work/shards/study.csv" ] || fail "a shard wrote study.csv: only the merge may"
 "$nvsvp" study-merge "$work/shards" >/dev/null || fail "study-merge exited $?"
 compare shards
+# Both shards at once into a fresh folder, neither preceded by --emit-commands: they race to write
+# study.json, and the merge is still the same.
+"$nvsvp" study "$study" --shard 1/2 --out "$work/racing" "$@" >"$work/racing1.log" 2>&1 &
+"$nvsvp" study "$study" --shard 2/2 --out "$work/racing" "$@" >"$work/racing2.log" 2>&1 ||
+  { cat "$work/racing2.log"; fail "racing shard 2/2 exited $?"; }
+wait $! || { cat "$work/racing1.log"; fail "racing shard 1/2 exited $?"; }
+"$nvsvp" study-merge "$work/racing" >/dev/null || fail "study-merge of the racing shards exited $?"
+compare racing
 rm "$work/shards/study.csv" "$work/shards/summary.json"
 "$nvsvp" study "$study" --merge "$work/shards" "$@" >/dev/null || fail "study --merge exited $?"
 compare shards
-echo "alike: $rows study.csv lines and summary.json identical with --jobs 1, --jobs 2, GNU parallel, shards + study-merge, study --merge"
+echo "alike: $rows study.csv lines and summary.json identical with --jobs 1, --jobs 2, GNU parallel, shards + study-merge (also racing), study --merge"

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "../common/test_support.hpp"
+#include "nvsvp/platform/child_processes.hpp"
 #include "nvsvp/platform/study.hpp"
 
 namespace nvsvp::platform {
@@ -416,6 +418,101 @@ TEST(StudyRun, APointWhoseProcessFailsIsReportedAndTheOthersStillCount) {
   for (const StudyPoint& point : study.points) {
     EXPECT_TRUE(std::filesystem::exists(options.out_dir + "/" + point.directory + "/scenario.yaml")) << point.name;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Points run apart (issue 22): shards, the study's manifest, the command lines
+
+TEST(StudyShards, EveryPointIsInExactlyOneShardInterleaved) {
+  EXPECT_EQ(shard_points(7, 1, 3), (std::vector<size_t>{0, 3, 6}));
+  EXPECT_EQ(shard_points(7, 2, 3), (std::vector<size_t>{1, 4}));
+  EXPECT_EQ(shard_points(7, 3, 3), (std::vector<size_t>{2, 5}));
+  EXPECT_EQ(shard_points(2, 3, 4), (std::vector<size_t>{}));  // more shards than points: some are empty
+  for (size_t shards = 1; shards <= 9; ++shards) {
+    std::vector<int> seen(23, 0);
+    for (size_t shard = 1; shard <= shards; ++shard) {
+      for (size_t p : shard_points(seen.size(), shard, shards)) ++seen.at(p);
+    }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 23) << shards << " shards";
+  }
+}
+
+TEST(StudyManifest, NamesThePointsAndSurvivesARoundTrip) {
+  TempDir dir;
+  const std::string file = dir.write("m.yaml", std::string(kHead) + "sweep:\n  workload.top_k: [2, 4]\n");
+  const Study study = load_study(file, {"workload.tokens_per_gpu=8"}, kConfigDir);
+  const json manifest = study_manifest(study);
+  EXPECT_EQ(manifest["command_line"], "nvsvp study " + file + " --set workload.tokens_per_gpu=8");
+  EXPECT_EQ(manifest["points"][1]["directory"], "2_top_k=4");
+  EXPECT_EQ(manifest["points"][1]["number"], 2);
+  const Study back = study_of_manifest(manifest, "study.json");
+  EXPECT_EQ(back.name, study.name);
+  EXPECT_EQ(back.schemes, study.schemes);
+  EXPECT_EQ(back.reference, study.reference);
+  EXPECT_EQ(back.keys, study.keys);
+  ASSERT_EQ(back.points.size(), 2u);
+  EXPECT_EQ(back.points[1].name, "top_k=4");
+  EXPECT_EQ(back.points[1].values, study.points[1].values);
+}
+
+TEST(StudyManifest, TheFingerprintFollowsTheResultsNotThePathOrTheCommand) {
+  TempDir dir;
+  const std::string text = std::string(kHead) + "sweep:\n  workload.top_k: [2, 4]\n";
+  const std::string file = dir.write("f.yaml", text);
+  const json base = study_manifest(load_study(file, {}, kConfigDir));
+  // The same study through another path to the same file, and a copy elsewhere: the same fingerprint.
+  const json other_path = study_manifest(load_study(dir.path() + "/./f.yaml", {}, kConfigDir));
+  EXPECT_EQ(other_path["fingerprint"], base["fingerprint"]);
+  EXPECT_NE(other_path["file"], base["file"]);
+  // A point's scenario changed by --set: another scenario hash for every point, another fingerprint.
+  const json other_set = study_manifest(load_study(file, {"workload.tokens_per_gpu=32"}, kConfigDir));
+  EXPECT_NE(other_set["fingerprint"], base["fingerprint"]);
+  EXPECT_NE(other_set["points"][0]["scenario_hash"], base["points"][0]["scenario_hash"]);
+  // Another reference only (in a file of the same name, which names the study): the scenarios
+  // are the same, the study is not.
+  std::string swapped = text;
+  swapped.replace(swapped.find("reference: nvls"), 15, "reference: deepep");
+  std::filesystem::create_directories(dir.path() + "/other");
+  const json other_reference = study_manifest(load_study(dir.write("other/f.yaml", swapped), {}, kConfigDir));
+  EXPECT_EQ(other_reference["points"][0]["scenario_hash"], base["points"][0]["scenario_hash"]);
+  EXPECT_NE(other_reference["fingerprint"], base["fingerprint"]);
+}
+
+TEST(StudyManifest, AnEditedOrBrokenManifestIsRefused) {
+  TempDir dir;
+  const json manifest =
+      study_manifest(load_study(dir.write("e.yaml", std::string(kHead) + "sweep:\n  workload.top_k: [2, 4]\n"), {}, kConfigDir));
+  auto error_of = [](const json& edited) {
+    try {
+      study_of_manifest(edited, "out/study.json");
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  json edited = manifest;
+  edited["points"][0]["values"][0] = "3";
+  EXPECT_EQ(error_of(edited).rfind("out/study.json: expected a fingerprint that matches its contents", 0), 0u)
+      << error_of(edited);
+  edited = manifest;
+  edited.erase("schemes");
+  EXPECT_NE(error_of(edited).find("expected keys study, file, command_line, schemes"), std::string::npos);
+  edited = manifest;
+  edited["points"][1]["number"] = 5;
+  EXPECT_NE(error_of(edited).find("expected points numbered from 1"), std::string::npos);
+  edited = manifest;
+  edited["points"][1]["directory"] = "../elsewhere";
+  EXPECT_NE(error_of(edited).find("a folder name"), std::string::npos);
+  EXPECT_NE(error_of(json::array()).find("expected \"format\": 1"), std::string::npos);
+}
+
+TEST(ShellWord, PlainWordsStayAndOthersAreQuotedToReadBackAsThemselves) {
+  EXPECT_EQ(shell_word("/a/b-c_d.yaml"), "/a/b-c_d.yaml");
+  EXPECT_EQ(shell_word("workload.top_k=8"), "workload.top_k=8");
+  EXPECT_EQ(shell_word("a b"), "'a b'");
+  EXPECT_EQ(shell_word(""), "''");
+  EXPECT_EQ(shell_word("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_word("{kind: zipf}"), "'{kind: zipf}'");
 }
 
 }  // namespace
