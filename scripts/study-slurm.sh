@@ -46,7 +46,7 @@ quote() {
   printf "'%s'" "$s"
 }
 command_line() {  # the words given, quoted, as one line
-  local line= word
+  local line='' word
   for word in "$@"; do
     line+="${line:+ }$(quote "$word")"
   done
@@ -151,7 +151,8 @@ chmod +x "$slurm/point.sh"
 
 submit() {  # submit SBATCH-ARGUMENTS...: prints the job id; sbatch's own message on failure
   local answer
-  answer=$(sbatch --parsable "$@") || { echo "$me: sbatch refused the submission (its message is above)" >&2; exit 1; }
+  answer=$(sbatch --parsable "$@") ||
+    { echo "$me: sbatch refused the submission (its message is above)" >&2; exit 1; }
   printf '%s\n' "${answer%%;*}"  # --parsable prints ID or ID;CLUSTER
 }
 array=$(submit --array="1-$tasks" --job-name="nvsvp-study" --output="$slurm/$log_name-%a.log" \
@@ -177,7 +178,8 @@ job_state() {  # prints STATE EXITCODE (EXITCODE as status:signal), or nothing w
     return
   fi
   command -v sacct >/dev/null &&
-    timeout 60 sacct --noheader --allocations --parsable2 --jobs="$merge" --format=State,ExitCode 2>/dev/null |
+    timeout 60 sacct --noheader --allocations --parsable2 --jobs="$merge" --format=State,ExitCode \
+      2>/dev/null |
       head -1 | sed -n 's/^\([A-Z_]*\)[^|]*|\([0-9]*:[0-9]*\)$/\1 \2/p'
 }
 deadline=$((SECONDS + timeout))
@@ -185,7 +187,8 @@ state=
 while :; do
   read -r state code <<<"$(job_state)"
   case ${state:-} in
-    COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE | PREEMPTED) break ;;
+    COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE | PREEMPTED)
+      break ;;
     "") echo "$me: Slurm no longer knows merge job $merge (scontrol and sacct have no record)" >&2; exit 1 ;;
   esac
   [ $SECONDS -lt $deadline ] ||

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # A real single-node Slurm cluster for tests (sourced, not run): munged, slurmctld and slurmd on
 # this machine, everything (key, socket, config, state, spool, logs, pid files) under one folder.
 #
@@ -20,22 +21,23 @@ NVSVP_SLURM_TIMEOUT=60   # seconds each start-up step and each stop may take
 # True while pid $1 runs; a zombie (exited, not yet reaped) counts as ended.
 _slurm_cluster_alive() {
   local state
-  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  state=$(sed 's/.*) //; s/ .*//' "/proc/$1/stat" 2>/dev/null) || return 1  # the field after "(name)"
   [ -n "$state" ] && [ "$state" != Z ]
 }
 
-# The line that best says what went wrong, from the first non-empty of the logs given: its last
-# error or fatal line (not the PMIx plugin's, which fails to load harmlessly), else its last line.
-_slurm_cluster_log_line() {
+# What went wrong with daemon $1, on one line, from its log file or else its console output: its
+# last two error or fatal lines (the last alone is often a generic "initialization failed"; the
+# PMIx plugin's are left out, it fails to load harmlessly), else its last line.
+_slurm_cluster_why() {
   local log line
-  for log in "$@"; do
+  for log in "$NVSVP_SLURM_DIR/log/$1.log" "$NVSVP_SLURM_DIR/log/$1.out"; do
     [ -s "$log" ] || continue
-    line=$(grep -iE 'fatal|error' "$log" | grep -v 'pmix' | tail -1)
+    line=$(grep -iE 'fatal|error' "$log" | grep -v 'pmix' | tail -2 | paste -sd'|' | sed 's/|/ | /')
     [ -n "$line" ] || line=$(tail -1 "$log")
     echo "${log##*/}: $line"
     return
   done
-  echo "(${*##*/}: empty)"
+  echo "($1 wrote nothing)"
 }
 
 _slurm_cluster_fail() {
@@ -90,33 +92,37 @@ EOF
 }
 
 slurm_cluster_start() {
-  local dir=$1 tool node_line ports ctld_port d_port i state pid name
+  local dir=$1 tool node_line ports ctld_port d_port i state name
+  local packages="Debian packages slurm-wlm and munge; scripts/install_deps.sh installs them"
   [ -n "$dir" ] || { echo "slurm_cluster_start: expected a folder" >&2; return 2; }
   for tool in munged slurmctld slurmd sbatch sinfo squeue scontrol scancel python3; do
     command -v "$tool" >/dev/null ||
-      { _slurm_cluster_fail "$tool is not installed (Debian packages slurm-wlm and munge; scripts/install_deps.sh installs them)"; return 1; }
+      { _slurm_cluster_fail "$tool is not installed ($packages)"; return; }
   done
-  [ "$(id -u)" -eq 0 ] || { _slurm_cluster_fail "the daemons must run as root (SlurmUser=root), this is uid $(id -u)"; return 1; }
+  [ "$(id -u)" -eq 0 ] ||
+    { _slurm_cluster_fail "the daemons must run as root (SlurmUser=root), this is uid $(id -u)"; return; }
 
-  mkdir -p "$dir" && dir=$(cd "$dir" && pwd) || { _slurm_cluster_fail "cannot create $1"; return 1; }
+  mkdir -p "$dir" && dir=$(cd "$dir" && pwd) || { _slurm_cluster_fail "cannot create $1"; return; }
   _slurm_cluster_end_leftovers "$dir"
   rm -rf "$dir/munge" "$dir/run" "$dir/state" "$dir/spool" "$dir/log" "$dir/slurm.conf"
   NVSVP_SLURM_DIR=$dir
   NVSVP_SLURM_PIDS=()
   # munged requires its socket's folder to be searchable by all and its key readable by root only.
-  mkdir -p "$dir/munge" "$dir/run" "$dir/state" "$dir/spool" "$dir/log" && chmod 755 "$dir/munge" "$dir/spool" ||
-    { _slurm_cluster_fail "cannot create the folders under $dir"; return 1; }
+  mkdir -p "$dir/munge" "$dir/run" "$dir/state" "$dir/spool" "$dir/log" &&
+    chmod 755 "$dir/munge" "$dir/spool" ||
+    { _slurm_cluster_fail "cannot create the folders under $dir"; return; }
   local socket=$dir/munge/munge.socket
   # A Unix socket's path holds at most 107 bytes.
-  [ ${#socket} -le 100 ] || { _slurm_cluster_fail "the munge socket's path $socket is too long (over 100 bytes); give a shorter DIR"; return 1; }
+  [ ${#socket} -le 100 ] ||
+    { _slurm_cluster_fail "the munge socket's path $socket is over 100 bytes; give a shorter DIR"; return; }
 
   # --- munge: its own key, socket, pid and seed files; its log is its stderr (-F) ---
   if command -v mungekey >/dev/null; then
-    mungekey --create --keyfile="$dir/munge/munge.key" 2>"$dir/log/mungekey.log" ||
-      { _slurm_cluster_fail "mungekey failed: $(_slurm_cluster_log_line "$dir/log/mungekey.log")"; return 1; }
+    mungekey --create --keyfile="$dir/munge/munge.key" 2>"$dir/log/mungekey.out" ||
+      { _slurm_cluster_fail "mungekey failed: $(_slurm_cluster_why mungekey)"; return; }
   else
     dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none ||
-      { _slurm_cluster_fail "cannot write a munge key with dd"; return 1; }
+      { _slurm_cluster_fail "cannot write a munge key with dd"; return; }
   fi
   chmod 600 "$dir/munge/munge.key"
   munged --foreground --socket="$socket" --key-file="$dir/munge/munge.key" \
@@ -126,19 +132,20 @@ slurm_cluster_start() {
   for ((i = 0; i < NVSVP_SLURM_TIMEOUT * 5; i++)); do
     [ -S "$socket" ] && break
     _slurm_cluster_alive "${NVSVP_SLURM_PIDS[0]}" ||
-      { _slurm_cluster_fail "munged exited: $(_slurm_cluster_log_line "$dir/log/munged.out")"; return 1; }
+      { _slurm_cluster_fail "munged exited: $(_slurm_cluster_why munged)"; return; }
     sleep 0.2
   done
   [ -S "$socket" ] ||
-    { _slurm_cluster_fail "munged made no socket in ${NVSVP_SLURM_TIMEOUT} s: $(_slurm_cluster_log_line "$dir/log/munged.out")"; return 1; }
+    { _slurm_cluster_fail "munged made no socket in ${NVSVP_SLURM_TIMEOUT} s:" "$(_slurm_cluster_why munged)"
+      return; }
 
   # --- slurm.conf: this host as the one node, with the CPUs and memory slurmd itself detects ---
   node_line=$(slurmd -C 2>/dev/null | head -1)
   name=$(sed -n 's/^NodeName=\([^ ]*\) .*/\1/p' <<<"$node_line")
   [ -n "$name" ] && [[ $node_line == *" CPUs="* ]] ||
-    { _slurm_cluster_fail "slurmd -C did not describe this node (it printed: ${node_line:-nothing})"; return 1; }
+    { _slurm_cluster_fail "slurmd -C did not describe this node (it printed ${node_line:-nothing})"; return; }
   NVSVP_SLURM_NODE=$name
-  ports=$(_slurm_cluster_free_ports) || { _slurm_cluster_fail "no free TCP ports"; return 1; }
+  ports=$(_slurm_cluster_free_ports) || { _slurm_cluster_fail "no free TCP ports"; return; }
   read -r ctld_port d_port <<<"$ports"
   # Addresses are 127.0.0.1: the host's name need not resolve in a container.
   cat >"$dir/slurm.conf" <<EOF
@@ -176,7 +183,10 @@ EOF
 
   # The clients (sbatch, squeue, ...) must reach this cluster and take no options from a job or
   # a user's environment around the test.
-  unset $(compgen -v | grep -E '^(SLURM|SBATCH|SALLOC|SQUEUE|SINFO|SCONTROL)_') 2>/dev/null
+  local variable
+  for variable in $(compgen -e); do
+    [[ $variable =~ ^(SLURM|SBATCH|SALLOC|SQUEUE|SINFO|SCONTROL)_ ]] && unset "$variable"
+  done
   export SLURM_CONF=$dir/slurm.conf
 
   slurmctld -D -f "$dir/slurm.conf" >"$dir/log/slurmctld.out" 2>&1 &
@@ -188,16 +198,16 @@ EOF
   state=
   for ((i = 0; i < NVSVP_SLURM_TIMEOUT * 2; i++)); do
     _slurm_cluster_alive "${NVSVP_SLURM_PIDS[1]}" ||
-      { _slurm_cluster_fail "slurmctld exited: $(_slurm_cluster_log_line "$dir/log/slurmctld.log" "$dir/log/slurmctld.out")"; return 1; }
+      { _slurm_cluster_fail "slurmctld exited: $(_slurm_cluster_why slurmctld)"; return; }
     _slurm_cluster_alive "${NVSVP_SLURM_PIDS[2]}" ||
-      { _slurm_cluster_fail "slurmd exited: $(_slurm_cluster_log_line "$dir/log/slurmd.log" "$dir/log/slurmd.out")"; return 1; }
+      { _slurm_cluster_fail "slurmd exited: $(_slurm_cluster_why slurmd)"; return; }
     state=$(timeout 10 sinfo --noheader --Node --nodes="$name" --format=%T 2>/dev/null | head -1)
     [ "$state" = idle ] && return 0
     sleep 0.5
   done
   _slurm_cluster_fail "node $name is not idle after ${NVSVP_SLURM_TIMEOUT} s (sinfo: ${state:-no answer});" \
-                      "$(_slurm_cluster_log_line "$dir/log/slurmctld.log" "$dir/log/slurmctld.out");" \
-                      "$(_slurm_cluster_log_line "$dir/log/slurmd.log" "$dir/log/slurmd.out")"
+                      "$(_slurm_cluster_why slurmctld);" \
+                      "$(_slurm_cluster_why slurmd)"
   return 1
 }
 

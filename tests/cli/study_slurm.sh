@@ -32,6 +32,7 @@ submit() {
   return $status
 }
 
+# shellcheck source=tests/cli/slurm_cluster.sh
 source "$here/slurm_cluster.sh"
 # The munge socket's path must stay short (a Unix socket's limit); a deep build folder gets a
 # cluster folder in /tmp instead, removed at the end.
@@ -42,7 +43,12 @@ if [ ${#cluster} -gt 70 ]; then
   temporary=$cluster
 fi
 child=
-trap '[ -z "$child" ] || kill "$child" 2>/dev/null; slurm_cluster_stop; [ -z "$temporary" ] || rm -rf "$temporary"' EXIT
+cleanup() {
+  [ -z "$child" ] || kill "$child" 2>/dev/null
+  slurm_cluster_stop
+  [ -z "$temporary" ] || rm -rf "$temporary"
+}
+trap cleanup EXIT
 # bash runs the EXIT trap on a signal only when the signal is trapped, and only once the command
 # in the foreground has ended: the slow commands run in the background (submit), waited for.
 trap 'exit 130' INT
@@ -70,7 +76,7 @@ on_slurm() {
   cmp "$work/local/study.csv" "$dir/study.csv" ||
     { diff "$work/local/study.csv" "$dir/study.csv"; fail "$way: study.csv differs from the local one"; }
   cmp "$work/local/summary.json" "$dir/summary.json" ||
-    { diff "$work/local/summary.json" "$dir/summary.json"; fail "$way: summary.json differs from the local one"; }
+    { diff "$work/local/summary.json" "$dir/summary.json"; fail "$way: summary.json differs from the local"; }
 }
 
 on_slurm per_point "${@}"
@@ -88,7 +94,8 @@ on_slurm shards --shards 2 "${@}"
 # A failed point: the array task fails, the merge runs anyway and names it.
 submit "$work/fails.log" --out "$work/fails" "$@" "$failing"
 status=$?
-[ $status -eq 1 ] || { cat "$work/fails.log"; fail "a study with a failing point: study-slurm.sh --wait exited $status, expected 1"; }
+[ $status -eq 1 ] ||
+  { cat "$work/fails.log"; fail "a failing point: study-slurm.sh --wait exited $status, expected 1"; }
 grep -q "^point .* FAILED" "$work/fails/slurm/merge.log" ||
   { cat "$work/fails.log"; fail "the merge log names no failed point"; }
 
