@@ -149,17 +149,20 @@ exec bash -c "$line"
 EOF
 chmod +x "$slurm/point.sh"
 
-submit() {  # submit SBATCH-ARGUMENTS...: prints the job id; sbatch's own message on failure
-  local answer
+submit() {  # submit WHAT SBATCH-ARGUMENTS...: prints the job id; sbatch's own message on failure
+  local what=$1 answer
+  shift
   answer=$(sbatch --parsable "$@") ||
-    { echo "$me: sbatch refused the submission (its message is above)" >&2; exit 1; }
+    { echo "$me: sbatch refused the $what (its message is above)" >&2; exit 1; }
   printf '%s\n' "${answer%%;*}"  # --parsable prints ID or ID;CLUSTER
 }
-array=$(submit --array="1-$tasks" --job-name="nvsvp-study" --output="$slurm/$log_name-%a.log" \
-        "${sbatch_options[@]}" "$slurm/point.sh" "$tasks_file")
+# A cluster's MaxArraySize (1001 by default) bounds the array: --shards N runs more points a task.
+array=$(submit "job array of $tasks tasks (over the cluster's MaxArraySize? then give --shards N)" \
+        --array="1-$tasks" --job-name="nvsvp-study" --output="$slurm/$log_name-%a.log" \
+        "${sbatch_options[@]}" "$slurm/point.sh" "$tasks_file") || exit 1
 merge_command=$(command_line "$nvsvp" "${config[@]}" study-merge "$out")
-merge=$(submit --dependency="afterany:$array" --job-name="nvsvp-study-merge" --output="$slurm/merge.log" \
-        "${sbatch_options[@]}" --wrap "$merge_command")
+merge=$(submit "merge job" --dependency="afterany:$array" --job-name="nvsvp-study-merge" \
+        --output="$slurm/merge.log" "${sbatch_options[@]}" --wrap "$merge_command") || exit 1
 
 if [ -n "$shards" ]; then
   echo "study-slurm: $points points of $study in $tasks shards: job array $array ($slurm/shard-I.log)"

@@ -392,6 +392,18 @@ add_test(NAME cli.study_on_slurm_equals_a_local_study
 set_tests_properties(cli.study_on_slurm_equals_a_local_study PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 
+# study-slurm.sh's usage errors exit 2 before anything is submitted (no Slurm needed).
+set(NVSVP_STUDY_SLURM bash ${PROJECT_SOURCE_DIR}/scripts/study-slurm.sh)
+nvsvp_cli_test(study_slurm_without_a_file_exits_2 --exit 2 --stderr "expected the study FILE"
+               -- ${NVSVP_STUDY_SLURM} --wait)
+nvsvp_cli_test(study_slurm_unknown_option_exits_2 --exit 2 --stderr "--frob: unknown option before the study FILE"
+               -- ${NVSVP_STUDY_SLURM} --frob ${NVSVP_STUDIES}/tiny.yaml)
+nvsvp_cli_test(study_slurm_shards_not_a_positive_integer_exits_2 --exit 2
+               --stderr "--shards: expected a positive integer, got '0'"
+               -- ${NVSVP_STUDY_SLURM} --shards 0 ${NVSVP_STUDIES}/tiny.yaml)
+nvsvp_cli_test(study_slurm_without_sbatch_exits_2 --exit 2 --stderr "sbatch not found on PATH"
+               -- env PATH=/nonexistent /bin/bash ${PROJECT_SOURCE_DIR}/scripts/study-slurm.sh ${NVSVP_STUDIES}/tiny.yaml)
+
 # Every study the project ships loads and checks (its points are listed, not run: the large ones
 # take minutes; docs/results.md says how long).
 file(GLOB NVSVP_SHIPPED_STUDIES ${PROJECT_SOURCE_DIR}/configs/studies/*.yaml)
