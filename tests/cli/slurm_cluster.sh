@@ -125,7 +125,9 @@ slurm_cluster_start() {
       { _slurm_cluster_fail "cannot write a munge key with dd"; return; }
   fi
   chmod 600 "$dir/munge/munge.key"
-  munged --foreground --socket="$socket" --key-file="$dir/munge/munge.key" \
+  # --force: munged refuses folders that others may write to (a CI workspace may be one); this
+  # key guards nothing but a test cluster that lives for a minute.
+  munged --foreground --force --socket="$socket" --key-file="$dir/munge/munge.key" \
          --pid-file="$dir/munge/munged.pid" --seed-file="$dir/munge/munged.seed" \
          --log-file="$dir/log/munged.log" >"$dir/log/munged.out" 2>&1 &
   NVSVP_SLURM_PIDS+=($!)
