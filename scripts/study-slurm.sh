@@ -106,9 +106,9 @@ nvsvp=$(absolute "$nvsvp")  # the jobs do not run in this folder
 
 if [ -z "$out" ]; then
   # The study's own default, out/<study name>; --list checks the study without running a point.
-  name=$("$nvsvp" "${config[@]}" study "$study" "${sets[@]}" --list | sed -n '1s/^study \([^:]*\):.*/\1/p')
-  status=${PIPESTATUS[0]}
-  [ "$status" -eq 0 ] || exit "$status"
+  # (pipefail: a study nvsvp refuses exits here with nvsvp's status, 2)
+  name=$("$nvsvp" "${config[@]}" study "$study" "${sets[@]}" --list | sed -n '1s/^study \([^:]*\):.*/\1/p') ||
+    exit $?
   [ -n "$name" ] || { echo "$me: nvsvp study --list did not name the study" >&2; exit 1; }
   out=out/$name
 fi
