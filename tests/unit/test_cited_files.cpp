@@ -58,8 +58,9 @@ const std::set<std::string> kAllowed = {
     "verilated_fst_c.cpp", "fstapi.c",  // Verilator's FST writer (rtl/CMakeLists.txt, docs/reliability.md)
     // Files the worked examples of docs/firmware.md have the reader create.
     "ping.hpp", "ping.cpp", "test_ping.cpp", "scheme_my_scheme.cpp",
-    // Written by scripts/study-slurm.sh into a study's folder: the array task's script, the shards' commands.
-    "point.sh", "shards.txt",
+    // Written into a study's folder by scripts/study-parallel.sh and study-slurm.sh: the emitted
+    // commands, the array task's script, the shards' commands.
+    "commands.txt", "point.sh", "shards.txt",
     // The made-up files of the error samples in docs/configuration.md.
     "s.yaml", "t.csv", "no-such-box.yaml",
 };
