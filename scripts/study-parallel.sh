@@ -2,11 +2,12 @@
 # Runs an nvsvp study through GNU parallel (Debian package `parallel`): here, or over other hosts
 # with parallel's --sshlogin, then merges the point folders into study.csv and summary.json.
 #
-# usage: scripts/study-parallel.sh [--nvsvp PATH] [--out DIR] [--set K=V]... FILE [GNU parallel options...]
+# usage: scripts/study-parallel.sh [--nvsvp PATH] [--out DIR] [--set K=V]... [--config-dir DIR] FILE [GNU parallel options...]
 #
 #   --nvsvp PATH  the nvsvp binary (default: $NVSVP, else nvsvp on PATH, else <repo>/build/nvsvp)
 #   --out DIR     the study's output folder (default out/<study name>, as `nvsvp study` has it)
 #   --set K=V     override a key of the base scenario, as `nvsvp study --set` (repeatable)
+#   --config-dir DIR  where nvsvp finds its presets, as `nvsvp --config-dir`
 #   after FILE    options for GNU parallel, e.g. -j 4, --sshlogin 4/host1,4/host2, --retries 2
 #
 # `nvsvp study FILE --emit-commands` writes one command line per point (absolute paths), which
@@ -18,19 +19,21 @@
 set -uo pipefail
 
 usage() {
-  echo "usage: $0 [--nvsvp PATH] [--out DIR] [--set K=V]... FILE [GNU parallel options...]" >&2
+  echo "usage: $0 [--nvsvp PATH] [--out DIR] [--set K=V]... [--config-dir DIR] FILE [GNU parallel options...]" >&2
   exit 2
 }
 
 nvsvp=${NVSVP:-}
 out=
 sets=()
+config=()
 while [ $# -gt 0 ]; do
   case $1 in
     --nvsvp) [ $# -ge 2 ] || usage; nvsvp=$2; shift 2 ;;
     --out) [ $# -ge 2 ] || usage; out=$2; shift 2 ;;
     --set) [ $# -ge 2 ] || usage; sets+=(--set "$2"); shift 2 ;;
-    -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --config-dir) [ $# -ge 2 ] || usage; config=(--config-dir "$2"); shift 2 ;;
+    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "$0: unknown option $1 before the study FILE (options after FILE go to GNU parallel)" >&2; usage ;;
     *) break ;;
   esac
@@ -49,7 +52,7 @@ command -v parallel >/dev/null ||
 
 if [ -z "$out" ]; then
   # The study's own default, out/<study name>; --list checks the study without running a point.
-  name=$("$nvsvp" study "$study" "${sets[@]}" --list | sed -n '1s/^study \([^:]*\):.*/\1/p') || exit $?
+  name=$("$nvsvp" "${config[@]}" study "$study" "${sets[@]}" --list | sed -n '1s/^study \([^:]*\):.*/\1/p') || exit $?
   [ -n "$name" ] || { echo "$0: nvsvp study --list did not name the study" >&2; exit 1; }
   out=out/$name
 fi
@@ -57,7 +60,7 @@ mkdir -p "$out" || exit 2
 out=$(cd "$out" && pwd)
 
 commands=$out/commands.txt
-"$nvsvp" study "$study" "${sets[@]}" --out "$out" --emit-commands >"$commands.tmp" || exit $?
+"$nvsvp" "${config[@]}" study "$study" "${sets[@]}" --out "$out" --emit-commands >"$commands.tmp" || exit $?
 mv "$commands.tmp" "$commands"
 echo "study-parallel: $(wc -l <"$commands") points of $study into $out; joblog $out/parallel.joblog"
 

@@ -61,6 +61,8 @@ const std::set<std::string> kAllowed = {
     // Written into a study's folder by scripts/study-parallel.sh and study-slurm.sh: the emitted
     // commands, the array task's script, the shards' commands.
     "commands.txt", "point.sh", "shards.txt",
+    // A study's records and wall times in its folder (`nvsvp study`, `study-merge`).
+    "study.json", "point.json", "wall_times.csv", "DIR/study.json",
     // The made-up files of the error samples in docs/configuration.md.
     "s.yaml", "t.csv", "no-such-box.yaml",
 };
