@@ -36,7 +36,11 @@ enum ErrorBit : uint32_t {
   error_context_pool_exhausted = 1u << 4,
   error_bad_register_access = 1u << 5,   // unknown offset, unaligned, write to read-only
   error_bad_target = 1u << 6,            // a dynamic multimem target list the chip cannot serve
+  // Link errors the hardware corrects by itself (issue 23); the port's counters below say where.
+  error_link_crc = 1u << 7,       // a packet failed its CRC on one of the chip's links and was replayed
+  error_credit_resync = 1u << 8,  // a link's credits were resynchronised after some were lost
 };
+constexpr uint32_t kErrorBitsDefined = (1u << 9) - 1;  // INT_ENABLE's writable bits
 
 // Counters (read-only, 64-bit LO/HI).
 constexpr uint32_t kCounterForwardedRequests = 0x100;
@@ -51,6 +55,19 @@ constexpr uint32_t kCounterAccessErrors = 0x128;   // multimem operations refuse
 constexpr uint32_t kContextsInUse = 0x200;
 constexpr uint32_t kContextsPeak = 0x204;
 constexpr uint32_t kContextsEnabled = 0x208;
+
+// Link errors per port (issue 23): port p's four 32-bit counters (read-only, wrapping at 2^32) at
+// kPortErrorTable + kPortErrorStride * p. "RX" is the port's input (the link from its GPU), "TX"
+// its output (the link to its GPU).
+constexpr uint32_t kPortErrorTable = 0x3000;
+constexpr uint32_t kPortErrorStride = 16;
+constexpr uint32_t kPortRxCrcErrors = 0x0;      // packets received with a bad CRC (the GPU replayed them)
+constexpr uint32_t kPortTxReplays = 0x4;        // packets the output sent again (the GPU saw a bad CRC)
+constexpr uint32_t kPortRxCreditResyncs = 0x8;  // resynchronisations of the GPU's credits for this input
+constexpr uint32_t kPortTxCreditResyncs = 0xC;  // resynchronisations of this output's credits
+constexpr uint32_t port_error_register(uint32_t port, uint32_t field) {
+  return kPortErrorTable + kPortErrorStride * port + field;
+}
 
 // Route table: entry g (destination GPU g) is a 64-bit mask of the ports towards it.
 constexpr uint32_t kRouteTable = 0x1000;
