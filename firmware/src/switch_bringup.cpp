@@ -17,7 +17,8 @@ namespace {
 
 constexpr uint32_t kAllErrors = regs::error_group_not_configured | regs::error_not_a_member | regs::error_no_route |
                                 regs::error_reduction | regs::error_context_pool_exhausted |
-                                regs::error_bad_register_access | regs::error_bad_target;
+                                regs::error_bad_register_access | regs::error_bad_target | regs::error_link_crc |
+                                regs::error_credit_resync;
 
 using hw::hex_text;
 
@@ -36,6 +37,8 @@ std::string describe_switch_errors(uint32_t bits) {
       {regs::error_context_pool_exhausted, "context_pool_exhausted"},
       {regs::error_bad_register_access, "bad_register_access"},
       {regs::error_bad_target, "bad_target"},
+      {regs::error_link_crc, "link_crc"},
+      {regs::error_credit_resync, "credit_resync"},
   };
   std::string names;
   for (const auto& [bit, name] : kNames) {

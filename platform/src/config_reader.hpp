@@ -58,6 +58,7 @@ std::string join_path(const std::string& path, const std::string& key);
 inline constexpr uint64_t kMaxConfigFileBytes = 4ull << 20;  // a scenario, study or preset file
 inline constexpr int kMaxNestingDepth = 64;                  // no scenario or study nests beyond ten
 inline constexpr uint64_t kMaxNodesAfterAliases = 1'000'000; // the largest study file has a few thousand
+inline constexpr size_t kMaxSectionListEntries = 1'000;        // entries of a list section (faults: a few)
 
 // The whole of `in` (opened on `file`), or a ConfigError at `file` when it holds more than
 // `max_bytes`: "expected WHAT of at most N bytes". Reads at most max_bytes + 1 bytes, so a FIFO

@@ -34,6 +34,14 @@ class KeyOrigins {
   // Records every key under `node` (a mapping at key path `path`). Preset files are recorded
   // after the scenario and must not replace what the scenario set, hence `overwrite`.
   void record(const ConfigNode& node, const std::string& path, int level, bool overwrite) {
+    if (node.is_sequence()) {  // a list of sections (faults): its entries as path[i]
+      for (size_t i = 0; i < node.items.size(); ++i) {
+        const std::string item_path = path + "[" + std::to_string(i) + "]";
+        if (overwrite || places_.count(item_path) == 0) places_[item_path] = Place{item_path, node.items[i].origin, level};
+        record(node.items[i], item_path, level, overwrite);
+      }
+      return;
+    }
     if (!node.is_mapping()) return;
     for (const auto& [key, child] : node.entries) {
       const std::string child_path = join_path(path, key);

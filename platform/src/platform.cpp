@@ -45,6 +45,7 @@ Platform::Platform(const sc_core::sc_module_name& name, const PlatformSpec& spec
       model::SwitchChip& chip = chips_[end.chip];
       gpus_[g].tx[l].bind(up_[i].in);
       up_[i].out.bind(chip.in[end.port]);
+      chip.watch_input_link(end.port, up_[i]);  // the chip counts the link's errors at its port
       chip.out[end.port].bind(down_[i].in);
       down_[i].out.bind(gpus_[g].rx[l]);
     }
@@ -85,6 +86,31 @@ model::SwitchParams switch_chip_params(const PlatformSpec& spec, uint32_t chip) 
 }
 
 fw::FabricTopology Platform::fabric_topology() const { return cabling_; }
+
+void Platform::inject_faults(const std::vector<FaultSpec>& faults, const sc_core::sc_time& layer_start) {
+  const uint64_t links = static_cast<uint64_t>(spec_.gpus) * links_per_gpu_;
+  for (const FaultSpec& fault : faults) {
+    for (const LinkDirection direction : {LinkDirection::gpu_to_switch, LinkDirection::switch_to_gpu}) {
+      const bool hit = fault.direction == "both" ||
+                       (fault.direction == "to_switch") == (direction == LinkDirection::gpu_to_switch);
+      if (!hit) continue;
+      for (uint32_t g = 0; g < spec_.gpus; ++g) {
+        if (fault.gpu && *fault.gpu != g) continue;
+        for (uint32_t l = 0; l < links_per_gpu_; ++l) {
+          if (fault.link && *fault.link != l) continue;
+          model::NvlinkPort& port = link(direction, g, l);
+          if (fault.kind == "bit_errors") {
+            // A stream per link direction: the same seed on another link draws other numbers.
+            const uint64_t index = (direction == LinkDirection::gpu_to_switch ? 0 : links) + g * links_per_gpu_ + l;
+            port.set_bit_error_rate(fault.rate_per_flit, fault.seed ^ (index * 0x9E3779B97F4A7C15ull));
+          } else {
+            port.schedule_credit_loss(layer_start + sc_core::sc_time(fault.at_us, sc_core::SC_US), fault.credits);
+          }
+        }
+      }
+    }
+  }
+}
 
 void Platform::register_transport(uint32_t chip, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   if (chip >= spec_.switch_chips) {

@@ -146,6 +146,7 @@ class SchemeSimulation {
       return;
     }
     record_.layer_start = sc_core::sc_time_stamp();
+    platform_->inject_faults(scenario_.faults, record_.layer_start);
     fw::load_inputs(*hal_, plan_);
     if (!replication_.empty()) run_replication_phase();
     fw::run_layer(*hal_, plan_);
@@ -232,7 +233,10 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
   for (DirectionTotals& t : totals) t.payload_bytes -= std::min(t.payload_bytes, plan_.padding_wire_bytes);  // wire, not payload
   const json phases = phases_json(platform, layer);
   const double replication_end_us = replication_.empty() ? 0.0 : layer.since_start_us(record_.replication_end);
-  const bool passed = checks.passed() && replication_checks.passed() && stuck.empty();
+  bool faults_accounted = true;
+  const json faults = scenario_.faults.empty() ? json()
+                                                : faults_json(platform, scenario_.faults, *fabric_, faults_accounted);
+  const bool passed = checks.passed() && replication_checks.passed() && stuck.empty() && faults_accounted;
   json& result = run.result = link_figures(totals, layer.seconds());
   result["scheme"] = scheme_;
   result["layer_time_us"] = layer.seconds() * 1e6;
@@ -246,6 +250,10 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
   result["time_breakdown"] = time_breakdown_json(platform, layer);
   result["gpus"] = gpus_json(platform, layer);
   result["checks"] = checks_json(checks, replication_checks, stuck, passed);
+  if (!scenario_.faults.empty()) {
+    result["faults"] = faults;
+    result["checks"]["faults_accounted"] = faults_accounted;
+  }
   run.hops = hop_statistics(platform, layer);
   run.latency = latency_bins(platform);
   result["statistics"] = statistics_json(platform, run.hops, layer);
@@ -369,6 +377,19 @@ SchemeRun run_tutel_search(const Scenario& scenario, const std::shared_ptr<const
   return std::move(*best);
 }
 
+// report.json's faults.fault_free_layer_time_us and faults.slowdown (this run's layer time over
+// the fault-free one's; null unless both passed their checks).
+void add_fault_free_comparison(json& result, const json& fault_free) {
+  json& faults = result["faults"];
+  const bool passed = result.value(json::json_pointer("/checks/passed"), false) &&
+                      fault_free.value(json::json_pointer("/checks/passed"), false);
+  const double time = result.value("layer_time_us", 0.0);
+  const double clean = fault_free.value("layer_time_us", 0.0);
+  faults["fault_free_layer_time_us"] = fault_free.contains("layer_time_us") ? fault_free["layer_time_us"] : json();
+  faults["fault_free_passed"] = fault_free.value(json::json_pointer("/checks/passed"), false);
+  faults["slowdown"] = passed && clean > 0.0 ? json(time / clean) : json();
+}
+
 }  // namespace
 
 int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostream& console) {
@@ -393,11 +414,20 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
                       fixed(us, 1) + " us");
       };
     }
-    if (scheme == "tutel" && layer->software.tutel_degree == 0) {
-      runs.push_back(run_tutel_search(scenario, layer, options.timelines, observe, on_progress));
-      continue;
-    }
-    runs.push_back(run_scheme_in_child(scenario, scheme, layer, options.timelines, observe, progress_of(on_progress, scheme)));
+    const bool search = scheme == "tutel" && layer->software.tutel_degree == 0;
+    runs.push_back(search ? run_tutel_search(scenario, layer, options.timelines, observe, on_progress)
+                          : run_scheme_in_child(scenario, scheme, layer, options.timelines, observe,
+                                                progress_of(on_progress, scheme)));
+    if (scenario.faults.empty()) continue;
+    // The slowdown the faults caused: the same scheme on the same layer without them, in a
+    // process of its own, with no timelines and no traces.
+    Scenario fault_free = scenario;
+    fault_free.faults.clear();
+    const Observability quiet;
+    const SchemeRun twin = search ? run_tutel_search(fault_free, layer, false, quiet, on_progress)
+                                  : run_scheme_in_child(fault_free, scheme, layer, false, quiet,
+                                                        progress_of(on_progress, scheme + " without faults"));
+    add_fault_free_comparison(runs.back().result, twin.result);
   }
   progress.clear();
   const double wall = seconds_since(wall_start);

@@ -119,6 +119,10 @@ class SectionKeys {
   void parameters(const char* key, const T&, const char*) {
     keys_.push_back({key, KeyUse{}, "a value"});
   }
+  template <class T>
+  void section_list(const char* key, const std::vector<T>&, const char*) {
+    keys_.push_back({key, KeyUse{}, "a list"});
+  }
   void preset(std::string& name, const char* kind, const char* directory) {
     preset_name_ = &name;
     preset_kind_ = kind;
@@ -245,6 +249,7 @@ class ScenarioLoader {
     check_gpu_resources();
     check_replication();
     check_message_size();
+    check_faults();
   }
   void check_fabric() const;
   void check_experts() const;
@@ -252,6 +257,7 @@ class ScenarioLoader {
   void check_gpu_resources() const;
   void check_replication() const;
   void check_message_size() const;
+  void check_faults() const;
 
   std::string file_;
   std::string config_dir_;
@@ -295,6 +301,25 @@ class SectionReader {
   void parameters(const char* key, T& value, const char*) {
     if (const ConfigNode* node = yaml_.take(key)) read_params(*node, join_path(path_, key), value);
   }
+  template <class T>
+  void section_list(const char* key, std::vector<T>& values, const char*) {
+    const ConfigNode* node = yaml_.take(key);
+    if (!node) return;
+    const std::string path = join_path(path_, key);
+    if (!node->is_sequence()) config_fail(node->origin, path, "a list of mappings", describe(*node));
+    if (node->items.size() > kMaxSectionListEntries) {
+      config_fail(node->origin, path,
+                  "at most " + std::to_string(kMaxSectionListEntries) + " entries (an input limit)",
+                  std::to_string(node->items.size()));
+    }
+    values.assign(node->items.size(), T{});
+    for (size_t i = 0; i < node->items.size(); ++i) {
+      const ConfigNode& item = node->items[i];
+      const std::string item_path = path + "[" + std::to_string(i) + "]";
+      if (!item.is_mapping()) config_fail(item.origin, item_path, "a mapping", describe(item));
+      loader_.read_section(item, item_path, values[i]);
+    }
+  }
   void preset(std::string& name, const char*, const char*) {
     if (mode_ == Mode::preset_file) read_preset_header(yaml_, name, nullptr);
   }
@@ -317,6 +342,8 @@ class SectionReader {
                   std::vector<std::string>& value, const char* description, const SchemeList&);
   void read_value(const char* key, const ConfigNode& node, const std::string& path, std::string& value,
                   const char* description, const TraceFile&);
+  void read_value(const char* key, const ConfigNode& node, const std::string& path,
+                  std::optional<uint32_t>& value, const char* description, const OptionalIndex&);
 
   // After the section's kind is known: a key that belongs to other kinds only is an error.
   void reject_keys_of_other_kinds(const std::string& selector) const;
@@ -456,6 +483,13 @@ void SectionReader::read_value(const char*, const ConfigNode& node, const std::s
   }
 }
 
+void SectionReader::read_value(const char* key, const ConfigNode&, const std::string&,
+                               std::optional<uint32_t>& value, const char* description, const OptionalIndex&) {
+  uint32_t index = 0;
+  yaml_(key, index, description, hw::between(0, 1u << 20));
+  value = index;
+}
+
 void SectionReader::reject_keys_of_other_kinds(const std::string& selector) const {
   for (const auto& [key, value] : yaml_.node().entries) {
     const SectionKeys::Key* declared = keys_.find(key);
@@ -555,6 +589,52 @@ void ScenarioLoader::check_gpu_resources() const {
     const Place at = origins_.blame({"platform.gpu.hub_cache_entries", "platform.gpu.hub_cache_ways"});
     config_fail(at.origin, at.path, "hub_cache_entries a multiple of hub_cache_ways (whole sets)",
                 std::to_string(gpu.hub.cache_entries) + " entries in " + std::to_string(gpu.hub.cache_ways) + " ways");
+  }
+}
+
+// A fault names a GPU link of the platform: both gpu and link, or (bit errors only) neither; a
+// credit loss takes no more credits than the VC it hits holds.
+void ScenarioLoader::check_faults() const {
+  const PlatformSpec& p = scenario_.platform;
+  for (size_t i = 0; i < scenario_.faults.size(); ++i) {
+    const FaultSpec& f = scenario_.faults[i];
+    const std::string path = "faults[" + std::to_string(i) + "]";
+    const std::string origin = origins_.at(path).origin;
+    const auto origin_of = [&](const char* key) { return origins_.at(path + "." + key).origin; };
+    if (f.gpu.has_value() != f.link.has_value() || (f.kind == "credit_loss" && !f.gpu)) {
+      config_fail(f.gpu ? origin_of("gpu") : f.link ? origin_of("link") : origin, path + (f.gpu ? ".link" : ".gpu"),
+                  f.kind == "credit_loss" ? "gpu and link (the link whose credits are lost)"
+                                          : "gpu and link together, or neither (every link)",
+                  f.gpu ? "gpu alone" : (f.link ? "link alone" : "neither"));
+    }
+    if (f.gpu && *f.gpu >= p.gpus) {
+      config_fail(origin_of("gpu"), path + ".gpu", "a GPU of the platform, 0 .. " + std::to_string(p.gpus - 1),
+                  std::to_string(*f.gpu));
+    }
+    if (f.link && *f.link >= p.links_per_gpu()) {
+      config_fail(origin_of("link"), path + ".link", "a link of the GPU, 0 .. " + std::to_string(p.links_per_gpu() - 1),
+                  std::to_string(*f.link));
+    }
+    if (f.kind == "bit_errors") {
+      // One rate per link direction: a second entry that reaches the same one is a contradiction.
+      for (size_t j = 0; j < i; ++j) {
+        const FaultSpec& e = scenario_.faults[j];
+        const bool same_links = !e.gpu || !f.gpu || (*e.gpu == *f.gpu && *e.link == *f.link);
+        const bool same_direction = e.direction == "both" || f.direction == "both" || e.direction == f.direction;
+        if (e.kind == "bit_errors" && same_links && same_direction) {
+          config_fail(origin, path, "one bit-error rate per link direction",
+                      "a second one for a link faults[" + std::to_string(j) + "] covers");
+        }
+      }
+      continue;
+    }
+    const uint32_t depth = f.direction == "to_switch"     ? p.switch_chip.vc_depth_flits
+                           : f.direction == "from_switch" ? p.gpu.rx_vc_depth_flits
+                                                          : std::min(p.switch_chip.vc_depth_flits, p.gpu.rx_vc_depth_flits);
+    if (f.credits > depth) {
+      config_fail(origin_of("credits"), path + ".credits",
+                  "at most the depth of the VC it hits, " + std::to_string(depth) + " flits", std::to_string(f.credits));
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 // `nvsvp validate --dump`: a scenario's effective configuration written back as YAML through the
 // declarations of its sections (scenario_sections.hpp) and of the parameter structs.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,22 @@ class SectionDumper {
     yaml_.section(key, comment);
     dump_params(out_, indent_ + 2, value);
   }
+  // An empty list as [], else each entry as a nested mapping behind "- ".
+  template <class T>
+  void section_list(const char* key, std::vector<T>& values, const char* comment) {
+    if (values.empty()) {
+      yaml_.line(key, "[]", comment);
+      return;
+    }
+    yaml_.section(key, comment);
+    for (T& value : values) {
+      std::string entry;
+      SectionDumper nested(entry, indent_ + 4);
+      visit_section(nested, value);
+      entry.replace(static_cast<size_t>(indent_) + 2, 2, "- ");
+      out_ += entry;
+    }
+  }
   void preset(const std::string& name, const char*, const char*) {
     yaml_.line("preset", yaml_quote(name), "the preset the values below start from");
   }
@@ -59,6 +76,10 @@ class SectionDumper {
     std::string text = "[";
     for (size_t i = 0; i < schemes.size(); ++i) text += (i ? ", " : "") + yaml_quote(schemes[i]);
     yaml_.line(key, text + "]", "known: " + join(known_schemes(), ", "));
+  }
+  // Left out when not given.
+  void write(const char* key, const std::optional<uint32_t>& value, const char* description, const OptionalIndex&) {
+    if (value) yaml_(key, *value, description, hw::Range{});
   }
   // Absolute, so that the dump can be read from anywhere.
   void write(const char* key, const std::string& file, const char* description, const TraceFile&) {

@@ -9,6 +9,7 @@
 //   v(key, value, description, rule, use)   a key with a rule of its own (below) and a KeyUse;
 //   v.section(key, value, comment, use)     a nested scenario section (its visit_section());
 //   v.parameters(key, value, comment)       a nested parameter struct (its visit());
+//   v.section_list(key, values, comment)    a list of nested sections (a std::vector of them);
 //   v.preset(name, kind, directory)         the section starts from a preset file in
 //                                           config_dir/<directory>, named by the section itself or
 //                                           by its key `preset`; `name` holds the preset's name;
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -40,6 +42,9 @@ struct OutputName {};
 struct SchemeList {};
 // A routing trace: a readable file, relative to the directory of the file that names it.
 struct TraceFile {};
+// A GPU or link number that may be left out (a std::optional<uint32_t>); the loader checks it
+// against the platform.
+struct OptionalIndex {};
 
 // How a key is used beyond its rule.
 struct KeyUse {
@@ -164,6 +169,25 @@ void visit_section(V& v, SimulationSpec& s) {
     Positive{0.001, "1 ns"});
 }
 
+template <class V>
+void visit_section(V& v, FaultSpec& f) {
+  v.origin(f.origin);
+  v("kind", f.kind, "", hw::Choices{{"bit_errors", "credit_loss"}}, kind_selector());
+  v("gpu", f.gpu, "the GPU whose link it hits (bit_errors without gpu and link: every link)", OptionalIndex{});
+  v("link", f.link, "that GPU's link, 0 .. links per GPU - 1", OptionalIndex{});
+  v("direction", f.direction, "which way: both, to_switch (GPU to switch), from_switch (switch to GPU)",
+    hw::Choices{{"both", "to_switch", "from_switch"}});
+  v("rate_per_flit", f.rate_per_flit,
+    "chance that a flit is corrupted; a transmission of F flits fails its CRC with 1-(1-rate)^F and is replayed",
+    hw::between(0.0, 0.01), of_kinds({"bit_errors"}, true));
+  v("seed", f.seed, "seed of the corruption draws (each link direction a stream of its own)", hw::Range{},
+    of_kinds({"bit_errors"}));
+  v("at_us", f.at_us, "when the credits are lost, us from the layer's start", hw::between(0.0, 1e9),
+    of_kinds({"credit_loss"}, true));
+  v("credits", f.credits, "credit flits lost, from the request class's first VC", hw::between(1, 1 << 20),
+    of_kinds({"credit_loss"}, true));
+}
+
 // The file's top level.
 template <class V>
 void visit_section(V& v, Scenario& s) {
@@ -177,6 +201,7 @@ void visit_section(V& v, Scenario& s) {
     "no compute: expert work takes no time (its results still land), the layer is communication only",
     hw::Range{});
   v.parameters("replication", s.replication, "hot-expert replication (docs/background/hot_expert_replication.md)");
+  v.section_list("faults", s.faults, "faults injected into the run (docs/configuration.md#faults)");
 }
 
 }  // namespace nvsvp::platform

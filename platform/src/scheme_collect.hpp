@@ -99,6 +99,14 @@ nlohmann::json load_json(const fw::MoeLayerSpec& layer);
 // over GPUs.
 nlohmann::json time_breakdown_json(const Platform& platform, const LayerWindow& layer);
 // The `checks` section: what verification found, `stuck` the outstanding work (empty: none).
+// --- faults (fault_report.cpp) ----------------------------------------------------------------
+
+// The scheme's `faults` section: what was injected, the links' replays and credit losses, and
+// what the chips counted and firmware serviced. `accounted` is whether every replay and
+// resynchronisation was counted at its switch port and serviced by firmware.
+nlohmann::json faults_json(const Platform& platform, const std::vector<FaultSpec>& faults,
+                           const fw::SwitchFabric& fabric, bool& accounted);
+
 nlohmann::json checks_json(const fw::MoeCheckResult& checks, const fw::ReplicationCheck& replication_checks,
                            const std::string& stuck, bool passed);
 

@@ -58,6 +58,10 @@ const char* const kResultColumns[] = {
     "replication.shared_expert_time_us",
     "replication.hidden",
     "checks.passed",
+    "faults.slowdown",
+    "faults.replays.packets",
+    "faults.replays.bytes",
+    "faults.credit_loss.resyncs",
 };
 
 // A value as written, compactly, for point names and CSV cells: 8, L, [2,4], {kind:zipf,exponent:2}.

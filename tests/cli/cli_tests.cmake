@@ -286,13 +286,13 @@ set(NVSVP_TINY_CHECKS)
 foreach(row "top_k=2,2,5,deepep" "top_k=2,2,5,dysharp-basic" "top_k=4,4,5,deepep" "top_k=4,4,5,dysharp-basic"
             "seed=9,8,9,deepep" "seed=9,8,9,dysharp-basic")
   list(APPEND NVSVP_TINY_CHECKS --file ${NVSVP_TINY}/study.csv
-       "^${row}(,${NVSVP_NUMBER}){12}(,(${NVSVP_NUMBER})?){2}(,${NVSVP_NUMBER}){4}(,${NVSVP_NUMBER}){5},(true|false),true,${NVSVP_NUMBER}$")
+       "^${row}(,${NVSVP_NUMBER}){12}(,(${NVSVP_NUMBER})?){2}(,${NVSVP_NUMBER}){4}(,${NVSVP_NUMBER}){5},(true|false),true,,,,,${NVSVP_NUMBER}$")
 endforeach()
 nvsvp_cli_test(study_runs_two_points_at_a_time --fresh ${NVSVP_TINY}
                --stdout "^study tiny: 3 points x 2 schemes, 2 at a time"
                --stdout "^\\[3/3\\] " --stdout "^top_k=4 +${NVSVP_NUMBER} +${NVSVP_NUMBER} +${NVSVP_NUMBER} +ok$"
                --stdout "^deepep +3 +${NVSVP_NUMBER} +${NVSVP_NUMBER} +(top_k=[24]|seed=9)$"
-               --file ${NVSVP_TINY}/study.csv "^point,workload.top_k,workload.routing.seed,scheme,layer_time_us,ideal_comm_time_us,comm_efficiency,traffic_bytes.gpu_to_switch,traffic_bytes.switch_to_gpu,payload_bytes.gpu_to_switch,payload_bytes.switch_to_gpu,utilization.gpu_to_switch,utilization.switch_to_gpu,payload_efficiency.total,load.max_mean_gpu,load.max_mean_expert,hub.cache_hit_rate,switch.reduction_no_eviction_rate,time_breakdown.comm_only_us,time_breakdown.compute_only_us,time_breakdown.overlap_us,time_breakdown.idle_us,replication.max_mean_before,replication.max_mean_after,replication.excess_load_removed,replication.broadcast_time_us,replication.shared_expert_time_us,replication.hidden,checks.passed,speedup_of_reference$"
+               --file ${NVSVP_TINY}/study.csv "^point,workload.top_k,workload.routing.seed,scheme,layer_time_us,ideal_comm_time_us,comm_efficiency,traffic_bytes.gpu_to_switch,traffic_bytes.switch_to_gpu,payload_bytes.gpu_to_switch,payload_bytes.switch_to_gpu,utilization.gpu_to_switch,utilization.switch_to_gpu,payload_efficiency.total,load.max_mean_gpu,load.max_mean_expert,hub.cache_hit_rate,switch.reduction_no_eviction_rate,time_breakdown.comm_only_us,time_breakdown.compute_only_us,time_breakdown.overlap_us,time_breakdown.idle_us,replication.max_mean_before,replication.max_mean_after,replication.excess_load_removed,replication.broadcast_time_us,replication.shared_expert_time_us,replication.hidden,checks.passed,faults.slowdown,faults.replays.packets,faults.replays.bytes,faults.credit_loss.resyncs,speedup_of_reference$"
                ${NVSVP_TINY_CHECKS}
                --file ${NVSVP_TINY}/study.csv "^top_k=2,2,5,dysharp-basic,.*,1$"
                --file ${NVSVP_TINY}/summary.json "\"geometric_mean\": ${NVSVP_NUMBER},"
@@ -325,8 +325,8 @@ set(NVSVP_FAILS ${NVSVP_STUDY_OUT}/one_point_fails)
 nvsvp_cli_test(study_failed_point_exits_1_and_the_others_run --exit 1 --fresh ${NVSVP_FAILS}
                --stdout "^\\[2/2\\] max_time_us=5: FAILED \\(exit status 1\\), output in .*/2_max_time_us=5/run.log"
                --stdout "^point max_time_us=5 FAILED: exit status 1"
-               --file ${NVSVP_FAILS}/study.csv "^max_time_us=10000,10000,dysharp-basic,.*,true,1$"
-               --file ${NVSVP_FAILS}/study.csv "^max_time_us=5,5,deepep,.*,false,$"
+               --file ${NVSVP_FAILS}/study.csv "^max_time_us=10000,10000,dysharp-basic,.*,true,,,,,1$"
+               --file ${NVSVP_FAILS}/study.csv "^max_time_us=5,5,deepep,.*,false,,,,,$"
                --file ${NVSVP_FAILS}/2_max_time_us=5/run.log "simulated-time limit of 5 us"
                --file ${NVSVP_FAILS}/summary.json "\"failure\": \"exit status 1\""
                -- $<TARGET_FILE:nvsvp> study ${NVSVP_STUDIES}/one_point_fails.yaml --set workload.tokens_per_gpu=8

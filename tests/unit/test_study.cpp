@@ -361,13 +361,13 @@ TEST(StudyCsv, OneRowPerPointAndSchemeWithQuotingWhereNeeded) {
             "time_breakdown.compute_only_us,time_breakdown.overlap_us,time_breakdown.idle_us,"
             "replication.max_mean_before,replication.max_mean_after,"
             "replication.excess_load_removed,replication.broadcast_time_us,replication.shared_expert_time_us,"
-            "replication.hidden,checks.passed,"
-            "speedup_of_reference\n"
+            "replication.hidden,checks.passed,faults.slowdown,faults.replays.packets,faults.replays.bytes,"
+            "faults.credit_loss.resyncs,speedup_of_reference\n"
             "\"top_k=2,routing={kind:zipf,exponent:2}\",2,\"{kind:zipf,exponent:2}\",deepep,30,5,0.16666666666666666,1000,2000,900,"
-            "1800,0.25,0.5,0.9,1.25,2,,0.75,4,3,2,1,,,,,,,true,2.4\n"
+            "1800,0.25,0.5,0.9,1.25,2,,0.75,4,3,2,1,,,,,,,true,,,,,2.4\n"
             "\"top_k=2,routing={kind:zipf,exponent:2}\",2,\"{kind:zipf,exponent:2}\",ref,12.5,5,0.4,1000,2000,900,1800,"
-            "0.25,0.5,0.9,1.25,2,,0.75,4,3,2,1,,,,,,,true,1\n"
-            "top_k=4,4,\"say \"\"hi\"\"\",deepep,20,5,0.25,1000,2000,900,1800,0.25,0.5,0.9,1.25,2,,0.75,4,3,2,1,,,,,,,true,\n");
+            "0.25,0.5,0.9,1.25,2,,0.75,4,3,2,1,,,,,,,true,,,,,1\n"
+            "top_k=4,4,\"say \"\"hi\"\"\",deepep,20,5,0.25,1000,2000,900,1800,0.25,0.5,0.9,1.25,2,,0.75,4,3,2,1,,,,,,,true,,,,,\n");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -47,18 +47,121 @@ sc_time NvlinkPort::serialization_time(uint32_t flits) const {
 }
 
 void NvlinkPort::apply_landed_credits(const sc_time& now) {
-  // Pending returns are kept in time order: the due ones are at the front.
+  // Pending changes are kept in time order: the due ones are at the front.
   while (!pending_credits_.empty() && pending_credits_.front().at <= now) {
     const PendingCredit& c = pending_credits_.front();
-    credits(static_cast<TrafficClass>(c.traffic_class), c.vc) += c.flits;
+    if (c.change != CreditChange::returned) {
+      apply_credit_change(c);
+    } else {
+      credits(static_cast<TrafficClass>(c.traffic_class), c.vc) += c.flits;
+    }
     sc_time& stalled = stalled_since_[c.traffic_class];
-    if (stalled != never()) {
+    if (stalled != never() && c.change != CreditChange::lost) {
       if (c.at > stalled) hop_stats_.credit_stall_ps[c.traffic_class] += (c.at - stalled).value();
       stalled = never();
     }
     pending_credits_.pop_front();
   }
   earliest_pending_ = pending_credits_.empty() ? never() : pending_credits_.front().at;
+}
+
+NvlinkPort::FaultState& NvlinkPort::fault_state() {
+  if (!fault_storage_) {
+    fault_storage_ = std::make_unique<FaultState>();
+    fault_storage_->round_trip = 2 * latency_ + picoseconds(to_picoseconds(params_.replay_overhead_ns));
+    fault_storage_->resync_timeout = picoseconds(to_picoseconds(params_.credit_resync_timeout_ns));
+    fault_storage_->lost_since[0] = fault_storage_->lost_since[1] = never();
+    faults_ = fault_storage_.get();
+  }
+  return *faults_;
+}
+
+void NvlinkPort::set_bit_error_rate(double rate_per_flit, uint64_t seed) {
+  if (!(rate_per_flit >= 0.0 && rate_per_flit < 1.0)) SC_REPORT_FATAL(name(), "bit-error rate outside [0, 1)");
+  FaultState& f = fault_state();
+  f.rate_per_flit = rate_per_flit;
+  f.log_keep = std::log1p(-rate_per_flit);
+  f.packet_flits = params_.header_flits_per_packet +
+                   (params_.max_packet_payload_bytes + params_.flit_bytes - 1) / params_.flit_bytes;
+  f.random = hw::Xoshiro256(seed);
+  if (rate_per_flit > 0.0) f.flits_to_next_error = draw_error_gap();
+}
+
+void NvlinkPort::schedule_credit_loss(const sc_time& at, uint32_t flits) {
+  if (at < current_time()) SC_REPORT_FATAL(name(), "a credit loss scheduled in the past");
+  fault_state();
+  insert_pending(PendingCredit{at, static_cast<uint8_t>(TrafficClass::request), 0, flits, CreditChange::lost});
+}
+
+void NvlinkPort::set_fault_listener(LinkFaultListener* listener, uint32_t tag) {
+  fault_listener_ = listener;
+  fault_listener_tag_ = tag;
+}
+
+LinkFaultStats NvlinkPort::fault_stats() const { return faults_ != nullptr ? faults_->stats : LinkFaultStats{}; }
+
+uint64_t NvlinkPort::draw_error_gap() {
+  // Good flits before a corrupted one: geometric with success chance rate, by inversion of a
+  // uniform in (0, 1] made of the top 53 bits.
+  const double uniform = (static_cast<double>(faults_->random.next() >> 11) + 1.0) * 0x1.0p-53;
+  const double gap = std::floor(std::log(uniform) / faults_->log_keep);
+  return gap >= 1e18 ? UINT64_C(1000000000000000000) : static_cast<uint64_t>(gap);
+}
+
+uint32_t NvlinkPort::replay_corrupted_packets(uint32_t flits, uint64_t& wasted) {
+  FaultState& f = *faults_;
+  uint64_t delivered = 0;  // flits of the message through, a packet boundary (packets from its start)
+  uint32_t failures = 0;
+  wasted = 0;
+  // Each corrupted flit fails its packet: what was sent of that packet is sent again (go-back-N
+  // from the packet's start), the flits before it are through. At most 1000 failures in one
+  // message: at the largest rate a scenario allows (0.01 per flit) a 17-flit packet fails 16 %
+  // of the time.
+  while (failures < 1000 && f.flits_to_next_error < flits - delivered) {
+    const uint64_t error_at = delivered + f.flits_to_next_error;
+    const uint64_t packet_start = error_at / f.packet_flits * f.packet_flits;
+    wasted += error_at - packet_start + 1;
+    delivered = packet_start;
+    ++failures;
+    f.flits_to_next_error = draw_error_gap();
+  }
+  f.flits_to_next_error -= std::min<uint64_t>(f.flits_to_next_error, flits - delivered);
+  return failures;
+}
+
+void NvlinkPort::apply_credit_change(const PendingCredit& c) {
+  FaultState& f = *faults_;
+  int32_t& credit = credits(static_cast<TrafficClass>(c.traffic_class), c.vc);
+  if (c.change == CreditChange::lost) {
+    credit -= static_cast<int32_t>(c.flits);  // below zero while returns owed to it are in flight
+    if (f.lost[c.traffic_class] == 0 && !f.resync_pending[c.traffic_class]) f.lost_since[c.traffic_class] = c.at;
+    f.lost[c.traffic_class] += c.flits;
+    ++f.stats.credit_losses;
+    f.stats.credit_flits_lost += c.flits;
+    NVSVP_LOG(log_, info, c.flits << " credit flits of " << to_string(static_cast<TrafficClass>(c.traffic_class))
+                                  << " VC " << c.vc << " lost");
+    return;
+  }
+  credit += static_cast<int32_t>(c.flits);
+  f.resync_pending[c.traffic_class] = false;
+  ++f.stats.credit_resyncs;
+  f.stats.credit_flits_resynchronised += c.flits;
+  const uint64_t repaired_after = (c.at - f.lost_since[c.traffic_class]).value();
+  f.stats.loss_to_resync_ps += repaired_after;
+  f.stats.max_loss_to_resync_ps = std::max(f.stats.max_loss_to_resync_ps, repaired_after);
+  // Losses after this resynchronisation was scheduled wait for the next one.
+  f.lost_since[c.traffic_class] = f.lost[c.traffic_class] > 0 ? c.at : never();
+  if (fault_listener_ != nullptr) fault_listener_->credits_resynchronised(fault_listener_tag_);
+  NVSVP_LOG(log_, info, c.flits << " credit flits resynchronised");
+}
+
+void NvlinkPort::insert_pending(const PendingCredit& change) {
+  pending_credits_.push_back(change);
+  // Returns come nearly in time order; insertion steps keep the list sorted.
+  for (auto it = pending_credits_.end() - 1; it != pending_credits_.begin() && (it - 1)->at > it->at; --it) {
+    std::iter_swap(it - 1, it);
+  }
+  earliest_pending_ = std::min(earliest_pending_, change.at);
 }
 
 uint32_t NvlinkPort::best_credits(TrafficClass traffic_class) {
@@ -80,14 +183,22 @@ int NvlinkPort::allocate_vc(TrafficClass traffic_class, uint32_t flits) {
 }
 
 void NvlinkPort::wait_for_credits(TrafficClass traffic_class) {
-  sender_waiting_[static_cast<size_t>(traffic_class)] = true;
-  sc_time& stalled = stalled_since_[static_cast<size_t>(traffic_class)];
+  const auto c = static_cast<size_t>(traffic_class);
+  sender_waiting_[c] = true;
+  sc_time& stalled = stalled_since_[c];
   if (stalled == never()) stalled = current_time();
+  // A starved sender of a class with lost credits resynchronises them after the timeout.
+  if (faults_ != nullptr && faults_->lost[c] > 0 && !faults_->resync_pending[c]) {
+    faults_->resync_pending[c] = true;
+    insert_pending(PendingCredit{stalled + faults_->resync_timeout, static_cast<uint8_t>(c), 0, faults_->lost[c],
+                                 CreditChange::resynchronised});
+    faults_->lost[c] = 0;
+  }
   // Credits already on their way back wake the sender when the first of them lands.
   sc_time earliest = never();
-  for (const PendingCredit& c : pending_credits_) {
-    if (c.traffic_class == static_cast<uint8_t>(traffic_class)) {
-      earliest = c.at;  // the list is in time order
+  for (const PendingCredit& p : pending_credits_) {
+    if (p.traffic_class == static_cast<uint8_t>(traffic_class) && p.change != CreditChange::lost) {
+      earliest = p.at;  // the list is in time order
       break;
     }
   }
@@ -111,7 +222,20 @@ void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
   next_vc_[static_cast<size_t>(ext.traffic_class)] = static_cast<uint8_t>((ext.vc + 1) % vcs_);
 
   const sc_time serialization = serialization_time(ext.wire_flits);
-  busy_until_ = start + serialization;
+  // Corrupted packets: each costs what was sent of it and the round trip to learn of it, the
+  // link carrying nothing useful meanwhile (go-back-N).
+  sc_time replays = sc_core::SC_ZERO_TIME;
+  if (faults_ != nullptr && faults_->rate_per_flit > 0.0) {
+    uint64_t wasted = 0;
+    if (const uint32_t failed = replay_corrupted_packets(ext.wire_flits, wasted)) {
+      replays = serialization_time(static_cast<uint32_t>(wasted)) + failed * faults_->round_trip;
+      faults_->stats.corrupted_packets += failed;
+      faults_->stats.replayed_flits += wasted;
+      faults_->stats.replay_time_ps += replays.value();
+      if (fault_listener_ != nullptr) fault_listener_->crc_replayed(fault_listener_tag_, failed);
+    }
+  }
+  busy_until_ = start + replays + serialization;
   if (timeline_ != nullptr) timeline_->add(start.value(), busy_until_.value());  // ps resolution
   if (activity_ != nullptr) activity_->add(now.value(), start.value(), busy_until_.value());
   ext.tail_arrival = busy_until_ + latency_;
@@ -120,7 +244,7 @@ void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
   stats_.wire_flits += ext.wire_flits;
   stats_.wire_bytes += static_cast<uint64_t>(ext.wire_flits) * flit_bytes_;
   stats_.payload_bytes += ext.payload_bytes;
-  stats_.busy_time += serialization;
+  stats_.busy_time += serialization + replays;
   const auto c = static_cast<size_t>(ext.traffic_class);
   const uint64_t waited = start > ext.hop_ready ? (start - ext.hop_ready).value() : 0;
   hop_stats_.flits[c] += ext.wire_flits;
@@ -130,7 +254,7 @@ void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
   if (observer_ != nullptr) observer_->message_sent(*this, payload, start);
   payload.acquire();  // released when the receiver returns the credits
   tlm::tlm_phase phase = tlm::BEGIN_REQ;
-  sc_time head_delay = (start - now) + latency_ + head_flit_time_;
+  sc_time head_delay = (start - now) + replays + latency_ + head_flit_time_;
   const tlm::tlm_sync_enum status = direct_ != nullptr
                                           ? direct_->nb_transport_fw(direct_tag_, payload, phase, head_delay)
                                           : receiver_->nb_transport_fw(payload, phase, head_delay);
@@ -148,12 +272,7 @@ tlm::tlm_sync_enum NvlinkPort::nb_transport_bw(tlm::tlm_generic_payload& payload
   const sc_time arrival = current_time() + delay + latency_;
   const uint32_t flits = credits_needed(ext.wire_flits);
   if (observer_ != nullptr) observer_->credits_returned(*this, payload, flits, arrival);
-  pending_credits_.push_back(PendingCredit{arrival, static_cast<uint8_t>(ext.traffic_class), ext.vc, flits});
-  // Returns come nearly in time order; one insertion step keeps the list sorted.
-  for (auto it = pending_credits_.end() - 1; it != pending_credits_.begin() && (it - 1)->at > it->at; --it) {
-    std::iter_swap(it - 1, it);
-  }
-  earliest_pending_ = std::min(earliest_pending_, arrival);
+  insert_pending(PendingCredit{arrival, static_cast<uint8_t>(ext.traffic_class), ext.vc, flits});
   bool& waiting = sender_waiting_[static_cast<size_t>(ext.traffic_class)];
   if (waiting && sender_ != nullptr) {
     waiting = false;
@@ -164,15 +283,23 @@ tlm::tlm_sync_enum NvlinkPort::nb_transport_bw(tlm::tlm_generic_payload& payload
 }
 
 uint64_t NvlinkPort::credits_outstanding() const {
-  uint64_t missing = 0;
-  for (uint32_t i = 0; i < kTrafficClasses * vcs_; ++i) missing += static_cast<uint64_t>(depth_ - credits_[i]);
-  for (const PendingCredit& c : pending_credits_) missing -= c.flits;
-  return missing;
+  // Credits the receiver holds: those missing from the VCs, less those on their way back and
+  // those lost (a fault, not a message still in the receiver). A loss not yet due is neither.
+  int64_t missing = 0;
+  for (uint32_t i = 0; i < kTrafficClasses * vcs_; ++i) missing += static_cast<int64_t>(depth_) - credits_[i];
+  for (const PendingCredit& c : pending_credits_) {
+    if (c.change != CreditChange::lost) missing -= c.flits;
+  }
+  if (faults_ != nullptr) missing -= static_cast<int64_t>(faults_->lost[0]) + faults_->lost[1];
+  return static_cast<uint64_t>(missing);
 }
 
 void NvlinkPort::describe_state(std::ostream& os) const {
   os << name() << ": " << (idle() ? "idle" : "busy") << ", " << credits_outstanding()
      << " credit flits held by the receiver, " << pending_credits_.size() << " credit returns in flight";
+  if (faults_ != nullptr && faults_->stats.credit_flits_unresolved() > 0) {
+    os << ", " << faults_->stats.credit_flits_unresolved() << " credit flits lost and not resynchronised";
+  }
 }
 
 NvlinkPort* bound_port(sc_core::sc_port<NvlinkTxIf>& port) {

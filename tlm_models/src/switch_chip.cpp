@@ -60,6 +60,7 @@ void SwitchChip::end_of_elaboration() {
     outputs_.bind(static_cast<uint16_t>(p), bound_port(out[p]));
     inputs_.bind(p, in[p].operator->());
     outputs_.link(static_cast<uint16_t>(p))->set_sender(&output_scheduler_, p);
+    outputs_.link(static_cast<uint16_t>(p))->set_fault_listener(&link_errors_, params_.ports + p);
   }
 }
 

@@ -56,6 +56,7 @@ const char* to_string(RegisterAccess access) {
 SwitchCsr::SwitchCsr(const SwitchCsrConfig& config)
     : config_(config),
       contexts_enabled_(config.reduction_contexts_per_port),
+      port_link_errors_(config.ports),
       route_masks_(kRouteTableEntries, 0),
       route_ports_(kRouteTableEntries),
       groups_(config.multicast_slots) {
@@ -116,6 +117,11 @@ RegisterAccess SwitchCsr::read(uint32_t offset, uint32_t& value) {
     value = high ? high_half(route_masks_[gpu]) : low_half(route_masks_[gpu]);
     return RegisterAccess::ok;
   }
+  if (offset >= regs::kPortErrorTable && offset < port_error_end()) {
+    const uint32_t port = (offset - regs::kPortErrorTable) / regs::kPortErrorStride;
+    value = port_link_errors_[port][(offset - regs::kPortErrorTable) % regs::kPortErrorStride / 4];
+    return RegisterAccess::ok;
+  }
   const uint64_t group_end = regs::kGroupTable + uint64_t{regs::kGroupStride} * config_.multicast_slots;
   if (offset >= regs::kGroupTable && offset < group_end) {
     const RegisterAccess access = read_group((offset - regs::kGroupTable) / regs::kGroupStride,
@@ -155,6 +161,7 @@ RegisterAccess SwitchCsr::write(uint32_t offset, uint32_t value) {
     const bool high = (offset - regs::kRouteTable) % regs::kRouteStride != 0;
     return write_route(gpu, high, value);
   }
+  if (offset >= regs::kPortErrorTable && offset < port_error_end()) return refuse(RegisterAccess::read_only);
   const uint64_t group_end = regs::kGroupTable + uint64_t{regs::kGroupStride} * config_.multicast_slots;
   if (offset >= regs::kGroupTable && offset < group_end) {
     return write_group((offset - regs::kGroupTable) / regs::kGroupStride,
@@ -170,6 +177,7 @@ void SwitchCsr::reset() {
   group_index_.clear();
   counters_.fill(0);
   latched_high_.fill(0);
+  for (auto& port : port_link_errors_) port.fill(0);
   contexts_in_use_ = 0;
   contexts_peak_ = 0;
   contexts_enabled_ = config_.reduction_contexts_per_port;
@@ -285,6 +293,12 @@ const MulticastGroup* SwitchCsr::group_for(uint64_t address) const {
   if (after == group_index_.begin()) return nullptr;
   const MulticastGroup& g = groups_[std::prev(after)->second];
   return g.covers(address) ? &g : nullptr;
+}
+
+void SwitchCsr::count_link_error(uint32_t port, PortLinkCounter counter, uint32_t amount) {
+  port_link_errors_.at(port)[static_cast<uint32_t>(counter)] += amount;  // 32 bits, wrapping, as the register
+  const bool crc = counter == PortLinkCounter::rx_crc_errors || counter == PortLinkCounter::tx_replays;
+  raise_error(crc ? regs::error_link_crc : regs::error_credit_resync);
 }
 
 void SwitchCsr::raise_error(uint32_t bits) { set_error_state(error_status_ | (bits & kErrorBits), interrupt_enable_); }

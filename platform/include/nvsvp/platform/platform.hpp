@@ -95,6 +95,11 @@ class Platform : public sc_core::sc_module {
   // grows by the access time). Throws std::out_of_range for a chip that does not exist.
   void register_transport(uint32_t chip, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
 
+  // Injects the scenario's faults into the links (docs/configuration.md#faults): bit errors from
+  // now on, each link direction with a stream of its own; credit losses at `layer_start` plus
+  // their time. Call from the firmware thread at the layer's start.
+  void inject_faults(const std::vector<FaultSpec>& faults, const sc_core::sc_time& layer_start);
+
   // Lists what is not yet done (GPU work, queued and buffered messages, held credits), at most
   // `max_lines` per kind with a count of the rest; returns how many items there are (0 when the
   // machine is quiet).

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -67,6 +68,22 @@ struct SimulationSpec {
   double timeline_bin_us = 1.0;  // bins of the utilization time series and the trace's counters
 };
 
+// One fault injected into the run (the scenario's `faults:` list; docs/configuration.md#faults).
+// Times count from the layer's start (the firmware's submission of the layer's work, replication
+// phase included).
+struct FaultSpec {
+  std::string origin;  // where the entry is written, for messages
+  std::string kind;    // "bit_errors" or "credit_loss"
+  // The GPU link it hits (both or neither; bit_errors without them: every link).
+  std::optional<uint32_t> gpu;
+  std::optional<uint32_t> link;
+  std::string direction = "both";  // "both", "to_switch" (GPU->switch), "from_switch"
+  double rate_per_flit = 0.0;      // bit_errors: the chance that one flit is corrupted
+  uint64_t seed = 1;               // bit_errors: of the corruption draws (each link its own stream)
+  double at_us = 0.0;              // credit_loss: when, from the layer's start
+  uint32_t credits = 0;            // credit_loss: credit flits lost
+};
+
 struct Scenario {
   std::string name;
   std::string file;  // the scenario file as given
@@ -80,6 +97,7 @@ struct Scenario {
   bool pure_communication = false;
   // Hot-expert replication (docs/background/hot_expert_replication.md): the `replication` section.
   fw::ReplicationParams replication;
+  std::vector<FaultSpec> faults;  // none: nothing goes wrong
   // Where each key was set, so that a check made after loading (check_fabric_resources) names
   // the file and line too. Null for a scenario built in code.
   std::shared_ptr<const KeyOrigins> origins;

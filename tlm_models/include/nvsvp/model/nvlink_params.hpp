@@ -14,6 +14,9 @@ struct LinkParams {
   uint32_t flit_bytes = 16;
   uint32_t max_packet_payload_bytes = 256;  // assumed
   uint32_t header_flits_per_packet = 1;     // assumed
+  // Link-level recovery (docs/models/nvlink_port.md#faults): both assumed, no public figure.
+  double replay_overhead_ns = 100.0;        // CRC check and NACK turnaround beyond the two hops
+  double credit_resync_timeout_ns = 5000.0; // a sender starved of credits this long resynchronises
 
   template <class V>
   void visit(V& v) {
@@ -26,6 +29,11 @@ struct LinkParams {
       "largest payload of one packet; larger messages pay one header per packet", hw::between(1, 1 << 20));
     v("header_flits_per_packet", header_flits_per_packet, "header flits of each packet",
       hw::between(0, 64));
+    v("replay_overhead_ns", replay_overhead_ns,
+      "a CRC failure's cost beyond the round trip (2 x latency_ns) before the replay starts, ns",
+      hw::between(0.0, 1e6));
+    v("credit_resync_timeout_ns", credit_resync_timeout_ns,
+      "how long a sender starved of credits waits before it resynchronises lost ones, ns", hw::between(1.0, 1e9));
   }
 
   // Time one flit occupies the link, in picoseconds (fractional; rounded per message).

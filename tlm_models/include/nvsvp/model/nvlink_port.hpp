@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <ostream>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "nvsvp/hw/xoshiro256.hpp"
 #include "nvsvp/model/activity_intervals.hpp"
 #include "nvsvp/model/busy_timeline.hpp"
 #include "nvsvp/model/component_log.hpp"
@@ -72,6 +74,29 @@ struct HopStats {
   uint64_t credit_stall_ps[kTrafficClasses] = {0, 0};
 };
 
+// What the faults injected into a link did (docs/models/nvlink_port.md#faults). Times in ps.
+struct LinkFaultStats {
+  uint64_t corrupted_packets = 0;  // packets that failed their CRC, each replayed
+  uint64_t replayed_flits = 0;     // flits sent twice: the corrupted packets' flits up to the error
+  uint64_t replay_time_ps = 0;     // link time on those flits and the round trips
+  uint64_t credit_losses = 0;         // loss events that took effect
+  uint64_t credit_flits_lost = 0;
+  uint64_t credit_resyncs = 0;
+  uint64_t credit_flits_resynchronised = 0;
+  uint64_t loss_to_resync_ps = 0;      // summed over resyncs: from the first loss it repaired
+  uint64_t max_loss_to_resync_ps = 0;
+  uint64_t credit_flits_unresolved() const { return credit_flits_lost - credit_flits_resynchronised; }
+};
+
+// Who hears of a link's fault events as the port decides them (the switch chip, to count them
+// in its registers): `tag` is what the listener gave set_fault_listener.
+class LinkFaultListener {
+ public:
+  virtual ~LinkFaultListener() = default;
+  virtual void crc_replayed(uint32_t tag, uint32_t corrupted_packets) = 0;
+  virtual void credits_resynchronised(uint32_t tag) = 0;
+};
+
 // Final, so that a sender holding an NvlinkPort* (GPUs and switch chips do, see their
 // end_of_elaboration) calls it without loading a vtable pointer from a cold line of the port.
 class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
@@ -118,16 +143,58 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   // Credits not yet returned, in flits, summed over all VCs (0 when the receiver is empty).
   uint64_t credits_outstanding() const;
   void describe_state(std::ostream& os) const;
+
+  // --- Faults (docs/models/nvlink_port.md#faults) ---
+  // From now on each flit on the wire is corrupted with probability `rate_per_flit`,
+  // independently (the gaps between corrupted flits drawn from a stream of its own seeded with
+  // `seed`). A packet with a corrupted flit fails its CRC at the receiver and the sender replays
+  // it after the round trip (go-back-N), as often as it fails. The receiver gets each message
+  // once, later.
+  void set_bit_error_rate(double rate_per_flit, uint64_t seed);
+  // At `at` (not before now), `flits` credits of the request class's VC 0 vanish: the receiver
+  // freed the space, the return never arrives. A sender that then starves of that class's
+  // credits resynchronises them after LinkParams::credit_resync_timeout_ns.
+  void schedule_credit_loss(const sc_core::sc_time& at, uint32_t flits);
+  // Tells `listener` of each replay and resynchronisation, with `tag`.
+  void set_fault_listener(LinkFaultListener* listener, uint32_t tag);
+  // All zero when no fault was injected.
+  LinkFaultStats fault_stats() const;
   // Credit stalls, at trace level (never on a send's own path).
   ComponentLog& log() { return log_; }
 
  private:
+  // A change of a VC's credits at a time: a return from the receiver, and with faults a loss
+  // (credits that vanish) or a resynchronisation (lost credits given back).
+  enum class CreditChange : uint8_t { returned, lost, resynchronised };
   struct PendingCredit {
     sc_core::sc_time at;
     uint8_t traffic_class;
     uint16_t vc;
     uint32_t flits;
+    CreditChange change = CreditChange::returned;
   };
+  // The state of injected faults, allocated only when one is: cold, off the send path.
+  struct FaultState {
+    double rate_per_flit = 0.0;
+    double log_keep = 0.0;            // log(1 - rate_per_flit), for the gaps
+    uint64_t flits_to_next_error = 0;  // good flits on the wire before the next corrupted one
+    uint32_t packet_flits = 1;        // a full packet's wire flits: the replay unit
+    hw::Xoshiro256 random{0};
+    sc_core::sc_time round_trip;   // 2 x latency + replay overhead
+    sc_core::sc_time resync_timeout;
+    LinkFaultStats stats;
+    // Per class: flits lost and not yet covered by a pending resynchronisation, and since when.
+    uint32_t lost[kTrafficClasses] = {0, 0};
+    sc_core::sc_time lost_since[kTrafficClasses];
+    bool resync_pending[kTrafficClasses] = {false, false};
+  };
+  FaultState& fault_state();
+  // A message of `flits` wire flits through the corrupted-flit stream: the packets that failed
+  // (returned) and the flits sent in vain before each failure was seen (`wasted`).
+  uint32_t replay_corrupted_packets(uint32_t flits, uint64_t& wasted);
+  uint64_t draw_error_gap();
+  void apply_credit_change(const PendingCredit& change);
+  void insert_pending(const PendingCredit& change);
 
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
@@ -163,6 +230,7 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   BusyTimeline* timeline_ = nullptr;
   ActivityIntervals* activity_ = nullptr;
   MessageObserver* observer_ = nullptr;
+  FaultState* faults_ = nullptr;  // beside observer_, on the line every send reads already
   alignas(64) std::array<int32_t, kTrafficClasses * kMaxVcsPerClass> credits_{};  // [class * vcs + vc]
   HopStats hop_stats_;
   // Per class: since when the sender has waited for credits, or never() when it does not.
@@ -176,6 +244,9 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   tlm::tlm_fw_transport_if<NvlinkProtocolTypes>* receiver_ = nullptr;  // `out`'s, once bound
   LinkParams params_;
   ComponentLog log_;  // cold: read only when a sender stalls
+  std::unique_ptr<FaultState> fault_storage_;  // owns *faults_
+  LinkFaultListener* fault_listener_ = nullptr;  // with no fault injected, never called
+  uint32_t fault_listener_tag_ = 0;
 };
 
 // The NvlinkPort that a sender's port is bound to (call after binding, e.g. in

@@ -90,6 +90,11 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
   bool irq() const { return registers_.interrupt_line(); }
   const sc_core::sc_event& irq_changed() const { return irq_changed_; }
 
+  // Counts the link errors of the GPU->switch link feeding input `port` (its CRC failures and
+  // credit resynchronisations) in the port's registers; the chip's own output links are counted
+  // from the end of elaboration.
+  void watch_input_link(uint32_t port, NvlinkPort& link) { link.set_fault_listener(&link_errors_, port); }
+
   uint32_t chip_id() const { return chip_id_; }
   // Multimem group and reduction events, evictions, access errors, refused register accesses and
   // route lookup failures (debug level; a failure that ends the run at error level).
@@ -152,6 +157,26 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
     return inputs_.hold(payload, port, fifo, flits, copies);
   }
 
+  // The chip's links' fault events counted in the register block: tags below the port count are
+  // inputs (the GPU's link into the port), the others outputs (port = tag - ports).
+  class LinkErrorCounter final : public LinkFaultListener {
+   public:
+    LinkErrorCounter(SwitchCsr& registers, uint32_t ports) : registers_(registers), ports_(ports) {}
+    void crc_replayed(uint32_t tag, uint32_t corrupted_packets) override {
+      registers_.count_link_error(port_of(tag), tag < ports_ ? PortLinkCounter::rx_crc_errors : PortLinkCounter::tx_replays,
+                                  corrupted_packets);
+    }
+    void credits_resynchronised(uint32_t tag) override {
+      registers_.count_link_error(port_of(tag),
+                                  tag < ports_ ? PortLinkCounter::rx_credit_resyncs : PortLinkCounter::tx_credit_resyncs);
+    }
+
+   private:
+    uint32_t port_of(uint32_t tag) const { return tag < ports_ ? tag : tag - ports_; }
+    SwitchCsr& registers_;
+    uint32_t ports_;
+  };
+
   void end_of_elaboration() override;
   tlm::tlm_sync_enum nb_transport_fw(int port, tlm::tlm_generic_payload& payload,
                                      tlm::tlm_phase& phase, sc_core::sc_time& delay) override;
@@ -171,6 +196,7 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
   sc_core::sc_time internal_latency_;
   sc_core::sc_time register_access_time_;
   SwitchCsr registers_;
+  LinkErrorCounter link_errors_{registers_, params_.ports};
   sc_core::sc_event irq_changed_;
   SwitchInputStage inputs_;
   SwitchCrossbar crossbars_[kTrafficClasses];  // [request crossbar, response crossbar]

@@ -48,6 +48,15 @@ enum class SwitchCounter : uint32_t {
 };
 inline constexpr uint32_t kSwitchCounters = 6;
 
+// A port's link-error counters, in register order (docs/registers.md, "Link errors per port").
+enum class PortLinkCounter : uint32_t {
+  rx_crc_errors,      // packets from the port's GPU that failed their CRC (the GPU replayed them)
+  tx_replays,         // packets the port sent again after its GPU saw a bad CRC
+  rx_credit_resyncs,  // resynchronisations of the GPU's credits for this input
+  tx_credit_resyncs,  // resynchronisations of this output's credits
+};
+inline constexpr uint32_t kPortLinkCounters = 4;
+
 // How a register access went. Everything but `ok` also sets error_bad_register_access; a refused
 // write changes nothing and a refused read returns 0.
 enum class RegisterAccess : uint8_t {
@@ -70,7 +79,7 @@ class SwitchCsr {
   // needs more slots than that.
   static constexpr uint32_t kMaxMulticastSlots = 1024;
   // The error bits the hardware defines; other ERROR_STATUS / INT_ENABLE bits read as 0.
-  static constexpr uint32_t kErrorBits = 0x7F;
+  static constexpr uint32_t kErrorBits = hw::switch_regs::kErrorBitsDefined;
 
   // Throws std::invalid_argument when a figure is out of range.
   explicit SwitchCsr(const SwitchCsrConfig& config);
@@ -101,6 +110,14 @@ class SwitchCsr {
 
   void count(SwitchCounter counter, uint64_t amount = 1) { counters_[static_cast<uint32_t>(counter)] += amount; }
   uint64_t counter(SwitchCounter counter) const { return counters_[static_cast<uint32_t>(counter)]; }
+
+  // A link error on port `port` (the datapath's ports' fault listeners): counted (32 bits,
+  // wrapping) and its error bit raised, error_link_crc for CRC failures and replays,
+  // error_credit_resync for resynchronisations.
+  void count_link_error(uint32_t port, PortLinkCounter counter, uint32_t amount = 1);
+  uint32_t link_error_count(uint32_t port, PortLinkCounter counter) const {
+    return port_link_errors_.at(port)[static_cast<uint32_t>(counter)];
+  }
 
   // Sets error bits (sticky until firmware clears them with a write of 1).
   void raise_error(uint32_t bits);
@@ -137,6 +154,8 @@ class SwitchCsr {
   void set_route_mask(uint32_t gpu, uint64_t mask);
   void rebuild_group_index();
   void set_error_state(uint32_t status, uint32_t enable);
+  // The end of the port error table: kPortErrorStride bytes per port the chip has.
+  uint32_t port_error_end() const { return hw::switch_regs::kPortErrorTable + hw::switch_regs::kPortErrorStride * config_.ports; }
 
   SwitchCsrConfig config_;
   uint32_t error_status_ = 0;
@@ -147,6 +166,7 @@ class SwitchCsr {
   uint32_t contexts_peak_ = 0;
   uint32_t contexts_enabled_ = 0;  // per port; the constructor and reset() set it to all
   uint32_t dynamic_experts_per_gpu_ = 0;
+  std::vector<std::array<uint32_t, kPortLinkCounters>> port_link_errors_;  // [port][counter]
   std::vector<uint64_t> route_masks_;
   std::vector<std::vector<uint16_t>> route_ports_;
   std::vector<MulticastGroup> groups_;

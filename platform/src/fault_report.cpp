@@ -1,0 +1,116 @@
+// report.json's `faults` section of one scheme: what the scenario injected, what the links did
+// about it (replays, lost and resynchronised credits), what the switch chips counted in their
+// registers, and whether the two agree.
+#include <algorithm>
+
+#include "nvsvp/hw/switch_registers.hpp"
+#include "scheme_collect.hpp"
+
+namespace nvsvp::platform {
+
+using nlohmann::json;
+
+namespace {
+
+json injected_json(const FaultSpec& f) {
+  json entry = {{"kind", f.kind}, {"direction", f.direction}};
+  if (f.gpu) entry["gpu"] = *f.gpu;
+  if (f.link) entry["link"] = *f.link;
+  if (f.kind == "bit_errors") {
+    entry["rate_per_flit"] = f.rate_per_flit;
+    entry["seed"] = f.seed;
+  } else {
+    entry["at_us"] = f.at_us;
+    entry["credits"] = f.credits;
+  }
+  return entry;
+}
+
+}  // namespace
+
+json faults_json(const Platform& platform, const std::vector<FaultSpec>& faults, const fw::SwitchFabric& fabric,
+                 bool& accounted) {
+  const uint32_t flit_bytes = platform.spec().link.flit_bytes;
+  model::LinkFaultStats total;
+  uint64_t failed[2] = {0, 0};     // per direction: gpu_to_switch, switch_to_gpu
+  uint64_t resyncs[2] = {0, 0};
+  for (const LinkDirection direction : {LinkDirection::gpu_to_switch, LinkDirection::switch_to_gpu}) {
+    const size_t d = direction == LinkDirection::gpu_to_switch ? 0 : 1;
+    for (uint32_t g = 0; g < platform.gpu_count(); ++g) {
+      for (uint32_t l = 0; l < platform.links_per_gpu(); ++l) {
+        const model::LinkFaultStats s = platform.link(direction, g, l).fault_stats();
+        failed[d] += s.corrupted_packets;
+        resyncs[d] += s.credit_resyncs;
+        total.corrupted_packets += s.corrupted_packets;
+        total.replayed_flits += s.replayed_flits;
+        total.replay_time_ps += s.replay_time_ps;
+        total.credit_losses += s.credit_losses;
+        total.credit_flits_lost += s.credit_flits_lost;
+        total.credit_resyncs += s.credit_resyncs;
+        total.credit_flits_resynchronised += s.credit_flits_resynchronised;
+        total.loss_to_resync_ps += s.loss_to_resync_ps;
+        total.max_loss_to_resync_ps = std::max(total.max_loss_to_resync_ps, s.max_loss_to_resync_ps);
+      }
+    }
+  }
+  // What the chips counted at their ports: every GPU link ends at one switch port, so the counts
+  // must equal the links' own.
+  uint64_t counted[model::kPortLinkCounters] = {};
+  for (uint32_t c = 0; c < platform.switch_count(); ++c) {
+    const model::SwitchCsr& registers = platform.chip(c).registers();
+    for (uint32_t p = 0; p < registers.config().ports; ++p) {
+      for (uint32_t k = 0; k < model::kPortLinkCounters; ++k) {
+        counted[k] += registers.link_error_count(p, static_cast<model::PortLinkCounter>(k));
+      }
+    }
+  }
+  namespace regs = hw::switch_regs;
+  uint64_t interrupts[2] = {0, 0};  // serviced records with link_crc, with credit_resync
+  for (const fw::SwitchErrorRecord& record : fabric.error_log()) {
+    if ((record.bits & regs::error_link_crc) != 0) ++interrupts[0];
+    if ((record.bits & regs::error_credit_resync) != 0) ++interrupts[1];
+  }
+  const auto index = [](model::PortLinkCounter k) { return static_cast<size_t>(k); };
+  accounted = counted[index(model::PortLinkCounter::rx_crc_errors)] == failed[0] &&
+              counted[index(model::PortLinkCounter::tx_replays)] == failed[1] &&
+              counted[index(model::PortLinkCounter::rx_credit_resyncs)] == resyncs[0] &&
+              counted[index(model::PortLinkCounter::tx_credit_resyncs)] == resyncs[1] &&
+              (failed[0] + failed[1] == 0 || interrupts[0] > 0) && (resyncs[0] + resyncs[1] == 0 || interrupts[1] > 0);
+
+  json injected = json::array();
+  for (const FaultSpec& f : faults) injected.push_back(injected_json(f));
+  const double resync_count = static_cast<double>(total.credit_resyncs);
+  return {
+      {"injected", injected},
+      {"replays",
+       {{"packets", total.corrupted_packets},
+        {"gpu_to_switch", failed[0]},
+        {"switch_to_gpu", failed[1]},
+        {"flits", total.replayed_flits},
+        {"bytes", total.replayed_flits * flit_bytes},
+        {"link_time_us", static_cast<double>(total.replay_time_ps) * 1e-6},
+        {"mean_delay_ns", total.corrupted_packets > 0
+                              ? json(static_cast<double>(total.replay_time_ps) * 1e-3 /
+                                     static_cast<double>(total.corrupted_packets))
+                              : json()}}},
+      {"credit_loss",
+       {{"losses", total.credit_losses},
+        {"flits_lost", total.credit_flits_lost},
+        {"resyncs", total.credit_resyncs},
+        {"flits_resynchronised", total.credit_flits_resynchronised},
+        {"flits_never_resynchronised", total.credit_flits_unresolved()},
+        {"loss_to_resync_us",
+         {{"mean", resync_count > 0 ? json(static_cast<double>(total.loss_to_resync_ps) * 1e-6 / resync_count) : json()},
+          {"max", resync_count > 0 ? json(static_cast<double>(total.max_loss_to_resync_ps) * 1e-6) : json()}}}}},
+      {"detected",
+       {{"rx_crc_errors", counted[index(model::PortLinkCounter::rx_crc_errors)]},
+        {"tx_replays", counted[index(model::PortLinkCounter::tx_replays)]},
+        {"rx_credit_resyncs", counted[index(model::PortLinkCounter::rx_credit_resyncs)]},
+        {"tx_credit_resyncs", counted[index(model::PortLinkCounter::tx_credit_resyncs)]},
+        {"link_crc_interrupts_serviced", interrupts[0]},
+        {"credit_resync_interrupts_serviced", interrupts[1]},
+        {"accounted", accounted}}},
+  };
+}
+
+}  // namespace nvsvp::platform
