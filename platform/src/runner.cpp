@@ -148,9 +148,11 @@ class SchemeSimulation {
     record_.layer_start = sc_core::sc_time_stamp();
     fw::load_inputs(*hal_, plan_);
     if (!replication_.empty()) run_replication_phase();
-    fw::run_layer(*hal_, plan_);
+    // The runtime service loop: switch interrupts raised while the layer runs (link errors among
+    // them) are serviced as they come, in the firmware thread, beside the GPUs' work.
+    fw::run_layer(*hal_, plan_, [this] { fabric_->service_interrupts(); });
     record_.layer_end = sc_core::sc_time_stamp();
-    fabric_->service_interrupts();  // errors the layer raised, for the report
+    fabric_->service_interrupts();  // errors raised as the layer ended, for the report
   }
 
   void bring_up_fabric() { fw::bring_up_for_layer(*hal_, *fabric_, platform_->fabric_topology(), plan_, replication_); }
