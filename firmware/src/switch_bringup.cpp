@@ -217,6 +217,10 @@ void SwitchFabric::read_link_errors(uint32_t chip) {
   // A chip firmware did not discover (servicing before bring-up) has no known port count: read it.
   const uint32_t ports = chip < report_.chips.size() ? report_.chips[chip].ports
                                                      : hal_.read_register(chip, regs::kPortCount);
+  if (ports > 64) {  // discover()'s bound: a chip that does not fit the register map
+    throw FabricError(chip_name(chip) + ": PORT_COUNT reads " + std::to_string(ports) +
+                      " (at most 64), cannot read its link-error counters");
+  }
   if (link_errors_seen_.size() <= chip) link_errors_seen_.resize(chip + 1);
   std::vector<LinkErrorCounts>& seen = link_errors_seen_[chip];
   if (seen.size() < ports) seen.resize(ports);

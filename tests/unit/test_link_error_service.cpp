@@ -50,7 +50,7 @@ class LinkErrorServiceTest : public ::testing::Test {
       ++reads_;
       LinkErrorChip& c = chips_.at(chip);
       if (offset == regs::kErrorStatus) return c.error_status;
-      if (offset == regs::kPortCount) return kPorts;
+      if (offset == regs::kPortCount) return port_count_;
       if (offset >= regs::kPortErrorTable && offset < regs::port_error_register(kPorts, 0)) {
         ++port_counter_reads_;
         return c.port_counters[offset];
@@ -75,6 +75,7 @@ class LinkErrorServiceTest : public ::testing::Test {
 
   std::vector<LinkErrorChip> chips_;
   double now_ns_ = 0.0;
+  uint32_t port_count_ = kPorts;
   int reads_ = 0;
   int writes_ = 0;
   int port_counter_reads_ = 0;
@@ -197,6 +198,19 @@ TEST_F(LinkErrorServiceTest, OtherErrorsReadNoPortCounter) {
   EXPECT_EQ(reads_, 2) << "ERROR_STATUS of each chip";
   EXPECT_EQ(writes_, 1) << "the W1C of chip 1";
   EXPECT_EQ(chips_[1].error_status, 0u);
+}
+
+// A PORT_COUNT beyond the register map's 64 ports is named, not read port by port.
+TEST_F(LinkErrorServiceTest, ImplausiblePortCountIsAFabricError) {
+  port_count_ = 0xFFFFFFFFu;
+  raise(0, regs::error_credit_resync);
+  try {
+    fabric_.service_interrupts();
+    ADD_FAILURE() << "no error";
+  } catch (const FabricError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("switch chip 0: PORT_COUNT reads 4294967295 (at most 64)"));
+  }
+  EXPECT_EQ(port_counter_reads_, 0);
 }
 
 // A service that does not lower the line would spin for ever at the same simulated time: the
