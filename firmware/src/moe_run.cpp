@@ -1,6 +1,7 @@
 // Running a layer through the HAL: its buffers and inputs, the dynamic objects' bindings, and
 // the submission of every GPU's sequences.
 #include <stdexcept>
+#include <string>
 
 #include "moe_plan.hpp"
 #include "nvsvp/fw/moe_data.hpp"
@@ -68,14 +69,34 @@ void install_dynamic_objects(Hal& hal, const LayerPlan& plan) {
   }
 }
 
-void run_layer(Hal& hal, LayerPlan& plan) {
+void wait_servicing_interrupts(Hal& hal, const InterruptService& service) {
+  uint32_t services_at_same_time = 0;
+  double last_service_ns = -1.0;
+  while (!hal.wait_finished_or_interrupt()) {
+    const double now = hal.now_ns();
+    services_at_same_time = now == last_service_ns ? services_at_same_time + 1 : 1;
+    last_service_ns = now;
+    if (services_at_same_time > kMaxServicesWithoutProgress) {
+      throw std::runtime_error("runtime service loop: a switch interrupt line stayed high after " +
+                               std::to_string(kMaxServicesWithoutProgress) + " services at " + std::to_string(now) +
+                               " ns (the service does not clear what raises it)");
+    }
+    service();
+  }
+}
+
+void run_layer(Hal& hal, LayerPlan& plan, const InterruptService& service) {
   for (uint32_t g = 0; g < plan.sequences.size(); ++g) hal.submit(g, std::move(plan.sequences[g]));
   for (uint32_t g = 0; g < plan.extra_sequences.size(); ++g) {
     for (hw::WorkSequence& sequence : plan.extra_sequences[g]) hal.submit(g, std::move(sequence));
   }
   plan.sequences.clear();
   plan.extra_sequences.clear();
-  hal.wait_all_finished();
+  if (service) {
+    wait_servicing_interrupts(hal, service);
+  } else {
+    hal.wait_all_finished();
+  }
 }
 
 }  // namespace nvsvp::fw

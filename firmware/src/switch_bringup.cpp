@@ -15,10 +15,10 @@ namespace regs = hw::switch_regs;
 
 namespace {
 
-constexpr uint32_t kAllErrors = regs::error_group_not_configured | regs::error_not_a_member | regs::error_no_route |
-                                regs::error_reduction | regs::error_context_pool_exhausted |
-                                regs::error_bad_register_access | regs::error_bad_target | regs::error_link_crc |
-                                regs::error_credit_resync;
+// Every error bit the register map defines interrupts, the link errors included.
+constexpr uint32_t kAllErrors = regs::kErrorBitsDefined;
+// The bits after which firmware reads the chip's per-port link-error counters.
+constexpr uint32_t kLinkErrors = regs::error_link_crc | regs::error_credit_resync;
 
 using hw::hex_text;
 
@@ -48,6 +48,14 @@ std::string describe_switch_errors(uint32_t bits) {
   }
   if (bits != 0) names += (names.empty() ? "" : ", ") + std::string("unknown bits ") + hex_text(bits);
   return names.empty() ? "none" : names;
+}
+
+std::string LinkErrorRecord::describe() const {
+  std::ostringstream os;
+  os << chip_name(chip) << " port " << port << ": +" << rx_crc_errors << " rx CRC errors, +" << tx_replays
+     << " tx replays, +" << rx_credit_resyncs << " rx credit resyncs, +" << tx_credit_resyncs
+     << " tx credit resyncs at " << time_ns << " ns";
+  return os.str();
 }
 
 std::string SwitchErrorRecord::describe() const {
@@ -196,10 +204,64 @@ size_t SwitchFabric::service_interrupts() {
     FW_LOG(hal_, info, chip_name(c) << ": ERROR_STATUS " << hex_text(status) << " (" << describe_switch_errors(status)
                                     << "), cleared");
     // Write 1 to clear exactly the bits read: an error raised after the read stays pending.
+    // Cleared before the counters are read, so that an error counted after this read raises the
+    // bit again and is serviced next time rather than lost.
     hal_.write_register(c, regs::kErrorStatus, status);
+    if ((status & kLinkErrors) != 0) read_link_errors(c);
     ++serviced;
   }
   return serviced;
+}
+
+void SwitchFabric::read_link_errors(uint32_t chip) {
+  // A chip firmware did not discover (servicing before bring-up) has no known port count: read it.
+  const uint32_t ports = chip < report_.chips.size() ? report_.chips[chip].ports
+                                                     : hal_.read_register(chip, regs::kPortCount);
+  if (ports > 64) {  // discover()'s bound: a chip that does not fit the register map
+    throw FabricError(chip_name(chip) + ": PORT_COUNT reads " + std::to_string(ports) +
+                      " (at most 64), cannot read its link-error counters");
+  }
+  if (link_errors_seen_.size() <= chip) link_errors_seen_.resize(chip + 1);
+  std::vector<LinkErrorCounts>& seen = link_errors_seen_[chip];
+  if (seen.size() < ports) seen.resize(ports);
+  // Four register reads per port, every port: the chip's bit does not say which link erred.
+  for (uint32_t p = 0; p < ports; ++p) {
+    LinkErrorCounts now;
+    now.rx_crc_errors = hal_.read_register(chip, regs::port_error_register(p, regs::kPortRxCrcErrors));
+    now.tx_replays = hal_.read_register(chip, regs::port_error_register(p, regs::kPortTxReplays));
+    now.rx_credit_resyncs = hal_.read_register(chip, regs::port_error_register(p, regs::kPortRxCreditResyncs));
+    now.tx_credit_resyncs = hal_.read_register(chip, regs::port_error_register(p, regs::kPortTxCreditResyncs));
+    // The counters wrap at 2^32: unsigned 32-bit subtraction gives the change across one wrap.
+    const LinkErrorRecord record{chip,
+                                 p,
+                                 now.rx_crc_errors - seen[p].rx_crc_errors,
+                                 now.tx_replays - seen[p].tx_replays,
+                                 now.rx_credit_resyncs - seen[p].rx_credit_resyncs,
+                                 now.tx_credit_resyncs - seen[p].tx_credit_resyncs,
+                                 hal_.now_ns()};
+    seen[p] = now;
+    if (record.rx_crc_errors == 0 && record.tx_replays == 0 && record.rx_credit_resyncs == 0 &&
+        record.tx_credit_resyncs == 0) {
+      continue;
+    }
+    link_error_log_.push_back(record);
+    LinkErrorTotals& total = link_error_totals_[{chip, p}];
+    total.rx_crc_errors += record.rx_crc_errors;
+    total.tx_replays += record.tx_replays;
+    total.rx_credit_resyncs += record.rx_credit_resyncs;
+    total.tx_credit_resyncs += record.tx_credit_resyncs;
+    FW_LOG(hal_, info, record.describe());
+  }
+}
+
+LinkErrorCounts SwitchFabric::link_error_counters(uint32_t chip, uint32_t port) const {
+  if (chip >= link_errors_seen_.size() || port >= link_errors_seen_[chip].size()) return LinkErrorCounts{};
+  return link_errors_seen_[chip][port];
+}
+
+LinkErrorTotals SwitchFabric::link_error_totals(uint32_t chip, uint32_t port) const {
+  const auto found = link_error_totals_.find({chip, port});
+  return found == link_error_totals_.end() ? LinkErrorTotals{} : found->second;
 }
 
 bool SwitchFabric::wait_and_service(double timeout_ns) {

@@ -32,6 +32,7 @@ class RegisterModelHal final : public fw::Hal {
   uint32_t gpu_count() const override { return static_cast<uint32_t>(hubs_.size()); }
   void submit(uint32_t, hw::WorkSequence) override { unavailable("submit"); }
   void wait_all_finished() override {}
+  bool wait_finished_or_interrupt() override { return true; }  // no work ever runs here
   double now_ns() const override { return 0.0; }
   hw::MemoryAccess& memory(uint32_t) override { unavailable("memory"); }
   uint64_t received_messages(uint32_t) const override { return 0; }

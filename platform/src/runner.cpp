@@ -149,9 +149,16 @@ class SchemeSimulation {
     platform_->inject_faults(scenario_.faults, record_.layer_start);
     fw::load_inputs(*hal_, plan_);
     if (!replication_.empty()) run_replication_phase();
-    fw::run_layer(*hal_, plan_);
-    record_.layer_end = sc_core::sc_time_stamp();
-    fabric_->service_interrupts();  // errors the layer raised, for the report
+    // The runtime service loop: switch interrupts raised while the layer runs (link errors among
+    // them) are serviced as they come, in the firmware thread, beside the GPUs' work.
+    fw::run_layer(*hal_, plan_, [this] { fabric_->service_interrupts(); });
+    // The layer ends when its last GPU does, not when the firmware, perhaps still in a service
+    // when that happened, gets back.
+    record_.layer_end = sc_core::SC_ZERO_TIME;
+    for (uint32_t g = 0; g < platform_->gpu_count(); ++g) {
+      record_.layer_end = std::max(record_.layer_end, platform_->gpu(g).finish_time());
+    }
+    fabric_->service_interrupts();  // errors raised as the layer ended, for the report
   }
 
   void bring_up_fabric() { fw::bring_up_for_layer(*hal_, *fabric_, platform_->fabric_topology(), plan_, replication_); }

@@ -26,6 +26,26 @@ void TlmHal::wait_all_finished() {
   }
 }
 
+bool TlmHal::wait_finished_or_interrupt() {
+  for (;;) {
+    sc_core::sc_event_or_list changes;
+    // The lines first: a line already high is serviced before the work is declared done.
+    for (uint32_t c = 0; c < platform_.switch_count(); ++c) {
+      if (platform_.chip(c).irq()) return false;
+      changes |= platform_.chip(c).irq_changed();
+    }
+    bool unfinished = false;
+    for (uint32_t g = 0; g < platform_.gpu_count(); ++g) {
+      if (!platform_.gpu(g).finished()) {
+        changes |= platform_.gpu(g).finished_event();
+        unfinished = true;
+      }
+    }
+    if (!unfinished) return true;
+    sc_core::wait(changes);
+  }
+}
+
 double TlmHal::now_ns() const { return sc_core::sc_time_stamp().to_seconds() * 1e9; }
 
 hw::MemoryAccess& TlmHal::memory(uint32_t gpu) { return platform_.gpu(gpu).memory(); }

@@ -14,6 +14,7 @@ class MockHal : public fw::Hal {
   MOCK_METHOD(uint32_t, gpu_count, (), (const, override));
   MOCK_METHOD(void, submit, (uint32_t gpu, hw::WorkSequence sequence), (override));
   MOCK_METHOD(void, wait_all_finished, (), (override));
+  MOCK_METHOD(bool, wait_finished_or_interrupt, (), (override));
   MOCK_METHOD(double, now_ns, (), (const, override));
   MOCK_METHOD(hw::MemoryAccess&, memory, (uint32_t gpu), (override));
   MOCK_METHOD(uint64_t, received_messages, (uint32_t gpu), (const, override));

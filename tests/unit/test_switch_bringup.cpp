@@ -30,7 +30,7 @@ using ::testing::NiceMock;
 using ::testing::Return;
 
 constexpr uint64_t kMiB = 1ull << 20;
-constexpr uint32_t kAllErrors = 0x7F;
+constexpr uint32_t kAllErrors = regs::kErrorBitsDefined;  // the link-error bits included
 
 // One register access as the chips saw it.
 struct Access {
@@ -316,7 +316,8 @@ TEST(SwitchErrors, BitsAreNamed) {
   EXPECT_EQ(describe_switch_errors(0), "none");
   EXPECT_EQ(describe_switch_errors(regs::error_group_not_configured | regs::error_bad_register_access),
             "group_not_configured, bad_register_access");
-  EXPECT_EQ(describe_switch_errors(regs::error_context_pool_exhausted | 0x100), "context_pool_exhausted, unknown bits 0x100");
+  EXPECT_EQ(describe_switch_errors(regs::error_context_pool_exhausted | 0x200), "context_pool_exhausted, unknown bits 0x200");
+  EXPECT_EQ(describe_switch_errors(regs::error_link_crc | regs::error_credit_resync), "link_crc, credit_resync");
 }
 
 class MulticastAllocatorTest : public SwitchBringUpTest {

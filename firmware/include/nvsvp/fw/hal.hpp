@@ -22,6 +22,11 @@ class Hal {
   virtual void submit(uint32_t gpu, hw::WorkSequence sequence) = 0;
   // Blocks (in simulated time) until every GPU has run all the work it was given.
   virtual void wait_all_finished() = 0;
+  // Blocks (in simulated time) until every GPU has run all its work (returns true) or some switch
+  // chip's interrupt line is high (returns false). An interrupt wins: a line already high returns
+  // false at once, even when the work is done too, so that firmware services it first. What
+  // firmware waits on while a layer runs (run_layer's service loop).
+  virtual bool wait_finished_or_interrupt() = 0;
   virtual double now_ns() const = 0;
   // Debug access to a GPU's memory: loading inputs, reading results for checks.
   virtual hw::MemoryAccess& memory(uint32_t gpu) = 0;

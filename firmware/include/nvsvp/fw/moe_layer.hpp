@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -147,8 +148,21 @@ void load_inputs(Hal& hal, const LayerPlan& plan);
 // experts live (DYN_EXPERTS_PER_GPU). Nothing for a plan without dynamic objects.
 void install_dynamic_objects(Hal& hal, const LayerPlan& plan);
 
-// Submits every GPU's sequence and waits until all have finished.
-void run_layer(Hal& hal, LayerPlan& plan);
+// What firmware does when a switch chip interrupts while a layer runs: typically
+// [&] { fabric.service_interrupts(); } (SwitchFabric, switch_bringup.hpp).
+using InterruptService = std::function<void()>;
+
+// Submits every GPU's sequence and waits until all have finished. With `service`, the wait is the
+// runtime service loop (wait_servicing_interrupts): interrupts raised while the layer runs are
+// serviced as they come. Without, interrupts wait until the caller services them.
+void run_layer(Hal& hal, LayerPlan& plan, const InterruptService& service = {});
+
+// The runtime service loop: waits until every GPU has run its work, calling `service` whenever a
+// switch chip's interrupt line is high (first, when one is high and the work is done too). Throws
+// std::runtime_error when a line stays high over kMaxServicesWithoutProgress services in a row at
+// the same simulated time (a service that cannot clear it), rather than spinning for ever.
+void wait_servicing_interrupts(Hal& hal, const InterruptService& service);
+constexpr uint32_t kMaxServicesWithoutProgress = 1000;
 
 // Checks that every token copy reached its destination exactly once with the right data, that
 // every GPU received exactly the messages the plan implies, and that every combine result equals

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -72,6 +73,37 @@ struct SwitchErrorRecord {
   std::string describe() const;  // e.g. "switch chip 1: bad_register_access at 20 ns"
 };
 
+// What one port's link-error counters read (hw::switch_regs::kPortErrorTable), as the chip
+// keeps them: 32 bits, wrapping.
+struct LinkErrorCounts {
+  uint32_t rx_crc_errors = 0;
+  uint32_t tx_replays = 0;
+  uint32_t rx_credit_resyncs = 0;
+  uint32_t tx_credit_resyncs = 0;
+};
+
+// What changed on one port's counters since firmware last read them (a link-error service after
+// error_link_crc or error_credit_resync). Only ports whose counters moved get a record.
+struct LinkErrorRecord {
+  uint32_t chip = 0;
+  uint32_t port = 0;
+  uint32_t rx_crc_errors = 0;      // deltas since the previous read
+  uint32_t tx_replays = 0;
+  uint32_t rx_credit_resyncs = 0;
+  uint32_t tx_credit_resyncs = 0;
+  double time_ns = 0.0;            // when firmware read them
+  // e.g. "switch chip 0 port 3: +2 rx CRC errors, +0 tx replays, +0 rx credit resyncs, +1 tx credit resyncs at 40 ns"
+  std::string describe() const;
+};
+
+// The deltas of every record of one port, added up (64 bits: they do not wrap).
+struct LinkErrorTotals {
+  uint64_t rx_crc_errors = 0;
+  uint64_t tx_replays = 0;
+  uint64_t rx_credit_resyncs = 0;
+  uint64_t tx_credit_resyncs = 0;
+};
+
 // The names of the ERROR_STATUS bits in `bits`, e.g. "no_route, bad_register_access".
 std::string describe_switch_errors(uint32_t bits);
 
@@ -89,12 +121,21 @@ class SwitchFabric {
   const FabricBringUpReport& report() const { return report_; }
 
   // Reads every chip's ERROR_STATUS; a chip with bits set is logged and cleared (written back:
-  // write 1 to clear). Returns how many chips had errors.
+  // write 1 to clear). A chip with error_link_crc or error_credit_resync then has every port's
+  // four link-error counters read (4 register reads per port, each the chip's register access
+  // time: what the link-error service costs firmware) and a LinkErrorRecord logged per port whose
+  // counters moved. Returns how many chips had errors.
   size_t service_interrupts();
   // Waits up to `timeout_ns` (simulated) for an interrupt line and services the chips; returns
   // whether an interrupt came.
   bool wait_and_service(double timeout_ns);
   const std::vector<SwitchErrorRecord>& error_log() const { return error_log_; }
+  // The link-error service's records, in the order firmware read them.
+  const std::vector<LinkErrorRecord>& link_error_log() const { return link_error_log_; }
+  // A port's deltas added up over every service (zero for a port never seen moving).
+  LinkErrorTotals link_error_totals(uint32_t chip, uint32_t port) const;
+  // What a port's counters read at the last link-error service of its chip (zero before one).
+  LinkErrorCounts link_error_counters(uint32_t chip, uint32_t port) const;
 
   // A 64-bit counter (offset of its LO register): LO then HI, which the chip keeps coherent.
   uint64_t read_counter(uint32_t chip, uint32_t counter_offset);
@@ -103,10 +144,14 @@ class SwitchFabric {
   SwitchChipInfo discover(uint32_t chip);
   void program_routes(uint32_t chip, const FabricTopology& topology);
   void enable_reduction_contexts(const SwitchChipInfo& info);
+  void read_link_errors(uint32_t chip);
 
   Hal& hal_;
   FabricBringUpReport report_;
   std::vector<SwitchErrorRecord> error_log_;
+  std::vector<LinkErrorRecord> link_error_log_;
+  std::vector<std::vector<LinkErrorCounts>> link_errors_seen_;  // [chip][port], the last read
+  std::map<std::pair<uint32_t, uint32_t>, LinkErrorTotals> link_error_totals_;  // by (chip, port)
 };
 
 // A multicast group as firmware created it; `slot` is the same on every chip.

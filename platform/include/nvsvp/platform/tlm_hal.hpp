@@ -13,6 +13,8 @@ class TlmHal : public fw::Hal {
   uint32_t gpu_count() const override { return platform_.gpu_count(); }
   void submit(uint32_t gpu, hw::WorkSequence sequence) override;
   void wait_all_finished() override;
+  // Wakes on a GPU finishing and on a chip's interrupt line changing; costs no time of its own.
+  bool wait_finished_or_interrupt() override;
   double now_ns() const override;
   hw::MemoryAccess& memory(uint32_t gpu) override;
   uint64_t received_messages(uint32_t gpu) const override;
