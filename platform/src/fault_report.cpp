@@ -1,6 +1,6 @@
 // report.json's `faults` section of one scheme: what the scenario injected, what the links did
-// about it (replays, lost and resynchronised credits), what the switch chips counted in their
-// registers, and whether the two agree.
+// about it (replays, lost and resynchronised credits), what firmware read of it from the switch
+// chips' registers as it serviced their interrupts, and whether the two agree.
 #include <algorithm>
 
 #include "nvsvp/hw/switch_registers.hpp"
@@ -53,15 +53,16 @@ json faults_json(const Platform& platform, const std::vector<FaultSpec>& faults,
       }
     }
   }
-  // What the chips counted at their ports: every GPU link ends at one switch port, so the counts
-  // must equal the links' own.
+  // What firmware learnt from the chips' port counters as it serviced their interrupts: every GPU
+  // link ends at one switch port, so its totals must equal the links' own counts.
   uint64_t counted[model::kPortLinkCounters] = {};
   for (uint32_t c = 0; c < platform.switch_count(); ++c) {
-    const model::SwitchCsr& registers = platform.chip(c).registers();
-    for (uint32_t p = 0; p < registers.config().ports; ++p) {
-      for (uint32_t k = 0; k < model::kPortLinkCounters; ++k) {
-        counted[k] += registers.link_error_count(p, static_cast<model::PortLinkCounter>(k));
-      }
+    for (uint32_t p = 0; p < platform.chip(c).registers().config().ports; ++p) {
+      const fw::LinkErrorTotals totals = fabric.link_error_totals(c, p);
+      counted[0] += totals.rx_crc_errors;
+      counted[1] += totals.tx_replays;
+      counted[2] += totals.rx_credit_resyncs;
+      counted[3] += totals.tx_credit_resyncs;
     }
   }
   namespace regs = hw::switch_regs;

@@ -102,8 +102,8 @@ nlohmann::json time_breakdown_json(const Platform& platform, const LayerWindow& 
 // --- faults (fault_report.cpp) ----------------------------------------------------------------
 
 // The scheme's `faults` section: what was injected, the links' replays and credit losses, and
-// what the chips counted and firmware serviced. `accounted` is whether every replay and
-// resynchronisation was counted at its switch port and serviced by firmware.
+// what firmware read of them from the chips. `accounted` is whether every replay and
+// resynchronisation reached firmware through its switch port's counters and an interrupt.
 nlohmann::json faults_json(const Platform& platform, const std::vector<FaultSpec>& faults,
                            const fw::SwitchFabric& fabric, bool& accounted);
 

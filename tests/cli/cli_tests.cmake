@@ -167,6 +167,19 @@ add_test(NAME cli.every_scheme_with_replication_is_deterministic
 set_tests_properties(cli.every_scheme_with_replication_is_deterministic PROPERTIES TIMEOUT 300
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 
+# Link faults (docs/configuration.md#faults): every scheme passes its checks under bit errors and
+# credit loss, with firmware's view of them equal to the links'; and runs with faults stay
+# deterministic (the corruption draws are seeded).
+add_test(NAME cli.every_scheme_passes_under_link_faults
+         COMMAND bash ${NVSVP_CLI_DIR}/faults_every_scheme.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
+                 ${NVSVP_CLI_OUT}/faults_every_scheme)
+add_test(NAME cli.runs_with_faults_are_deterministic
+         COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
+                 ${NVSVP_CLI_OUT}/determinism_faults --set "schemes=[deepep,nvls,dysharp]"
+                 --set "faults=[{kind: bit_errors, rate_per_flit: 1.0e-4}, {kind: credit_loss, gpu: 1, link: 2, at_us: 1, credits: 200}]")
+set_tests_properties(cli.every_scheme_passes_under_link_faults cli.runs_with_faults_are_deterministic
+                     PROPERTIES TIMEOUT 300 ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+
 # Corners of the fabric's parameters: every token copy and combine result must still be right and
 # nothing may deadlock (a sweep of 216 combinations passed; these keep the extremes in the suite).
 set(NVSVP_CORNERS

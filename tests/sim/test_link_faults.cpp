@@ -3,7 +3,7 @@
 // their frequency against the rate; lost credits and their resynchronisation when the sender
 // starves; a loss that never starves is not counted as credits the receiver holds; and the
 // switch chip's per-port counters and error bits against the links' own counts, read through the
-// registers as firmware reads them.
+// registers and added up by firmware's link-error service.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -203,7 +203,7 @@ TEST(LinkFaults, TheChipsCountEveryReplayAtItsPortAndInterrupt) {
   const PlatformSpec spec = test::small_platform(3, {2, 1});
   auto& platform = *new Platform("platform", spec);
   auto& hal = *new TlmHal(platform);
-  uint64_t rx_read = 0, tx_read = 0, rx_links = 0, tx_links = 0;
+  uint64_t rx_read = 0, tx_read = 0, rx_links = 0, tx_links = 0, rx_serviced = 0, tx_serviced = 0;
   uint32_t serviced_bits = 0;
   auto& host = *new FirmwareHost("firmware", [&] {
     fw::SwitchFabric fabric(hal);
@@ -226,6 +226,12 @@ TEST(LinkFaults, TheChipsCountEveryReplayAtItsPortAndInterrupt) {
     fabric.service_interrupts();
     for (const fw::SwitchErrorRecord& record : fabric.error_log()) serviced_bits |= record.bits;
     for (uint32_t c = 0; c < 2; ++c) {
+      for (uint32_t p = 0; p < platform.chip(c).registers().config().ports; ++p) {
+        rx_serviced += fabric.link_error_totals(c, p).rx_crc_errors;
+        tx_serviced += fabric.link_error_totals(c, p).tx_replays;
+      }
+    }
+    for (uint32_t c = 0; c < 2; ++c) {
       const uint32_t ports = hal.read_register(c, regs::kPortCount);
       for (uint32_t p = 0; p < ports; ++p) {
         rx_read += hal.read_register(c, regs::port_error_register(p, regs::kPortRxCrcErrors));
@@ -246,6 +252,8 @@ TEST(LinkFaults, TheChipsCountEveryReplayAtItsPortAndInterrupt) {
   EXPECT_GT(tx_links, 0u);
   EXPECT_EQ(rx_read, rx_links);
   EXPECT_EQ(tx_read, tx_links);
+  EXPECT_EQ(rx_serviced, rx_links);  // what firmware's link-error service added up
+  EXPECT_EQ(tx_serviced, tx_links);
   EXPECT_NE(serviced_bits & regs::error_link_crc, 0u);
   // A write to a counter is refused like any read-only register.
   EXPECT_EQ(platform.chip(0).registers().write(regs::port_error_register(0, regs::kPortTxReplays), 0),

@@ -873,8 +873,8 @@ TEST(Firmware, FusedPlansTileEveryTokenOnceAndWaitForWhatTheyNeed) {
           EXPECT_EQ(x.tasks[k].kind == hw::TaskKind::local_copy, y.tasks[k].kind == hw::TaskKind::notify_tokens ||
                                                                     y.tasks[k].kind == hw::TaskKind::local_copy)
               << "task " << k;
-          if (x.tasks[k].kind == hw::TaskKind::take_ready) EXPECT_EQ(x.tasks[k].items, y.tasks[k].items);
-          if (x.tasks[k].kind == hw::TaskKind::gemm) EXPECT_EQ(x.tasks[k].thread_blocks, y.tasks[k].thread_blocks);
+          if (x.tasks[k].kind == hw::TaskKind::take_ready) { EXPECT_EQ(x.tasks[k].items, y.tasks[k].items); }
+          if (x.tasks[k].kind == hw::TaskKind::gemm) { EXPECT_EQ(x.tasks[k].thread_blocks, y.tasks[k].thread_blocks); }
         }
       }
       EXPECT_EQ(a.sequences[g].sms, b.sequences[g].sms);
