@@ -41,15 +41,7 @@ json faults_json(const Platform& platform, const std::vector<FaultSpec>& faults,
         const model::LinkFaultStats s = platform.link(direction, g, l).fault_stats();
         failed[d] += s.corrupted_packets;
         resyncs[d] += s.credit_resyncs;
-        total.corrupted_packets += s.corrupted_packets;
-        total.replayed_flits += s.replayed_flits;
-        total.replay_time_ps += s.replay_time_ps;
-        total.credit_losses += s.credit_losses;
-        total.credit_flits_lost += s.credit_flits_lost;
-        total.credit_resyncs += s.credit_resyncs;
-        total.credit_flits_resynchronised += s.credit_flits_resynchronised;
-        total.loss_to_resync_ps += s.loss_to_resync_ps;
-        total.max_loss_to_resync_ps = std::max(total.max_loss_to_resync_ps, s.max_loss_to_resync_ps);
+        total += s;
       }
     }
   }

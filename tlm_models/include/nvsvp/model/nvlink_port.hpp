@@ -86,6 +86,19 @@ struct LinkFaultStats {
   uint64_t loss_to_resync_ps = 0;      // summed over resyncs: from the first loss it repaired
   uint64_t max_loss_to_resync_ps = 0;
   uint64_t credit_flits_unresolved() const { return credit_flits_lost - credit_flits_resynchronised; }
+  // Several links' together (the maximum of their maxima).
+  LinkFaultStats& operator+=(const LinkFaultStats& o) {
+    corrupted_packets += o.corrupted_packets;
+    replayed_flits += o.replayed_flits;
+    replay_time_ps += o.replay_time_ps;
+    credit_losses += o.credit_losses;
+    credit_flits_lost += o.credit_flits_lost;
+    credit_resyncs += o.credit_resyncs;
+    credit_flits_resynchronised += o.credit_flits_resynchronised;
+    loss_to_resync_ps += o.loss_to_resync_ps;
+    max_loss_to_resync_ps = max_loss_to_resync_ps > o.max_loss_to_resync_ps ? max_loss_to_resync_ps : o.max_loss_to_resync_ps;
+    return *this;
+  }
 };
 
 // Who hears of a link's fault events as the port decides them (the switch chip, to count them
