@@ -173,6 +173,39 @@ TEST(LinkFaults, LostCreditsComeBackWhenTheStarvedSenderResynchronises) {
   EXPECT_EQ(bench.port.hop_stats().credit_stall_ps[0], ns(1000).value());
 }
 
+// A VC of 51 flits (three messages) and two losses of 17: the first, at 0, leaves room for two
+// messages, and the sender, short of a third, resynchronises at 1000 ns. The second loss, at
+// 400 ns while that is pending, takes back what it gives: the sender is still short at 1000 ns,
+// resynchronises again at 2000 ns and sends then. Each repair is timed from its own loss: 1000 ns
+// and 1600 ns.
+TEST(LinkFaults, ALossWhileAResyncIsPendingIsRepairedByTheNextAndTimedFromItself) {
+  LinkParams link = test::exact_link(100.0);
+  link.credit_resync_timeout_ns = 1000.0;
+  std::vector<sc_time> sends;
+  Bench bench(link, 1, 51, [&](Driver& d) {
+    for (int i = 0; i < 3; ++i) {
+      while (d.tx->allocate_vc(TrafficClass::request, 17) < 0) {
+        d.tx->wait_for_credits(TrafficClass::request);
+        sc_core::wait(d.wake);
+      }
+      sends.push_back(sc_core::sc_time_stamp());
+      d.send(256, 0);
+    }
+  });
+  bench.port.schedule_credit_loss(sc_core::SC_ZERO_TIME, 17);
+  bench.port.schedule_credit_loss(ns(400), 17);
+  sc_core::sc_start();
+  ASSERT_EQ(sends.size(), 3u);
+  EXPECT_EQ(sends[0], ns(0));
+  EXPECT_EQ(sends[1], ns(0));
+  EXPECT_EQ(sends[2], ns(2000));
+  const LinkFaultStats s = bench.port.fault_stats();
+  EXPECT_EQ(s.credit_losses, 2u);
+  EXPECT_EQ(s.credit_resyncs, 2u);
+  EXPECT_EQ(s.loss_to_resync_ps, ns(1000 + 1600).value());
+  EXPECT_EQ(s.max_loss_to_resync_ps, ns(1600).value());
+}
+
 TEST(LinkFaults, ALossThatNeverStarvesIsReportedAndNotHeldByTheReceiver) {
   Bench bench(test::exact_link(100.0), 1, 68, [&](Driver& d) {
     sc_core::wait(ns(50));

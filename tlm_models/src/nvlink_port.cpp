@@ -134,7 +134,7 @@ void NvlinkPort::apply_credit_change(const PendingCredit& c) {
   int32_t& credit = credits(static_cast<TrafficClass>(c.traffic_class), c.vc);
   if (c.change == CreditChange::lost) {
     credit -= static_cast<int32_t>(c.flits);  // below zero while returns owed to it are in flight
-    if (f.lost[c.traffic_class] == 0 && !f.resync_pending[c.traffic_class]) f.lost_since[c.traffic_class] = c.at;
+    if (f.lost[c.traffic_class] == 0) f.lost_since[c.traffic_class] = c.at;
     f.lost[c.traffic_class] += c.flits;
     ++f.stats.credit_losses;
     f.stats.credit_flits_lost += c.flits;
@@ -146,11 +146,11 @@ void NvlinkPort::apply_credit_change(const PendingCredit& c) {
   f.resync_pending[c.traffic_class] = false;
   ++f.stats.credit_resyncs;
   f.stats.credit_flits_resynchronised += c.flits;
-  const uint64_t repaired_after = (c.at - f.lost_since[c.traffic_class]).value();
+  // From the first loss this resynchronisation repairs; losses after it was scheduled wait for
+  // the next one.
+  const uint64_t repaired_after = (c.at - f.resync_repairs_since[c.traffic_class]).value();
   f.stats.loss_to_resync_ps += repaired_after;
   f.stats.max_loss_to_resync_ps = std::max(f.stats.max_loss_to_resync_ps, repaired_after);
-  // Losses after this resynchronisation was scheduled wait for the next one.
-  f.lost_since[c.traffic_class] = f.lost[c.traffic_class] > 0 ? c.at : never();
   if (fault_listener_ != nullptr) fault_listener_->credits_resynchronised(fault_listener_tag_);
   NVSVP_LOG(log_, info, c.flits << " credit flits resynchronised");
 }
@@ -190,6 +190,7 @@ void NvlinkPort::wait_for_credits(TrafficClass traffic_class) {
   // A starved sender of a class with lost credits resynchronises them after the timeout.
   if (faults_ != nullptr && faults_->lost[c] > 0 && !faults_->resync_pending[c]) {
     faults_->resync_pending[c] = true;
+    faults_->resync_repairs_since[c] = faults_->lost_since[c];
     insert_pending(PendingCredit{stalled + faults_->resync_timeout, static_cast<uint8_t>(c), 0, faults_->lost[c],
                                  CreditChange::resynchronised});
     faults_->lost[c] = 0;

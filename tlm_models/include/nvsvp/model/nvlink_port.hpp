@@ -196,10 +196,12 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
     sc_core::sc_time round_trip;   // 2 x latency + replay overhead
     sc_core::sc_time resync_timeout;
     LinkFaultStats stats;
-    // Per class: flits lost and not yet covered by a pending resynchronisation, and since when.
+    // Per class: flits lost and not yet covered by a pending resynchronisation, and since when;
+    // whether one is pending, and since when the losses it repairs go back.
     uint32_t lost[kTrafficClasses] = {0, 0};
     sc_core::sc_time lost_since[kTrafficClasses];
     bool resync_pending[kTrafficClasses] = {false, false};
+    sc_core::sc_time resync_repairs_since[kTrafficClasses];
   };
   FaultState& fault_state();
   // A message of `flits` wire flits through the corrupted-flit stream: the packets that failed
