@@ -143,14 +143,22 @@ std::string text_fingerprint(const std::string& text) {
   return hex;
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
+namespace {
+
+// `text` in a file beside `path` that only this process writes; returns its name.
+std::string write_temporary(const std::string& path, const std::string& text) {
   const std::string temporary = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    file << text;
-    file.close();
-    if (!file) throw std::runtime_error("cannot write " + temporary);
-  }
+  std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file) throw std::runtime_error("cannot write " + temporary);
+  return temporary;
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string temporary = write_temporary(path, text);
   std::error_code ec;
   fs::rename(temporary, path, ec);
   if (ec) throw std::runtime_error("cannot rename " + temporary + " to " + path + ": " + ec.message());
@@ -223,13 +231,7 @@ void write_or_check_manifest(const std::string& out_dir, const json& manifest) {
   const std::string path = out_dir + "/" + kManifestFile;
   // Many points of one study may start at once: each writes its own temporary file and links it
   // in place; link() fails where one is already there, and then that one is checked.
-  const std::string temporary = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream file(temporary, std::ios::trunc);
-    file << manifest.dump(2) << "\n";
-    file.close();
-    if (!file) throw std::runtime_error("cannot write " + temporary);
-  }
+  const std::string temporary = write_temporary(path, manifest.dump(2) + "\n");
   const bool written = link(temporary.c_str(), path.c_str()) == 0;
   const int link_error = errno;
   std::remove(temporary.c_str());

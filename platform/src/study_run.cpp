@@ -27,6 +27,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+void create_output_directory(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create output directory " + dir + ": " + ec.message());
+}
+
 // Starts `nvsvp run` on a point, its console output into run.log. Returns the process id, or 0
 // with `error` set.
 pid_t start_point(const StudyOptions& options, bool timelines, const std::string& dir, std::string& error) {
@@ -93,12 +99,11 @@ bool run_points(const Study& study, const json& manifest, const std::vector<size
   // Every point's scenario is written before any runs: each can be rerun alone with `nvsvp run`.
   for (size_t p : selected) {
     const std::string dir = out_dir + "/" + study.points[p].directory;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) throw std::runtime_error("cannot create output directory " + dir + ": " + ec.message());
+    create_output_directory(dir);
     // Files an earlier run left are not this run's (the point's run clears them too, but a point
     // that cannot start must not show an old report, nor an old record claim it ran).
     remove_earlier_run_outputs(dir);
+    std::error_code ec;
     fs::remove(dir + "/" + kPointRecordFile, ec);
     std::ofstream scenario(dir + "/scenario.yaml");
     scenario << dump_effective(study.points[p].scenario);
@@ -171,9 +176,7 @@ std::string study_out_dir(const Study& study, const StudyOptions& options) {
 
 int run_study(const Study& study, const StudyOptions& options, std::ostream& console) {
   const std::string out_dir = study_out_dir(study, options);
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) throw std::runtime_error("cannot create output directory " + out_dir + ": " + ec.message());
+  create_output_directory(out_dir);
   const json manifest = study_manifest(study);
   write_manifest(out_dir, manifest);
   console << "study " << study.name << ": " << study.points.size() << " points x " << study.schemes.size()
@@ -188,9 +191,7 @@ int run_study(const Study& study, const StudyOptions& options, std::ostream& con
 int run_study_points(const Study& study, const std::vector<size_t>& points, const StudyOptions& options,
                      std::ostream& console) {
   const std::string out_dir = study_out_dir(study, options);
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) throw std::runtime_error("cannot create output directory " + out_dir + ": " + ec.message());
+  create_output_directory(out_dir);
   const json manifest = study_manifest(study);
   write_or_check_manifest(out_dir, manifest);
   console << "study " << study.name << ": " << points.size() << " of its " << study.points.size() << " points x "
@@ -209,9 +210,7 @@ std::vector<size_t> shard_points(size_t point_count, size_t shard, size_t shards
 
 std::string emit_study_commands(const Study& study, const StudyOptions& options) {
   const std::string out_dir = absolute(study_out_dir(study, options));
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) throw std::runtime_error("cannot create output directory " + out_dir + ": " + ec.message());
+  create_output_directory(out_dir);
   write_manifest(out_dir, study_manifest(study));
   std::string tail = " --out " + shell_word(out_dir);
   for (const std::string& set : study.overrides) tail += " --set " + shell_word(set);
