@@ -50,6 +50,7 @@ class RegisterModelHal final : public fw::Hal {
                              uint64_t& local_address) override {
     return hubs_.at(gpu).lookup(multimem_address, expert, local_address);
   }
+  void set_gpu_link_enabled(uint32_t, uint32_t, bool) override { unavailable("set_gpu_link_enabled"); }
   uint32_t switch_count() const override { return static_cast<uint32_t>(chips_.size()); }
   uint32_t read_register(uint32_t chip, uint32_t offset) override {
     uint32_t value = 0;

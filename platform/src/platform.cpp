@@ -51,6 +51,11 @@ Platform::Platform(const sc_core::sc_module_name& name, const PlatformSpec& spec
     }
   }
   for (model::Gpu& gpu : gpus_) gpu.record_latency_in(&latencies_);
+  for (uint32_t g = 0; g < spec.gpus; ++g) {
+    std::vector<uint32_t> chip_of_link(links_per_gpu_);
+    for (uint32_t l = 0; l < links_per_gpu_; ++l) chip_of_link[l] = link_end(g, l).chip;
+    gpus_[g].set_link_chips(std::move(chip_of_link));
+  }
   // Every GPU's links, both directions, record when they serialize (the time breakdown).
   activity_.resize(spec.gpus);
   for (uint32_t g = 0; g < spec.gpus; ++g) {
@@ -70,9 +75,11 @@ fw::FabricTopology fabric_topology(const PlatformSpec& spec) {
   topology.gpus = spec.gpus;
   topology.switch_chips = spec.switch_chips;
   for (uint32_t g = 0; g < spec.gpus; ++g) {
+    uint32_t gpu_link = 0;  // chips take consecutive links of every GPU
     for (uint32_t c = 0; c < spec.switch_chips; ++c) {
-      for (uint32_t s = 0; s < spec.links_per_chip[c]; ++s) {
-        topology.cables.push_back(fw::SwitchCable{g, c, static_cast<uint16_t>(g * spec.links_per_chip[c] + s)});
+      for (uint32_t s = 0; s < spec.links_per_chip[c]; ++s, ++gpu_link) {
+        topology.cables.push_back(
+            fw::SwitchCable{g, c, static_cast<uint16_t>(g * spec.links_per_chip[c] + s), gpu_link});
       }
     }
   }

@@ -60,6 +60,12 @@ uint64_t TlmHal::received_notifications(uint32_t gpu) const {
   return platform_.gpu(gpu).stats().notifications_received;
 }
 
+void TlmHal::set_gpu_link_enabled(uint32_t gpu, uint32_t link, bool enabled) {
+  if (gpu >= platform_.gpu_count()) throw std::out_of_range("set_gpu_link_enabled on a GPU that does not exist");
+  if (link >= platform_.links_per_gpu()) throw std::out_of_range("set_gpu_link_enabled on a link that does not exist");
+  platform_.gpu(gpu).set_link_enabled(link, enabled);
+}
+
 void TlmHal::bind_dynamic_object(uint32_t gpu, const hw::DynamicMulticastBinding& binding, uint64_t local_base) {
   if (gpu >= platform_.gpu_count()) throw std::out_of_range("bind_dynamic_object on a GPU that does not exist");
   try {

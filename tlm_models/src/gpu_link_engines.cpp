@@ -154,6 +154,68 @@ uint32_t GpuLinkEngines::least_loaded_link(const TxItem& whole) const {
 }
 
 void GpuLinkEngines::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item) {
+  if (disabled_links_ != 0 && enabled_[link] == 0) {  // predictable: links are rarely out of use
+    messages_moved_++;
+    link = substitute_link(link, item);
+  }
+  place(link, traffic_class, item);
+}
+
+uint32_t GpuLinkEngines::substitute_link(uint32_t link, const TxItem& item) const {
+  const auto links = static_cast<uint32_t>(engines_.size());
+  uint32_t same_chip[64];
+  uint32_t any[64];
+  uint32_t same_count = 0;
+  uint32_t any_count = 0;
+  for (uint32_t l = 0; l < links && l < 64; ++l) {
+    if (enabled_[l] == 0) continue;
+    any[any_count++] = l;
+    if (!chip_of_link_.empty() && chip_of_link_[l] == chip_of_link_[link]) same_chip[same_count++] = l;
+  }
+  // A hash of the address at a coarser granule than link_for's, so that the addresses of one
+  // link spread evenly over the substitutes.
+  const uint64_t address = item.target_address;
+  if (same_count > 0) return same_chip[interleave_way(address, interleave_bytes_ * links, same_count)];
+  if (item.for_switch && item.payload != nullptr) {
+    SC_REPORT_FATAL(owner_, ("a response for switch chip " + std::to_string(chip_of_link_.empty() ? 0 : chip_of_link_[link]) +
+                             " has no link in use to that chip left")
+                                .c_str());
+  }
+  if (any_count == 0) SC_REPORT_FATAL(owner_, "every link of the GPU is out of use");
+  return any[interleave_way(address, interleave_bytes_ * links, any_count)];
+}
+
+void GpuLinkEngines::set_link_enabled(uint32_t link, bool enabled) {
+  if (link >= engines_.size()) SC_REPORT_FATAL(owner_, "set_link_enabled: no such link");
+  if (engines_.size() > 64) SC_REPORT_FATAL(owner_, "links out of use: at most 64 links per GPU");
+  if (enabled_.empty()) enabled_.assign(engines_.size(), 1);
+  if ((enabled_[link] != 0) == enabled) return;
+  enabled_[link] = enabled ? 1 : 0;
+  if (enabled) {
+    --disabled_links_;
+    return;
+  }
+  ++disabled_links_;
+  // Its queued messages move, each group's in order; loads already sent come back to it
+  // (load_returned names the link they left on).
+  LinkEngine& engine = engines_[link];
+  for (uint32_t group = 0; group < kGroups; ++group) {
+    const TrafficClass traffic_class = group == kExecutorStreams ? TrafficClass::response : TrafficClass::request;
+    for (uint32_t q = 0; q <= vcs_; ++q) {
+      TxQueue& queue = engine.queues[group * (vcs_ + 1) + q];
+      while (!queue.empty()) {
+        const TxItem item = queue.front();
+        queue.pop_front();
+        engine.queued--;
+        engine.queued_flits -= item.wire_flits;
+        enqueue(link, traffic_class, item);
+      }
+    }
+    engine.active[group] = 0;
+  }
+}
+
+void GpuLinkEngines::place(uint32_t link, TrafficClass traffic_class, const TxItem& item) {
   LinkEngine& engine = engines_[link];
   const uint32_t group = traffic_class == TrafficClass::response ? kExecutorStreams : item.stream;
   const uint32_t q = vc_by_destination_ && !item.for_switch ? item.peer % vcs_ : vcs_;
@@ -303,6 +365,7 @@ void GpuLinkEngines::launch(uint32_t link, const TxItem& item, uint16_t vc) {
   NvlinkExtension& ext = extension_of(*payload);
   if (is_multimem_load(item.opcode)) engines_[link].load_bytes_in_flight += item.bytes;
   ext.vc = vc;
+  ext.issuer_link = static_cast<uint8_t>(link);
   ext.sequence = next_sequence_number_++;
   // Injected when it entered the queue and might leave (docs/models/gpu.md, "Statistics").
   ext.issue_time = item.not_before;
@@ -314,7 +377,7 @@ void GpuLinkEngines::launch(uint32_t link, const TxItem& item, uint16_t vc) {
 }
 
 void GpuLinkEngines::load_returned(const NvlinkExtension& ext) {
-  const uint32_t link = link_for(ext.multimem_address);
+  const uint32_t link = ext.issuer_link;
   LinkEngine& engine = engines_[link];
   if (engine.load_bytes_in_flight < ext.load_bytes) {
     SC_REPORT_FATAL(owner_, "a multimem load result for more bytes than its link has in flight");

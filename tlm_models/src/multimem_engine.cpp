@@ -70,6 +70,7 @@ void MultimemEngine::refuse(uint16_t port, tlm::tlm_generic_payload& payload, ui
   if (load) {
     r.multimem_address = ext.target_address;
     r.load_bytes = ext.read_bytes;
+    r.issuer_link = ext.issuer_link;
   }
   r.sequence = ext.sequence;
   r.issue_time = ext.issue_time;
@@ -317,6 +318,7 @@ uint32_t MultimemEngine::open_reduction(uint16_t port, const NvlinkExtension& re
   r.read_bytes = request.read_bytes;
   r.issue_sequence = request.sequence;
   r.multimem_address = request.target_address;
+  r.issuer_link = request.issuer_link;
   return tag;
 }
 
@@ -440,6 +442,7 @@ void MultimemEngine::finish_reduction(uint32_t tag, const tlm::tlm_generic_paylo
   x.target_count = r.remote_targets;
   x.issuer_targets = r.issuer_targets;
   x.multimem_address = r.multimem_address;
+  x.issuer_link = r.issuer_link;
   x.load_bytes = r.read_bytes;
   if (last_response != nullptr) {
     // Passed through: nothing was accumulated here.

@@ -48,6 +48,12 @@ class Hal {
   virtual bool dynamic_local_address(uint32_t gpu, uint64_t multimem_address, uint16_t expert,
                                      uint64_t& local_address) = 0;
 
+  // GPU `gpu` stops (false) or resumes (true) using its link `link`: while it is out of use, the
+  // messages queued for it and every new one spread over the GPU's other links, those to the
+  // same switch chip first (docs/firmware.md#link-down-recovery). What firmware does when a link
+  // goes down or comes back.
+  virtual void set_gpu_link_enabled(uint32_t gpu, uint32_t link, bool enabled) = 0;
+
   // The switch chips' register blocks (docs/registers.md; offsets in nvsvp/hw/switch_registers.hpp).
   // Chips are numbered 0 .. switch_count()-1. An access takes the chip's register access time
   // in simulated time. A refused access (unknown offset, read-only register, ...) is no exception:

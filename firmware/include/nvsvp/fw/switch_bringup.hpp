@@ -35,6 +35,7 @@ struct SwitchCable {
   uint32_t gpu = 0;
   uint32_t chip = 0;
   uint16_t port = 0;
+  uint32_t gpu_link = 0;  // the GPU's link index at the cable's other end
 };
 
 // What the fabric manager knows from the cabling (the platform hands it over as plain data).

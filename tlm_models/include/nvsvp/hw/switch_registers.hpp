@@ -39,8 +39,11 @@ enum ErrorBit : uint32_t {
   // Link errors the hardware corrects by itself (issue 23); the port's counters below say where.
   error_link_crc = 1u << 7,       // a packet failed its CRC on one of the chip's links and was replayed
   error_credit_resync = 1u << 8,  // a link's credits were resynchronised after some were lost
+  // Bit 9 is reserved (partitions).
+  // A port's link went down or came back up; LINK_DOWN_PORTS says which are down now.
+  error_link_state = 1u << 10,
 };
-constexpr uint32_t kErrorBitsDefined = (1u << 9) - 1;  // INT_ENABLE's writable bits
+constexpr uint32_t kErrorBitsDefined = (1u << 11) - 1;  // INT_ENABLE's writable bits
 
 // Counters (read-only, 64-bit LO/HI).
 constexpr uint32_t kCounterForwardedRequests = 0x100;
@@ -49,6 +52,10 @@ constexpr uint32_t kCounterReplications = 0x110;   // copies made by multicast
 constexpr uint32_t kCounterReductions = 0x118;     // results returned by ld_reduce
 constexpr uint32_t kCounterEvictions = 0x120;      // partial results evicted from reduction buffers
 constexpr uint32_t kCounterAccessErrors = 0x128;   // multimem operations refused
+
+// Link state (read-only, 64-bit LO/HI): bit p is set while port p's link is down, in either
+// direction (issue 23, link_down). A change raises error_link_state.
+constexpr uint32_t kLinkDownPorts = 0x280;
 
 // Reduction-context pool. IN_USE and PEAK are read-only; CONTEXTS_ENABLED (RW) is how many of a
 // port's REDUCTION_CONTEXTS the datapath may hold at once: 1 .. REDUCTION_CONTEXTS, reset all.

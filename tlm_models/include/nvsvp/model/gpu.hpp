@@ -66,6 +66,12 @@ class Gpu : public sc_core::sc_module {
   const std::vector<ComputeSpan>& compute_spans() const { return executor_.compute_spans(); }
   const std::vector<std::string>& phase_names() const { return executor_.phase_names(); }
   uint64_t queued_messages() const { return links_.queued_messages(); }
+  // Links out of use (GpuLinkEngines::set_link_enabled): the chip each link goes to, from the
+  // cabling; firmware takes a link out of use or back.
+  void set_link_chips(std::vector<uint32_t> chip_of_link) { links_.set_link_chips(std::move(chip_of_link)); }
+  void set_link_enabled(uint32_t link, bool enabled) { links_.set_link_enabled(link, enabled); }
+  bool link_enabled(uint32_t link) const { return links_.link_enabled(link); }
+  uint64_t messages_moved_off_links() const { return links_.messages_moved(); }
   // From now on every message this GPU receives adds its injection-to-tail latency to
   // `latencies` (nullptr: not recorded); GPUs may share one.
   void record_latency_in(MessageLatencies* latencies) { receiver_.record_latency_in(latencies); }

@@ -117,6 +117,17 @@ class GpuLinkEngines {
   // A multimem load's result or refusal came back: its link engine may send more.
   void load_returned(const NvlinkExtension& ext);
   uint64_t queued_messages() const;
+  // --- Links out of use (firmware's recovery from a link down, docs/models/gpu.md#links-out-of-use) ---
+  // Which switch chip each link goes to (the cabling, from the platform), so that a link's
+  // traffic can stay on its chip when the link goes out of use.
+  void set_link_chips(std::vector<uint32_t> chip_of_link) { chip_of_link_ = std::move(chip_of_link); }
+  // Link `link` goes out of use (false) or back into use (true). Out of use, its queued messages
+  // and every message later queued for it move to another link, one to the same chip when there
+  // is one (a message the switch consumes must stay on its chip: a fatal error when none is left).
+  void set_link_enabled(uint32_t link, bool enabled);
+  bool link_enabled(uint32_t link) const { return disabled_links_ == 0 || enabled_[link] != 0; }
+  // Messages moved off links out of use (queued when the link went out of use, or queued for it later).
+  uint64_t messages_moved() const { return messages_moved_; }
 
  private:
   // Queue groups: one per executor stream, the last for responses.
@@ -136,6 +147,9 @@ class GpuLinkEngines {
     return opcode == Opcode::multimem_ld_reduce || opcode == Opcode::dynamic_ld_reduce;
   }
   void launch(uint32_t link, const TxItem& item, uint16_t vc);
+  void place(uint32_t link, TrafficClass traffic_class, const TxItem& item);
+  // The link that carries what was meant for `link` while that one is out of use.
+  uint32_t substitute_link(uint32_t link, const TxItem& item) const;
   // Tries the head of queue `q` of `group`: launched (true), or not (next_ready lowered to when it
   // may leave, if that is what holds it).
   bool try_head(uint32_t link, LinkEngine& engine, uint32_t group, uint32_t q, const sc_core::sc_time& now,
@@ -168,6 +182,11 @@ class GpuLinkEngines {
   // The bound ports, resolved once (sc_vector and sc_port indirections cost cache misses).
   std::vector<NvlinkPort*> ports_;
   uint64_t next_sequence_number_ = 0;
+  // Links out of use: how many, and per link 0 when out of use (only read when some are).
+  uint32_t disabled_links_ = 0;
+  std::vector<uint8_t> enabled_;
+  std::vector<uint32_t> chip_of_link_;
+  uint64_t messages_moved_ = 0;
 };
 
 }  // namespace nvsvp::model

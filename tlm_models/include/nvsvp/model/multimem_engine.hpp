@@ -110,6 +110,7 @@ class MultimemEngine {
     uint16_t remote_targets = 0;
     uint16_t issuer_targets = 0;
     uint64_t multimem_address = 0;  // the load's
+    uint8_t issuer_link = 0;        // the load's (NvlinkExtension::issuer_link)
   };
   // A ld_reduce waiting for a free context of its port's reduction unit.
   struct ParkedLoad {

@@ -104,6 +104,9 @@ struct NvlinkExtension : tlm::tlm_extension<NvlinkExtension> {
   uint16_t issuer_targets = 0;  // a dynamic ld_reduce request and its result: the issuer's own
                                 // targets, which follow the target_count remote ones in the list
   uint32_t evicted_parts = 0;  // an ld_reduce result: reduce_partial messages sent before it
+  // A request: the issuer's link it left on; a multimem load's result or refusal: its load's
+  // (the issuer's link engine counted the load in flight there).
+  uint8_t issuer_link = 0;
   // A multimem load's result (or refusal): the load's multimem address and read bytes, which the
   // issuer's link engine counted in flight when it sent the load.
   uint64_t multimem_address = 0;
