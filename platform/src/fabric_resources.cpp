@@ -51,6 +51,8 @@ class RegisterModelHal final : public fw::Hal {
     return hubs_.at(gpu).lookup(multimem_address, expert, local_address);
   }
   void set_gpu_link_enabled(uint32_t, uint32_t, bool) override { unavailable("set_gpu_link_enabled"); }
+  uint64_t gpu_links_down(uint32_t) override { return 0; }  // no link has failed at bring-up
+  uint64_t reissue_lost_operations(uint32_t) override { return 0; }  // nothing ran, nothing was lost
   uint32_t switch_count() const override { return static_cast<uint32_t>(chips_.size()); }
   uint32_t read_register(uint32_t chip, uint32_t offset) override {
     uint32_t value = 0;

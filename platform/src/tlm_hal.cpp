@@ -34,6 +34,10 @@ bool TlmHal::wait_finished_or_interrupt() {
       if (platform_.chip(c).irq()) return false;
       changes |= platform_.chip(c).irq_changed();
     }
+    for (uint32_t g = 0; g < platform_.gpu_count(); ++g) {
+      if (platform_.gpu(g).link_state_interrupt()) return false;
+      changes |= platform_.gpu(g).link_state_changed();
+    }
     bool unfinished = false;
     for (uint32_t g = 0; g < platform_.gpu_count(); ++g) {
       if (!platform_.gpu(g).finished()) {
@@ -64,6 +68,16 @@ void TlmHal::set_gpu_link_enabled(uint32_t gpu, uint32_t link, bool enabled) {
   if (gpu >= platform_.gpu_count()) throw std::out_of_range("set_gpu_link_enabled on a GPU that does not exist");
   if (link >= platform_.links_per_gpu()) throw std::out_of_range("set_gpu_link_enabled on a link that does not exist");
   platform_.gpu(gpu).set_link_enabled(link, enabled);
+}
+
+uint64_t TlmHal::gpu_links_down(uint32_t gpu) {
+  if (gpu >= platform_.gpu_count()) throw std::out_of_range("gpu_links_down on a GPU that does not exist");
+  return platform_.gpu(gpu).read_links_down();
+}
+
+uint64_t TlmHal::reissue_lost_operations(uint32_t gpu) {
+  if (gpu >= platform_.gpu_count()) throw std::out_of_range("reissue_lost_operations on a GPU that does not exist");
+  return platform_.gpu(gpu).reissue_lost_operations();
 }
 
 void TlmHal::bind_dynamic_object(uint32_t gpu, const hw::DynamicMulticastBinding& binding, uint64_t local_base) {
@@ -121,9 +135,13 @@ bool TlmHal::wait_interrupt(double timeout_ns) {
       if (platform_.chip(c).irq()) return true;
       changes |= platform_.chip(c).irq_changed();
     }
+    for (uint32_t g = 0; g < platform_.gpu_count(); ++g) {
+      if (platform_.gpu(g).link_state_interrupt()) return true;
+      changes |= platform_.gpu(g).link_state_changed();
+    }
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     if (now >= deadline) return false;
-    if (platform_.switch_count() == 0) {
+    if (platform_.switch_count() == 0 && platform_.gpu_count() == 0) {
       sc_core::wait(deadline - now);
       return false;
     }

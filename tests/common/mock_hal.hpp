@@ -24,6 +24,8 @@ class MockHal : public fw::Hal {
   MOCK_METHOD(bool, dynamic_local_address, (uint32_t gpu, uint64_t multimem_address, uint16_t expert, uint64_t& local_address),
               (override));
   MOCK_METHOD(void, set_gpu_link_enabled, (uint32_t gpu, uint32_t link, bool enabled), (override));
+  MOCK_METHOD(uint64_t, gpu_links_down, (uint32_t gpu), (override));
+  MOCK_METHOD(uint64_t, reissue_lost_operations, (uint32_t gpu), (override));
   MOCK_METHOD(uint32_t, switch_count, (), (const, override));
   MOCK_METHOD(uint32_t, read_register, (uint32_t chip, uint32_t offset), (override));
   MOCK_METHOD(void, write_register, (uint32_t chip, uint32_t offset, uint32_t value), (override));

@@ -43,6 +43,16 @@ void Gpu::end_of_elaboration() {
   }
 }
 
+void Gpu::set_link_down(uint32_t link, bool down) {
+  if (link >= 64) SC_REPORT_FATAL(name(), "set_link_down: the link state holds 64 links");
+  const uint64_t bit = 1ull << link;
+  const uint64_t state = down ? links_down_ | bit : links_down_ & ~bit;
+  if (state == links_down_) return;
+  links_down_ = state;
+  link_state_pending_ = true;
+  link_state_changed_.notify(sc_core::SC_ZERO_TIME);
+}
+
 uint64_t Gpu::describe_outstanding(std::ostream& os) const {
   const uint64_t tasks_left = executor_.tasks_left();
   const uint64_t queued = queued_messages();

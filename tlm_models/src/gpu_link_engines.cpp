@@ -215,6 +215,30 @@ void GpuLinkEngines::set_link_enabled(uint32_t link, bool enabled) {
   }
 }
 
+void GpuLinkEngines::hold_lost(TrafficClass traffic_class, const TxItem& item) {
+  lost_.emplace_back(traffic_class, item);
+}
+
+void GpuLinkEngines::release_lost_load(uint8_t issuer_link, uint64_t bytes) {
+  LinkEngine& engine = engines_.at(issuer_link);
+  if (engine.load_bytes_in_flight < bytes) SC_REPORT_FATAL(owner_, "a lost load for more bytes than its link has in flight");
+  engine.load_bytes_in_flight -= bytes;
+  if (engine.queued > 0) scheduler_.wake_at(issuer_link, current_time());
+}
+
+uint64_t GpuLinkEngines::reissue_lost() {
+  std::vector<std::pair<TrafficClass, TxItem>> lost;
+  lost.swap(lost_);
+  for (auto& [traffic_class, item] : lost) {
+    item.not_before = std::max(item.not_before, current_time());
+    // A load goes on the link of the address it reads, like a new one (link_for, then links in use).
+    const bool load = item.opcode == Opcode::read || is_multimem_load(item.opcode);
+    enqueue(link_for(load ? item.source_address : item.target_address), traffic_class, item);
+  }
+  operations_reissued_ += lost.size();
+  return lost.size();
+}
+
 void GpuLinkEngines::place(uint32_t link, TrafficClass traffic_class, const TxItem& item) {
   LinkEngine& engine = engines_[link];
   const uint32_t group = traffic_class == TrafficClass::response ? kExecutorStreams : item.stream;

@@ -23,7 +23,7 @@ class Hal {
   // Blocks (in simulated time) until every GPU has run all the work it was given.
   virtual void wait_all_finished() = 0;
   // Blocks (in simulated time) until every GPU has run all its work (returns true) or some switch
-  // chip's interrupt line is high (returns false). An interrupt wins: a line already high returns
+  // chip's interrupt line is high or some GPU's link-state interrupt pending (returns false). An interrupt wins: a line already high returns
   // false at once, even when the work is done too, so that firmware services it first. What
   // firmware waits on while a layer runs (run_layer's service loop).
   virtual bool wait_finished_or_interrupt() = 0;
@@ -53,6 +53,16 @@ class Hal {
   // same switch chip first (docs/firmware.md#link-down-recovery). What firmware does when a link
   // goes down or comes back.
   virtual void set_gpu_link_enabled(uint32_t gpu, uint32_t link, bool enabled) = 0;
+  // GPU `gpu`'s link state as its link layer sees it: bit l is set while its link l is down (in
+  // either direction, or because the switch chip at the other end is dead). A change raises the
+  // GPU's link-state interrupt, which wait_interrupt and wait_finished_or_interrupt wake on like
+  // a chip's line; this read acknowledges it.
+  virtual uint64_t gpu_links_down(uint32_t gpu) = 0;
+  // GPU `gpu` re-issues its operations that a switch chip lost (a dead chip, or one firmware
+  // flushed with CHIP_CONTROL): messages it sent that the chip had not delivered, copies of its
+  // multimem and dynamic stores still in the chip, loads whose results never came. They go over
+  // the links in use at the call. Returns how many; the GPU holds them until this call.
+  virtual uint64_t reissue_lost_operations(uint32_t gpu) = 0;
 
   // The switch chips' register blocks (docs/registers.md; offsets in nvsvp/hw/switch_registers.hpp).
   // Chips are numbered 0 .. switch_count()-1. An access takes the chip's register access time
@@ -61,8 +71,8 @@ class Hal {
   virtual uint32_t switch_count() const = 0;
   virtual uint32_t read_register(uint32_t chip, uint32_t offset) = 0;
   virtual void write_register(uint32_t chip, uint32_t offset, uint32_t value) = 0;
-  // Blocks (in simulated time) until some chip's interrupt line is high, at most `timeout_ns`;
-  // returns whether a line is high. Returns at once when one already is. The line stays high
+  // Blocks (in simulated time) until some chip's interrupt line is high (or a GPU's link-state
+  // interrupt pending), at most `timeout_ns`; returns whether one is. Returns at once when one already is. The line stays high
   // until firmware clears the pending bits, so an interrupt is never lost between two waits.
   virtual bool wait_interrupt(double timeout_ns) = 0;
 

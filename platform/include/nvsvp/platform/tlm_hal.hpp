@@ -23,6 +23,8 @@ class TlmHal : public fw::Hal {
   bool dynamic_local_address(uint32_t gpu, uint64_t multimem_address, uint16_t expert,
                              uint64_t& local_address) override;
   void set_gpu_link_enabled(uint32_t gpu, uint32_t link, bool enabled) override;
+  uint64_t gpu_links_down(uint32_t gpu) override;
+  uint64_t reissue_lost_operations(uint32_t gpu) override;
   uint32_t switch_count() const override { return platform_.switch_count(); }
   // b_transport over the platform's management bus, then wait() for the annotated delay.
   // Throws std::runtime_error if the chip answers with a TLM error (it cannot, for the 4-byte

@@ -10,6 +10,16 @@ namespace nvsvp::hw::switch_regs {
 constexpr uint32_t kIdValue = 0x4E565357;  // "NVSW"
 constexpr uint32_t kVersionValue = 1;
 
+// What every register of a dead chip reads (its management access is aborted); writes are lost.
+constexpr uint32_t kDeadChipRead = 0xFFFF'FFFFu;
+
+// Chip control (write-only, reads 0). FLUSH (bit 0): the datapath discards every message and
+// reduction context it holds; each is reported to the GPU that issued it as lost, which
+// re-issues it when firmware says so (Hal::reissue_lost_operations). What firmware does to a
+// chip it takes out of use while it still holds traffic (docs/firmware.md#link-down-recovery).
+constexpr uint32_t kChipControl = 0x030;
+constexpr uint32_t kChipControlFlush = 1u << 0;
+
 // Identity (read-only).
 constexpr uint32_t kId = 0x000;
 constexpr uint32_t kVersion = 0x004;

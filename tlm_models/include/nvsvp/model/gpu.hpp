@@ -72,6 +72,19 @@ class Gpu : public sc_core::sc_module {
   void set_link_enabled(uint32_t link, bool enabled) { links_.set_link_enabled(link, enabled); }
   bool link_enabled(uint32_t link) const { return links_.link_enabled(link); }
   uint64_t messages_moved_off_links() const { return links_.messages_moved(); }
+  // The link layer's view (Hal::gpu_links_down): the platform says when a link goes down or up;
+  // a change raises the link-state interrupt, which reading the state acknowledges.
+  void set_link_down(uint32_t link, bool down);
+  uint64_t links_down() const { return links_down_; }
+  uint64_t read_links_down() {
+    link_state_pending_ = false;
+    return links_down_;
+  }
+  bool link_state_interrupt() const { return link_state_pending_; }
+  const sc_core::sc_event& link_state_changed() const { return link_state_changed_; }
+  // Operations a switch chip lost, held until firmware has them re-issued.
+  GpuLinkEngines& link_engines() { return links_; }
+  uint64_t reissue_lost_operations() { return links_.reissue_lost(); }
   // From now on every message this GPU receives adds its injection-to-tail latency to
   // `latencies` (nullptr: not recorded); GPUs may share one.
   void record_latency_in(MessageLatencies* latencies) { receiver_.record_latency_in(latencies); }
@@ -112,6 +125,9 @@ class Gpu : public sc_core::sc_module {
   // simulation runs.
   WakeScheduler link_scheduler_;
   GpuLinkEngines links_;
+  uint64_t links_down_ = 0;
+  bool link_state_pending_ = false;
+  sc_core::sc_event link_state_changed_;
   ArrivalCounters counters_;
   DynamicMultimemClient dynamic_;
   GpuReceiver receiver_;

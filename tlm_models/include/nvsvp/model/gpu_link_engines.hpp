@@ -128,6 +128,15 @@ class GpuLinkEngines {
   bool link_enabled(uint32_t link) const { return disabled_links_ == 0 || enabled_[link] != 0; }
   // Messages moved off links out of use (queued when the link went out of use, or queued for it later).
   uint64_t messages_moved() const { return messages_moved_; }
+  // --- Operations a switch chip lost (docs/models/gpu.md#lost-operations) ---
+  // `item` (a request of this GPU's, or a response it sent, that a chip lost) waits here until
+  // reissue_lost(); a lost load first gives back its place in the load window of `issuer_link`.
+  void hold_lost(TrafficClass traffic_class, const TxItem& item);
+  void release_lost_load(uint8_t issuer_link, uint64_t bytes);
+  // Queues every held operation again, on the links in use now; returns how many.
+  uint64_t reissue_lost();
+  uint64_t lost_held() const { return lost_.size(); }
+  uint64_t operations_reissued() const { return operations_reissued_; }
 
  private:
   // Queue groups: one per executor stream, the last for responses.
@@ -187,6 +196,8 @@ class GpuLinkEngines {
   std::vector<uint8_t> enabled_;
   std::vector<uint32_t> chip_of_link_;
   uint64_t messages_moved_ = 0;
+  std::vector<std::pair<TrafficClass, TxItem>> lost_;
+  uint64_t operations_reissued_ = 0;
 };
 
 }  // namespace nvsvp::model
