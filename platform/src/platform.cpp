@@ -1,3 +1,4 @@
+#define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn: one process per link or chip fault
 #include "nvsvp/platform/platform.hpp"
 
 #include <algorithm>
@@ -51,6 +52,7 @@ Platform::Platform(const sc_core::sc_module_name& name, const PlatformSpec& spec
     }
   }
   for (model::Gpu& gpu : gpus_) gpu.record_latency_in(&latencies_);
+  for (model::SwitchChip& chip : chips_) chip.set_lost_operation_sink(&lost_operations_);
   for (uint32_t g = 0; g < spec.gpus; ++g) {
     std::vector<uint32_t> chip_of_link(links_per_gpu_);
     for (uint32_t l = 0; l < links_per_gpu_; ++l) chip_of_link[l] = link_end(g, l).chip;
@@ -97,6 +99,14 @@ fw::FabricTopology Platform::fabric_topology() const { return cabling_; }
 void Platform::inject_faults(const std::vector<FaultSpec>& faults, const sc_core::sc_time& layer_start) {
   const uint64_t links = static_cast<uint64_t>(spec_.gpus) * links_per_gpu_;
   for (const FaultSpec& fault : faults) {
+    if (fault.kind == "link_down") {
+      schedule_link_down(fault, layer_start);
+      continue;
+    }
+    if (fault.kind == "chip_down") {
+      schedule_chip_down(fault, layer_start);
+      continue;
+    }
     for (const LinkDirection direction : {LinkDirection::gpu_to_switch, LinkDirection::switch_to_gpu}) {
       const bool hit = fault.direction == "both" ||
                        (fault.direction == "to_switch") == (direction == LinkDirection::gpu_to_switch);
@@ -117,6 +127,109 @@ void Platform::inject_faults(const std::vector<FaultSpec>& faults, const sc_core
       }
     }
   }
+}
+
+void Platform::schedule_link_down(const FaultSpec& fault, const sc_core::sc_time& layer_start) {
+  const uint32_t g = *fault.gpu;
+  const uint32_t l = *fault.link;
+  const sc_core::sc_time down = layer_start + sc_core::sc_time(fault.at_us, sc_core::SC_US);
+  const sc_core::sc_time up =
+      fault.up_at_us ? layer_start + sc_core::sc_time(*fault.up_at_us, sc_core::SC_US) : model::never();
+  std::vector<model::NvlinkPort*> ports;
+  for (const LinkDirection direction : {LinkDirection::gpu_to_switch, LinkDirection::switch_to_gpu}) {
+    if (fault.direction == "both" || (fault.direction == "to_switch") == (direction == LinkDirection::gpu_to_switch)) {
+      ports.push_back(&link(direction, g, l));
+      ports.back()->schedule_down(down, up);
+    }
+  }
+  const LinkEnd end = link_end(g, l);
+  // The ports know the window in advance (a sender never starts what the link cannot finish);
+  // the chip and the GPU hear of the change when it happens.
+  sc_core::sc_spawn_options options;
+  sc_core::sc_spawn(
+      [this, g, l, end, down, up, ports] {
+        sc_core::wait(down - sc_core::sc_time_stamp());
+        chips_[end.chip].set_port_link_down(end.port, true);
+        gpus_[g].set_link_down(l, true);
+        if (up == model::never()) return;
+        sc_core::wait(up - sc_core::sc_time_stamp());
+        for (model::NvlinkPort* port : ports) port->went_up();
+        chips_[end.chip].set_port_link_down(end.port, false);
+        gpus_[g].set_link_down(l, false);
+      },
+      sc_core::sc_gen_unique_name("link_down"), &options);
+}
+
+void Platform::schedule_chip_down(const FaultSpec& fault, const sc_core::sc_time& layer_start) {
+  const uint32_t c = *fault.chip;
+  const sc_core::sc_time down = layer_start + sc_core::sc_time(fault.at_us, sc_core::SC_US);
+  std::vector<std::pair<uint32_t, uint32_t>> links;  // (gpu, link) of every link to the chip
+  for (uint32_t g = 0; g < spec_.gpus; ++g) {
+    for (uint32_t l = 0; l < links_per_gpu_; ++l) {
+      if (link_end(g, l).chip != c) continue;
+      links.emplace_back(g, l);
+      link(LinkDirection::gpu_to_switch, g, l).schedule_down(down, model::never());
+      link(LinkDirection::switch_to_gpu, g, l).schedule_down(down, model::never());
+    }
+  }
+  sc_core::sc_spawn_options options;
+  sc_core::sc_spawn(
+      [this, c, down, links] {
+        sc_core::wait(down - sc_core::sc_time_stamp());
+        chips_[c].fail();
+        for (const auto& [g, l] : links) gpus_[g].set_link_down(l, true);
+      },
+      sc_core::sc_gen_unique_name("chip_down"), &options);
+}
+
+void Platform::LostOperations::message_lost(tlm::tlm_generic_payload& message) {
+  const model::NvlinkExtension& ext = model::extension_of(message);
+  model::TxItem item;
+  item.payload = &message;
+  item.opcode = ext.opcode;
+  item.peer = ext.target_gpu;
+  item.counter = ext.counter;
+  item.wire_flits = ext.wire_flits;
+  item.target_address = ext.target_address;
+  item.bytes = ext.payload_bytes;
+  message.acquire();  // the item's reference, which launch (or a drop) gives back
+  platform_.gpus_[ext.source_gpu].link_engines().hold_lost(ext.traffic_class, item);
+}
+
+void Platform::LostOperations::load_lost(tlm::tlm_generic_payload& request) {
+  const model::NvlinkExtension& ext = model::extension_of(request);
+  model::Gpu& issuer = platform_.gpus_[ext.source_gpu];
+  model::GpuLinkEngines& engines = issuer.link_engines();
+  engines.release_lost_load(ext.issuer_link, ext.read_bytes);
+  issuer.discard_partials(ext.return_address);
+  model::TxItem item;
+  item.payload = &request;
+  item.opcode = ext.opcode;
+  item.peer = ext.target_gpu;
+  item.counter = ext.counter;
+  item.wire_flits = ext.wire_flits;
+  item.source_address = ext.target_address;  // the multimem address: the link it goes on
+  item.target_address = ext.return_address;
+  item.bytes = ext.read_bytes;
+  item.for_switch = true;
+  request.acquire();
+  engines.hold_lost(model::TrafficClass::request, item);
+}
+
+Platform::LossTotals Platform::loss_totals() const {
+  LossTotals totals;
+  for (const model::SwitchChip& chip : chips_) {
+    totals.messages_lost += chip.loss_stats().messages_lost;
+    totals.loads_lost += chip.loss_stats().loads_lost;
+    totals.messages_dropped += chip.loss_stats().messages_dropped;
+  }
+  for (const model::Gpu& gpu : gpus_) {
+    totals.responses_dropped += gpu.link_engines().responses_dropped();
+    totals.operations_reissued += gpu.link_engines().operations_reissued();
+    totals.operations_held += gpu.link_engines().lost_held();
+    totals.messages_moved += gpu.link_engines().messages_moved();
+  }
+  return totals;
 }
 
 void Platform::register_transport(uint32_t chip, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {

@@ -344,6 +344,8 @@ class SectionReader {
                   const char* description, const TraceFile&);
   void read_value(const char* key, const ConfigNode& node, const std::string& path,
                   std::optional<uint32_t>& value, const char* description, const OptionalIndex&);
+  void read_value(const char* key, const ConfigNode& node, const std::string& path,
+                  std::optional<double>& value, const char* description, const OptionalTime&);
 
   // After the section's kind is known: a key that belongs to other kinds only is an error.
   void reject_keys_of_other_kinds(const std::string& selector) const;
@@ -490,6 +492,13 @@ void SectionReader::read_value(const char* key, const ConfigNode&, const std::st
   value = index;
 }
 
+void SectionReader::read_value(const char* key, const ConfigNode&, const std::string&,
+                               std::optional<double>& value, const char* description, const OptionalTime&) {
+  double time = 0.0;
+  yaml_(key, time, description, hw::between(0.0, 1e9));
+  value = time;
+}
+
 void SectionReader::reject_keys_of_other_kinds(const std::string& selector) const {
   for (const auto& [key, value] : yaml_.node().entries) {
     const SectionKeys::Key* declared = keys_.find(key);
@@ -601,9 +610,25 @@ void ScenarioLoader::check_faults() const {
     const std::string path = "faults[" + std::to_string(i) + "]";
     const std::string origin = origins_.at(path).origin;
     const auto origin_of = [&](const char* key) { return origins_.at(path + "." + key).origin; };
-    if (f.gpu.has_value() != f.link.has_value() || (f.kind == "credit_loss" && !f.gpu)) {
+    if (f.kind == "chip_down") {
+      if (!f.chip) config_fail(origin, path + ".chip", "the chip that dies (chip_down needs chip)", "none");
+      if (*f.chip >= p.switch_chips) {
+        config_fail(origin_of("chip"), path + ".chip",
+                    "a switch chip of the platform, 0 .. " + std::to_string(p.switch_chips - 1), std::to_string(*f.chip));
+      }
+      for (size_t j = 0; j < i; ++j) {
+        const FaultSpec& e = scenario_.faults[j];
+        if (e.kind == "chip_down" && *e.chip == *f.chip) {
+          config_fail(origin, path, "one chip_down per chip", "a second one for chip " + std::to_string(*f.chip));
+        }
+      }
+      continue;
+    }
+    const bool needs_link = f.kind == "credit_loss" || f.kind == "link_down";
+    if (f.gpu.has_value() != f.link.has_value() || (needs_link && !f.gpu)) {
       config_fail(f.gpu ? origin_of("gpu") : f.link ? origin_of("link") : origin, path + (f.gpu ? ".link" : ".gpu"),
                   f.kind == "credit_loss" ? "gpu and link (the link whose credits are lost)"
+                  : f.kind == "link_down" ? "gpu and link (the link that goes down)"
                                           : "gpu and link together, or neither (every link)",
                   f.gpu ? "gpu alone" : (f.link ? "link alone" : "neither"));
     }
@@ -624,6 +649,26 @@ void ScenarioLoader::check_faults() const {
         if (e.kind == "bit_errors" && same_links && same_direction) {
           config_fail(origin, path, "one bit-error rate per link direction",
                       "a second one for a link faults[" + std::to_string(j) + "] covers");
+        }
+      }
+      continue;
+    }
+    if (f.kind == "link_down") {
+      if (f.up_at_us && !(*f.up_at_us > f.at_us)) {
+        config_fail(origin_of("up_at_us"), path + ".up_at_us", "a time after at_us (" + format_number(f.at_us) + ")",
+                    format_number(*f.up_at_us));
+      }
+      const uint32_t chip = p.chip_of_link(*f.link);
+      for (size_t j = 0; j < scenario_.faults.size(); ++j) {
+        const FaultSpec& e = scenario_.faults[j];
+        if (j < i && e.kind == "link_down" && *e.gpu == *f.gpu && *e.link == *f.link) {
+          config_fail(origin, path, "one link_down per link",
+                      "a second one for GPU " + std::to_string(*f.gpu) + " link " + std::to_string(*f.link));
+        }
+        if (e.kind == "chip_down" && e.chip && *e.chip == chip) {
+          config_fail(origin, path, "a link of a chip that stays up (faults[" + std::to_string(j) + "] takes chip " +
+                                        std::to_string(chip) + " down)",
+                      "GPU " + std::to_string(*f.gpu) + " link " + std::to_string(*f.link));
         }
       }
       continue;

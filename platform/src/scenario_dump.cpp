@@ -81,6 +81,9 @@ class SectionDumper {
   void write(const char* key, const std::optional<uint32_t>& value, const char* description, const OptionalIndex&) {
     if (value) yaml_(key, *value, description, hw::Range{});
   }
+  void write(const char* key, const std::optional<double>& value, const char* description, const OptionalTime&) {
+    if (value) yaml_(key, *value, description, hw::Range{});
+  }
   // Absolute, so that the dump can be read from anywhere.
   void write(const char* key, const std::string& file, const char* description, const TraceFile&) {
     std::error_code ec;

@@ -45,6 +45,8 @@ struct TraceFile {};
 // A GPU or link number that may be left out (a std::optional<uint32_t>); the loader checks it
 // against the platform.
 struct OptionalIndex {};
+// A time in us that may be left out (a std::optional<double>), 0 .. 1e9.
+struct OptionalTime {};
 
 // How a key is used beyond its rule.
 struct KeyUse {
@@ -172,18 +174,23 @@ void visit_section(V& v, SimulationSpec& s) {
 template <class V>
 void visit_section(V& v, FaultSpec& f) {
   v.origin(f.origin);
-  v("kind", f.kind, "", hw::Choices{{"bit_errors", "credit_loss"}}, kind_selector());
-  v("gpu", f.gpu, "the GPU whose link it hits (bit_errors without gpu and link: every link)", OptionalIndex{});
-  v("link", f.link, "that GPU's link, 0 .. links per GPU - 1", OptionalIndex{});
+  v("kind", f.kind, "", hw::Choices{{"bit_errors", "credit_loss", "link_down", "chip_down"}}, kind_selector());
+  v("gpu", f.gpu, "the GPU whose link it hits (bit_errors without gpu and link: every link)", OptionalIndex{},
+    of_kinds({"bit_errors", "credit_loss", "link_down"}));
+  v("link", f.link, "that GPU's link, 0 .. links per GPU - 1", OptionalIndex{},
+    of_kinds({"bit_errors", "credit_loss", "link_down"}));
+  v("chip", f.chip, "the switch chip that dies, 0 .. switch_chips - 1", OptionalIndex{}, of_kinds({"chip_down"}));
   v("direction", f.direction, "which way: both, to_switch (GPU to switch), from_switch (switch to GPU)",
-    hw::Choices{{"both", "to_switch", "from_switch"}});
+    hw::Choices{{"both", "to_switch", "from_switch"}}, of_kinds({"bit_errors", "credit_loss", "link_down"}));
   v("rate_per_flit", f.rate_per_flit,
     "chance that a flit is corrupted; a transmission of F flits fails its CRC with 1-(1-rate)^F and is replayed",
     hw::between(0.0, 0.01), of_kinds({"bit_errors"}, true));
   v("seed", f.seed, "seed of the corruption draws (each link direction a stream of its own)", hw::Range{},
     of_kinds({"bit_errors"}));
-  v("at_us", f.at_us, "when the credits are lost, us from the layer's start", hw::between(0.0, 1e9),
-    of_kinds({"credit_loss"}, true));
+  v("at_us", f.at_us, "when it happens (credits lost, link or chip down), us from the layer's start",
+    hw::between(0.0, 1e9), of_kinds({"credit_loss", "link_down", "chip_down"}, true));
+  v("up_at_us", f.up_at_us, "when the link comes back up, us from the layer's start (left out: it stays down)",
+    OptionalTime{}, of_kinds({"link_down"}));
   v("credits", f.credits, "credit flits lost, from the request class's first VC", hw::between(1, 1 << 20),
     of_kinds({"credit_loss"}, true));
 }

@@ -155,8 +155,15 @@ uint32_t GpuLinkEngines::least_loaded_link(const TxItem& whole) const {
 
 void GpuLinkEngines::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item) {
   if (disabled_links_ != 0 && enabled_[link] == 0) {  // predictable: links are rarely out of use
-    messages_moved_++;
     link = substitute_link(link, item);
+    if (link == kNoLink) {
+      // A member's response for a switch chip that no link in use reaches: the chip lost the
+      // load it belongs to, which its issuer re-issues (docs/models/gpu.md#links-out-of-use).
+      responses_dropped_++;
+      item.payload->release();
+      return;
+    }
+    messages_moved_++;
   }
   place(link, traffic_class, item);
 }
@@ -176,11 +183,7 @@ uint32_t GpuLinkEngines::substitute_link(uint32_t link, const TxItem& item) cons
   // link spread evenly over the substitutes.
   const uint64_t address = item.target_address;
   if (same_count > 0) return same_chip[interleave_way(address, interleave_bytes_ * links, same_count)];
-  if (item.for_switch && item.payload != nullptr) {
-    SC_REPORT_FATAL(owner_, ("a response for switch chip " + std::to_string(chip_of_link_.empty() ? 0 : chip_of_link_[link]) +
-                             " has no link in use to that chip left")
-                                .c_str());
-  }
+  if (item.for_switch && item.payload != nullptr) return kNoLink;
   if (any_count == 0) SC_REPORT_FATAL(owner_, "every link of the GPU is out of use");
   return any[interleave_way(address, interleave_bytes_ * links, any_count)];
 }
@@ -304,6 +307,9 @@ inline bool GpuLinkEngines::try_head(uint32_t link, LinkEngine& engine, uint32_t
     return false;  // woken by load_returned
   }
   NvlinkPort* port = ports_[link];
+  // A link down (or about to go down under this message) sends nothing: firmware moves its
+  // messages to other links, or the link comes back up and wakes the engine.
+  if (port->has_faults() && !port->carries(item.wire_flits)) return false;
   const TrafficClass traffic_class = group == kExecutorStreams ? TrafficClass::response : TrafficClass::request;
   int vc = -1;
   if (q == vcs_) {

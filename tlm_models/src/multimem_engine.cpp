@@ -132,6 +132,8 @@ void MultimemEngine::start_ld_reduce(uint16_t port, tlm::tlm_generic_payload& pa
   const uint64_t members = group->members;
   const uint32_t member_count = static_cast<uint32_t>(__builtin_popcountll(members));
   const uint32_t tag = open_reduction(port, ext, member_count);
+  reductions_[tag].request = &payload;
+  payload.acquire();
   const uint32_t parent = chip_.hold_input_space(payload, port, fifo, flits, member_count);
   const uint64_t local_address = group->local_address(ext.target_address);
   for (uint32_t gpu = 0; gpu < 64; ++gpu) {
@@ -233,6 +235,8 @@ void MultimemEngine::start_dynamic_ld_reduce(uint16_t port, tlm::tlm_generic_pay
   const auto copies = static_cast<uint32_t>(trim_.copies.size());
   const uint32_t tag = open_reduction(port, ext, trim_.expected_responses);
   PendingReduction& r = reductions_[tag];
+  r.request = &payload;
+  payload.acquire();
   r.targets = ext.targets;
   r.target_addresses = ext.target_addresses;
   r.remote_targets = ext.target_count;
@@ -472,6 +476,10 @@ void MultimemEngine::finish_reduction(uint32_t tag, const tlm::tlm_generic_paylo
   free_contexts_[port].push_back(r.context);
   registers_.release_reduction_context();
   r.active = false;
+  if (r.request != nullptr) {
+    r.request->release();
+    r.request = nullptr;
+  }
   reductions_.give(tag);
   // A parked ld_reduce of this port takes the context.
   if (!parked_loads_[port].empty() && context_available(port)) {
@@ -480,6 +488,37 @@ void MultimemEngine::finish_reduction(uint32_t tag, const tlm::tlm_generic_paylo
     start_load(port, *parked.payload, parked.fifo, parked.flits, current_time() + internal_latency_);
     parked.payload->release();  // hold_input_space took its own reference
   }
+}
+
+uint64_t MultimemEngine::discard_loads(LostOperationSink& sink, std::vector<std::pair<uint32_t, uint64_t>>& lost) {
+  uint64_t loads = 0;
+  for (uint32_t tag = 0; tag < reductions_.size(); ++tag) {
+    PendingReduction& r = reductions_[tag];
+    if (!r.active) continue;
+    lost.emplace_back(r.issuer, r.issue_sequence);
+    sink.load_lost(*r.request);
+    r.request->release();
+    r.request = nullptr;
+    r.active = false;
+    if (r.context_opened) {
+      buffer_used_[r.port] -= r.read_bytes;
+      count_reduction_buffer(-static_cast<int64_t>(r.read_bytes));
+    }
+    free_contexts_[r.port].push_back(r.context);
+    registers_.release_reduction_context();
+    reductions_.give(tag);
+    ++loads;
+  }
+  for (uint16_t port = 0; port < parked_loads_.size(); ++port) {
+    for (const ParkedLoad& parked : parked_loads_[port]) {
+      chip_.free_input_space(port, *parked.payload, parked.fifo, parked.flits);
+      sink.load_lost(*parked.payload);
+      parked.payload->release();
+      ++loads;
+    }
+    parked_loads_[port].clear();
+  }
+  return loads;
 }
 
 void MultimemEngine::count_reduction_buffer(int64_t delta_bytes) {

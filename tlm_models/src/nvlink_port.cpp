@@ -93,6 +93,36 @@ void NvlinkPort::schedule_credit_loss(const sc_time& at, uint32_t flits) {
   insert_pending(PendingCredit{at, static_cast<uint8_t>(TrafficClass::request), 0, flits, CreditChange::lost});
 }
 
+void NvlinkPort::schedule_down(const sc_time& down_at, const sc_time& up_at) {
+  if (down_at < current_time()) SC_REPORT_FATAL(name(), "a link down scheduled in the past");
+  if (up_at <= down_at) SC_REPORT_FATAL(name(), "a link up again before it goes down");
+  FaultState& f = fault_state();
+  if (f.down_at != never()) SC_REPORT_FATAL(name(), "a second link down on one link");
+  f.down_at = down_at;
+  f.up_at = up_at;
+}
+
+bool NvlinkPort::carries(uint32_t flits) const {
+  if (faults_ == nullptr || faults_->down_at == never()) return true;
+  const sc_time now = current_time();
+  const sc_time start = busy_until_ > now ? busy_until_ : now;
+  if (start >= faults_->up_at) return true;
+  if (start >= faults_->down_at) return false;
+  return start + serialization_time(flits) + latency_ <= faults_->down_at;
+}
+
+bool NvlinkPort::down_now() const {
+  if (faults_ == nullptr) return false;
+  const sc_time now = current_time();
+  return now >= faults_->down_at && now < faults_->up_at;
+}
+
+void NvlinkPort::went_up() {
+  if (faults_ == nullptr) return;
+  faults_->down_at = faults_->up_at = never();
+  if (sender_ != nullptr) sender_->wake_at(sender_client_, current_time());
+}
+
 void NvlinkPort::set_fault_listener(LinkFaultListener* listener, uint32_t tag) {
   fault_listener_ = listener;
   fault_listener_tag_ = tag;

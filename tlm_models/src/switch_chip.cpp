@@ -51,6 +51,8 @@ SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& 
   // The line changes inside whatever process touched the registers (firmware's b_transport, the
   // datapath raising an error); waiters hear it one delta later.
   registers_.on_interrupt_change([this](bool) { irq_changed_.notify(SC_ZERO_TIME); });
+  registers_.on_route_change([this](uint32_t gpu) { reroute(gpu); });
+  registers_.on_flush([this] { discard_contents(); });
   for (uint32_t p = 0; p < params.ports; ++p) in[p].set_receiver(this, static_cast<int>(p));
   inputs_.set_log(&log_);
 }
@@ -99,6 +101,15 @@ SwitchStats SwitchChip::stats() const {
 // firmware that checks only the status still hears of it.
 void SwitchChip::register_transport(tlm::tlm_generic_payload& payload, sc_time& delay) {
   delay += register_access_time_;
+  if (dead_) {
+    // A dead chip's management access is aborted: reads give all ones, writes are lost.
+    if (payload.get_command() == tlm::TLM_READ_COMMAND && payload.get_data_length() == 4) {
+      const uint32_t all_ones = hw::switch_regs::kDeadChipRead;
+      std::memcpy(payload.get_data_ptr(), &all_ones, 4);
+    }
+    payload.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
   const tlm::tlm_command command = payload.get_command();
   tlm::tlm_response_status refused = tlm::TLM_OK_RESPONSE;
   if (payload.get_byte_enable_ptr() != nullptr) {
@@ -132,6 +143,7 @@ void SwitchChip::register_transport(tlm::tlm_generic_payload& payload, sc_time& 
 tlm::tlm_sync_enum SwitchChip::nb_transport_fw(int port, tlm::tlm_generic_payload& payload,
                                                tlm::tlm_phase& phase, sc_time& delay) {
   if (phase != tlm::BEGIN_REQ) SC_REPORT_FATAL(name(), "unexpected phase on an input (only BEGIN_REQ)");
+  if (dead_) SC_REPORT_FATAL(name(), "a message reached a dead switch chip (its links are down)");
   NvlinkExtension& ext = extension_of(payload);
   const size_t fifo = inputs_.fifo_index(ext.traffic_class, ext.vc);
   const uint32_t flits = inputs_.occupy(static_cast<uint32_t>(port), fifo, ext.wire_flits);
@@ -179,6 +191,9 @@ void SwitchChip::serve_output(uint16_t output) {
     return;
   }
   NvlinkPort* link = outputs_.link(output);
+  // A link that is down, or goes down under the message, takes nothing: firmware routes around
+  // it, or it comes back up and wakes this output.
+  const bool link_faulty = link->has_faults();
   sc_time next_ready = never();
   const uint8_t first_class = outputs_.first_class(output);
   for (int turn = 0; turn < kTrafficClasses; ++turn) {
@@ -206,7 +221,7 @@ void SwitchChip::serve_output(uint16_t output) {
         credit_blocked = true;
         return false;
       }
-      return true;
+      return !link_faulty || link->carries(r.wire_flits);
     };
     const int64_t winner = crossbar.grant(output, eligible);
     if (winner >= 0) {
@@ -265,6 +280,94 @@ sc_time SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_
     prefetch_message_header(*next.payload);
   }
   return serialization;
+}
+
+void SwitchChip::reroute(uint32_t gpu) {
+  const std::vector<uint16_t>& route = registers_.route_ports(gpu);
+  auto in_route = [&](uint16_t output) { return std::find(route.begin(), route.end(), output) != route.end(); };
+  // Messages from the ports: a new output each, and the head asks for it instead.
+  for (uint32_t port = 0; port < params_.ports; ++port) {
+    SwitchInputStage::Input& input = inputs_.input(port);
+    for (size_t fifo = 0; fifo < input.fifos.size(); ++fifo) {
+      bool head = true;
+      for (SwitchEntry& entry : input.fifos[fifo]) {
+        if (entry.ext->target_gpu == gpu && !in_route(entry.output)) {
+          const uint16_t old_output = entry.output;
+          entry.output = inputs_.route(*entry.ext);
+          if (head) {
+            const auto traffic_class = entry.ext->traffic_class;
+            const uint32_t requester = inputs_.requester(port, entry.ext->vc);
+            crossbars_[static_cast<size_t>(traffic_class)].withdraw(old_output, requester);
+            request_output(entry.output, traffic_class, CrossbarRequest{requester, entry.wire_flits, entry.ready_at});
+          }
+        }
+        head = false;
+      }
+    }
+  }
+  // The chip's own messages wait in a queue per output: those of a lost port move to the queues
+  // of their new outputs.
+  for (uint16_t output = 0; output < params_.ports; ++output) {
+    if (in_route(output)) continue;
+    const uint32_t generated = inputs_.generated_input(output);
+    SwitchInputStage::Input& input = inputs_.input(generated);
+    for (const TrafficClass traffic_class : {TrafficClass::request, TrafficClass::response}) {
+      const size_t fifo = inputs_.fifo_index(traffic_class, 0);
+      if (input.fifos[fifo].empty() || input.fifos[fifo].front().ext->target_gpu != gpu) continue;
+      crossbars_[static_cast<size_t>(traffic_class)].withdraw(output, inputs_.requester(generated, 0));
+      while (!input.fifos[fifo].empty()) {
+        SwitchEntry entry = inputs_.pop(input, fifo);
+        entry.output = inputs_.route(*entry.ext);
+        push_generated(entry.output, entry, traffic_class);
+      }
+    }
+  }
+}
+
+void SwitchChip::fail() {
+  if (dead_) return;
+  discard_contents();
+  dead_ = true;
+  irq_changed_.notify(SC_ZERO_TIME);  // the line falls with the chip
+  NVSVP_LOG(log_, info, "chip down: " << loss_stats_.messages_lost << " messages and " << loss_stats_.loads_lost
+                                      << " loads lost");
+}
+
+void SwitchChip::discard_contents() {
+  if (lost_sink_ == nullptr) SC_REPORT_FATAL(name(), "the chip lost messages and nobody takes them (no LostOperationSink)");
+  // Loads first: their partial sums still queued here are dropped, not handed over (the load
+  // goes again whole).
+  std::vector<std::pair<uint32_t, uint64_t>> lost_loads;  // (issuer, issue sequence)
+  loss_stats_.loads_lost += multimem_.discard_loads(*lost_sink_, lost_loads);
+  auto of_lost_load = [&](const NvlinkExtension& ext) {
+    return std::find(lost_loads.begin(), lost_loads.end(), std::make_pair(ext.target_gpu, ext.sequence)) != lost_loads.end();
+  };
+  for (uint32_t index = 0; index < 2 * params_.ports; ++index) {
+    SwitchInputStage::Input& input = inputs_.input(index);
+    const bool generated = inputs_.is_generated(index);
+    for (size_t fifo = 0; fifo < input.fifos.size(); ++fifo) {
+      while (!input.fifos[fifo].empty()) {
+        const SwitchEntry entry = inputs_.pop(input, fifo);
+        tlm::tlm_generic_payload& payload = *entry.payload;
+        const Opcode opcode = entry.ext->opcode;
+        if (!generated) {
+          inputs_.return_credits(index, payload, SC_ZERO_TIME);
+          inputs_.free_space(input, fifo, entry.wire_flits);
+        }
+        const bool of_a_load = opcode == Opcode::member_read || opcode == Opcode::dynamic_member_read ||
+                               (opcode == Opcode::reduce_partial && of_lost_load(*entry.ext));
+        if (generated && of_a_load) {
+          ++loss_stats_.messages_dropped;
+        } else {
+          ++loss_stats_.messages_lost;
+          lost_sink_->message_lost(payload);
+        }
+        payload.release();
+      }
+    }
+  }
+  inputs_.release_all_held();
+  for (SwitchCrossbar& crossbar : crossbars_) crossbar.clear_requests();
 }
 
 }  // namespace nvsvp::model

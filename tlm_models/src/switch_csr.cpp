@@ -32,6 +32,8 @@ bool is_read_only_word(uint32_t offset) {
     case regs::kIntPending:
     case regs::kContextsInUse:
     case regs::kContextsPeak:
+    case regs::kLinkDownPorts:
+    case regs::kLinkDownPorts + 4:
       return true;
     default:
       return offset >= regs::kCounterForwardedRequests && offset < kCounterEnd;
@@ -97,6 +99,9 @@ RegisterAccess SwitchCsr::read(uint32_t offset, uint32_t& value) {
     case regs::kContextsPeak: value = contexts_peak_; return RegisterAccess::ok;
     case regs::kContextsEnabled: value = contexts_enabled_; return RegisterAccess::ok;
     case regs::kDynamicExpertsPerGpu: value = dynamic_experts_per_gpu_; return RegisterAccess::ok;
+    case regs::kLinkDownPorts: value = low_half(link_down_ports_); return RegisterAccess::ok;
+    case regs::kLinkDownPorts + 4: value = high_half(link_down_ports_); return RegisterAccess::ok;
+    case regs::kChipControl: value = 0; return RegisterAccess::ok;  // write-only: reads 0
     default: break;
   }
   if (offset >= regs::kCounterForwardedRequests && offset < kCounterEnd) {
@@ -142,6 +147,11 @@ RegisterAccess SwitchCsr::write(uint32_t offset, uint32_t value) {
     set_error_state(error_status_, value & kErrorBits);
     return RegisterAccess::ok;
   }
+  if (offset == regs::kChipControl) {
+    if ((value & ~regs::kChipControlFlush) != 0) return refuse(RegisterAccess::rejected_value);
+    if ((value & regs::kChipControlFlush) != 0 && flush_listener_) flush_listener_();
+    return RegisterAccess::ok;
+  }
   if (offset == regs::kDynamicExpertsPerGpu) {
     if (value > regs::kMaxDynamicExpertsPerGpu) return refuse(RegisterAccess::rejected_value);
     dynamic_experts_per_gpu_ = value;
@@ -182,7 +192,17 @@ void SwitchCsr::reset() {
   contexts_peak_ = 0;
   contexts_enabled_ = config_.reduction_contexts_per_port;
   dynamic_experts_per_gpu_ = 0;
+  link_down_ports_ = 0;
   set_error_state(0, 0);
+}
+
+void SwitchCsr::set_port_link_down(uint32_t port, bool down) {
+  if (port >= config_.ports) throw std::out_of_range("link state of a port the chip does not have");
+  const uint64_t bit = 1ull << port;
+  const uint64_t state = down ? link_down_ports_ | bit : link_down_ports_ & ~bit;
+  if (state == link_down_ports_) return;
+  link_down_ports_ = state;
+  raise_error(regs::error_link_state);
 }
 
 RegisterAccess SwitchCsr::write_route(uint32_t gpu, bool high, uint32_t value) {
@@ -211,12 +231,15 @@ void SwitchCsr::set_route_ports(uint32_t gpu, const std::vector<uint16_t>& ports
 }
 
 void SwitchCsr::set_route_mask(uint32_t gpu, uint64_t mask) {
+  const uint64_t old = route_masks_[gpu];
   route_masks_[gpu] = mask;
   std::vector<uint16_t>& ports = route_ports_[gpu];
   ports.clear();
   for (uint16_t p = 0; p < 64; ++p) {
     if ((mask >> p) & 1u) ports.push_back(p);
   }
+  // A port leaving a route: what waits for it must be routed again (the chip's listener).
+  if ((old & ~mask) != 0 && !ports.empty() && route_listener_) route_listener_(gpu);
 }
 
 RegisterAccess SwitchCsr::read_group(uint32_t slot, uint32_t field, uint32_t& value) const {

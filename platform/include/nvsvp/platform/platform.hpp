@@ -98,7 +98,22 @@ class Platform : public sc_core::sc_module {
   // Injects the scenario's faults into the links (docs/configuration.md#faults): bit errors from
   // now on, each link direction with a stream of its own; credit losses at `layer_start` plus
   // their time. Call from the firmware thread at the layer's start.
+  // A link_down takes the link's ports down at its time (and up again), telling the chip at its
+  // end (LINK_DOWN_PORTS) and the GPU (its link state); a chip_down kills the chip and takes
+  // every link to it down. What the chips lose goes back to the GPUs that issued it, held there
+  // until firmware has them re-issued.
   void inject_faults(const std::vector<FaultSpec>& faults, const sc_core::sc_time& layer_start);
+  // What the chips lost and handed back (all chips together), and what the GPUs did about it.
+  struct LossTotals {
+    uint64_t messages_lost = 0;
+    uint64_t loads_lost = 0;
+    uint64_t messages_dropped = 0;    // member reads and partial sums of lost loads, in the chips
+    uint64_t responses_dropped = 0;   // members' responses for a chip no link in use reaches, at the GPUs
+    uint64_t operations_reissued = 0;
+    uint64_t operations_held = 0;     // lost and not yet re-issued
+    uint64_t messages_moved = 0;      // moved off GPU links out of use
+  };
+  LossTotals loss_totals() const;
 
   // Lists what is not yet done (GPU work, queued and buffered messages, held credits), at most
   // `max_lines` per kind with a count of the rest; returns how many items there are (0 when the
@@ -106,6 +121,19 @@ class Platform : public sc_core::sc_module {
   uint64_t describe_outstanding(std::ostream& os, uint64_t max_lines = 12) const;
 
  private:
+  // Hands what a chip lost to the GPU that issued it.
+  class LostOperations final : public model::LostOperationSink {
+   public:
+    explicit LostOperations(Platform& platform) : platform_(platform) {}
+    void message_lost(tlm::tlm_generic_payload& message) override;
+    void load_lost(tlm::tlm_generic_payload& request) override;
+
+   private:
+    Platform& platform_;
+  };
+  void schedule_link_down(const FaultSpec& fault, const sc_core::sc_time& layer_start);
+  void schedule_chip_down(const FaultSpec& fault, const sc_core::sc_time& layer_start);
+
   PlatformSpec spec_;
   uint32_t links_per_gpu_;
   fw::FabricTopology cabling_;  // fabric_topology(spec_): cable g x links_per_gpu_ + l is GPU g's link l
@@ -123,6 +151,7 @@ class Platform : public sc_core::sc_module {
   sc_core::sc_vector<tlm_utils::simple_initiator_socket<Platform>> register_bus_;
   model::MessageObserver* observer_ = nullptr;
   std::vector<model::ComponentLog> register_logs_;  // [chip]
+  LostOperations lost_operations_{*this};
 };
 
 }  // namespace nvsvp::platform

@@ -42,6 +42,14 @@ struct PlatformSpec {
     for (uint32_t l : links_per_chip) n += l;
     return n;
   }
+  // The chip a GPU's link `link` goes to: chips take consecutive links of every GPU.
+  uint32_t chip_of_link(uint32_t link) const {
+    for (uint32_t c = 0; c < links_per_chip.size(); ++c) {
+      if (link < links_per_chip[c]) return c;
+      link -= links_per_chip[c];
+    }
+    return static_cast<uint32_t>(links_per_chip.size());
+  }
 };
 
 struct RoutingSpec {
@@ -73,14 +81,16 @@ struct SimulationSpec {
 // phase included).
 struct FaultSpec {
   std::string origin;  // where the entry is written, for messages
-  std::string kind;    // "bit_errors" or "credit_loss"
+  std::string kind;    // "bit_errors", "credit_loss", "link_down" or "chip_down"
   // The GPU link it hits (both or neither; bit_errors without them: every link).
   std::optional<uint32_t> gpu;
   std::optional<uint32_t> link;
+  std::optional<uint32_t> chip;  // chip_down: the switch chip
   std::string direction = "both";  // "both", "to_switch" (GPU->switch), "from_switch"
   double rate_per_flit = 0.0;      // bit_errors: the chance that one flit is corrupted
   uint64_t seed = 1;               // bit_errors: of the corruption draws (each link its own stream)
-  double at_us = 0.0;              // credit_loss: when, from the layer's start
+  double at_us = 0.0;              // credit_loss, link_down, chip_down: when, from the layer's start
+  std::optional<double> up_at_us;  // link_down: when the link is up again (none: it stays down)
   uint32_t credits = 0;            // credit_loss: credit flits lost
 };
 

@@ -84,7 +84,9 @@ class Gpu : public sc_core::sc_module {
   const sc_core::sc_event& link_state_changed() const { return link_state_changed_; }
   // Operations a switch chip lost, held until firmware has them re-issued.
   GpuLinkEngines& link_engines() { return links_; }
+  const GpuLinkEngines& link_engines() const { return links_; }
   uint64_t reissue_lost_operations() { return links_.reissue_lost(); }
+  void discard_partials(uint64_t return_address) { receiver_.discard_partials(return_address); }
   // From now on every message this GPU receives adds its injection-to-tail latency to
   // `latencies` (nullptr: not recorded); GPUs may share one.
   void record_latency_in(MessageLatencies* latencies) { receiver_.record_latency_in(latencies); }

@@ -123,11 +123,13 @@ class GpuLinkEngines {
   void set_link_chips(std::vector<uint32_t> chip_of_link) { chip_of_link_ = std::move(chip_of_link); }
   // Link `link` goes out of use (false) or back into use (true). Out of use, its queued messages
   // and every message later queued for it move to another link, one to the same chip when there
-  // is one (a message the switch consumes must stay on its chip: a fatal error when none is left).
+  // is one. A member's response for a chip (it must stay on its chip) that no link in use reaches
+  // is dropped and counted: that chip lost the load it answers (responses_dropped()).
   void set_link_enabled(uint32_t link, bool enabled);
   bool link_enabled(uint32_t link) const { return disabled_links_ == 0 || enabled_[link] != 0; }
   // Messages moved off links out of use (queued when the link went out of use, or queued for it later).
   uint64_t messages_moved() const { return messages_moved_; }
+  uint64_t responses_dropped() const { return responses_dropped_; }
   // --- Operations a switch chip lost (docs/models/gpu.md#lost-operations) ---
   // `item` (a request of this GPU's, or a response it sent, that a chip lost) waits here until
   // reissue_lost(); a lost load first gives back its place in the load window of `issuer_link`.
@@ -157,7 +159,9 @@ class GpuLinkEngines {
   }
   void launch(uint32_t link, const TxItem& item, uint16_t vc);
   void place(uint32_t link, TrafficClass traffic_class, const TxItem& item);
-  // The link that carries what was meant for `link` while that one is out of use.
+  static constexpr uint32_t kNoLink = ~0u;
+  // The link that carries what was meant for `link` while that one is out of use; kNoLink for a
+  // member's response whose chip no link in use reaches.
   uint32_t substitute_link(uint32_t link, const TxItem& item) const;
   // Tries the head of queue `q` of `group`: launched (true), or not (next_ready lowered to when it
   // may leave, if that is what holds it).
@@ -196,6 +200,7 @@ class GpuLinkEngines {
   std::vector<uint8_t> enabled_;
   std::vector<uint32_t> chip_of_link_;
   uint64_t messages_moved_ = 0;
+  uint64_t responses_dropped_ = 0;
   std::vector<std::pair<TrafficClass, TxItem>> lost_;
   uint64_t operations_reissued_ = 0;
 };

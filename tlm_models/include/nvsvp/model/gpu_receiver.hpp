@@ -47,6 +47,9 @@ class GpuReceiver final : public NvlinkReceiver {
   void attach(uint32_t link, tlm::tlm_bw_transport_if<NvlinkProtocolTypes>* backward) { backward_[link] = backward; }
   // From now on every message received adds its latency to `latencies` (nullptr: not recorded).
   void record_latency_in(MessageLatencies* latencies) { latencies_ = latencies; }
+  // A load landing at `return_address` was lost by its switch chip and goes again: the partial
+  // sums that chip passed on for it are forgotten (the new load's result comes with its own).
+  void discard_partials(uint64_t return_address) { held_partials_.erase(return_address); }
 
   // A message from the switch on link `link` (the tag its socket was given).
   tlm::tlm_sync_enum nb_transport_fw(int link, tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,

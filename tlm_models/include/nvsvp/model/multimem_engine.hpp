@@ -35,6 +35,7 @@
 namespace nvsvp::model {
 
 class SwitchChip;
+class LostOperationSink;
 
 // The engine's own figures (its counters proper are the register block's).
 struct MultimemStats {
@@ -69,6 +70,10 @@ class MultimemEngine {
   // Replaces port `port`'s reduction unit before its first use.
   void replace_reduction_unit(uint16_t port, std::unique_ptr<reduction::ReductionUnit> unit);
   const MultimemStats& stats() const { return stats_; }
+  // The chip lost its loads (death, flush): each outstanding and parked one goes to `sink`
+  // (load_lost) and is forgotten; `lost` gets each outstanding one's (issuer, issue sequence), the
+  // header its partial sums carry. Returns how many.
+  uint64_t discard_loads(LostOperationSink& sink, std::vector<std::pair<uint32_t, uint64_t>>& lost);
   // The reduction buffers of all ports together, in bytes, over time: a reduction holds its
   // read bytes from its first accumulated partial to its result (docs/models/switch_chip.md).
   const OccupancyStatistics& reduction_occupancy() const { return reduction_occupancy_; }
@@ -111,6 +116,9 @@ class MultimemEngine {
     uint16_t issuer_targets = 0;
     uint64_t multimem_address = 0;  // the load's
     uint8_t issuer_link = 0;        // the load's (NvlinkExtension::issuer_link)
+    // The request itself (a reference held until the result leaves): what the issuer sends
+    // again if the chip loses the load.
+    tlm::tlm_generic_payload* request = nullptr;
   };
   // A ld_reduce waiting for a free context of its port's reduction unit.
   struct ParkedLoad {

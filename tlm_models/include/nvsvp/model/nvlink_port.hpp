@@ -172,6 +172,18 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   void set_fault_listener(LinkFaultListener* listener, uint32_t tag);
   // All zero when no fault was injected.
   LinkFaultStats fault_stats() const;
+  // The link is down from `down_at` until `up_at` (never(): for good), in this direction. A
+  // sender asks carries() before it commits a message: nothing starts while the link is down,
+  // and nothing that would still be on the wire when it goes down (the replay buffer would have
+  // to send it again on another link: it waits at the sender instead).
+  void schedule_down(const sc_core::sc_time& down_at, const sc_core::sc_time& up_at);
+  // Whether the port has any fault injected (senders check carries() only then).
+  bool has_faults() const { return faults_ != nullptr; }
+  // Whether a message of `flits` flits committed now arrives whole while the link is up.
+  bool carries(uint32_t flits) const;
+  // The link came back up (the platform calls it at up_at): the sender is woken.
+  void went_up();
+  bool down_now() const;
   // Credit stalls, at trace level (never on a send's own path).
   ComponentLog& log() { return log_; }
 
@@ -202,6 +214,9 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
     sc_core::sc_time lost_since[kTrafficClasses];
     bool resync_pending[kTrafficClasses] = {false, false};
     sc_core::sc_time resync_repairs_since[kTrafficClasses];
+    // link_down: [down_at, up_at), or never() when the link does not go down.
+    sc_core::sc_time down_at = never();
+    sc_core::sc_time up_at = never();
   };
   FaultState& fault_state();
   // A message of `flits` wire flits through the corrupted-flit stream: the packets that failed

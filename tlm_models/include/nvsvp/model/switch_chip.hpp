@@ -59,6 +59,25 @@ struct SwitchStats {
   uint64_t peak_reduction_buffer_bytes = 0;  // most bytes one port's reduction buffer held
 };
 
+// Where a switch chip hands the operations it loses (it died, or firmware flushed it): each goes
+// back to the GPU that issued it, which holds it until firmware has it re-issued
+// (docs/models/switch_chip.md#link-down-chip-down-and-flush). The sink takes its own reference.
+class LostOperationSink {
+ public:
+  virtual ~LostOperationSink() = default;
+  // A message the chip had not delivered, to be sent again as it is by its source GPU.
+  virtual void message_lost(tlm::tlm_generic_payload& message) = 0;
+  // A load (multimem or dynamic ld_reduce request) whose result will never come.
+  virtual void load_lost(tlm::tlm_generic_payload& request) = 0;
+};
+
+// What a chip lost, counted as it handed it over.
+struct SwitchLossStats {
+  uint64_t messages_lost = 0;     // handed to message_lost
+  uint64_t loads_lost = 0;        // handed to load_lost
+  uint64_t messages_dropped = 0;  // member reads and partial sums of the lost loads (their loads go again)
+};
+
 class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
  public:
   // The identity figures chip `chip_id` of `params` reports in its registers.
@@ -87,13 +106,25 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
   const SwitchCsr& registers() const { return registers_; }
   // The interrupt line: high while an enabled error is pending. The event is notified (one delta
   // later) whenever the line changes.
-  bool irq() const { return registers_.interrupt_line(); }
+  bool irq() const { return !dead_ && registers_.interrupt_line(); }
   const sc_core::sc_event& irq_changed() const { return irq_changed_; }
 
   // Counts the link errors of the GPU->switch link feeding input `port` (its CRC failures and
   // credit resynchronisations) in the port's registers; the chip's own output links are counted
   // from the end of elaboration.
   void watch_input_link(uint32_t port, NvlinkPort& link) { link.set_fault_listener(&link_errors_, port); }
+
+  // --- Link down, chip down, flush (docs/models/switch_chip.md#link-down-chip-down-and-flush) ---
+  // The link of `port` went down (either direction) or came back up: LINK_DOWN_PORTS and
+  // error_link_state. An output whose link is down sends nothing; firmware routes around it.
+  void set_port_link_down(uint16_t port, bool down) { registers_.set_port_link_down(port, down); }
+  // Who gets what the chip loses (the platform); without one, losing anything is fatal.
+  void set_lost_operation_sink(LostOperationSink* sink) { lost_sink_ = sink; }
+  // The chip dies now: everything it holds is lost (handed to the sink), its interrupt line
+  // falls, its registers read kDeadChipRead and ignore writes, and no message may reach it.
+  void fail();
+  bool dead() const { return dead_; }
+  const SwitchLossStats& loss_stats() const { return loss_stats_; }
 
   uint32_t chip_id() const { return chip_id_; }
   // Multimem group and reduction events, evictions, access errors, refused register accesses and
@@ -186,6 +217,10 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
   sc_core::sc_time forward(uint16_t output, TrafficClass traffic_class, uint32_t requester);
   void request_output(uint16_t output, TrafficClass traffic_class, const CrossbarRequest& request);
   void register_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  // Route entry `gpu` lost a port: the messages waiting for it take another of the entry's.
+  void reroute(uint32_t gpu);
+  // Hands everything the chip holds to the sink (death, CHIP_CONTROL.FLUSH).
+  void discard_contents();
 
   // The chip's own messages (member copies, results, error responses) come from here. Declared
   // first so that it outlives every member that may still point at one of its payloads.
@@ -198,6 +233,9 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
   SwitchCsr registers_;
   LinkErrorCounter link_errors_{registers_, params_.ports};
   sc_core::sc_event irq_changed_;
+  LostOperationSink* lost_sink_ = nullptr;
+  SwitchLossStats loss_stats_;
+  bool dead_ = false;
   SwitchInputStage inputs_;
   SwitchCrossbar crossbars_[kTrafficClasses];  // [request crossbar, response crossbar]
   SwitchOutputStage outputs_;

@@ -42,6 +42,10 @@ class SwitchCrossbar {
     auto by_requester = [](const CrossbarRequest& a, const CrossbarRequest& b) { return a.requester < b.requester; };
     requests.insert(std::upper_bound(requests.begin(), requests.end(), request, by_requester), request);
   }
+  // Every request goes (the chip lost what asked).
+  void clear_requests() {
+    for (auto& output : outputs_) output.requests.clear();
+  }
   // The granted head leaves its VC: its request goes.
   void withdraw(uint16_t output, uint32_t requester) {
     std::vector<CrossbarRequest>& requests = outputs_[output].requests;

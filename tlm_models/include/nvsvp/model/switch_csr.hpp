@@ -140,6 +140,15 @@ class SwitchCsr {
   uint32_t reduction_contexts_in_use() const { return contexts_in_use_; }
   uint32_t reduction_contexts_peak() const { return contexts_peak_; }
 
+  // Link state (LINK_DOWN_PORTS): the platform says when a port's link goes down or comes back
+  // up (in either direction); a change raises error_link_state.
+  void set_port_link_down(uint32_t port, bool down);
+  uint64_t link_down_ports() const { return link_down_ports_; }
+  // Called when a route entry loses a port and keeps at least one (the datapath re-routes what
+  // waits for the lost port), and when firmware writes CHIP_CONTROL.FLUSH.
+  void on_route_change(std::function<void(uint32_t gpu)> listener) { route_listener_ = std::move(listener); }
+  void on_flush(std::function<void()> listener) { flush_listener_ = std::move(listener); }
+
   // Dynamic multimem: experts per GPU (target expert e is on GPU e / this); 0: not configured.
   uint32_t dynamic_experts_per_gpu() const { return dynamic_experts_per_gpu_; }
 
@@ -173,6 +182,9 @@ class SwitchCsr {
   // Valid groups as (base, slot), sorted by base: group_for is a binary search.
   std::vector<std::pair<uint64_t, uint32_t>> group_index_;
   std::function<void(bool)> interrupt_listener_;
+  std::function<void(uint32_t)> route_listener_;
+  std::function<void()> flush_listener_;
+  uint64_t link_down_ports_ = 0;
   static const std::vector<uint16_t> no_ports_;
 };
 

@@ -135,6 +135,12 @@ class SwitchInputStage {
   void copy_left(uint32_t parent, const sc_core::sc_time& drained) {
     if (--held_[parent].copies_left == 0) release_held(parent, drained);
   }
+  // Every held request's space frees now (the chip lost its copies: death, flush).
+  void release_all_held() {
+    for (uint32_t i = 0; i < held_.size(); ++i) {
+      if (held_[i].payload != nullptr) release_held(i, sc_core::SC_ZERO_TIME);
+    }
+  }
 
   // Route lookup: the output port for the message's destination GPU, one of the route's ports
   // chosen by address (the same granule as the GPUs' link interleaving). A GPU without a route
