@@ -16,20 +16,101 @@ json injected_json(const FaultSpec& f) {
   json entry = {{"kind", f.kind}, {"direction", f.direction}};
   if (f.gpu) entry["gpu"] = *f.gpu;
   if (f.link) entry["link"] = *f.link;
+  if (f.chip) entry["chip"] = *f.chip;
   if (f.kind == "bit_errors") {
     entry["rate_per_flit"] = f.rate_per_flit;
     entry["seed"] = f.seed;
-  } else {
+  } else if (f.kind == "credit_loss") {
     entry["at_us"] = f.at_us;
     entry["credits"] = f.credits;
+  } else {
+    entry["at_us"] = f.at_us;
+    if (f.kind == "chip_down") entry.erase("direction");
+    if (f.up_at_us) entry["up_at_us"] = *f.up_at_us;
   }
   return entry;
+}
+
+// When the fault that firmware's record answers happened, us from the layer's start; negative
+// when no injected fault matches.
+double fault_time_of(const fw::RecoveryRecord& record, const std::vector<FaultSpec>& faults, const Platform& platform) {
+  double at = -1.0;
+  for (const FaultSpec& f : faults) {
+    switch (record.kind) {
+      case fw::RecoveryKind::link_down:
+        if (f.kind == "link_down" && *f.gpu == record.gpu && *f.link == record.gpu_link) at = f.at_us;
+        break;
+      case fw::RecoveryKind::link_up:
+        if (f.kind == "link_down" && *f.gpu == record.gpu && *f.link == record.gpu_link && f.up_at_us) at = *f.up_at_us;
+        break;
+      case fw::RecoveryKind::chip_down:
+        if (f.kind == "chip_down" && *f.chip == record.chip) at = f.at_us;
+        break;
+      case fw::RecoveryKind::chip_retired:
+        // The link down that left the chip without a port to a GPU: the latest of its chip's.
+        if (f.kind == "link_down" && platform.link_end(*f.gpu, *f.link).chip == record.chip) at = std::max(at, f.at_us);
+        break;
+    }
+  }
+  return at;
+}
+
+// Link and chip outages: what firmware did (its recovery records, each with the time from its
+// fault to the recovery) and what the chips lost and the GPUs re-issued.
+json outages_json(const Platform& platform, const std::vector<FaultSpec>& faults, const fw::SwitchFabric& fabric,
+                  double layer_start_ns, double layer_us, bool& accounted) {
+  json recoveries = json::array();
+  for (const fw::RecoveryRecord& r : fabric.recovery_log()) {
+    json entry = {{"kind", fw::recovery_kind_name(r.kind)}, {"chip", r.chip}};
+    if (r.kind == fw::RecoveryKind::link_down || r.kind == fw::RecoveryKind::link_up) {
+      entry["port"] = r.port;
+      entry["gpu"] = r.gpu;
+      entry["link"] = r.gpu_link;
+    } else if (r.kind == fw::RecoveryKind::chip_retired) {
+      entry["gpu"] = r.gpu;  // the GPU the chip could no longer reach
+    }
+    const double at = fault_time_of(r, faults, platform);
+    const double recovered_us = (r.recovered_ns - layer_start_ns) * 1e-3;
+    entry["fault_at_us"] = at >= 0.0 ? json(at) : json();
+    entry["detected_us"] = (r.detected_ns - layer_start_ns) * 1e-3;
+    entry["recovered_us"] = recovered_us;
+    entry["fault_to_recovery_us"] = at >= 0.0 ? json(recovered_us - at) : json();
+    entry["operations_reissued"] = r.operations_reissued;
+    recoveries.push_back(entry);
+  }
+  // Every outage that happened within the layer must have been seen by firmware.
+  bool detected = true;
+  for (const FaultSpec& f : faults) {
+    if ((f.kind != "link_down" && f.kind != "chip_down") || f.at_us >= layer_us) continue;
+    const auto kind = f.kind == "link_down" ? fw::RecoveryKind::link_down : fw::RecoveryKind::chip_down;
+    bool seen = false;
+    for (const fw::RecoveryRecord& r : fabric.recovery_log()) {
+      seen |= r.kind == kind && (kind == fw::RecoveryKind::chip_down ? r.chip == *f.chip
+                                                                      : r.gpu == *f.gpu && r.gpu_link == *f.link);
+    }
+    detected &= seen;
+  }
+  const Platform::LossTotals loss = platform.loss_totals();
+  accounted = detected && loss.messages_lost + loss.loads_lost == loss.operations_reissued && loss.operations_held == 0;
+  return {
+      {"recoveries", recoveries},
+      {"messages_moved", loss.messages_moved},
+      {"lost",
+       {{"messages", loss.messages_lost},
+        {"loads", loss.loads_lost},
+        {"dropped_in_switch", loss.messages_dropped},
+        {"responses_dropped", loss.responses_dropped}}},
+      {"reissued", loss.operations_reissued},
+      {"held", loss.operations_held},
+      {"every_outage_detected", detected},
+      {"accounted", accounted},
+  };
 }
 
 }  // namespace
 
 json faults_json(const Platform& platform, const std::vector<FaultSpec>& faults, const fw::SwitchFabric& fabric,
-                 bool& accounted) {
+                 double layer_start_ns, double layer_us, bool& accounted) {
   const uint32_t flit_bytes = platform.spec().link.flit_bytes;
   model::LinkFaultStats total;
   uint64_t failed[2] = {0, 0};     // per direction: gpu_to_switch, switch_to_gpu
@@ -70,6 +151,11 @@ json faults_json(const Platform& platform, const std::vector<FaultSpec>& faults,
               counted[index(model::PortLinkCounter::tx_credit_resyncs)] == resyncs[1] &&
               (failed[0] + failed[1] == 0 || interrupts[0] > 0) && (resyncs[0] + resyncs[1] == 0 || interrupts[1] > 0);
 
+  bool outages_accounted = true;
+  json outages = outages_json(platform, faults, fabric, layer_start_ns, layer_us, outages_accounted);
+  const bool links_accounted = accounted;
+  accounted = links_accounted && outages_accounted;
+
   json injected = json::array();
   for (const FaultSpec& f : faults) injected.push_back(injected_json(f));
   const double resync_count = static_cast<double>(total.credit_resyncs);
@@ -102,7 +188,8 @@ json faults_json(const Platform& platform, const std::vector<FaultSpec>& faults,
         {"tx_credit_resyncs", counted[index(model::PortLinkCounter::tx_credit_resyncs)]},
         {"link_crc_interrupts_serviced", interrupts[0]},
         {"credit_resync_interrupts_serviced", interrupts[1]},
-        {"accounted", accounted}}},
+        {"accounted", links_accounted}}},
+      {"outages", outages},
   };
 }
 

@@ -242,7 +242,9 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
   const double replication_end_us = replication_.empty() ? 0.0 : layer.since_start_us(record_.replication_end);
   bool faults_accounted = true;
   const json faults = scenario_.faults.empty() ? json()
-                                                : faults_json(platform, scenario_.faults, *fabric_, faults_accounted);
+                                                : faults_json(platform, scenario_.faults, *fabric_,
+                                                              record_.layer_start.to_seconds() * 1e9,
+                                                              layer.seconds() * 1e6, faults_accounted);
   const bool passed = checks.passed() && replication_checks.passed() && stuck.empty() && faults_accounted;
   json& result = run.result = link_figures(totals, layer.seconds());
   result["scheme"] = scheme_;

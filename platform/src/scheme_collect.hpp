@@ -104,8 +104,12 @@ nlohmann::json time_breakdown_json(const Platform& platform, const LayerWindow& 
 // The scheme's `faults` section: what was injected, the links' replays and credit losses, and
 // what firmware read of them from the chips. `accounted` is whether every replay and
 // resynchronisation reached firmware through its switch port's counters and an interrupt.
+// With link and chip outages, `outages`: firmware's recoveries (each with the time from its fault,
+// `layer_start_ns` being the layer's start on firmware's clock), what the chips lost and the GPUs
+// re-issued; `accounted` also needs every outage within the layer's `layer_us` detected and
+// everything lost re-issued.
 nlohmann::json faults_json(const Platform& platform, const std::vector<FaultSpec>& faults,
-                           const fw::SwitchFabric& fabric, bool& accounted);
+                           const fw::SwitchFabric& fabric, double layer_start_ns, double layer_us, bool& accounted);
 
 nlohmann::json checks_json(const fw::MoeCheckResult& checks, const fw::ReplicationCheck& replication_checks,
                            const std::string& stuck, bool passed);

@@ -57,7 +57,7 @@ hw::MemoryAccess& TlmHal::memory(uint32_t gpu) { return platform_.gpu(gpu).memor
 uint64_t TlmHal::received_messages(uint32_t gpu) const {
   const model::GpuStats& stats = platform_.gpu(gpu).stats();
   return stats.messages_received - stats.partials_received - stats.notification_messages_received -
-         stats.chunk_parts_received;
+         stats.chunk_parts_received - platform_.void_member_reads(gpu);
 }
 
 uint64_t TlmHal::received_notifications(uint32_t gpu) const {

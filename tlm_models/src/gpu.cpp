@@ -56,11 +56,15 @@ void Gpu::set_link_down(uint32_t link, bool down) {
 uint64_t Gpu::describe_outstanding(std::ostream& os) const {
   const uint64_t tasks_left = executor_.tasks_left();
   const uint64_t queued = queued_messages();
-  if (tasks_left == 0 && queued == 0) return 0;
+  const uint64_t lost = links_.lost_held();
+  if (tasks_left == 0 && queued == 0 && lost == 0) return 0;
   os << "  " << name() << ": " << tasks_left << " of " << executor_.total_tasks() << " tasks not done";
   executor_.describe_streams(os);
-  os << "; " << queued << " messages queued on its links\n";
-  return tasks_left + queued;
+  os << "; " << queued << " messages queued on its links";
+  if (lost > 0) os << "; " << lost << " operations a switch chip lost, held for firmware to re-issue";
+  if (links_down_ != 0) os << "; links down (mask) 0x" << std::hex << links_down_ << std::dec;
+  os << "\n";
+  return tasks_left + queued + lost;
 }
 
 }  // namespace nvsvp::model

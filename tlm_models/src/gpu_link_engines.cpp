@@ -183,7 +183,9 @@ uint32_t GpuLinkEngines::substitute_link(uint32_t link, const TxItem& item) cons
   // link spread evenly over the substitutes.
   const uint64_t address = item.target_address;
   if (same_count > 0) return same_chip[interleave_way(address, interleave_bytes_ * links, same_count)];
-  if (item.for_switch && item.payload != nullptr) return kNoLink;
+  // A member's read response must reach the chip that asked (a load re-issued whole may go
+  // anywhere).
+  if (item.opcode == Opcode::member_read_response) return kNoLink;
   if (any_count == 0) SC_REPORT_FATAL(owner_, "every link of the GPU is out of use");
   return any[interleave_way(address, interleave_bytes_ * links, any_count)];
 }
@@ -395,7 +397,9 @@ void GpuLinkEngines::launch(uint32_t link, const TxItem& item, uint16_t vc) {
   NvlinkExtension& ext = extension_of(*payload);
   if (is_multimem_load(item.opcode)) engines_[link].load_bytes_in_flight += item.bytes;
   ext.vc = vc;
-  ext.issuer_link = static_cast<uint8_t>(link);
+  // The link a load leaves on, where its result is counted back. A message sent again as it was
+  // (a lost copy or result) keeps its own: a result names its load's link.
+  if (item.payload == nullptr || is_multimem_load(item.opcode)) ext.issuer_link = static_cast<uint8_t>(link);
   ext.sequence = next_sequence_number_++;
   // Injected when it entered the queue and might leave (docs/models/gpu.md, "Statistics").
   ext.issue_time = item.not_before;

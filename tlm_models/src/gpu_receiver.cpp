@@ -185,6 +185,7 @@ inline void GpuReceiver::answer_read(uint32_t link, const Payload& payload, cons
   response.set_command(tlm::TLM_WRITE_COMMAND);
   TxItem item;
   item.payload = &response;
+  item.opcode = r.opcode;
   item.peer = ext.source_gpu;
   item.for_switch = for_switch;
   item.wire_flits = r.wire_flits;

@@ -133,6 +133,7 @@ void MultimemEngine::start_ld_reduce(uint16_t port, tlm::tlm_generic_payload& pa
   const uint32_t member_count = static_cast<uint32_t>(__builtin_popcountll(members));
   const uint32_t tag = open_reduction(port, ext, member_count);
   reductions_[tag].request = &payload;
+  reductions_[tag].members_read = 0;
   payload.acquire();
   const uint32_t parent = chip_.hold_input_space(payload, port, fifo, flits, member_count);
   const uint64_t local_address = group->local_address(ext.target_address);
@@ -236,6 +237,7 @@ void MultimemEngine::start_dynamic_ld_reduce(uint16_t port, tlm::tlm_generic_pay
   const uint32_t tag = open_reduction(port, ext, trim_.expected_responses);
   PendingReduction& r = reductions_[tag];
   r.request = &payload;
+  r.members_read = 0;
   payload.acquire();
   r.targets = ext.targets;
   r.target_addresses = ext.target_addresses;
@@ -496,7 +498,7 @@ uint64_t MultimemEngine::discard_loads(LostOperationSink& sink, std::vector<std:
     PendingReduction& r = reductions_[tag];
     if (!r.active) continue;
     lost.emplace_back(r.issuer, r.issue_sequence);
-    sink.load_lost(*r.request);
+    sink.load_lost(*r.request, r.members_read);
     r.request->release();
     r.request = nullptr;
     r.active = false;
@@ -512,7 +514,7 @@ uint64_t MultimemEngine::discard_loads(LostOperationSink& sink, std::vector<std:
   for (uint16_t port = 0; port < parked_loads_.size(); ++port) {
     for (const ParkedLoad& parked : parked_loads_[port]) {
       chip_.free_input_space(port, *parked.payload, parked.fifo, parked.flits);
-      sink.load_lost(*parked.payload);
+      sink.load_lost(*parked.payload, 0);
       parked.payload->release();
       ++loads;
     }

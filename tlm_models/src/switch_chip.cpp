@@ -267,6 +267,10 @@ sc_time SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_
     // A member copy: the crossbar replicates without holding an input slot (multicast is one
     // read of the buffer); the request's own buffer frees with its last copy.
     inputs_.copy_left(entry.parent, serialization);
+    const Opcode opcode = entry.ext->opcode;
+    if (opcode == Opcode::member_read || opcode == Opcode::dynamic_member_read) {
+      multimem_.member_read_left(entry.ext->reduction_tag, entry.ext->target_gpu);
+    }
   }
   registers_.count(traffic_class == TrafficClass::request ? SwitchCounter::forwarded_requests
                                                           : SwitchCounter::forwarded_responses);

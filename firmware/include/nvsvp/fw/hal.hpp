@@ -35,7 +35,8 @@ class Hal {
   // buffer occupancy, not on the work).
   // Nor does it count the messages of token notifications (notify_tokens): how many there are
   // depends on which tokens shared a tile, that is on arrival order. Their notifications (the
-  // tokens they name) are counted instead.
+  // tokens they name) are counted instead. Nor the member reads it answered for loads a switch
+  // chip then lost (they went again with new reads).
   virtual uint64_t received_messages(uint32_t gpu) const = 0;
   virtual uint64_t received_notifications(uint32_t gpu) const = 0;
 

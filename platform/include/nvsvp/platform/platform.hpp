@@ -114,6 +114,9 @@ class Platform : public sc_core::sc_module {
     uint64_t messages_moved = 0;      // moved off GPU links out of use
   };
   LossTotals loss_totals() const;
+  // Member reads GPU `gpu` received for loads a chip then lost: they were answered for nothing
+  // (the loads went again with new reads), so the HAL's message count leaves them out.
+  uint64_t void_member_reads(uint32_t gpu) const { return gpu < void_member_reads_.size() ? void_member_reads_[gpu] : 0; }
 
   // Lists what is not yet done (GPU work, queued and buffered messages, held credits), at most
   // `max_lines` per kind with a count of the rest; returns how many items there are (0 when the
@@ -126,7 +129,7 @@ class Platform : public sc_core::sc_module {
    public:
     explicit LostOperations(Platform& platform) : platform_(platform) {}
     void message_lost(tlm::tlm_generic_payload& message) override;
-    void load_lost(tlm::tlm_generic_payload& request) override;
+    void load_lost(tlm::tlm_generic_payload& request, uint64_t members_read) override;
 
    private:
     Platform& platform_;
@@ -152,6 +155,7 @@ class Platform : public sc_core::sc_module {
   model::MessageObserver* observer_ = nullptr;
   std::vector<model::ComponentLog> register_logs_;  // [chip]
   LostOperations lost_operations_{*this};
+  std::vector<uint64_t> void_member_reads_;  // [gpu]
 };
 
 }  // namespace nvsvp::platform

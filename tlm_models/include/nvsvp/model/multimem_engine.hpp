@@ -70,6 +70,8 @@ class MultimemEngine {
   // Replaces port `port`'s reduction unit before its first use.
   void replace_reduction_unit(uint16_t port, std::unique_ptr<reduction::ReductionUnit> unit);
   const MultimemStats& stats() const { return stats_; }
+  // A member read of reduction `tag` left the chip for `gpu` (what a lost load's members saw).
+  void member_read_left(uint32_t tag, uint32_t gpu) { reductions_[tag].members_read |= 1ull << (gpu & 63); }
   // The chip lost its loads (death, flush): each outstanding and parked one goes to `sink`
   // (load_lost) and is forgotten; `lost` gets each outstanding one's (issuer, issue sequence), the
   // header its partial sums carry. Returns how many.
@@ -119,6 +121,7 @@ class MultimemEngine {
     // The request itself (a reference held until the result leaves): what the issuer sends
     // again if the chip loses the load.
     tlm::tlm_generic_payload* request = nullptr;
+    uint64_t members_read = 0;  // bit g: the member read for GPU g has left the chip
   };
   // A ld_reduce waiting for a free context of its port's reduction unit.
   struct ParkedLoad {
