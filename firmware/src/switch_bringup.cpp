@@ -39,6 +39,7 @@ std::string describe_switch_errors(uint32_t bits) {
       {regs::error_bad_target, "bad_target"},
       {regs::error_link_crc, "link_crc"},
       {regs::error_credit_resync, "credit_resync"},
+      {regs::error_link_state, "link_state"},
   };
   std::string names;
   for (const auto& [bit, name] : kNames) {
@@ -98,6 +99,8 @@ const FabricBringUpReport& SwitchFabric::bring_up(const FabricTopology& topology
                                                   uint32_t reduction_contexts_per_port) {
   const double start_ns = hal_.now_ns();
   report_ = FabricBringUpReport{};
+  recovery_ready_ = false;
+  routes_.assign(topology.switch_chips, std::vector<uint64_t>(topology.gpus, 0));
   const uint32_t found = hal_.switch_count();
   if (found != topology.switch_chips) {
     throw FabricError("the cabling names " + std::to_string(topology.switch_chips) + " switch chips, the HAL reaches " +
@@ -166,6 +169,8 @@ const FabricBringUpReport& SwitchFabric::bring_up(const FabricTopology& topology
     report_.reduction_context_pool += uint64_t{info.ports} * info.reduction_contexts_enabled;
     report_.multicast_slots = c == 0 ? info.multicast_slots : std::min(report_.multicast_slots, info.multicast_slots);
   }
+  topology_ = topology;
+  start_recovery_state();
   report_.duration_ns = hal_.now_ns() - start_ns;
   FW_LOG(hal_, info, "bring-up done in " << report_.duration_ns << " ns: " << report_.route_entries_programmed
                                          << " route entries, " << report_.multicast_slots << " multicast slots");
@@ -181,6 +186,7 @@ void SwitchFabric::program_routes(uint32_t chip, const FabricTopology& topology)
   for (uint32_t g = 0; g < topology.gpus; ++g) {
     hal_.write_register(chip, regs::route_lo(g), static_cast<uint32_t>(masks[g]));
     hal_.write_register(chip, regs::route_hi(g), static_cast<uint32_t>(masks[g] >> 32));
+    routes_[chip][g] = masks[g];
     report_.route_entries_programmed++;
   }
 }
@@ -197,9 +203,18 @@ void SwitchFabric::enable_reduction_contexts(const SwitchChipInfo& info) {
 
 size_t SwitchFabric::service_interrupts() {
   size_t serviced = 0;
+  chip_lost_this_service_ = false;
+  first_record_this_service_ = recovery_log_.size();
+  const double detected_ns = hal_.now_ns();
   for (uint32_t c = 0; c < hal_.switch_count(); ++c) {
+    if (chip_dead(c)) continue;  // its reads say nothing and its writes are lost
     const uint32_t status = hal_.read_register(c, regs::kErrorStatus);
     if (status == 0) continue;
+    if (service_dead_chip(c, status)) {
+      record(RecoveryKind::chip_down, c, 0, 0, 0, detected_ns);
+      ++serviced;
+      continue;
+    }
     error_log_.push_back(SwitchErrorRecord{c, status, hal_.now_ns()});
     FW_LOG(hal_, info, chip_name(c) << ": ERROR_STATUS " << hex_text(status) << " (" << describe_switch_errors(status)
                                     << "), cleared");
@@ -208,8 +223,14 @@ size_t SwitchFabric::service_interrupts() {
     // bit again and is serviced next time rather than lost.
     hal_.write_register(c, regs::kErrorStatus, status);
     if ((status & kLinkErrors) != 0) read_link_errors(c);
+    if ((status & regs::error_link_state) != 0) {
+      if (chip_ports_down_.size() <= c) chip_ports_down_.resize(c + 1, 0);
+      chip_ports_down_[c] = read_counter(c, regs::kLinkDownPorts);
+      FW_LOG(hal_, info, chip_name(c) << ": LINK_DOWN_PORTS " << hex_text(chip_ports_down_[c]));
+    }
     ++serviced;
   }
+  if (recovery_ready_) recover_links(detected_ns);
   return serviced;
 }
 

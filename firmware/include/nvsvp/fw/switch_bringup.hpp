@@ -105,6 +105,36 @@ struct LinkErrorTotals {
   uint64_t tx_credit_resyncs = 0;
 };
 
+// One event of the link-down recovery (docs/firmware.md#link-down-recovery).
+enum class RecoveryKind { link_down, link_up, chip_down, chip_retired };
+const char* recovery_kind_name(RecoveryKind kind);  // "link_down", ...
+
+// What firmware saw and did, one record per event, in the order decided. A link event names its
+// cable (chip, port, GPU, GPU link); chip_down names the chip; chip_retired names the chip and
+// the GPU it could no longer reach. detected_ns is when the service began, recovered_ns when its
+// links and routes were done. The lost operations a service had re-issued (over every GPU) are
+// counted once, on its first chip event; every other record has 0.
+struct RecoveryRecord {
+  RecoveryKind kind = RecoveryKind::link_down;
+  uint32_t chip = 0;
+  uint32_t port = 0;
+  uint32_t gpu = 0;
+  uint32_t gpu_link = 0;
+  double detected_ns = 0.0;
+  double recovered_ns = 0.0;
+  uint64_t operations_reissued = 0;
+  std::string describe() const;
+};
+
+// The records added up, for a run's report.
+struct RecoveryCounts {
+  uint64_t links_down = 0;
+  uint64_t links_up = 0;
+  uint64_t chips_down = 0;
+  uint64_t chips_retired = 0;
+  uint64_t operations_reissued = 0;
+};
+
 // The names of the ERROR_STATUS bits in `bits`, e.g. "no_route, bad_register_access".
 std::string describe_switch_errors(uint32_t bits);
 
@@ -141,13 +171,47 @@ class SwitchFabric {
   // A 64-bit counter (offset of its LO register): LO then HI, which the chip keeps coherent.
   uint64_t read_counter(uint32_t chip, uint32_t counter_offset);
 
+  // The link-down recovery's records, in the order firmware decided them, and their sums.
+  const std::vector<RecoveryRecord>& recovery_log() const { return recovery_log_; }
+  RecoveryCounts recovery_counts() const;
+  // Whether firmware no longer uses the chip: dead (all-ones reads) or retired (flushed, its
+  // cables out of use) for the rest of the layer.
+  bool chip_out_of_use(uint32_t chip) const;
+  bool chip_dead(uint32_t chip) const;
+  // Valid multicast slots firmware created (every live chip holds them): recovery reads back
+  // their CONTROL.valid on every chip still in use.
+  void set_multicast_slots_in_use(std::vector<uint32_t> slots) { multicast_slots_in_use_ = std::move(slots); }
+
  private:
   SwitchChipInfo discover(uint32_t chip);
   void program_routes(uint32_t chip, const FabricTopology& topology);
   void enable_reduction_contexts(const SwitchChipInfo& info);
   void read_link_errors(uint32_t chip);
+  // link_recovery.cpp: steps 2-9 of the recovery, after every chip's ERROR_STATUS was read.
+  enum class ChipUse : uint8_t { in_use, retired, dead };
+  bool service_dead_chip(uint32_t chip, uint32_t status);
+  void recover_links(double detected_ns);
+  std::vector<bool> usable_cables() const;
+  bool retire_unreachable_chips(std::vector<bool>& usable, double detected_ns);
+  void apply_cable_changes(const std::vector<bool>& usable, double detected_ns);
+  void rewrite_routes(const std::vector<bool>& usable);
+  void check_every_gpu_reachable(const std::vector<bool>& usable) const;
+  void check_multicast_groups() const;
+  void start_recovery_state();
+  void record(RecoveryKind kind, uint32_t chip, uint32_t port, uint32_t gpu, uint32_t gpu_link, double detected_ns);
 
   Hal& hal_;
+  FabricTopology topology_;                   // kept from bring-up for recovery
+  bool recovery_ready_ = false;               // bring-up done: the cabling and routes are known
+  std::vector<ChipUse> chip_use_;             // [chip]
+  std::vector<uint64_t> chip_ports_down_;     // [chip], LINK_DOWN_PORTS as last read
+  std::vector<uint64_t> gpu_links_down_;      // [gpu], as last read
+  std::vector<bool> cable_in_use_;            // [cable], as firmware last decided
+  std::vector<std::vector<uint64_t>> routes_; // [chip][gpu], the port masks last written
+  std::vector<uint32_t> multicast_slots_in_use_;
+  bool chip_lost_this_service_ = false;       // a chip died or was flushed: its operations are lost
+  size_t first_record_this_service_ = 0;
+  std::vector<RecoveryRecord> recovery_log_;
   FabricBringUpReport report_;
   std::vector<SwitchErrorRecord> error_log_;
   std::vector<LinkErrorRecord> link_error_log_;
