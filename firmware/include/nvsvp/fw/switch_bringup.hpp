@@ -192,7 +192,7 @@ class SwitchFabric {
   bool service_dead_chip(uint32_t chip, uint32_t status);
   void recover_links(double detected_ns);
   std::vector<bool> usable_cables() const;
-  bool retire_unreachable_chips(std::vector<bool>& usable, double detected_ns);
+  void retire_unreachable_chips(std::vector<bool>& usable, double detected_ns);
   void apply_cable_changes(const std::vector<bool>& usable, double detected_ns);
   void rewrite_routes(const std::vector<bool>& usable);
   void check_every_gpu_reachable(const std::vector<bool>& usable) const;
