@@ -72,8 +72,7 @@ void SwitchFabric::start_recovery_state() {
   chip_ports_down_.resize(topology_.switch_chips, 0);  // what bring-up's own service read stays
   gpu_links_down_.assign(topology_.gpus, 0);
   cable_in_use_.assign(topology_.cables.size(), true);  // bring-up routed every cable
-  recovery_log_.clear();
-  recovery_ready_ = true;
+  recovery_ready_ = true;  // the records of earlier layers stay
 }
 
 void SwitchFabric::record(RecoveryKind kind, uint32_t chip, uint32_t port, uint32_t gpu, uint32_t gpu_link,
@@ -103,8 +102,7 @@ std::vector<bool> SwitchFabric::usable_cables() const {
   return usable;
 }
 
-bool SwitchFabric::retire_unreachable_chips(std::vector<bool>& usable, double detected_ns) {
-  bool retired_any = false;
+void SwitchFabric::retire_unreachable_chips(std::vector<bool>& usable, double detected_ns) {
   for (uint32_t c = 0; c < topology_.switch_chips; ++c) {
     if (chip_use_[c] != ChipUse::in_use) continue;
     // Per GPU cabled to the chip: whether one of its cables is still usable.
@@ -123,7 +121,6 @@ bool SwitchFabric::retire_unreachable_chips(std::vector<bool>& usable, double de
       hal_.write_register(c, regs::kChipControl, regs::kChipControlFlush);
       chip_use_[c] = ChipUse::retired;
       chip_lost_this_service_ = true;
-      retired_any = true;
       record(RecoveryKind::chip_retired, c, 0, g, 0, detected_ns);
       FW_LOG(hal_, info, chip_name(c) << " retired: no usable cable to GPU " << g
                                       << " left; CHIP_CONTROL = FLUSH written, its cables go out of use");
@@ -133,7 +130,6 @@ bool SwitchFabric::retire_unreachable_chips(std::vector<bool>& usable, double de
       break;
     }
   }
-  return retired_any;
 }
 
 void SwitchFabric::apply_cable_changes(const std::vector<bool>& usable, double detected_ns) {

@@ -179,6 +179,7 @@ TEST_F(LinkRecoveryTest, LinkDownWithAnotherPortToTheGpuRewritesTheRouteWithoutI
   EXPECT_EQ(std::make_tuple(r.chip, r.port, r.gpu, r.gpu_link), std::make_tuple(0u, 2u, 1u, 0u));
   EXPECT_LT(r.detected_ns, r.recovered_ns);
   EXPECT_EQ(r.operations_reissued, 0u);
+  EXPECT_THAT(r.describe(), HasSubstr("link_down: switch chip 0 port 2, GPU 1 link 0, detected at "));
   EXPECT_FALSE(fabric_.chip_out_of_use(0));
 }
 

@@ -155,7 +155,10 @@ class SwitchFabric {
   // write 1 to clear). A chip with error_link_crc or error_credit_resync then has every port's
   // four link-error counters read (4 register reads per port, each the chip's register access
   // time: what the link-error service costs firmware) and a LinkErrorRecord logged per port whose
-  // counters moved. Returns how many chips had errors.
+  // counters moved. After bring-up it then runs the link-down recovery
+  // (docs/firmware.md#link-down-recovery): dead chips, LINK_DOWN_PORTS and the GPUs' link state
+  // read, links, routes and chips taken out of (or back into) use, lost operations re-issued;
+  // FabricError when a GPU has no usable link left. Returns how many chips had errors.
   size_t service_interrupts();
   // Waits up to `timeout_ns` (simulated) for an interrupt line and services the chips; returns
   // whether an interrupt came.
@@ -192,7 +195,7 @@ class SwitchFabric {
   bool service_dead_chip(uint32_t chip, uint32_t status);
   void recover_links(double detected_ns);
   std::vector<bool> usable_cables() const;
-  bool retire_unreachable_chips(std::vector<bool>& usable, double detected_ns);
+  void retire_unreachable_chips(std::vector<bool>& usable, double detected_ns);
   void apply_cable_changes(const std::vector<bool>& usable, double detected_ns);
   void rewrite_routes(const std::vector<bool>& usable);
   void check_every_gpu_reachable(const std::vector<bool>& usable) const;
