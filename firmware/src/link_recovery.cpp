@@ -117,13 +117,13 @@ void SwitchFabric::retire_unreachable_chips(std::vector<bool>& usable, double de
     for (uint32_t g = 0; g < topology_.gpus; ++g) {
       if (!cabled[g] || reachable[g]) continue;
       // GPUs spread their traffic over every chip without choosing one per destination, so a
-      // chip that cannot deliver to g would lose what they send it for g: it goes out of use.
-      hal_.write_register(c, regs::kChipControl, regs::kChipControlFlush);
+      // chip that cannot deliver to g would lose what they send it for g: it goes out of use,
+      // and is flushed once no GPU sends it anything more (flush_retired_chips).
       chip_use_[c] = ChipUse::retired;
+      chips_to_flush_.push_back(c);
       chip_lost_this_service_ = true;
       record(RecoveryKind::chip_retired, c, 0, g, 0, detected_ns);
-      FW_LOG(hal_, info, chip_name(c) << " retired: no usable cable to GPU " << g
-                                      << " left; CHIP_CONTROL = FLUSH written, its cables go out of use");
+      FW_LOG(hal_, info, chip_name(c) << " retired: no usable cable to GPU " << g << " left; its cables go out of use");
       for (size_t i = 0; i < topology_.cables.size(); ++i) {
         if (topology_.cables[i].chip == c) usable[i] = false;
       }
@@ -220,6 +220,13 @@ void SwitchFabric::recover_links(double detected_ns) {
   std::vector<bool> usable = usable_cables();
   retire_unreachable_chips(usable, detected_ns);
   apply_cable_changes(usable, detected_ns);
+  // After the GPUs stopped using its links (a live chip still answers what reaches it until then):
+  // everything it holds now is lost, and nothing more will reach it.
+  for (uint32_t c : chips_to_flush_) {
+    hal_.write_register(c, regs::kChipControl, regs::kChipControlFlush);
+    FW_LOG(hal_, info, chip_name(c) << ": CHIP_CONTROL = FLUSH written");
+  }
+  chips_to_flush_.clear();
   rewrite_routes(usable);
   if (recovery_log_.size() == first_record_this_service_) return;  // nothing changed
   const double recovered_ns = hal_.now_ns();

@@ -2,6 +2,7 @@
 // about it (replays, lost and resynchronised credits), what firmware read of it from the switch
 // chips' registers as it serviced their interrupts, and whether the two agree.
 #include <algorithm>
+#include <cmath>
 
 #include "nvsvp/hw/switch_registers.hpp"
 #include "scheme_collect.hpp"
@@ -59,6 +60,9 @@ double fault_time_of(const fw::RecoveryRecord& record, const std::vector<FaultSp
 // fault to the recovery) and what the chips lost and the GPUs re-issued.
 json outages_json(const Platform& platform, const std::vector<FaultSpec>& faults, const fw::SwitchFabric& fabric,
                   double layer_start_ns, double layer_us, bool& accounted) {
+  // Firmware's clock is in ns as a double: rounded to the picosecond, so that a record at the
+  // fault's own time reads as that time.
+  const auto us_since_start = [&](double ns) { return std::round((ns - layer_start_ns) * 1e3) * 1e-6; };
   json recoveries = json::array();
   for (const fw::RecoveryRecord& r : fabric.recovery_log()) {
     json entry = {{"kind", fw::recovery_kind_name(r.kind)}, {"chip", r.chip}};
@@ -70,9 +74,9 @@ json outages_json(const Platform& platform, const std::vector<FaultSpec>& faults
       entry["gpu"] = r.gpu;  // the GPU the chip could no longer reach
     }
     const double at = fault_time_of(r, faults, platform);
-    const double recovered_us = (r.recovered_ns - layer_start_ns) * 1e-3;
+    const double recovered_us = us_since_start(r.recovered_ns);
     entry["fault_at_us"] = at >= 0.0 ? json(at) : json();
-    entry["detected_us"] = (r.detected_ns - layer_start_ns) * 1e-3;
+    entry["detected_us"] = us_since_start(r.detected_ns);
     entry["recovered_us"] = recovered_us;
     entry["fault_to_recovery_us"] = at >= 0.0 ? json(recovered_us - at) : json();
     entry["operations_reissued"] = r.operations_reissued;

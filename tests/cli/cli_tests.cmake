@@ -177,7 +177,17 @@ add_test(NAME cli.runs_with_faults_are_deterministic
          COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
                  ${NVSVP_CLI_OUT}/determinism_faults --set "schemes=[deepep,nvls,dysharp]"
                  --set "faults=[{kind: bit_errors, rate_per_flit: 1.0e-4}, {kind: credit_loss, gpu: 1, link: 2, at_us: 1, credits: 200}]")
+# Link and chip outages: every scheme recovers (firmware retires the link, or the chip, and has
+# what a dead chip lost re-issued) and passes its checks; with every chip down the run exits 1.
+add_test(NAME cli.every_scheme_recovers_from_link_and_chip_outages
+         COMMAND bash ${NVSVP_CLI_DIR}/outages_every_scheme.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
+                 ${NVSVP_CLI_OUT}/outages_every_scheme)
+add_test(NAME cli.runs_with_outages_are_deterministic
+         COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
+                 ${NVSVP_CLI_OUT}/determinism_outages --set "schemes=[deepep,nvls,dysharp]"
+                 --set "faults=[{kind: chip_down, chip: 1, at_us: 10}, {kind: link_down, gpu: 3, link: 0, at_us: 5, up_at_us: 9}]")
 set_tests_properties(cli.every_scheme_passes_under_link_faults cli.runs_with_faults_are_deterministic
+                     cli.every_scheme_recovers_from_link_and_chip_outages cli.runs_with_outages_are_deterministic
                      PROPERTIES TIMEOUT 300 ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 
 # Corners of the fabric's parameters: every token copy and combine result must still be right and

@@ -84,7 +84,7 @@ TEST(SwitchCsr, UnalignedAndUnknownOffsetsReadZeroAndSetTheError) {
   // slot beyond the table, a route entry beyond the table, far away.
   const std::vector<std::pair<uint32_t, RegisterAccess>> bad = {
       {regs::kId + 2, RegisterAccess::unaligned},
-      {0x030, RegisterAccess::unknown_offset},
+      {0x034, RegisterAccess::unknown_offset},
       {regs::group_register(1, 0x04), RegisterAccess::unknown_offset},
       {regs::group_register(1, 0x3C), RegisterAccess::unknown_offset},
       {regs::group_register(4, regs::kGroupControl), RegisterAccess::unknown_offset},

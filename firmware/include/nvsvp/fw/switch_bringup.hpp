@@ -212,7 +212,8 @@ class SwitchFabric {
   std::vector<bool> cable_in_use_;            // [cable], as firmware last decided
   std::vector<std::vector<uint64_t>> routes_; // [chip][gpu], the port masks last written
   std::vector<uint32_t> multicast_slots_in_use_;
-  bool chip_lost_this_service_ = false;       // a chip died or was flushed: its operations are lost
+  bool chip_lost_this_service_ = false;
+  std::vector<uint32_t> chips_to_flush_;      // retired in this service, flushed once their cables are out of use       // a chip died or was flushed: its operations are lost
   size_t first_record_this_service_ = 0;
   std::vector<RecoveryRecord> recovery_log_;
   FabricBringUpReport report_;

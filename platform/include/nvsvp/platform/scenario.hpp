@@ -43,10 +43,10 @@ struct PlatformSpec {
     return n;
   }
   // The chip a GPU's link `link` goes to: chips take consecutive links of every GPU.
-  uint32_t chip_of_link(uint32_t link) const {
+  uint32_t chip_of_link(uint32_t gpu_link) const {
     for (uint32_t c = 0; c < links_per_chip.size(); ++c) {
-      if (link < links_per_chip[c]) return c;
-      link -= links_per_chip[c];
+      if (gpu_link < links_per_chip[c]) return c;
+      gpu_link -= links_per_chip[c];
     }
     return static_cast<uint32_t>(links_per_chip.size());
   }
