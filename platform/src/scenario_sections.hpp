@@ -45,6 +45,9 @@ struct TraceFile {};
 // A GPU or link number that may be left out (a std::optional<uint32_t>); the loader checks it
 // against the platform.
 struct OptionalIndex {};
+// The GPU partitions: a list of non-empty lists of GPU indices (a std::vector of them); the
+// loader checks them against the platform.
+struct GpuPartitions {};
 
 // How a key is used beyond its rule.
 struct KeyUse {
@@ -202,6 +205,9 @@ void visit_section(V& v, Scenario& s) {
     hw::Range{});
   v.parameters("replication", s.replication, "hot-expert replication (docs/background/hot_expert_replication.md)");
   v.section_list("faults", s.faults, "faults injected into the run (docs/configuration.md#faults)");
+  v("partitions", s.partitions,
+    "GPU partitions, lists of GPU indices; [] is one partition of every GPU, a GPU left out is isolated",
+    GpuPartitions{});
 }
 
 }  // namespace nvsvp::platform
