@@ -58,15 +58,19 @@ void MultimemEngine::refuse(uint16_t port, tlm::tlm_generic_payload& payload, ui
   NVSVP_LOG(chip_.log(), debug, "access error: " << to_string(ext.opcode) << " #" << ext.sequence << " from GPU "
                                                  << ext.source_gpu << " at 0x" << std::hex << ext.target_address
                                                  << " refused, error bit 0x" << error_bit << std::dec);
-  registers_.count(SwitchCounter::access_errors);
+  const bool across_partitions = error_bit == hw::switch_regs::error_partition;
+  registers_.count(across_partitions ? SwitchCounter::partition_errors : SwitchCounter::access_errors);
   registers_.raise_error(error_bit);
   chip_.free_input_space(port, payload, fifo, flits);
   // The issuer hears of it (nothing is written anywhere): a header-only error response.
   tlm::tlm_generic_payload& response = pool_.acquire();
   NvlinkExtension& r = extension_of(response);
   const bool load = ext.opcode == Opcode::multimem_ld_reduce || ext.opcode == Opcode::dynamic_ld_reduce;
-  make_response(r, Opcode::multimem_error, ext.source_gpu, ext.source_gpu, ext.counter,
-                load ? ext.return_address : ext.target_address, 0, link_.header_flits_per_packet);
+  const bool unicast = ext.opcode == Opcode::write || ext.opcode == Opcode::read;
+  make_response(r, unicast ? Opcode::access_error : Opcode::multimem_error, ext.source_gpu, ext.source_gpu,
+                ext.counter, load || ext.opcode == Opcode::read ? ext.return_address : ext.target_address, 0,
+                link_.header_flits_per_packet);
+  r.refused_opcode = ext.opcode;
   if (load) {
     r.multimem_address = ext.target_address;
     r.load_bytes = ext.read_bytes;
@@ -75,7 +79,19 @@ void MultimemEngine::refuse(uint16_t port, tlm::tlm_generic_payload& payload, ui
   r.issue_time = ext.issue_time;
   response.set_command(tlm::TLM_WRITE_COMMAND);
   response.set_address(r.target_address);
-  send_generated(response, r, ready_at);
+  if (across_partitions) {
+    // Back by the link it came by: the source may be isolated, with no route here.
+    chip_.push_generated(port, SwitchEntry{&response, &r, r.wire_flits, port, ready_at}, TrafficClass::response);
+  } else {
+    send_generated(response, r, ready_at);
+  }
+}
+
+bool MultimemEngine::group_within_partition(uint16_t port, uint64_t members) const {
+  for (uint64_t left = members; left != 0; left &= left - 1) {
+    if (!registers_.may_reach(port, static_cast<uint32_t>(__builtin_ctzll(left)))) return false;
+  }
+  return true;
 }
 
 void MultimemEngine::accept_static(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits,
@@ -88,6 +104,12 @@ void MultimemEngine::accept_static(uint16_t port, tlm::tlm_generic_payload& payl
   }
   if (!group->has_member(ext.source_gpu)) {
     refuse(port, payload, fifo, flits, hw::switch_regs::error_not_a_member, ready_at);
+    return;
+  }
+  // A group with a member outside the issuer's partition serves nobody (one predictable branch
+  // while the chip has no partitions).
+  if (registers_.partitioned() && !group_within_partition(port, group->members)) {
+    refuse(port, payload, fifo, flits, hw::switch_regs::error_partition, ready_at);
     return;
   }
   if (ext.opcode != Opcode::multimem_store &&
@@ -160,11 +182,14 @@ bool MultimemEngine::trim_dynamic(uint16_t port, tlm::tlm_generic_payload& paylo
       ext.opcode == Opcode::dynamic_store ? hw::MultimemStage::dispatch : hw::MultimemStage::combine;
   bool routable = per_gpu != 0 && ext.targets != nullptr && flit.target_count > 0 && flit.stage == stage &&
                   flit.target_count == ext.target_count;
+  bool crosses_partitions = false;
   if (routable) {
     // One copy per destination GPU (the output port is the GPU's, chosen by address as for any
     // message to it), each with the targets behind it.
+    const bool partitioned = registers_.partitioned();
     auto gpu_of = [&](uint16_t expert) {
       const uint32_t gpu = expert / per_gpu;
+      if (partitioned && !registers_.may_reach(port, gpu)) crosses_partitions = true;
       if (registers_.route_ports(gpu).empty()) routable = false;
       return gpu;
     };
@@ -173,6 +198,10 @@ bool MultimemEngine::trim_dynamic(uint16_t port, tlm::tlm_generic_payload& paylo
     } catch (const std::exception&) {
       routable = false;  // an expert listed twice: it would be written twice
     }
+  }
+  if (crosses_partitions) {
+    refuse(port, payload, fifo, flits, hw::switch_regs::error_partition, ready_at);
+    return false;
   }
   if (routable && ext.opcode == Opcode::dynamic_ld_reduce &&
       !reduction::op_valid_for_type(static_cast<reduction::ReduceOp>(ext.reduce_op),
