@@ -85,13 +85,17 @@ void wait_servicing_interrupts(Hal& hal, const InterruptService& service) {
   }
 }
 
-void run_layer(Hal& hal, LayerPlan& plan, const InterruptService& service) {
+void submit_layer(Hal& hal, LayerPlan& plan) {
   for (uint32_t g = 0; g < plan.sequences.size(); ++g) hal.submit(g, std::move(plan.sequences[g]));
   for (uint32_t g = 0; g < plan.extra_sequences.size(); ++g) {
     for (hw::WorkSequence& sequence : plan.extra_sequences[g]) hal.submit(g, std::move(sequence));
   }
   plan.sequences.clear();
   plan.extra_sequences.clear();
+}
+
+void run_layer(Hal& hal, LayerPlan& plan, const InterruptService& service) {
+  submit_layer(hal, plan);
   if (service) {
     wait_servicing_interrupts(hal, service);
   } else {

@@ -39,6 +39,7 @@ std::string describe_switch_errors(uint32_t bits) {
       {regs::error_bad_target, "bad_target"},
       {regs::error_link_crc, "link_crc"},
       {regs::error_credit_resync, "credit_resync"},
+      {regs::error_partition, "partition"},
       {regs::error_link_state, "link_state"},
   };
   std::string names;

@@ -74,6 +74,14 @@ class RegisterModelHal final : public fw::Hal {
 }  // namespace
 
 void check_fabric_resources(const Scenario& scenario, const std::shared_ptr<const fw::MoeLayerSpec>& layer) {
+  // The switch and the firmware know partitions; the runner does not yet run a layer per
+  // partition, and one layer over every GPU would cross them: refused rather than ignored.
+  if (!scenario.partitions.empty()) {
+    const Place at = scenario.origins ? scenario.origins->at("partitions") : Place{"partitions", scenario.file, kDefault};
+    config_fail(at.origin, at.path,
+                "no partitions: running one MoE layer per partition is not built yet (docs/configuration.md#partitions)",
+                std::to_string(scenario.partitions.size()) + " partitions");
+  }
   const fw::FabricTopology topology = fabric_topology(scenario.platform);
   for (const std::string& scheme : scenario.schemes) {
     const auto planned = within_memory(scenario.file, "a plan for scheme " + scheme, [&] {

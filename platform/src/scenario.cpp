@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <optional>
 #include <type_traits>
@@ -250,6 +251,7 @@ class ScenarioLoader {
     check_replication();
     check_message_size();
     check_faults();
+    check_partitions();
   }
   void check_fabric() const;
   void check_experts() const;
@@ -258,6 +260,7 @@ class ScenarioLoader {
   void check_replication() const;
   void check_message_size() const;
   void check_faults() const;
+  void check_partitions() const;
 
   std::string file_;
   std::string config_dir_;
@@ -346,6 +349,8 @@ class SectionReader {
                   std::optional<uint32_t>& value, const char* description, const OptionalIndex&);
   void read_value(const char* key, const ConfigNode& node, const std::string& path,
                   std::optional<double>& value, const char* description, const OptionalTime&);
+  void read_value(const char* key, const ConfigNode& node, const std::string& path,
+                  std::vector<std::vector<uint32_t>>& value, const char* description, const GpuPartitions&);
 
   // After the section's kind is known: a key that belongs to other kinds only is an error.
   void reject_keys_of_other_kinds(const std::string& selector) const;
@@ -497,6 +502,29 @@ void SectionReader::read_value(const char* key, const ConfigNode&, const std::st
   double time = 0.0;
   yaml_(key, time, description, hw::between(0.0, 1e9));
   value = time;
+}
+
+// The shape only (lists of GPU numbers); check_partitions() checks them against the platform.
+void SectionReader::read_value(const char*, const ConfigNode& node, const std::string& path,
+                               std::vector<std::vector<uint32_t>>& value, const char*, const GpuPartitions&) {
+  const std::string expected = "a list of partitions, each a list of GPU indices";
+  if (!node.is_sequence()) config_fail(node.origin, path, expected, describe(node));
+  if (node.items.size() > kMaxSectionListEntries) {
+    config_fail(node.origin, path, "at most " + std::to_string(kMaxSectionListEntries) + " partitions (an input limit)",
+                std::to_string(node.items.size()));
+  }
+  std::vector<std::vector<uint32_t>> partitions(node.items.size());
+  for (size_t i = 0; i < node.items.size(); ++i) {
+    const ConfigNode& item = node.items[i];
+    const std::string item_path = path + "[" + std::to_string(i) + "]";
+    if (!item.is_sequence()) config_fail(item.origin, item_path, "a list of GPU indices", describe(item));
+    for (size_t j = 0; j < item.items.size(); ++j) {
+      const std::string gpu_path = item_path + "[" + std::to_string(j) + "]";
+      partitions[i].push_back(static_cast<uint32_t>(
+          read_unsigned(item.items[j], gpu_path, hw::between(0, 4095), std::numeric_limits<uint32_t>::max())));
+    }
+  }
+  value = std::move(partitions);
 }
 
 void SectionReader::reject_keys_of_other_kinds(const std::string& selector) const {
@@ -679,6 +707,33 @@ void ScenarioLoader::check_faults() const {
     if (f.credits > depth) {
       config_fail(origin_of("credits"), path + ".credits",
                   "at most the depth of the VC it hits, " + std::to_string(depth) + " flits", std::to_string(f.credits));
+    }
+  }
+}
+
+// Every GPU named is one of the platform's, in one partition only; no partition is empty. GPUs
+// left out are allowed (isolated: the switch refuses every access to or from them).
+void ScenarioLoader::check_partitions() const {
+  const uint32_t gpus = scenario_.platform.gpus;
+  std::vector<int64_t> partition_of(gpus, -1);
+  for (size_t i = 0; i < scenario_.partitions.size(); ++i) {
+    const std::vector<uint32_t>& partition = scenario_.partitions[i];
+    const std::string path = "partitions[" + std::to_string(i) + "]";
+    if (partition.empty()) {
+      config_fail(origins_.at(path).origin, path, "a partition of at least one GPU", "an empty list");
+    }
+    for (size_t j = 0; j < partition.size(); ++j) {
+      const std::string gpu_path = path + "[" + std::to_string(j) + "]";
+      const uint32_t gpu = partition[j];
+      if (gpu >= gpus) {
+        config_fail(origins_.at(gpu_path).origin, gpu_path, "a GPU of the platform, 0 .. " + std::to_string(gpus - 1),
+                    std::to_string(gpu));
+      }
+      if (partition_of[gpu] >= 0) {
+        config_fail(origins_.at(gpu_path).origin, gpu_path, "each GPU in one partition, once",
+                    "GPU " + std::to_string(gpu) + " again (it is in partitions[" + std::to_string(partition_of[gpu]) + "])");
+      }
+      partition_of[gpu] = static_cast<int64_t>(i);
     }
   }
 }

@@ -84,6 +84,17 @@ class SectionDumper {
   void write(const char* key, const std::optional<double>& value, const char* description, const OptionalTime&) {
     if (value) yaml_(key, *value, description, hw::Range{});
   }
+  // In flow style, [[0, 1], [2, 3]]; [] when the GPUs are not partitioned.
+  void write(const char* key, const std::vector<std::vector<uint32_t>>& partitions, const char* description,
+             const GpuPartitions&) {
+    std::string text = "[";
+    for (size_t i = 0; i < partitions.size(); ++i) {
+      text += i ? ", [" : "[";
+      for (size_t j = 0; j < partitions[i].size(); ++j) text += (j ? ", " : "") + std::to_string(partitions[i][j]);
+      text += "]";
+    }
+    yaml_.line(key, text + "]", description);
+  }
   // Absolute, so that the dump can be read from anywhere.
   void write(const char* key, const std::string& file, const char* description, const TraceFile&) {
     std::error_code ec;

@@ -47,6 +47,9 @@ struct TraceFile {};
 struct OptionalIndex {};
 // A time in us that may be left out (a std::optional<double>), 0 .. 1e9.
 struct OptionalTime {};
+// The GPU partitions: a list of non-empty lists of GPU indices (a std::vector of them); the
+// loader checks them against the platform.
+struct GpuPartitions {};
 
 // How a key is used beyond its rule.
 struct KeyUse {
@@ -209,6 +212,9 @@ void visit_section(V& v, Scenario& s) {
     hw::Range{});
   v.parameters("replication", s.replication, "hot-expert replication (docs/background/hot_expert_replication.md)");
   v.section_list("faults", s.faults, "faults injected into the run (docs/configuration.md#faults)");
+  v("partitions", s.partitions,
+    "GPU partitions, lists of GPU indices; [] is one partition of every GPU, a GPU left out is isolated",
+    GpuPartitions{});
 }
 
 }  // namespace nvsvp::platform

@@ -62,6 +62,7 @@ json switch_json(const Platform& platform, const fw::SwitchFabric& fabric) {
     sum.reductions += s.reductions;
     sum.evictions += s.evictions;
     sum.access_errors += s.access_errors;
+    sum.partition_errors += s.partition_errors;
     sum.evicted_partial_bytes += s.evicted_partial_bytes;
     sum.evicted_reductions += s.evicted_reductions;
     sum.peak_reduction_buffer_bytes = std::max(sum.peak_reduction_buffer_bytes, s.peak_reduction_buffer_bytes);
@@ -76,6 +77,7 @@ json switch_json(const Platform& platform, const fw::SwitchFabric& fabric) {
           {"reductions", sum.reductions},
           {"evictions", sum.evictions},
           {"access_errors", sum.access_errors},
+          {"partition_errors", sum.partition_errors},
           {"evicted_partial_bytes", sum.evicted_partial_bytes},
           {"evicted_reductions", sum.evicted_reductions},
           // The share of in-switch reductions that completed in the reduction buffer with no

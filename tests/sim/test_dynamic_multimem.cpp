@@ -16,6 +16,7 @@
 #include <systemc>
 
 #include "../common/multimem_support.hpp"
+#include "../common/partition_support.hpp"
 #include "../common/test_support.hpp"
 #include "nvsvp/fw/dynamic_multicast_runtime.hpp"
 #include "nvsvp/fw/switch_bringup.hpp"
@@ -332,6 +333,94 @@ TEST(DynamicMultimem, RequestNamingAnExpertOfAGpuWithoutARouteIsRefused) {
 // A 256-byte reduction buffer cannot hold a 2 KB partial: the first of the two answers goes on
 // to the issuer as it is (an eviction), the second follows as the result, and the issuer adds
 // them. The result is still exact and lands once; the extra message is counted as traffic.
+// Partitions {GPU 0, GPU 1} and {GPU 2}: experts 0 .. 3 in the first, 4 and 5 in the second.
+const std::vector<uint32_t> kPartitionOfGpu{1, 1, 2};
+
+// A refusal for crossing partitions: one multimem_error at GPU 0, counted as a partition error
+// (not an access error), error_partition pending and then serviced.
+void expect_partition_refusal(TlmHal& hal, Platform& platform, fw::SwitchFabric& fabric) {
+  EXPECT_EQ(platform.gpu(0).stats().multimem_errors, 1u);
+  EXPECT_EQ(chips_counter(platform, &model::SwitchStats::partition_errors), 1u);
+  EXPECT_EQ(chips_counter(platform, &model::SwitchStats::access_errors), 0u);
+  EXPECT_EQ(platform.gpu(2).stats().messages_received, 0u) << "nothing reached the other partition";
+  EXPECT_EQ(test::interrupts_pending(hal), regs::error_partition);
+  EXPECT_TRUE(fabric.wait_and_service(0.0)) << "the interrupt is up";
+  uint32_t bits = 0;
+  for (const fw::SwitchErrorRecord& record : fabric.error_log()) bits |= record.bits;
+  EXPECT_EQ(bits, regs::error_partition);
+}
+
+TEST(DynamicMultimem, StoreWithATargetInAnotherPartitionIsRefusedAndOneWithinItLands) {
+  run_dynamic(dynamic_platform(), [](TlmHal& hal, Platform& platform, fw::SwitchFabric& fabric, const Objects& o) {
+    test::program_port_partitions(hal, platform.fabric_topology(), kPartitionOfGpu);
+    const Bytes16 token = bf16_lanes(2.0f);
+    hal.memory(0).write(kSource, token.data(), 16);
+    // Token 5 to experts 2 (GPU 1) and 4 (GPU 2, the other partition): refused as a whole.
+    hw::WorkSequence across = dynamic_task(store(5, o, 2), {2, 4});
+    across.tasks.push_back(hw::Task::wait(0, 0, 1));  // the error response completes it
+    hal.submit(0, std::move(across));
+    hal.wait_all_finished();
+    uint64_t unused = 0;
+    EXPECT_FALSE(hal.dynamic_local_address(1, o.dispatch.multimem_address(5), 2, unused)) << "nothing written on GPU 1";
+    EXPECT_EQ(platform.gpu(1).stats().messages_received, 0u);
+    for (uint32_t g = 0; g < kGpus; ++g) EXPECT_EQ(platform.gpu(g).hub().statistics().allocations, 0u) << "GPU " << g;
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::replications), 0u);
+    expect_partition_refusal(hal, platform, fabric);
+
+    // Token 6 to experts 2 and 3, both on GPU 1: within the partition, it lands once each.
+    hal.submit(0, dynamic_task(store(6, o, 2), {2, 3}));
+    hal.submit(1, wait_for(0, 2));
+    hal.wait_all_finished();
+    for (uint16_t expert : {2, 3}) {
+      const uint64_t block = block_of(hal, 1, o.dispatch.multimem_address(6), expert);
+      EXPECT_EQ(read16(hal, 1, block), token) << "expert " << expert;
+      EXPECT_EQ(hal.memory(1).write_count(block), 1u) << "expert " << expert;
+    }
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::partition_errors), 1u) << "no new refusal";
+  });
+}
+
+TEST(DynamicMultimem, LoadWithATargetInAnotherPartitionIsRefusedAndOneWithinItReduces) {
+  run_dynamic(dynamic_platform(), [](TlmHal& hal, Platform& platform, fw::SwitchFabric& fabric, const Objects& o) {
+    // Dispatch token 6 to experts 2, 3 (GPU 1) and 4 (GPU 2) before the partitions exist, so that
+    // every target has a partial to read.
+    const std::vector<uint16_t> targets{2, 3, 4};
+    hal.submit(0, dynamic_task(store(6, o, 3), targets));
+    hal.submit(1, wait_for(0, 2));
+    hal.submit(2, wait_for(0, 1));
+    hal.wait_all_finished();
+    write_partials(hal, o.combine.multimem_address(6), targets, 1.0f);
+    const uint64_t received_by_2 = platform.gpu(2).stats().messages_received;
+    test::program_port_partitions(hal, platform.fabric_topology(), kPartitionOfGpu);
+
+    constexpr uint64_t kRefusedResult = kResult + 0x100;
+    hw::Task across = load(6, o, 2);
+    across.target_address = kRefusedResult;
+    hw::WorkSequence issuer = dynamic_task(across, {2, 4});
+    issuer.tasks.push_back(hw::Task::wait(0, 1, 1));  // the error response completes it
+    hal.submit(0, std::move(issuer));
+    hal.wait_all_finished();
+    EXPECT_EQ(hal.memory(0).write_count(kRefusedResult), 0u) << "no result";
+    EXPECT_EQ(read16(hal, 0, kRefusedResult), Bytes16{});
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::reductions), 0u);
+    EXPECT_EQ(platform.gpu(1).stats().messages_received, 1u) << "only the dispatch: no member read";
+    EXPECT_EQ(platform.gpu(2).stats().messages_received, received_by_2) << "no member read";
+    EXPECT_EQ(platform.gpu(0).stats().multimem_errors, 1u);
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::partition_errors), 1u);
+    EXPECT_EQ(test::interrupts_pending(hal), regs::error_partition);
+    EXPECT_TRUE(fabric.wait_and_service(0.0));
+
+    // Experts 2 and 3 only: (3 + 4) x (1 .. 8), once.
+    hw::WorkSequence within = dynamic_task(load(6, o, 2), {2, 3});
+    within.tasks.push_back(hw::Task::wait(0, 1, 2));
+    hal.submit(0, std::move(within));
+    hal.wait_all_finished();
+    EXPECT_EQ(read16(hal, 0, kResult), bf16_lanes(7.0f));
+    EXPECT_EQ(hal.memory(0).write_count(kResult), 1u);
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::partition_errors), 1u) << "no new refusal";
+  });
+}
+
 TEST(DynamicMultimem, FullReductionBufferPassesPartialsOnAndTheResultStaysExact) {
   PlatformSpec spec = dynamic_platform();
   spec.switch_chip.reduction_buffer_bytes = 256;

@@ -16,6 +16,7 @@
 #include <systemc>
 
 #include "../common/multimem_support.hpp"
+#include "../common/partition_support.hpp"
 #include "../common/test_support.hpp"
 #include "nvsvp/fw/switch_bringup.hpp"
 #include "nvsvp/hw/switch_registers.hpp"
@@ -43,12 +44,16 @@ PlatformSpec multimem_platform(const std::string& reduction_backend = "model") {
   return spec;
 }
 
+// A second group, when a test asks for one: multimem [72 MiB, 80 MiB) -> local [9 MiB, 17 MiB).
+constexpr uint64_t kSecondMultimemBase = kMultimemBase + kGroupSize;
+constexpr uint64_t kSecondLocalBase = kLocalBase + kGroupSize;
+
 // Runs `body` as firmware after bring-up (with `contexts_per_port` reduction contexts enabled per
-// port) and the creation of one group with `members`; fails the test if the firmware does not
-// finish within 1 ms.
+// port) and the creation of one group with `members` (and a second with `second_members`, unless
+// 0); fails the test if the firmware does not finish within 1 ms.
 void run_with_group(const PlatformSpec& spec, uint64_t members,
                     const std::function<void(TlmHal&, Platform&, fw::SwitchFabric&)>& body,
-                    uint32_t contexts_per_port = fw::kAllReductionContexts) {
+                    uint32_t contexts_per_port = fw::kAllReductionContexts, uint64_t second_members = 0) {
   // Left to the process's end, like every module of a simulation test.
   auto& platform = *new Platform("platform", spec);
   auto& hal = *new TlmHal(platform);
@@ -57,6 +62,7 @@ void run_with_group(const PlatformSpec& spec, uint64_t members,
     fabric.bring_up(platform.fabric_topology(), contexts_per_port);
     fw::MulticastAllocator allocator(hal, fabric.report().chips);
     allocator.create_group(kMultimemBase, kGroupSize, kLocalBase, members);
+    if (second_members != 0) allocator.create_group(kSecondMultimemBase, kGroupSize, kSecondLocalBase, second_members);
     body(hal, platform, fabric);
   });
   sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS), sc_core::SC_EXIT_ON_STARVATION);
@@ -309,6 +315,124 @@ TEST(Multimem, OperationsFromANonMemberAreRefused) {
     uint32_t bits = 0;
     for (const fw::SwitchErrorRecord& record : fabric.error_log()) bits |= record.bits;
     EXPECT_EQ(bits, regs::error_not_a_member);
+  });
+}
+
+// Partitions {GPU 0, GPU 1} and {GPU 2}, programmed after the groups were made: the first group
+// (all three GPUs) spans both, the second ({0, 1}) lies within the first partition.
+const std::vector<uint32_t> kPartitionOfGpu{1, 1, 2};
+constexpr uint64_t kWithinFirstPartition = 0b011;
+
+// `issue(gpu, multimem_address, counter)` makes a task of one operation. GPU 0 issues it on the
+// group across partitions (refused: an error response completes its wait) and then on the group
+// within its partition (served); `check_within` checks the second's effect, `prepare` (if any)
+// sets memory first. A load counts at its issuer only; a store or red at every member (GPU 1 waits).
+void refused_across_partitions_served_within(const std::function<hw::Task(uint64_t, uint32_t)>& issue,
+                                             const std::function<void(TlmHal&, Platform&)>& check_within,
+                                             const std::function<void(TlmHal&)>& prepare = {}) {
+  const bool load = issue(0, 0).kind == hw::TaskKind::multimem_ld_reduce;
+  run_with_group(multimem_platform(), kAllMembers, [&, load](TlmHal& hal, Platform& platform, fw::SwitchFabric& fabric) {
+    if (prepare) prepare(hal);
+    test::program_port_partitions(hal, platform.fabric_topology(), kPartitionOfGpu);
+    const Bytes16 operand = f32_lanes({1, 2, 3, 4});
+    hal.memory(0).write(0x1000, operand.data(), 16);
+    hw::WorkSequence across;
+    across.tasks.push_back(issue(kMultimemBase, 0));
+    across.tasks.push_back(hw::Task::wait(0, 0, 1));
+    hal.submit(0, std::move(across));
+    hal.wait_all_finished();
+
+    EXPECT_EQ(platform.gpu(0).stats().multimem_errors, 1u);
+    for (uint32_t g = 0; g < kGpus; ++g) {
+      EXPECT_EQ(hal.memory(g).write_count(kLocalBase), 0u) << "GPU " << g;
+      EXPECT_EQ(platform.gpu(g).stats().payload_bytes_received, 0u) << "GPU " << g;
+    }
+    EXPECT_EQ(hal.memory(0).write_count(0x2000), 0u) << "a refused load returns nothing";
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::replications), 0u);
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::partition_errors), 1u);
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::access_errors), 0u);
+    EXPECT_EQ(test::interrupts_pending(hal), regs::error_partition);
+    EXPECT_TRUE(fabric.wait_and_service(0.0)) << "the interrupt is up";
+    uint32_t bits = 0;
+    for (const fw::SwitchErrorRecord& record : fabric.error_log()) bits |= record.bits;
+    EXPECT_EQ(bits, regs::error_partition);
+
+    hw::WorkSequence within;
+    within.tasks.push_back(issue(kSecondMultimemBase, 1));
+    within.tasks.push_back(hw::Task::wait(0, 1, 1));
+    hal.submit(0, std::move(within));
+    if (!load) hal.submit(1, wait_for(1, 1));
+    hal.wait_all_finished();
+    check_within(hal, platform);
+    EXPECT_EQ(hal.memory(2).write_count(kSecondLocalBase), 0u) << "GPU 2 is no member";
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::partition_errors), 1u) << "no new refusal";
+    EXPECT_EQ(platform.gpu(0).stats().multimem_errors, 1u);
+  }, fw::kAllReductionContexts, kWithinFirstPartition);
+}
+
+TEST(Multimem, StoreOnAGroupAcrossPartitionsIsRefused) {
+  refused_across_partitions_served_within(
+      [](uint64_t address, uint32_t counter) { return hw::Task::multimem_store(0, 0x1000, address, 16, counter); },
+      [](TlmHal& hal, Platform&) {
+        for (uint32_t g : {0u, 1u}) {
+          EXPECT_EQ(read16(hal, g, kSecondLocalBase), f32_lanes({1, 2, 3, 4})) << "GPU " << g;
+          EXPECT_EQ(hal.memory(g).write_count(kSecondLocalBase), 1u) << "GPU " << g;
+        }
+      });
+}
+
+TEST(Multimem, RedOnAGroupAcrossPartitionsIsRefused) {
+  refused_across_partitions_served_within(
+      [](uint64_t address, uint32_t counter) {
+        return hw::Task::multimem_red(0, 0x1000, address, 16, hw::MultimemOp::add, hw::MultimemType::f32, counter);
+      },
+      [](TlmHal& hal, Platform&) {
+        for (uint32_t g : {0u, 1u}) {
+          EXPECT_EQ(read16(hal, g, kSecondLocalBase), f32_lanes({1, 2, 3, 4})) << "GPU " << g << ": 0 + operand";
+          EXPECT_EQ(hal.memory(g).write_count(kSecondLocalBase), 1u) << "GPU " << g;
+        }
+      });
+}
+
+TEST(Multimem, LdReduceOnAGroupAcrossPartitionsIsRefused) {
+  refused_across_partitions_served_within(
+      [](uint64_t address, uint32_t counter) {
+        return hw::Task::multimem_ld_reduce(0, address, 0x2000, 16, hw::MultimemOp::add, hw::MultimemType::f32, counter);
+      },
+      [](TlmHal& hal, Platform& platform) {
+        EXPECT_EQ(read16(hal, 0, 0x2000), f32_lanes({11, 22, 33, 44})) << "the two members' copies summed";
+        EXPECT_EQ(hal.memory(0).write_count(0x2000), 1u) << "one result";
+        EXPECT_EQ(chips_counter(platform, &model::SwitchStats::reductions), 1u);
+      },
+      [](TlmHal& hal) {
+        const Bytes16 first = f32_lanes({1, 2, 3, 4});
+        const Bytes16 second = f32_lanes({10, 20, 30, 40});
+        hal.memory(0).write(kSecondLocalBase, first.data(), 16);
+        hal.memory(1).write(kSecondLocalBase, second.data(), 16);
+      });
+}
+
+TEST(Multimem, GroupWithMembersInTwoPartitionsServesNeitherPartition) {
+  // GPU 2, alone in its partition, is a member too: its operations on the group are refused as
+  // GPU 0's are; a write within GPU 2's own memory stays possible without the switch.
+  run_with_group(multimem_platform(), kAllMembers, [](TlmHal& hal, Platform& platform, fw::SwitchFabric& fabric) {
+    test::program_port_partitions(hal, platform.fabric_topology(), kPartitionOfGpu);
+    const Bytes16 operand = f32_lanes({5, 6, 7, 8});
+    for (uint32_t g : {0u, 2u}) {
+      hal.memory(g).write(0x1000, operand.data(), 16);
+      hw::WorkSequence issuer;
+      issuer.tasks.push_back(hw::Task::multimem_store(0, 0x1000, kMultimemBase, 16, 0));
+      issuer.tasks.push_back(hw::Task::wait(0, 0, 1));
+      hal.submit(g, std::move(issuer));
+    }
+    hal.wait_all_finished();
+    EXPECT_EQ(platform.gpu(0).stats().multimem_errors, 1u);
+    EXPECT_EQ(platform.gpu(2).stats().multimem_errors, 1u);
+    for (uint32_t g = 0; g < kGpus; ++g) EXPECT_EQ(hal.memory(g).write_count(kLocalBase), 0u) << "GPU " << g;
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::partition_errors), 2u);
+    EXPECT_EQ(chips_counter(platform, &model::SwitchStats::replications), 0u);
+    EXPECT_EQ(test::interrupts_pending(hal), regs::error_partition);
+    EXPECT_TRUE(fabric.wait_and_service(0.0));
   });
 }
 

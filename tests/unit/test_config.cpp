@@ -317,6 +317,24 @@ TEST(Config, DumpIsCompleteAndLoadsBackToTheSameScenario) {
   EXPECT_EQ(again.substr(again.find('\n')), dump.substr(dump.find('\n')));
 }
 
+TEST(Config, PartitionsLoadAndDumpBackAndDefaultToNone) {
+  TempDir dir;
+  const Scenario plain = load_scenario(dir.write("plain.yaml", kGood), {}, kConfigDir);
+  EXPECT_TRUE(plain.partitions.empty());
+  EXPECT_NE(dump_effective(plain).find("\npartitions: []"), std::string::npos);
+
+  // GPU 7 left out: allowed (isolated).
+  const Scenario s = load_scenario(dir.write("s.yaml", std::string(kGood) + "partitions:\n  - [3, 0, 1, 2]\n  - [4, 6, 5]\n"),
+                                   {}, kConfigDir);
+  const std::vector<std::vector<uint32_t>> expected{{3, 0, 1, 2}, {4, 6, 5}};
+  EXPECT_EQ(s.partitions, expected);
+  const std::string dump = dump_effective(s);
+  EXPECT_NE(dump.find("\npartitions: [[3, 0, 1, 2], [4, 6, 5]]"), std::string::npos) << dump;
+  EXPECT_EQ(load_scenario(dir.write("back.yaml", dump), {}, kConfigDir).partitions, expected);
+  EXPECT_EQ(load_scenario(dir.write("set.yaml", kGood), {"partitions=[[0, 1], [2]]"}, kConfigDir).partitions,
+            (std::vector<std::vector<uint32_t>>{{0, 1}, {2}}));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Bad input: one test per kind, each checking file, line and key path.
 
@@ -408,6 +426,18 @@ TEST(ConfigErrors, NotEnoughSwitchPorts) {
   const std::string file = dir.write("s.yaml", with_line(kGood, 2,
       "platform:\n  preset: gh200-nvl32\n  switch:\n    ports: 32"));
   expect_message(load_error(file), file + ":5", "platform.switch.ports", {"32 x 2 = 64", "got 32 ports"});
+}
+
+TEST(ConfigErrors, PartitionsNameEachGpuOfThePlatformOnce) {
+  TempDir dir;
+  const std::string range = dir.write("r.yaml", std::string(kGood) + "partitions: [[0, 1], [2, 8]]\n");
+  expect_message(load_error(range), range + ":10", "partitions[1][1]", {"a GPU of the platform, 0 .. 7", "got 8"});
+  const std::string twice = dir.write("t.yaml", std::string(kGood) + "partitions:\n  - [0, 1]\n  - [2, 1]\n");
+  expect_message(load_error(twice), twice + ":12", "partitions[1][1]", {"each GPU in one partition", "in partitions[0]"});
+  const std::string empty = dir.write("e.yaml", std::string(kGood) + "partitions:\n  - [0, 1]\n  - []\n");
+  expect_message(load_error(empty), empty + ":12", "partitions[1]", {"at least one GPU", "got an empty list"});
+  const std::string flat = dir.write("f.yaml", std::string(kGood) + "partitions: [0, 1]\n");
+  expect_message(load_error(flat), flat + ":10", "partitions[0]", {"a list of GPU indices", "got 0"});
 }
 
 TEST(ConfigErrors, LinksPerChipDoesNotMatchSwitchChips) {

@@ -316,8 +316,10 @@ TEST(SwitchErrors, BitsAreNamed) {
   EXPECT_EQ(describe_switch_errors(0), "none");
   EXPECT_EQ(describe_switch_errors(regs::error_group_not_configured | regs::error_bad_register_access),
             "group_not_configured, bad_register_access");
-  EXPECT_EQ(describe_switch_errors(regs::error_context_pool_exhausted | 0x200), "context_pool_exhausted, unknown bits 0x200");
+  EXPECT_EQ(describe_switch_errors(regs::error_context_pool_exhausted | 0x8000'0000u),
+            "context_pool_exhausted, unknown bits 0x80000000");
   EXPECT_EQ(describe_switch_errors(regs::error_link_crc | regs::error_credit_resync), "link_crc, credit_resync");
+  EXPECT_EQ(describe_switch_errors(regs::error_partition), "partition");
 }
 
 class MulticastAllocatorTest : public SwitchBringUpTest {

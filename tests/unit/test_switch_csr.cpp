@@ -2,7 +2,8 @@
 // error status, refused accesses (unaligned, unknown offset, read-only, rejected values),
 // 64-bit counters read as a coherent LO/HI pair, route entries decoded for the datapath, the
 // multicast group checks made when CONTROL.valid is set, group lookup by address, interrupt
-// enable/pending and the line's listener, and the reduction-context pool and its enable.
+// enable/pending and the line's listener, the reduction-context pool and its enable, and the
+// port partition table with what the datapath derives from it.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -89,6 +90,7 @@ TEST(SwitchCsr, UnalignedAndUnknownOffsetsReadZeroAndSetTheError) {
       {regs::group_register(1, 0x3C), RegisterAccess::unknown_offset},
       {regs::group_register(4, regs::kGroupControl), RegisterAccess::unknown_offset},
       {regs::route_lo(SwitchCsr::kRouteTableEntries), RegisterAccess::unknown_offset},
+      {regs::port_partition_register(16), RegisterAccess::unknown_offset},
       {0xFFFF'FFFC, RegisterAccess::unknown_offset},
   };
   for (const auto& [offset, why] : bad) {
@@ -348,6 +350,55 @@ TEST(SwitchCsr, ResetRestoresResetValues) {
   EXPECT_EQ(read(csr, regs::kIntEnable), 0u);
   EXPECT_EQ(read(csr, regs::kErrorStatus), 0u);
   EXPECT_EQ(levels, (std::vector<bool>{true, false}));
+}
+
+TEST(SwitchCsr, PortPartitionsDecideWhichGpusAPortReaches) {
+  SwitchCsr csr(config());
+  // GPU 0 on ports 0 and 1, GPU 1 on port 2, GPU 2 on port 3, GPU 3 on ports 4 and 5.
+  csr.set_route_ports(0, {0, 1});
+  csr.set_route_ports(1, {2});
+  csr.set_route_ports(2, {3});
+  csr.set_route_ports(3, {4, 5});
+  EXPECT_FALSE(csr.partitioned()) << "all ports 0 after reset: one partition";
+  EXPECT_EQ(read(csr, regs::port_partition_register(15)), 0u);
+
+  // {GPU 0, GPU 1} in 7, GPU 2 in 9, GPU 3 isolated.
+  for (const auto& [port, id] : std::vector<std::pair<uint32_t, uint32_t>>{
+           {0, 7}, {1, 7}, {2, 7}, {3, 9}, {4, regs::kPartitionIsolated}, {5, regs::kPartitionIsolated}}) {
+    ASSERT_EQ(csr.write(regs::port_partition_register(port), id), RegisterAccess::ok);
+  }
+  EXPECT_TRUE(csr.partitioned());
+  EXPECT_EQ(read(csr, regs::port_partition_register(2)), 7u);
+  EXPECT_EQ(csr.gpu_partition(0), 7u);
+  EXPECT_EQ(csr.gpu_partition(2), 9u);
+  EXPECT_TRUE(csr.may_reach(0, 1));
+  EXPECT_TRUE(csr.may_reach(2, 0));
+  EXPECT_FALSE(csr.may_reach(0, 2)) << "another partition";
+  EXPECT_FALSE(csr.may_reach(3, 0)) << "another partition";
+  EXPECT_FALSE(csr.may_reach(4, 3)) << "an isolated port reaches nobody, not even its own GPU";
+  EXPECT_FALSE(csr.may_reach(0, 3)) << "nobody reaches an isolated GPU";
+  EXPECT_FALSE(csr.may_reach(0, 5)) << "a GPU without a route is isolated";
+  EXPECT_EQ(csr.error_status(), 0u) << "programming partitions is no error";
+
+  // A GPU whose ports disagree is isolated; a route change is seen at once.
+  ASSERT_EQ(csr.write(regs::port_partition_register(1), 9), RegisterAccess::ok);
+  EXPECT_EQ(csr.gpu_partition(0), regs::kPartitionIsolated);
+  csr.set_route_ports(0, {0});
+  EXPECT_EQ(csr.gpu_partition(0), 7u);
+
+  // Refusals are counted in their own 64-bit counter.
+  csr.count(SwitchCounter::partition_errors, 3);
+  EXPECT_EQ(read(csr, regs::kCounterPartitionErrors), 3u);
+  EXPECT_EQ(read(csr, regs::kCounterPartitionErrors + 4), 0u);
+  EXPECT_EQ(read(csr, regs::kCounterAccessErrors), 0u);
+  ASSERT_EQ(csr.write(regs::kIntEnable, regs::error_partition), RegisterAccess::ok);
+  EXPECT_EQ(read(csr, regs::kIntEnable), uint32_t{regs::error_partition}) << "bit 9 is a defined error bit";
+
+  csr.reset();
+  EXPECT_FALSE(csr.partitioned());
+  EXPECT_EQ(read(csr, regs::port_partition_register(3)), 0u);
+  EXPECT_EQ(csr.counter(SwitchCounter::partition_errors), 0u);
+  EXPECT_THROW(csr.set_port_partition(16, 1), std::out_of_range);
 }
 
 TEST(SwitchCsr, ImpossibleConfigurationsAreRefused) {

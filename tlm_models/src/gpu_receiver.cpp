@@ -149,6 +149,13 @@ inline void GpuReceiver::receive_multimem_error(const NvlinkExtension& ext, cons
   counters_.record_arrival(ext.counter, at);
 }
 
+// Out of line: refusals are rare. A refused read's wait completes, as a refused multimem load's
+// does; a refused write leaves every counter alone (its destination's counts nothing).
+void GpuReceiver::receive_access_error(const NvlinkExtension& ext, const sc_time& at) {
+  stats_.access_errors++;
+  if (ext.refused_opcode == Opcode::read) counters_.record_arrival(ext.counter, at);
+}
+
 void GpuReceiver::reject(const NvlinkExtension& ext) {
   std::ostringstream msg;
   msg << to_string(ext.opcode) << " from GPU " << ext.source_gpu << "#" << ext.sequence << " reached GPU " << gpu_id_
@@ -227,6 +234,7 @@ tlm::tlm_sync_enum GpuReceiver::nb_transport_fw(int link, tlm::tlm_generic_paylo
     case Opcode::write_ack: receive_write_ack(ext, arrival); break;
     case Opcode::reduce_write: receive_reduce_write(payload, ext, arrival); break;
     case Opcode::multimem_error: receive_multimem_error(ext, arrival); break;
+    case Opcode::access_error: receive_access_error(ext, arrival); break;
     case Opcode::member_read_response:
     case Opcode::multimem_store:
     case Opcode::multimem_red:

@@ -58,15 +58,19 @@ void MultimemEngine::refuse(uint16_t port, tlm::tlm_generic_payload& payload, ui
   NVSVP_LOG(chip_.log(), debug, "access error: " << to_string(ext.opcode) << " #" << ext.sequence << " from GPU "
                                                  << ext.source_gpu << " at 0x" << std::hex << ext.target_address
                                                  << " refused, error bit 0x" << error_bit << std::dec);
-  registers_.count(SwitchCounter::access_errors);
+  const bool across_partitions = error_bit == hw::switch_regs::error_partition;
+  registers_.count(across_partitions ? SwitchCounter::partition_errors : SwitchCounter::access_errors);
   registers_.raise_error(error_bit);
   chip_.free_input_space(port, payload, fifo, flits);
   // The issuer hears of it (nothing is written anywhere): a header-only error response.
   tlm::tlm_generic_payload& response = pool_.acquire();
   NvlinkExtension& r = extension_of(response);
   const bool load = ext.opcode == Opcode::multimem_ld_reduce || ext.opcode == Opcode::dynamic_ld_reduce;
-  make_response(r, Opcode::multimem_error, ext.source_gpu, ext.source_gpu, ext.counter,
-                load ? ext.return_address : ext.target_address, 0, link_.header_flits_per_packet);
+  const bool unicast = ext.opcode == Opcode::write || ext.opcode == Opcode::read;
+  make_response(r, unicast ? Opcode::access_error : Opcode::multimem_error, ext.source_gpu, ext.source_gpu,
+                ext.counter, load || ext.opcode == Opcode::read ? ext.return_address : ext.target_address, 0,
+                link_.header_flits_per_packet);
+  r.refused_opcode = ext.opcode;
   if (load) {
     r.multimem_address = ext.target_address;
     r.load_bytes = ext.read_bytes;
@@ -76,7 +80,19 @@ void MultimemEngine::refuse(uint16_t port, tlm::tlm_generic_payload& payload, ui
   r.issue_time = ext.issue_time;
   response.set_command(tlm::TLM_WRITE_COMMAND);
   response.set_address(r.target_address);
-  send_generated(response, r, ready_at);
+  if (across_partitions) {
+    // Back by the link it came by: the source may be isolated, with no route here.
+    chip_.push_generated(port, SwitchEntry{&response, &r, r.wire_flits, port, ready_at}, TrafficClass::response);
+  } else {
+    send_generated(response, r, ready_at);
+  }
+}
+
+bool MultimemEngine::group_within_partition(uint16_t port, uint64_t members) const {
+  for (uint64_t left = members; left != 0; left &= left - 1) {
+    if (!registers_.may_reach(port, static_cast<uint32_t>(__builtin_ctzll(left)))) return false;
+  }
+  return true;
 }
 
 void MultimemEngine::accept_static(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits,
@@ -89,6 +105,12 @@ void MultimemEngine::accept_static(uint16_t port, tlm::tlm_generic_payload& payl
   }
   if (!group->has_member(ext.source_gpu)) {
     refuse(port, payload, fifo, flits, hw::switch_regs::error_not_a_member, ready_at);
+    return;
+  }
+  // A group with a member outside the issuer's partition serves nobody (one predictable branch
+  // while the chip has no partitions).
+  if (registers_.partitioned() && !group_within_partition(port, group->members)) {
+    refuse(port, payload, fifo, flits, hw::switch_regs::error_partition, ready_at);
     return;
   }
   if (ext.opcode != Opcode::multimem_store &&
@@ -131,10 +153,7 @@ void MultimemEngine::start_ld_reduce(uint16_t port, tlm::tlm_generic_payload& pa
   const MulticastGroup* group = registers_.group_for(ext.target_address);
   const uint64_t members = group->members;
   const uint32_t member_count = static_cast<uint32_t>(__builtin_popcountll(members));
-  const uint32_t tag = open_reduction(port, ext, member_count);
-  reductions_[tag].request = &payload;
-  reductions_[tag].members_read = 0;
-  payload.acquire();
+  const uint32_t tag = open_reduction(port, payload, member_count);
   const uint32_t parent = chip_.hold_input_space(payload, port, fifo, flits, member_count);
   const uint64_t local_address = group->local_address(ext.target_address);
   for (uint32_t gpu = 0; gpu < 64; ++gpu) {
@@ -164,11 +183,14 @@ bool MultimemEngine::trim_dynamic(uint16_t port, tlm::tlm_generic_payload& paylo
       ext.opcode == Opcode::dynamic_store ? hw::MultimemStage::dispatch : hw::MultimemStage::combine;
   bool routable = per_gpu != 0 && ext.targets != nullptr && flit.target_count > 0 && flit.stage == stage &&
                   flit.target_count == ext.target_count;
+  bool crosses_partitions = false;
   if (routable) {
     // One copy per destination GPU (the output port is the GPU's, chosen by address as for any
     // message to it), each with the targets behind it.
+    const bool partitioned = registers_.partitioned();
     auto gpu_of = [&](uint16_t expert) {
       const uint32_t gpu = expert / per_gpu;
+      if (partitioned && !registers_.may_reach(port, gpu)) crosses_partitions = true;
       if (registers_.route_ports(gpu).empty()) routable = false;
       return gpu;
     };
@@ -177,6 +199,10 @@ bool MultimemEngine::trim_dynamic(uint16_t port, tlm::tlm_generic_payload& paylo
     } catch (const std::exception&) {
       routable = false;  // an expert listed twice: it would be written twice
     }
+  }
+  if (crosses_partitions) {
+    refuse(port, payload, fifo, flits, hw::switch_regs::error_partition, ready_at);
+    return false;
   }
   if (routable && ext.opcode == Opcode::dynamic_ld_reduce &&
       !reduction::op_valid_for_type(static_cast<reduction::ReduceOp>(ext.reduce_op),
@@ -234,11 +260,8 @@ void MultimemEngine::start_dynamic_ld_reduce(uint16_t port, tlm::tlm_generic_pay
                                              uint32_t flits, const sc_time& ready_at) {
   const NvlinkExtension& ext = extension_of(payload);
   const auto copies = static_cast<uint32_t>(trim_.copies.size());
-  const uint32_t tag = open_reduction(port, ext, trim_.expected_responses);
+  const uint32_t tag = open_reduction(port, payload, trim_.expected_responses);
   PendingReduction& r = reductions_[tag];
-  r.request = &payload;
-  r.members_read = 0;
-  payload.acquire();
   r.targets = ext.targets;
   r.target_addresses = ext.target_addresses;
   r.remote_targets = ext.target_count;
@@ -296,7 +319,8 @@ bool MultimemEngine::context_available(uint16_t port) const {
   return held < registers_.reduction_contexts_enabled();
 }
 
-uint32_t MultimemEngine::open_reduction(uint16_t port, const NvlinkExtension& request, uint32_t responses) {
+uint32_t MultimemEngine::open_reduction(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t responses) {
+  const NvlinkExtension& request = extension_of(payload);
   const uint16_t context = free_contexts_[port].back();
   free_contexts_[port].pop_back();
   // Always succeeds: the chip-wide pool is the sum of the ports' enabled contexts (kept for the
@@ -325,6 +349,8 @@ uint32_t MultimemEngine::open_reduction(uint16_t port, const NvlinkExtension& re
   r.issue_sequence = request.sequence;
   r.multimem_address = request.target_address;
   r.issuer_link = request.issuer_link;
+  r.request = &payload;
+  payload.acquire();
   return tag;
 }
 
@@ -478,10 +504,7 @@ void MultimemEngine::finish_reduction(uint32_t tag, const tlm::tlm_generic_paylo
   free_contexts_[port].push_back(r.context);
   registers_.release_reduction_context();
   r.active = false;
-  if (r.request != nullptr) {
-    r.request->release();
-    r.request = nullptr;
-  }
+  r.request->release();  // every reduction holds its request (open_reduction)
   reductions_.give(tag);
   // A parked ld_reduce of this port takes the context.
   if (!parked_loads_[port].empty() && context_available(port)) {
@@ -500,7 +523,6 @@ uint64_t MultimemEngine::discard_loads(LostOperationSink& sink, std::vector<std:
     lost.emplace_back(r.issuer, r.issue_sequence);
     sink.load_lost(*r.request, r.members_read);
     r.request->release();
-    r.request = nullptr;
     r.active = false;
     if (r.context_opened) {
       buffer_used_[r.port] -= r.read_bytes;
@@ -516,8 +538,8 @@ uint64_t MultimemEngine::discard_loads(LostOperationSink& sink, std::vector<std:
       chip_.free_input_space(port, *parked.payload, parked.fifo, parked.flits);
       sink.load_lost(*parked.payload, 0);
       parked.payload->release();
-      ++loads;
     }
+    loads += parked_loads_[port].size();
     parked_loads_[port].clear();
   }
   return loads;

@@ -20,6 +20,7 @@ const char* to_string(Opcode opcode) {
     case Opcode::dynamic_write: return "dynamic_write";
     case Opcode::dynamic_member_read: return "dynamic_member_read";
     case Opcode::reduce_partial: return "reduce_partial";
+    case Opcode::access_error: return "access_error";
   }
   return "?";
 }

@@ -86,6 +86,7 @@ SwitchStats SwitchChip::stats() const {
   s.reductions = registers_.counter(SwitchCounter::reductions);
   s.evictions = registers_.counter(SwitchCounter::evictions);
   s.access_errors = registers_.counter(SwitchCounter::access_errors);
+  s.partition_errors = registers_.counter(SwitchCounter::partition_errors);
   const MultimemStats& multimem = multimem_.stats();
   s.parked_loads = multimem.parked_loads;
   s.evicted_partial_bytes = multimem.evicted_partial_bytes;
@@ -163,6 +164,14 @@ tlm::tlm_sync_enum SwitchChip::nb_transport_fw(int port, tlm::tlm_generic_payloa
       return tlm::TLM_ACCEPTED;
     default:
       break;
+  }
+  // Partitions: a request to a GPU outside the source port's partition is refused (one
+  // predictable branch while the chip has none). A response answers a request that passed.
+  if (registers_.partitioned() && ext.traffic_class == TrafficClass::request &&
+      !registers_.may_reach(static_cast<uint32_t>(port), ext.target_gpu)) {
+    multimem_.refuse_across_partitions(static_cast<uint16_t>(port), payload, static_cast<uint32_t>(fifo), flits,
+                                       ready_at);
+    return tlm::TLM_ACCEPTED;
   }
   const uint16_t output = inputs_.route(ext);
   payload.acquire();

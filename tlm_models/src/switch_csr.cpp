@@ -59,6 +59,8 @@ SwitchCsr::SwitchCsr(const SwitchCsrConfig& config)
     : config_(config),
       contexts_enabled_(config.reduction_contexts_per_port),
       port_link_errors_(config.ports),
+      port_partitions_(config.ports, 0),
+      gpu_partitions_(kRouteTableEntries, regs::kPartitionIsolated),
       route_masks_(kRouteTableEntries, 0),
       route_ports_(kRouteTableEntries),
       groups_(config.multicast_slots) {
@@ -127,6 +129,10 @@ RegisterAccess SwitchCsr::read(uint32_t offset, uint32_t& value) {
     value = port_link_errors_[port][(offset - regs::kPortErrorTable) % regs::kPortErrorStride / 4];
     return RegisterAccess::ok;
   }
+  if (offset >= regs::kPortPartitionTable && offset < regs::port_partition_register(config_.ports)) {
+    value = port_partitions_[(offset - regs::kPortPartitionTable) / regs::kPortPartitionStride];
+    return RegisterAccess::ok;
+  }
   const uint64_t group_end = regs::kGroupTable + uint64_t{regs::kGroupStride} * config_.multicast_slots;
   if (offset >= regs::kGroupTable && offset < group_end) {
     const RegisterAccess access = read_group((offset - regs::kGroupTable) / regs::kGroupStride,
@@ -172,6 +178,11 @@ RegisterAccess SwitchCsr::write(uint32_t offset, uint32_t value) {
     return write_route(gpu, high, value);
   }
   if (offset >= regs::kPortErrorTable && offset < port_error_end()) return refuse(RegisterAccess::read_only);
+  if (offset >= regs::kPortPartitionTable && offset < regs::port_partition_register(config_.ports)) {
+    port_partitions_[(offset - regs::kPortPartitionTable) / regs::kPortPartitionStride] = value;
+    update_partitions();
+    return RegisterAccess::ok;
+  }
   const uint64_t group_end = regs::kGroupTable + uint64_t{regs::kGroupStride} * config_.multicast_slots;
   if (offset >= regs::kGroupTable && offset < group_end) {
     return write_group((offset - regs::kGroupTable) / regs::kGroupStride,
@@ -188,6 +199,8 @@ void SwitchCsr::reset() {
   counters_.fill(0);
   latched_high_.fill(0);
   for (auto& port : port_link_errors_) port.fill(0);
+  std::fill(port_partitions_.begin(), port_partitions_.end(), 0);
+  update_partitions();
   contexts_in_use_ = 0;
   contexts_peak_ = 0;
   contexts_enabled_ = config_.reduction_contexts_per_port;
@@ -238,8 +251,32 @@ void SwitchCsr::set_route_mask(uint32_t gpu, uint64_t mask) {
   for (uint16_t p = 0; p < 64; ++p) {
     if ((mask >> p) & 1u) ports.push_back(p);
   }
+  update_gpu_partition(gpu);
   // A port leaving a route: what waits for it must be routed again (the chip's listener).
   if ((old & ~mask) != 0 && !ports.empty() && route_listener_) route_listener_(gpu);
+}
+
+void SwitchCsr::set_port_partition(uint32_t port, uint32_t partition) {
+  if (port >= config_.ports) {
+    throw std::out_of_range("partition of port " + std::to_string(port) + "; the chip has " +
+                            std::to_string(config_.ports));
+  }
+  port_partitions_[port] = partition;
+  update_partitions();
+}
+
+void SwitchCsr::update_gpu_partition(uint32_t gpu) {
+  const std::vector<uint16_t>& ports = route_ports_[gpu];
+  uint32_t partition = ports.empty() ? regs::kPartitionIsolated : port_partitions_[ports.front()];
+  for (uint16_t p : ports) {
+    if (port_partitions_[p] != partition) partition = regs::kPartitionIsolated;
+  }
+  gpu_partitions_[gpu] = partition;
+}
+
+void SwitchCsr::update_partitions() {
+  partitioned_ = std::any_of(port_partitions_.begin(), port_partitions_.end(), [](uint32_t id) { return id != 0; });
+  for (uint32_t gpu = 0; gpu < kRouteTableEntries; ++gpu) update_gpu_partition(gpu);
 }
 
 RegisterAccess SwitchCsr::read_group(uint32_t slot, uint32_t field, uint32_t& value) const {

@@ -6,6 +6,9 @@
 // before anything is simulated.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "nvsvp/fw/hal.hpp"
 #include "nvsvp/fw/moe_layer.hpp"
 #include "nvsvp/fw/replication_phase.hpp"
@@ -13,10 +16,15 @@
 
 namespace nvsvp::fw {
 
+// With `partitions` (lists of GPUs; none: one partition of every GPU) the chips' partitions are
+// programmed after bring-up (fabric_partitions.hpp) and every group and dynamic object must lie
+// within one partition.
 // Throws MulticastSlotsExhausted (a FabricError) when the groups need more slots than the fabric
-// has, FabricError when a chip or the topology does not fit, std::invalid_argument for a group or
-// binding the hardware refuses.
+// has, PartitionError (a FabricError) for a partition that cannot be set up or a group or dynamic
+// object that would span two, FabricError when a chip or the topology does not fit,
+// std::invalid_argument for a group or binding the hardware refuses.
 void bring_up_for_layer(Hal& hal, SwitchFabric& fabric, const FabricTopology& topology, const LayerPlan& plan,
-                        const ReplicationPhase& replication);
+                        const ReplicationPhase& replication,
+                        const std::vector<std::vector<uint32_t>>& partitions = {});
 
 }  // namespace nvsvp::fw

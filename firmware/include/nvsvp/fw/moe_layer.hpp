@@ -152,6 +152,10 @@ void install_dynamic_objects(Hal& hal, const LayerPlan& plan);
 // [&] { fabric.service_interrupts(); } (SwitchFabric, switch_bringup.hpp).
 using InterruptService = std::function<void()>;
 
+// Submits every GPU's sequences (moved out of the plan) without waiting: partitions each submit
+// their layer, then one wait covers them all, so that they start together.
+void submit_layer(Hal& hal, LayerPlan& plan);
+
 // Submits every GPU's sequence and waits until all have finished. With `service`, the wait is the
 // runtime service loop (wait_servicing_interrupts): interrupts raised while the layer runs are
 // serviced as they come. Without, interrupts wait until the caller services them.

@@ -108,6 +108,10 @@ struct Scenario {
   // Hot-expert replication (docs/background/hot_expert_replication.md): the `replication` section.
   fw::ReplicationParams replication;
   std::vector<FaultSpec> faults;  // none: nothing goes wrong
+  // GPU partitions (the `partitions` section, docs/configuration.md#partitions): each a list of
+  // GPU indices, as a fabric manager splits the GPUs among tenants. Empty: one partition of every
+  // GPU. A GPU in no partition is isolated: every access to or from it is refused.
+  std::vector<std::vector<uint32_t>> partitions;
   // Where each key was set, so that a check made after loading (check_fabric_resources) names
   // the file and line too. Null for a scenario built in code.
   std::shared_ptr<const KeyOrigins> origins;

@@ -49,7 +49,9 @@ enum ErrorBit : uint32_t {
   // Link errors the hardware corrects by itself (issue 23); the port's counters below say where.
   error_link_crc = 1u << 7,       // a packet failed its CRC on one of the chip's links and was replayed
   error_credit_resync = 1u << 8,  // a link's credits were resynchronised after some were lost
-  // Bit 9 is reserved (partitions).
+  // A request refused because it crosses partitions (issue 23): a store or load to a GPU of another
+  // partition, a multimem or dynamic operation reaching one, or from or to an isolated port.
+  error_partition = 1u << 9,
   // A port's link went down or came back up; LINK_DOWN_PORTS says which are down now.
   error_link_state = 1u << 10,
 };
@@ -61,7 +63,8 @@ constexpr uint32_t kCounterForwardedResponses = 0x108;
 constexpr uint32_t kCounterReplications = 0x110;   // copies made by multicast
 constexpr uint32_t kCounterReductions = 0x118;     // results returned by ld_reduce
 constexpr uint32_t kCounterEvictions = 0x120;      // partial results evicted from reduction buffers
-constexpr uint32_t kCounterAccessErrors = 0x128;   // multimem operations refused
+constexpr uint32_t kCounterAccessErrors = 0x128;   // multimem operations refused (partitions aside)
+constexpr uint32_t kCounterPartitionErrors = 0x130;  // requests refused for crossing partitions
 
 // Link state (read-only, 64-bit LO/HI): bit p is set while port p's link is down, in either
 // direction (issue 23, link_down). A change raises error_link_state.
@@ -85,6 +88,16 @@ constexpr uint32_t kPortTxCreditResyncs = 0xC;  // resynchronisations of this ou
 constexpr uint32_t port_error_register(uint32_t port, uint32_t field) {
   return kPortErrorTable + kPortErrorStride * port + field;
 }
+
+// Partitions (issue 23): port p's partition id (RW, reset 0) at kPortPartitionTable +
+// kPortPartitionStride * p. A request is served only when the partition id of the port it arrives
+// on equals that of every GPU it reaches, a GPU's being the id its route's ports share here (no
+// route, or ports that disagree: isolated). kPartitionIsolated marks a port whose GPU is in no
+// partition: every request from or to it is refused. All ports 0 (reset): one partition.
+constexpr uint32_t kPortPartitionTable = 0x2000;
+constexpr uint32_t kPortPartitionStride = 4;
+constexpr uint32_t kPartitionIsolated = 0xFFFF'FFFFu;
+constexpr uint32_t port_partition_register(uint32_t port) { return kPortPartitionTable + kPortPartitionStride * port; }
 
 // Route table: entry g (destination GPU g) is a 64-bit mask of the ports towards it.
 constexpr uint32_t kRouteTable = 0x1000;

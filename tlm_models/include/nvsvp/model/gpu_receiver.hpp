@@ -79,6 +79,7 @@ class GpuReceiver final : public NvlinkReceiver {
                                                           const sc_core::sc_time& at);
   // A refused multimem request.
   [[gnu::always_inline]] inline void receive_multimem_error(const NvlinkExtension& ext, const sc_core::sc_time& at);
+  void receive_access_error(const NvlinkExtension& ext, const sc_core::sc_time& at);
   // A read, or a switch's member read (static or dynamic) for a ld_reduce: its response queues.
   [[gnu::always_inline]] inline void answer_read(uint32_t link, const Payload& payload, const NvlinkExtension& ext,
                                                  const sc_core::sc_time& at);

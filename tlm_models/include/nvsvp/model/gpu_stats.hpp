@@ -17,6 +17,7 @@ struct GpuStats {
   uint64_t local_copies = 0;
   uint64_t tasks_done = 0;
   uint64_t multimem_errors = 0;  // multimem requests the switch refused (multimem_error responses)
+  uint64_t access_errors = 0;    // writes and reads the switch refused (access_error responses)
   uint64_t dynamic_operations = 0;  // dynamic_store / dynamic_ld_reduce tasks issued
   uint64_t partials_received = 0;   // reduce_partial messages (a switch's full reduction buffer)
   uint64_t notifications_sent = 0;              // notify_tokens: tokens notified, over links or not

@@ -61,6 +61,13 @@ class MultimemEngine {
   // dynamic_store, dynamic_ld_reduce.
   void accept_dynamic(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits,
                       const sc_core::sc_time& ready_at);
+  // A request that arrived on `port` and crosses partitions (a write or read the chip checked, or
+  // one of the above): refused with error_partition, counted in partition_errors, answered on
+  // `port` (an isolated source may have no route here); nothing is written anywhere.
+  void refuse_across_partitions(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits,
+                                const sc_core::sc_time& ready_at) {
+    refuse(port, payload, fifo, flits, hw::switch_regs::error_partition, ready_at);
+  }
   // A member_read_response for one of the engine's loads; consumed here.
   void take_member_response(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits);
 
@@ -134,9 +141,11 @@ class MultimemEngine {
   void start_ld_reduce(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits,
                        const sc_core::sc_time& ready_at);
   // The request is refused with `error_bit`: its buffer frees and the issuer gets a
-  // multimem_error response.
+  // multimem_error response (a write or read: access_error).
   void refuse(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits, uint32_t error_bit,
               const sc_core::sc_time& ready_at);
+  // Whether every member of a group is in the partition of `port` (a chip with partitions).
+  bool group_within_partition(uint16_t port, uint64_t members) const;
   // Dynamic multimem (docs/models/dynamic_multimem.md): trims the target list per destination
   // GPU into trim_; false (and the request refused) when the chip cannot serve the list.
   bool trim_dynamic(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits,
@@ -159,7 +168,8 @@ class MultimemEngine {
                   const sc_core::sc_time& ready_at);
   // Records a reduction of `responses` member responses for `request` in a free context of
   // `port`; returns its tag.
-  uint32_t open_reduction(uint16_t port, const NvlinkExtension& request, uint32_t responses);
+  // (It keeps a reference to the request until the result leaves.)
+  uint32_t open_reduction(uint16_t port, tlm::tlm_generic_payload& request, uint32_t responses);
 
   // Member responses and results.
   void run_reduction_unit(uint16_t port, const std::vector<reduction::Command>& commands);

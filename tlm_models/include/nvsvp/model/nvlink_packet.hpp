@@ -44,8 +44,11 @@ enum class Opcode : uint8_t {
   // From the switch to the issuer of a dynamic or static ld_reduce.
   reduce_partial,      // response: a partial sum the switch's full reduction buffer passed on
                        // (an eviction); the issuer adds it to the result that follows
+  // From the switch to the source of a write or read it refused (the source and destination are in
+  // different partitions): nothing was written; `refused_opcode` says which request it was.
+  access_error,
 };
-inline constexpr int kOpcodes = static_cast<int>(Opcode::reduce_partial) + 1;
+inline constexpr int kOpcodes = static_cast<int>(Opcode::access_error) + 1;
 enum class TrafficClass : uint8_t { request = 0, response = 1 };
 inline constexpr int kTrafficClasses = 2;
 
@@ -58,6 +61,7 @@ inline TrafficClass class_of(Opcode opcode) {
     case Opcode::member_read_response:
     case Opcode::multimem_error:
     case Opcode::reduce_partial:
+    case Opcode::access_error:
       return TrafficClass::response;
     default:
       return TrafficClass::request;
@@ -107,6 +111,7 @@ struct NvlinkExtension : tlm::tlm_extension<NvlinkExtension> {
   // A request: the issuer's link it left on; a multimem load's result or refusal: its load's
   // (the issuer's link engine counted the load in flight there).
   uint8_t issuer_link = 0;
+  Opcode refused_opcode = Opcode::write;  // an access_error: the request the switch refused
   // A multimem load's result (or refusal): the load's multimem address and read bytes, which the
   // issuer's link engine counted in flight when it sent the load.
   uint64_t multimem_address = 0;

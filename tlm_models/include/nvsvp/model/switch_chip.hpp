@@ -53,6 +53,7 @@ struct SwitchStats {
   uint64_t reductions = 0;
   uint64_t evictions = 0;
   uint64_t access_errors = 0;
+  uint64_t partition_errors = 0;  // requests refused for crossing partitions
   uint64_t parked_loads = 0;  // ld_reduce requests that waited for a free reduction context
   uint64_t evicted_partial_bytes = 0;  // payload of the partial sums passed on (extra traffic)
   uint64_t evicted_reductions = 0;     // ld_reduce results with at least one partial passed on

@@ -45,8 +45,9 @@ enum class SwitchCounter : uint32_t {
   reductions,
   evictions,
   access_errors,
+  partition_errors,
 };
-inline constexpr uint32_t kSwitchCounters = 6;
+inline constexpr uint32_t kSwitchCounters = 7;
 
 // A port's link-error counters, in register order (docs/registers.md, "Link errors per port").
 enum class PortLinkCounter : uint32_t {
@@ -103,6 +104,24 @@ class SwitchCsr {
   // Programs an entry directly (tests and tools; firmware writes ROUTE_LO/HI). Throws
   // std::out_of_range for a GPU beyond the table or a port the chip does not have.
   void set_route_ports(uint32_t gpu, const std::vector<uint16_t>& ports);
+
+  // Partitions (docs/registers.md, "Partitions"). Whether any port's partition id is not 0: while
+  // none is, every request is served as before and the datapath asks nothing more.
+  bool partitioned() const { return partitioned_; }
+  uint32_t port_partition(uint32_t port) const { return port_partitions_.at(port); }
+  // The partition of GPU `gpu` as this chip sees it: the id its route's ports share, or
+  // kPartitionIsolated (no route, ports that disagree, a GPU beyond the table).
+  uint32_t gpu_partition(uint32_t gpu) const {
+    return gpu < kRouteTableEntries ? gpu_partitions_[gpu] : hw::switch_regs::kPartitionIsolated;
+  }
+  // Whether a request arriving on `port` may reach GPU `gpu`.
+  bool may_reach(uint32_t port, uint32_t gpu) const {
+    const uint32_t from = port_partitions_[port];
+    return from != hw::switch_regs::kPartitionIsolated && from == gpu_partition(gpu);
+  }
+  // Programs a port's id directly (tests and tools; firmware writes PORT_PARTITION). Throws
+  // std::out_of_range for a port the chip does not have.
+  void set_port_partition(uint32_t port, uint32_t partition);
 
   // The valid group whose range covers `address`, or nullptr.
   const MulticastGroup* group_for(uint64_t address) const;
@@ -161,6 +180,9 @@ class SwitchCsr {
   // group table").
   bool group_acceptable(uint32_t slot) const;
   void set_route_mask(uint32_t gpu, uint64_t mask);
+  // Recomputes gpu_partitions_[gpu] from its route and the ports' ids.
+  void update_gpu_partition(uint32_t gpu);
+  void update_partitions();
   void rebuild_group_index();
   void set_error_state(uint32_t status, uint32_t enable);
   // The end of the port error table: kPortErrorStride bytes per port the chip has.
@@ -176,6 +198,9 @@ class SwitchCsr {
   uint32_t contexts_enabled_ = 0;  // per port; the constructor and reset() set it to all
   uint32_t dynamic_experts_per_gpu_ = 0;
   std::vector<std::array<uint32_t, kPortLinkCounters>> port_link_errors_;  // [port][counter]
+  std::vector<uint32_t> port_partitions_;  // [port]
+  std::vector<uint32_t> gpu_partitions_;   // [gpu], decoded from the route table and port_partitions_
+  bool partitioned_ = false;
   std::vector<uint64_t> route_masks_;
   std::vector<std::vector<uint16_t>> route_ports_;
   std::vector<MulticastGroup> groups_;
