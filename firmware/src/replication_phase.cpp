@@ -433,10 +433,14 @@ void load_expert_weights(Hal& hal, const ReplicationPhase& phase, const MoeLayer
   }
 }
 
-void run_replication_phase(Hal& hal, ReplicationPhase& phase) {
+void submit_replication_phase(Hal& hal, ReplicationPhase& phase) {
   for (uint32_t g = 0; g < phase.sequences.size(); ++g) {
     for (hw::WorkSequence& seq : phase.sequences[g]) hal.submit(g, std::move(seq));
   }
+}
+
+void run_replication_phase(Hal& hal, ReplicationPhase& phase) {
+  submit_replication_phase(hal, phase);
   hal.wait_all_finished();
 }
 

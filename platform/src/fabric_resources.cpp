@@ -7,6 +7,7 @@
 
 #include "config_reader.hpp"
 #include "key_origins.hpp"
+#include "layer_parts.hpp"
 #include "nvsvp/fw/layer_bring_up.hpp"
 #include "nvsvp/model/gpu_hub.hpp"
 #include "nvsvp/model/switch_chip.hpp"
@@ -74,37 +75,37 @@ class RegisterModelHal final : public fw::Hal {
 }  // namespace
 
 void check_fabric_resources(const Scenario& scenario, const std::shared_ptr<const fw::MoeLayerSpec>& layer) {
-  // The switch and the firmware know partitions; the runner does not yet run a layer per
-  // partition, and one layer over every GPU would cross them: refused rather than ignored.
-  if (!scenario.partitions.empty()) {
-    const Place at = scenario.origins ? scenario.origins->at("partitions") : Place{"partitions", scenario.file, kDefault};
-    config_fail(at.origin, at.path,
-                "no partitions: running one MoE layer per partition is not built yet (docs/configuration.md#partitions)",
-                std::to_string(scenario.partitions.size()) + " partitions");
-  }
   const fw::FabricTopology topology = fabric_topology(scenario.platform);
   for (const std::string& scheme : scenario.schemes) {
-    const auto planned = within_memory(scenario.file, "a plan for scheme " + scheme, [&] {
-      fw::LayerPlan plan = fw::build_layer(scheme, layer);
-      fw::ReplicationPhase replication = fw::build_replication_phase(*layer, plan);
-      return std::make_pair(std::move(plan), std::move(replication));
-    });
-    const fw::LayerPlan& plan = planned.first;
-    const fw::ReplicationPhase& replication = planned.second;
+    std::vector<LayerPart> parts = within_memory(scenario.file, "a plan for scheme " + scheme,
+                                                 [&] { return plan_layer_parts(scenario, scheme, layer); });
     RegisterModelHal hal(scenario.platform);
+    LayerPartHals hals(hal, parts, !scenario.partitions.empty());
+    try {
+      hals.check_plans(parts);
+    } catch (const std::invalid_argument& e) {
+      const Place at = scenario.origins ? scenario.origins->blame({"schemes", "partitions"})
+                                        : Place{"schemes", scenario.file, kDefault};
+      config_fail(at.origin, at.path, "schemes that run within a partition (with partitions: no dynamic multimem)",
+                  scheme + ": " + e.what());
+    }
     fw::SwitchFabric fabric(hal);
     try {
-      fw::bring_up_for_layer(hal, fabric, topology, plan, replication);
+      hals.bring_up(fabric, topology, parts, scenario.partitions);
     } catch (const fw::MulticastSlotsExhausted& e) {
       // Anything else bring-up throws is a firmware or model defect, not bad input: it propagates.
+      size_t layer_groups = 0, replication_groups = 0;
+      for (const LayerPart& part : parts) {
+        layer_groups += part.plan.multicast_groups.size();
+        replication_groups += part.replication.multicast_groups.size();
+      }
       const Place at = scenario.origins ? scenario.origins->blame({"platform.switch.multicast_slots", "schemes",
                                                                    "replication.policy", "replication.broadcast"})
                                         : Place{"platform.switch.multicast_slots", scenario.file, kDefault};
       config_fail(at.origin, at.path,
                   "enough multicast slots for scheme " + scheme + ": " +
-                      std::to_string(plan.multicast_groups.size() + replication.multicast_groups.size()) +
-                      " groups (the layer's " + std::to_string(plan.multicast_groups.size()) + ", replication's " +
-                      std::to_string(replication.multicast_groups.size()) + ")",
+                      std::to_string(layer_groups + replication_groups) + " groups (the layer's " +
+                      std::to_string(layer_groups) + ", replication's " + std::to_string(replication_groups) + ")",
                   std::to_string(scenario.platform.switch_chip.multicast_slots) +
                       " slots per chip (platform.switch.multicast_slots): " + e.what());
     }

@@ -85,7 +85,7 @@ json link_figures(const DirectionTotals totals[2], double layer_s) {
 }
 
 Timeline timeline_of(const Platform& platform, uint64_t bin_ps, const LayerWindow& layer) {
-  const std::vector<std::string>& phase_names = platform.gpu(0).phase_names();
+  const std::vector<std::string>& names_of_phases = phase_names(platform);
   const uint64_t first_bin = layer.start.value() / bin_ps;
   const uint64_t end_bin = (layer.end.value() + bin_ps - 1) / bin_ps;
   const double capacity_ps = static_cast<double>(bin_ps) * platform.links_per_gpu();
@@ -105,10 +105,10 @@ Timeline timeline_of(const Platform& platform, uint64_t bin_ps, const LayerWindo
       }
     }
   }
-  timeline.names = phase_names;
+  timeline.names = names_of_phases;
   // A compute span of a phase without a name is named by its number.
   auto name_index = [&](uint32_t phase) {
-    if (phase < phase_names.size()) return phase;
+    if (phase < names_of_phases.size()) return phase;
     const std::string name = std::to_string(phase);
     const auto known = std::find(timeline.names.begin(), timeline.names.end(), name);
     if (known != timeline.names.end()) return static_cast<uint32_t>(known - timeline.names.begin());

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "nvsvp/model/nvlink_packet.hpp"
+#include "layer_parts.hpp"
 #include "scenario_sections.hpp"
 #include "text.hpp"
 
@@ -70,12 +71,27 @@ Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std:
     transactions += r["sim"]["transactions"].get<uint64_t>();
     peak_rss = std::max(peak_rss, r["sim"]["peak_rss_mb"].get<double>());
   }
-  const fw::MoeRouting& routing = layer.routing;
-  uint64_t copies = 0;
-  std::vector<uint32_t> dests;
-  for (uint64_t t = 0; t < routing.tokens(); ++t) {
-    fw::destination_gpus(routing, t, dests);
-    copies += dests.size();
+  // The layer, or each partition's (its own GPUs and routing seed): tokens and copies summed.
+  const std::vector<std::shared_ptr<const fw::MoeLayerSpec>> parts =
+      layer_part_specs(scenario, std::shared_ptr<const fw::MoeLayerSpec>(&layer, [](const fw::MoeLayerSpec*) {}));
+  uint64_t tokens = 0, copies = 0;
+  json partitions = json::array();
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const fw::MoeRouting& routing = parts[p]->routing;
+    uint64_t part_copies = 0;
+    std::vector<uint32_t> dests;
+    for (uint64_t t = 0; t < routing.tokens(); ++t) {
+      fw::destination_gpus(routing, t, dests);
+      part_copies += dests.size();
+    }
+    tokens += routing.tokens();
+    copies += part_copies;
+    if (!scenario.partitions.empty()) {
+      partitions.push_back({{"gpus", scenario.partitions[p]},
+                            {"routing_seed", partition_alone(scenario, p).workload.routing.seed},
+                            {"tokens", routing.tokens()},
+                            {"token_copies", part_copies}});
+    }
   }
   const PlatformSpec& p = scenario.platform;
   report.document = {
@@ -95,15 +111,16 @@ Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std:
         {"routing", routing_summary(scenario.workload.routing)},
         {"pure_communication", scenario.pure_communication}}},
       {"workload",
-       {{"tokens", routing.tokens()},
+       {{"tokens", tokens},
         {"token_copies", copies},
-        {"destinations_per_token", routing.tokens() ? static_cast<double>(copies) / routing.tokens() : 0.0},
+        {"destinations_per_token", tokens ? static_cast<double>(copies) / tokens : 0.0},
         {"dispatch_bytes_per_token", fw::vector_bytes(layer.dispatch_dtype, layer.model.hidden)},
         {"combine_bytes_per_token", fw::vector_bytes(layer.combine_dtype, layer.model.hidden)}}},
       {"results", results},
       {"sim", {{"wall_seconds", wall_seconds}, {"transactions", transactions}, {"peak_rss_mb", peak_rss}}},
       {"passed", report.passed},
   };
+  if (!scenario.partitions.empty()) report.document["workload"]["partitions"] = partitions;
   return report;
 }
 

@@ -21,6 +21,7 @@
 #include "nvsvp/platform/routing_generator.hpp"
 #include "nvsvp/platform/tlm_hal.hpp"
 #include "config_reader.hpp"
+#include "layer_parts.hpp"
 #include "progress_line.hpp"
 #include "scheme_collect.hpp"
 
@@ -44,6 +45,7 @@ double peak_rss_mb() {
 struct FirmwareRecord {
   sc_core::sc_time layer_start;
   sc_core::sc_time layer_end;
+  std::vector<sc_core::sc_time> part_end;  // per layer part (partition): when its last GPU finished
   sc_core::sc_time replication_end;
   std::vector<uint64_t> broadcast_bytes_sent;  // per GPU: what its links sent in the replication phase
   std::string bring_up_error;                  // empty when the switch came up
@@ -62,13 +64,10 @@ class SchemeSimulation {
         with_timeline_(with_timeline),
         observe_(observe) {}
 
-  // The firmware's plan of the layer, and of the replication phase before it.
+  // The firmware's plan of the layer, and of the replication phase before it: one of each per
+  // partition when the scenario has partitions.
   void plan() {
-    plan_ = fw::build_layer(scheme_, layer_);
-    replication_ = fw::build_replication_phase(*layer_, plan_);
-    for (size_t g = 0; g < replication_.expected_link_arrivals.size(); ++g) {
-      plan_.expected_link_arrivals[g] += replication_.expected_link_arrivals[g];
-    }
+    parts_ = plan_layer_parts(scenario_, scheme_, layer_);
     plan_seconds_ = seconds_since(wall_start_);
   }
 
@@ -82,6 +81,7 @@ class SchemeSimulation {
     timeline_bin_ps_ = static_cast<uint64_t>(std::llround(scenario_.simulation.timeline_bin_us * 1e6));
     if (with_timeline_) platform_->record_link_timelines(timeline_bin_ps_);
     hal_.emplace(*platform_);
+    part_hals_.emplace(*hal_, parts_, !scenario_.partitions.empty());
     fabric_.emplace(*hal_);
     record_.broadcast_bytes_sent.assign(platform_->gpu_count(), 0);
     host_ = new FirmwareHost("firmware", [this] { firmware_script(); });
@@ -147,26 +147,38 @@ class SchemeSimulation {
     }
     record_.layer_start = sc_core::sc_time_stamp();
     platform_->inject_faults(scenario_.faults, record_.layer_start);
-    fw::load_inputs(*hal_, plan_);
-    if (!replication_.empty()) run_replication_phase();
-    // The runtime service loop: switch interrupts raised while the layer runs (link errors among
-    // them) are serviced as they come, in the firmware thread, beside the GPUs' work.
-    fw::run_layer(*hal_, plan_, [this] { fabric_->service_interrupts(); });
-    // The layer ends when its last GPU does, not when the firmware, perhaps still in a service
+    for (size_t p = 0; p < parts_.size(); ++p) fw::load_inputs((*part_hals_)[p], parts_[p].plan);
+    if (replicating()) run_replication_phase();
+    // Every partition's layer starts at once; then the runtime service loop: switch interrupts
+    // raised while the layers run (link errors among them) are serviced as they come, in the
+    // firmware thread, beside the GPUs' work.
+    for (size_t p = 0; p < parts_.size(); ++p) fw::submit_layer((*part_hals_)[p], parts_[p].plan);
+    fw::wait_servicing_interrupts(*hal_, [this] { fabric_->service_interrupts(); });
+    // A layer ends when its last GPU does, not when the firmware, perhaps still in a service
     // when that happened, gets back.
-    record_.layer_end = sc_core::SC_ZERO_TIME;
-    for (uint32_t g = 0; g < platform_->gpu_count(); ++g) {
-      record_.layer_end = std::max(record_.layer_end, platform_->gpu(g).finish_time());
+    record_.part_end.assign(parts_.size(), sc_core::SC_ZERO_TIME);
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      for (uint32_t g : parts_[p].gpus) record_.part_end[p] = std::max(record_.part_end[p], platform_->gpu(g).finish_time());
     }
+    record_.layer_end = *std::max_element(record_.part_end.begin(), record_.part_end.end());
     fabric_->service_interrupts();  // errors raised as the layer ended, for the report
   }
 
-  void bring_up_fabric() { fw::bring_up_for_layer(*hal_, *fabric_, platform_->fabric_topology(), plan_, replication_); }
+  void bring_up_fabric() {
+    part_hals_->bring_up(*fabric_, platform_->fabric_topology(), parts_, scenario_.partitions);
+  }
 
-  // Shared experts and hot-expert broadcasts, before the layer's dispatch.
+  bool replicating() const {
+    return std::any_of(parts_.begin(), parts_.end(), [](const LayerPart& part) { return !part.replication.empty(); });
+  }
+
+  // Shared experts and hot-expert broadcasts, before the layer's dispatch (every partition's at once).
   void run_replication_phase() {
-    fw::load_expert_weights(*hal_, replication_, *layer_);
-    fw::run_replication_phase(*hal_, replication_);
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      fw::load_expert_weights((*part_hals_)[p], parts_[p].replication, *parts_[p].layer);
+    }
+    for (size_t p = 0; p < parts_.size(); ++p) fw::submit_replication_phase((*part_hals_)[p], parts_[p].replication);
+    hal_->wait_all_finished();
     record_.replication_end = sc_core::sc_time_stamp();
     // Nothing else has used the links yet: what each GPU sent so far is its broadcasts.
     for (uint32_t g = 0; g < platform_->gpu_count(); ++g) {
@@ -212,40 +224,106 @@ class SchemeSimulation {
   const bool with_timeline_;
   const Observability& observe_;
   std::optional<ComponentTrace> trace_;
-  fw::LayerPlan plan_;
-  fw::ReplicationPhase replication_;
+  std::vector<LayerPart> parts_;  // one, or one per partition
   double plan_seconds_ = 0.0;
   double simulate_seconds_ = 0.0;
   uint64_t timeline_bin_ps_ = 0;
   Platform* platform_ = nullptr;
   std::optional<TlmHal> hal_;
+  std::optional<LayerPartHals> part_hals_;
   std::optional<fw::SwitchFabric> fabric_;
   FirmwareHost* host_ = nullptr;
   FirmwareRecord record_;
 };
 
+// The checks of every part as one: counts summed, each violation prefixed with its partition
+// when there are several.
+fw::MoeCheckResult merged_checks(const std::vector<fw::MoeCheckResult>& parts) {
+  if (parts.size() == 1) return parts[0];
+  fw::MoeCheckResult all;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const fw::MoeCheckResult& c = parts[p];
+    all.token_copies_expected += c.token_copies_expected;
+    all.token_copies_delivered += c.token_copies_delivered;
+    all.remote_token_copies += c.remote_token_copies;
+    all.tokens_checked += c.tokens_checked;
+    all.combine_errors += c.combine_errors;
+    all.receive_count_errors += c.receive_count_errors;
+    all.notifications_expected += c.notifications_expected;
+    all.notifications_delivered += c.notifications_delivered;
+    for (const std::string& v : c.violations) all.violations.push_back("partition " + std::to_string(p) + ": " + v);
+  }
+  return all;
+}
+
+fw::ReplicationCheck merged_checks(const std::vector<fw::ReplicationCheck>& parts) {
+  if (parts.size() == 1) return parts[0];
+  fw::ReplicationCheck all;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    all.chunks_expected += parts[p].chunks_expected;
+    all.chunks_landed += parts[p].chunks_landed;
+    for (const std::string& v : parts[p].violations) all.violations.push_back("partition " + std::to_string(p) + ": " + v);
+  }
+  return all;
+}
+
+// The `plan` section: the scheme's plan figures (none: null).
+json plan_figures_json(const fw::LayerPlan& plan) {
+  if (plan.figures.empty()) return json();
+  json figures = json::object();
+  for (const auto& [name, value] : plan.figures) figures[name] = value;
+  return figures;
+}
+
 SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspect) {
   const auto verify_start = Clock::now();
   const std::string stuck = stuck_report();
-  const fw::MoeCheckResult checks = fw::verify_layer(*hal_, plan_);
-  const fw::ReplicationCheck replication_checks = fw::verify_replication(*hal_, replication_);
+  std::vector<fw::MoeCheckResult> part_checks;
+  std::vector<fw::ReplicationCheck> part_replication_checks;
+  for (size_t p = 0; p < parts_.size(); ++p) {
+    part_checks.push_back(fw::verify_layer((*part_hals_)[p], parts_[p].plan));
+    part_replication_checks.push_back(fw::verify_replication((*part_hals_)[p], parts_[p].replication));
+  }
+  const fw::MoeCheckResult checks = merged_checks(part_checks);
+  const fw::ReplicationCheck replication_checks = merged_checks(part_replication_checks);
   if (inspect) inspect(*platform_);
   const double verify_seconds = seconds_since(verify_start);
 
   const Platform& platform = *platform_;
-  const LayerWindow layer{record_.layer_start, host_->done() ? record_.layer_end : sc_core::sc_time_stamp()};
+  const bool finished = host_->done();
+  const LayerWindow layer{record_.layer_start, finished ? record_.layer_end : sc_core::sc_time_stamp()};
   DirectionTotals totals[2];
   SchemeRun run;
   run.links = link_statistics(platform, layer.seconds(), totals);
-  for (DirectionTotals& t : totals) t.payload_bytes -= std::min(t.payload_bytes, plan_.padding_wire_bytes);  // wire, not payload
+  uint64_t padding_wire_bytes = 0;
+  for (const LayerPart& part : parts_) padding_wire_bytes += part.plan.padding_wire_bytes;
+  for (DirectionTotals& t : totals) t.payload_bytes -= std::min(t.payload_bytes, padding_wire_bytes);  // wire, not payload
   const json phases = phases_json(platform, layer);
-  const double replication_end_us = replication_.empty() ? 0.0 : layer.since_start_us(record_.replication_end);
+  const double replication_end_us = replicating() ? layer.since_start_us(record_.replication_end) : 0.0;
   bool faults_accounted = true;
   const json faults = scenario_.faults.empty() ? json()
                                                 : faults_json(platform, scenario_.faults, *fabric_,
                                                               record_.layer_start.to_seconds() * 1e9,
                                                               layer.seconds() * 1e6, faults_accounted);
   const bool passed = checks.passed() && replication_checks.passed() && stuck.empty() && faults_accounted;
+  // Per part: its load, its replication, its plan's figures, its checks and its own layer time.
+  std::vector<json> part_json;
+  for (size_t p = 0; p < parts_.size(); ++p) {
+    const LayerPart& part = parts_[p];
+    std::vector<uint64_t> broadcast_bytes;  // the part's GPUs' in its own numbering
+    for (uint32_t g : part.gpus) broadcast_bytes.push_back(record_.broadcast_bytes_sent[g]);
+    const sc_core::sc_time end = finished ? record_.part_end[p] : sc_core::sc_time_stamp();
+    part_json.push_back(
+        {{"gpus", part.gpus},
+         {"layer_time_us", LayerWindow{record_.layer_start, end}.seconds() * 1e6},
+         {"load", load_json(*part.layer)},
+         {"replication", replication_json(*part.layer, part.replication, part_replication_checks[p], phases,
+                                          replication_end_us, broadcast_bytes)},
+         {"plan", plan_figures_json(part.plan)},
+         {"checks", checks_json(part_checks[p], part_replication_checks[p], stuck,
+                                part_checks[p].passed() && part_replication_checks[p].passed() && stuck.empty())}});
+  }
+  const bool partitioned = !scenario_.partitions.empty();
   json& result = run.result = link_figures(totals, layer.seconds());
   result["scheme"] = scheme_;
   result["layer_time_us"] = layer.seconds() * 1e6;
@@ -253,12 +331,13 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
   result["switch"] = switch_json(platform, *fabric_);
   result["hub"] = hub_json(platform);
   result["fusion"] = fusion_json(platform, checks);
-  result["replication"] = replication_json(*layer_, replication_, replication_checks, phases, replication_end_us,
-                                           record_.broadcast_bytes_sent);
-  result["load"] = load_json(*layer_);
+  // Partitioned, these are each partition's (under `partitions`): null here.
+  result["replication"] = partitioned ? json() : part_json[0]["replication"];
+  result["load"] = partitioned ? json() : part_json[0]["load"];
   result["time_breakdown"] = time_breakdown_json(platform, layer);
   result["gpus"] = gpus_json(platform, layer);
   result["checks"] = checks_json(checks, replication_checks, stuck, passed);
+  if (partitioned) result["partitions"] = part_json;
   if (!scenario_.faults.empty()) {
     result["faults"] = faults;
     result["checks"]["faults_accounted"] = faults_accounted;
@@ -266,10 +345,7 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
   run.hops = hop_statistics(platform, layer);
   run.latency = latency_bins(platform);
   result["statistics"] = statistics_json(platform, run.hops, layer);
-  if (!plan_.figures.empty()) {
-    json& figures = result["plan"] = json::object();
-    for (const auto& [name, value] : plan_.figures) figures[name] = value;
-  }
+  if (!partitioned && !part_json[0]["plan"].is_null()) result["plan"] = part_json[0]["plan"];
   result["sim"] = sim_json(verify_seconds, totals[0].messages + totals[1].messages, checks.remote_token_copies);
   if (with_timeline_) {
     run.timeline = timeline_of(platform, timeline_bin_ps_, layer);

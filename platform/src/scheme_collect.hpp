@@ -74,6 +74,9 @@ void add_occupancy(const Platform& platform, uint64_t bin_ps, const LayerWindow&
 
 // --- the rest of the result (scheme_result.cpp) ------------------------------------------------
 
+// The phases' names, from the first GPU that ran a layer (an isolated GPU of a partitioned run
+// has none).
+const std::vector<std::string>& phase_names(const Platform& platform);
 // The layer's phases, each from its first start to its last end over the GPUs.
 nlohmann::json phases_json(const Platform& platform, const LayerWindow& layer);
 // Per GPU: its finish time, messages, compute time and phases.

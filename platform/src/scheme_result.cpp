@@ -9,9 +9,16 @@ namespace nvsvp::platform {
 
 using nlohmann::json;
 
+const std::vector<std::string>& phase_names(const Platform& platform) {
+  for (uint32_t g = 0; g < platform.gpu_count(); ++g) {
+    if (!platform.gpu(g).phase_names().empty()) return platform.gpu(g).phase_names();
+  }
+  return platform.gpu(0).phase_names();
+}
+
 json phases_json(const Platform& platform, const LayerWindow& layer) {
   json phases = json::object();
-  const std::vector<std::string>& names = platform.gpu(0).phase_names();
+  const std::vector<std::string>& names = phase_names(platform);
   for (size_t p = 0; p < names.size(); ++p) {
     bool seen = false;
     sc_core::sc_time start = sc_core::sc_max_time(), end;
@@ -28,7 +35,7 @@ json phases_json(const Platform& platform, const LayerWindow& layer) {
 }
 
 json gpus_json(const Platform& platform, const LayerWindow& layer) {
-  const std::vector<std::string>& names = platform.gpu(0).phase_names();
+  const std::vector<std::string>& names = phase_names(platform);
   json gpus = json::array();
   for (uint32_t g = 0; g < platform.gpu_count(); ++g) {
     const model::Gpu& gpu = platform.gpu(g);

@@ -182,12 +182,21 @@ add_test(NAME cli.runs_with_faults_are_deterministic
 add_test(NAME cli.every_scheme_recovers_from_link_and_chip_outages
          COMMAND bash ${NVSVP_CLI_DIR}/outages_every_scheme.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
                  ${NVSVP_CLI_OUT}/outages_every_scheme)
+# Partitions: two layers in one simulation, each equal to its run alone but for time.
+add_test(NAME cli.partitions_each_run_as_alone
+         COMMAND bash ${NVSVP_CLI_DIR}/partitions_run_alone.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
+                 ${NVSVP_CLI_DATA}/small_replication.yaml ${NVSVP_CLI_OUT}/partitions_run_alone)
+add_test(NAME cli.partitioned_runs_are_deterministic
+         COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
+                 ${NVSVP_CLI_OUT}/determinism_partitions --set "schemes=[deepep,nvls,comet]"
+                 --set "partitions=[[0, 1, 2, 3], [4, 5, 6, 7]]")
 add_test(NAME cli.runs_with_outages_are_deterministic
          COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
                  ${NVSVP_CLI_OUT}/determinism_outages --set "schemes=[deepep,nvls,dysharp]"
                  --set "faults=[{kind: chip_down, chip: 1, at_us: 10}, {kind: link_down, gpu: 3, link: 0, at_us: 5, up_at_us: 9}]")
 set_tests_properties(cli.every_scheme_passes_under_link_faults cli.runs_with_faults_are_deterministic
                      cli.every_scheme_recovers_from_link_and_chip_outages cli.runs_with_outages_are_deterministic
+                     cli.partitions_each_run_as_alone cli.partitioned_runs_are_deterministic
                      PROPERTIES TIMEOUT 300 ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 
 # Corners of the fabric's parameters: every token copy and combine result must still be right and

@@ -119,6 +119,9 @@ ReplicationPhase build_replication_phase(const MoeLayerSpec& spec, const LayerPl
 // Declares the weight buffers and writes each owner's experts' weights (a fingerprint per chunk).
 void load_expert_weights(Hal& hal, const ReplicationPhase& phase, const MoeLayerSpec& spec);
 
+// Submits every GPU's streams (moved out of the phase) without waiting: partitions each submit
+// theirs, then one wait covers them all.
+void submit_replication_phase(Hal& hal, ReplicationPhase& phase);
 // Submits every GPU's streams and waits until all have finished.
 void run_replication_phase(Hal& hal, ReplicationPhase& phase);
 
