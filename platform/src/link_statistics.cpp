@@ -117,7 +117,7 @@ Timeline timeline_of(const Platform& platform, uint64_t bin_ps, const LayerWindo
   };
   for (uint32_t g = 0; g < timeline.gpus; ++g) {
     const model::Gpu& gpu = platform.gpu(g);
-    for (size_t p = 0; p < gpu.phase_times().size() && p < phase_names.size(); ++p) {
+    for (size_t p = 0; p < gpu.phase_times().size() && p < names_of_phases.size(); ++p) {
       const model::PhaseTime& t = gpu.phase_times()[p];
       if (t.seen) {
         timeline.phases.push_back({layer.since_start_us(t.first_start), layer.since_start_us(t.last_end), g,
