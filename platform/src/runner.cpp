@@ -396,7 +396,8 @@ std::shared_ptr<const fw::MoeLayerSpec> build_layer_spec(const Scenario& scenari
       r.policy == "static" ? expected_expert_loads(history, routing) : std::vector<double>{};
   auto decision = std::make_shared<fw::ReplicationDecision>();
   try {
-    spec->routing = fw::decide_replication(routing, r, spec->model, spec->weight_dtype, expected_loads, costs, shared_ns, *decision);
+    spec->routing = fw::decide_replication(routing, r, spec->model, spec->weight_dtype, expected_loads, costs,
+                                           shared_ns, *decision);
   } catch (const std::invalid_argument& e) {
     throw ConfigError(scenario.file + ": replication: " + e.what());
   }
