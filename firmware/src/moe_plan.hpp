@@ -77,9 +77,10 @@ struct ExpertGemms {
 ExpertGemms expert_gemms(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t tile_rows, uint32_t busy_experts,
                          uint64_t slots, uint32_t kernel);
 
-// The local experts' work on one GPU as the two grouped fp8 GEMMs above (GEMM-1 for gate and
-// up), each expert's tokens (`tokens_per_local_expert`) padded to whole tiles of
-// software.tile_tokens x tile_columns thread blocks; `slots` token vectors are read and as many
+// The local experts' work on one GPU as the two grouped GEMMs above (GEMM-1 for gate and
+// up; precision and weight bytes of spec.weight_dtype), each expert's tokens
+// (`tokens_per_local_expert`) padded to whole tiles of software.tile_tokens x tile_columns thread
+// blocks; `slots` token vectors are read and as many
 // outputs written. `kernel` (the functional effect) runs when GEMM-2 ends.
 void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::PhaseId phase,
                          const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel);

@@ -163,13 +163,14 @@ ExpertGemms expert_gemms(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t t
   const uint64_t columns = spec.software.tile_columns;
   auto blocks = [&](uint64_t output_columns) { return tile_rows * ((output_columns + columns - 1) / columns); };
   auto block_flops = [&](uint64_t depth) { return 2.0 * static_cast<double>(tile * columns * depth); };
-  // Memory: the fp8 weights of the experts that have tokens, the tokens read (GEMM-1), the
+  // Memory: the weights of the experts that have tokens, the tokens read (GEMM-1), the
   // outputs written (GEMM-2).
-  const uint64_t up_weights = 2ull * m.hidden * m.moe_hidden * busy_experts;
-  const uint64_t down_weights = 1ull * m.hidden * m.moe_hidden * busy_experts;
-  return ExpertGemms{hw::Task::gemm(phase, blocks(2ull * m.moe_hidden), block_flops(m.hidden), hw::Precision::fp8,
+  const uint64_t up_weights = weight_bytes(spec.weight_dtype, 2ull * m.hidden * m.moe_hidden) * busy_experts;
+  const uint64_t down_weights = weight_bytes(spec.weight_dtype, 1ull * m.hidden * m.moe_hidden) * busy_experts;
+  const hw::Precision precision = gemm_precision(spec.weight_dtype);
+  return ExpertGemms{hw::Task::gemm(phase, blocks(2ull * m.moe_hidden), block_flops(m.hidden), precision,
                                     up_weights + slots * vector_bytes(spec.dispatch_dtype, m.hidden), 0),
-                     hw::Task::gemm(phase, blocks(m.hidden), block_flops(m.moe_hidden), hw::Precision::fp8,
+                     hw::Task::gemm(phase, blocks(m.hidden), block_flops(m.moe_hidden), precision,
                                     down_weights + slots * vector_bytes(spec.combine_dtype, m.hidden), 0, kernel)};
 }
 

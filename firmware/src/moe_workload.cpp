@@ -30,6 +30,41 @@ uint64_t vector_bytes(DataType type, uint32_t hidden) {
   return 0;
 }
 
+const char* to_string(WeightDtype type) {
+  switch (type) {
+    case WeightDtype::fp8: return "fp8";
+    case WeightDtype::fp4: return "fp4";
+    case WeightDtype::bf16: return "bf16";
+  }
+  return "?";
+}
+
+bool parse_weight_dtype(const std::string& text, WeightDtype& type) {
+  if (text == "fp8") type = WeightDtype::fp8;
+  else if (text == "fp4") type = WeightDtype::fp4;
+  else if (text == "bf16") type = WeightDtype::bf16;
+  else return false;
+  return true;
+}
+
+uint64_t weight_bytes(WeightDtype type, uint64_t parameters) {
+  switch (type) {
+    case WeightDtype::fp4: return parameters / 2 + parameters / 16;
+    case WeightDtype::fp8: return parameters;
+    case WeightDtype::bf16: return 2 * parameters;
+  }
+  return 0;
+}
+
+hw::Precision gemm_precision(WeightDtype type) {
+  switch (type) {
+    case WeightDtype::fp4: return hw::Precision::fp4;
+    case WeightDtype::fp8: return hw::Precision::fp8;
+    case WeightDtype::bf16: return hw::Precision::bf16;
+  }
+  return hw::Precision::fp8;
+}
+
 void destination_gpus(const MoeRouting& routing, uint64_t token, std::vector<uint32_t>& out) {
   out.clear();
   const uint16_t* experts = routing.experts_of(token);

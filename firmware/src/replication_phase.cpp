@@ -89,7 +89,9 @@ bool uses_multicast(const ReplicationParams& params) {
   return parse_broadcast_method(params.broadcast, method) && uses_multicast(method);
 }
 
-uint64_t expert_weight_bytes(const MoeModel& model) { return 3ull * model.hidden * model.moe_hidden; }
+uint64_t expert_weight_bytes(const MoeModel& model, WeightDtype dtype) {
+  return weight_bytes(dtype, 3ull * model.hidden * model.moe_hidden);
+}
 
 double estimate_broadcast_ns(BroadcastMethod method, uint64_t bytes, uint32_t owner, const FixedGroup& group,
                              const BroadcastCosts& costs) {
@@ -119,8 +121,8 @@ double estimate_broadcast_ns(BroadcastMethod method, uint64_t bytes, uint32_t ow
 }
 
 MoeRouting decide_replication(const MoeRouting& original, const ReplicationParams& params, const MoeModel& model,
-                              const std::vector<double>& expected_loads, const BroadcastCosts& costs,
-                              double shared_expert_ns, ReplicationDecision& decision) {
+                              WeightDtype weight_dtype, const std::vector<double>& expected_loads,
+                              const BroadcastCosts& costs, double shared_expert_ns, ReplicationDecision& decision) {
   if (!parse_replication_policy(params.policy, decision.policy)) {
     throw std::invalid_argument("replication.policy: unknown policy '" + params.policy + "'");
   }
@@ -139,7 +141,7 @@ MoeRouting decide_replication(const MoeRouting& original, const ReplicationParam
   decision.slots_per_gpu = params.slots_per_gpu;
   decision.broadcast_sms = params.broadcast_sms;
   decision.chunk_bytes = params.chunk_bytes;
-  decision.weight_bytes = expert_weight_bytes(model);
+  decision.weight_bytes = expert_weight_bytes(model, weight_dtype);
   decision.time_budget_ns = shared_expert_ns;
   decision.load_before = gpu_loads(original);
   if (decision.policy == ReplicationPolicy::none) {

@@ -108,6 +108,7 @@ Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std:
         {"tokens_per_gpu", layer.tokens_per_gpu},
         {"dispatch_dtype", fw::to_string(layer.dispatch_dtype)},
         {"combine_dtype", fw::to_string(layer.combine_dtype)},
+        {"weight_dtype", fw::to_string(layer.weight_dtype)},
         {"routing", routing_summary(scenario.workload.routing)},
         {"pure_communication", scenario.pure_communication}}},
       {"workload",

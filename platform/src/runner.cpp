@@ -365,6 +365,7 @@ std::shared_ptr<const fw::MoeLayerSpec> build_layer_spec(const Scenario& scenari
   spec->top_k = scenario.workload.top_k;
   spec->tokens_per_gpu = scenario.workload.tokens_per_gpu;
   spec->dispatch_dtype = scenario.workload.dispatch_dtype;
+  spec->weight_dtype = scenario.workload.weight_dtype;
   spec->combine_dtype = scenario.workload.combine_dtype;
   spec->pure_communication = scenario.pure_communication;
   spec->gpu_sms = scenario.platform.gpu.sms;
@@ -385,7 +386,8 @@ std::shared_ptr<const fw::MoeLayerSpec> build_layer_spec(const Scenario& scenari
   const bool sm_broadcast = fw::uses_multicast(r);
   const double sms = p.gpu.sms - (r.policy == "iser" && sm_broadcast ? std::min(r.broadcast_sms, p.gpu.sms - 1) : 0u);
   const double shared_flops = spec->shared_experts * spec->model.expert_flops_per_token() * spec->tokens_per_gpu;
-  const double flops_per_ns = p.gpu.fp8_tflops * 1e3 * p.gpu.gemm_efficiency * sms / p.gpu.sms;
+  const double peak_tflops = p.gpu.peak_tflops(fw::gemm_precision(spec->weight_dtype));
+  const double flops_per_ns = peak_tflops * 1e3 * p.gpu.gemm_efficiency * sms / p.gpu.sms;
   const double shared_ns = spec->pure_communication ? 0.0 : shared_flops / flops_per_ns;
   // Only the static policy places from expected loads (they take sampling to estimate).
   WorkloadSpec history = scenario.workload;  // what the static placement was made from
@@ -394,7 +396,8 @@ std::shared_ptr<const fw::MoeLayerSpec> build_layer_spec(const Scenario& scenari
       r.policy == "static" ? expected_expert_loads(history, routing) : std::vector<double>{};
   auto decision = std::make_shared<fw::ReplicationDecision>();
   try {
-    spec->routing = fw::decide_replication(routing, r, spec->model, expected_loads, costs, shared_ns, *decision);
+    spec->routing = fw::decide_replication(routing, r, spec->model, spec->weight_dtype, expected_loads, costs,
+                                           shared_ns, *decision);
   } catch (const std::invalid_argument& e) {
     throw ConfigError(scenario.file + ": replication: " + e.what());
   }

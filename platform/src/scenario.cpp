@@ -337,6 +337,8 @@ class SectionReader {
   }
   void read_value(const char* key, const ConfigNode& node, const std::string& path, fw::DataType& value,
                   const char* description, const hw::Choices& choices);
+  void read_value(const char* key, const ConfigNode& node, const std::string& path, fw::WeightDtype& value,
+                  const char* description, const hw::Choices& choices);
   void read_value(const char* key, const ConfigNode& node, const std::string& path, double& value,
                   const char* description, const Positive& rule);
   void read_value(const char* key, const ConfigNode& node, const std::string& path, std::string& value,
@@ -436,6 +438,13 @@ void SectionReader::read_value(const char* key, const ConfigNode&, const std::st
   std::string text = fw::to_string(value);
   yaml_(key, text, description, choices);
   fw::parse_data_type(text, value);
+}
+
+void SectionReader::read_value(const char* key, const ConfigNode&, const std::string&, fw::WeightDtype& value,
+                               const char* description, const hw::Choices& choices) {
+  std::string text = fw::to_string(value);
+  yaml_(key, text, description, choices);
+  fw::parse_weight_dtype(text, value);
 }
 
 void SectionReader::read_value(const char*, const ConfigNode& node, const std::string& path, double& value,

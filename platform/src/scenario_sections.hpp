@@ -110,6 +110,7 @@ class SectionKind {
 };
 
 const hw::Choices kDataTypes{{"fp8", "bf16", "fp32"}};
+const hw::Choices kWeightDtypes{{"fp4", "fp8", "bf16"}};
 
 // --- the sections -----------------------------------------------------------------------------
 
@@ -160,6 +161,7 @@ void visit_section(V& v, WorkloadSpec& w) {
     defaults_to(w.model.sequence_length, "model.sequence_length"));
   v("dispatch_dtype", w.dispatch_dtype, "wire format of dispatched token vectors", kDataTypes);
   v("combine_dtype", w.combine_dtype, "wire format of expert outputs in combine", kDataTypes);
+  v("weight_dtype", w.weight_dtype, "format of the experts' weights, and so of their GEMMs", kWeightDtypes);
   v("shared_experts", w.shared_experts, "shared experts every token goes through at home", hw::between(0, 64),
     defaults_to(w.model.shared_experts, "model.shared_experts"));
   v.section("routing", w.routing, "", required());

@@ -14,6 +14,7 @@
 #include <systemc>
 
 #include "../common/test_support.hpp"
+#include "nvsvp/fw/moe_workload.hpp"
 #include "nvsvp/fw/switch_bringup.hpp"
 #include "nvsvp/platform/platform.hpp"
 #include "nvsvp/platform/tlm_hal.hpp"
@@ -213,6 +214,48 @@ TEST(Gpu, GemmRunsInWavesOfThreadBlocks) {
   ASSERT_EQ(gpu.compute_spans().size(), 2u);
   EXPECT_EQ(gpu.compute_spans()[1].start, ns(1000));
   EXPECT_EQ(gpu.compute_spans()[1].end, ns(3000));
+}
+
+// An expert GEMM with fp4 weights (workload.weight_dtype) runs at fp4_tflops: compute-bound it
+// takes fp8_tflops / fp4_tflops of the fp8 GEMM's time (half, at twice the rate here); bound by
+// HBM, its weights' bytes (fw::weight_bytes: 0.5625 a parameter against 1) set the floor.
+TEST(Gpu, Fp4GemmRunsAtTheFp4PeakAndReadsFewerWeightBytes) {
+  PlatformSpec spec = test::small_platform(1, {1});
+  spec.gpu.sms = 100;
+  spec.gpu.fp8_tflops = 1000.0;
+  spec.gpu.fp4_tflops = 2000.0;
+  spec.gpu.bf16_tflops = 500.0;
+  spec.gpu.gemm_efficiency = 0.5;  // fp8: 5 TFLOP/s per SM
+  spec.gpu.hbm_gbps = 1000.0;
+  const double block = 1e7;  // fp8: 2 us on one SM
+  auto gemm = [&](fw::WeightDtype dtype, uint64_t parameters) {
+    return hw::Task::gemm(0, 100, block, fw::gemm_precision(dtype), fw::weight_bytes(dtype, parameters), 0);
+  };
+  const uint64_t few = 16'000;         // weights read in 16 ns or less: compute-bound
+  const uint64_t many = 8'000'000;     // fp8: 8 us of HBM, fp4: 4.5 us, bf16: 16 us: memory-bound
+  const hw::Task fp8_math = gemm(fw::WeightDtype::fp8, few);
+  const hw::Task fp4_math = gemm(fw::WeightDtype::fp4, few);
+  const hw::Task bf16_math = gemm(fw::WeightDtype::bf16, few);
+  const hw::Task fp8_memory = gemm(fw::WeightDtype::fp8, many);
+  const hw::Task fp4_memory = gemm(fw::WeightDtype::fp4, many);
+  const hw::Task bf16_memory = gemm(fw::WeightDtype::bf16, many);
+  Machine m(spec, [&](TlmHal& hal, Platform&) {
+    hw::WorkSequence s;
+    s.tasks = {fp8_math, fp4_math, fp4_memory};
+    hal.submit(0, std::move(s));
+    hal.wait_all_finished();
+  });
+  const model::Gpu& gpu = m.platform.gpu(0);
+  EXPECT_EQ(gpu.compute_time(fp8_math), ns(2000));
+  EXPECT_EQ(gpu.compute_time(fp4_math), gpu.compute_time(fp8_math) * (spec.gpu.fp8_tflops / spec.gpu.fp4_tflops));
+  EXPECT_EQ(gpu.compute_time(fp4_math), ns(1000));
+  EXPECT_EQ(gpu.compute_time(bf16_math), ns(4000));
+  EXPECT_EQ(gpu.compute_time(fp8_memory), ns(8000));
+  EXPECT_EQ(gpu.compute_time(fp4_memory), gpu.compute_time(fp8_memory) * 0.5625);
+  EXPECT_EQ(gpu.compute_time(fp4_memory), ns(4500));
+  EXPECT_EQ(gpu.compute_time(bf16_memory), ns(16000));
+  m.run();
+  EXPECT_EQ(gpu.finish_time(), ns(2000 + 1000 + 4500));
 }
 
 // Streams run concurrently, each on its SM group, and follow each other through the GPU's

@@ -238,6 +238,7 @@ TEST(Config, DefaultsComeFromTheModelAndTheStructs) {
   EXPECT_EQ(s.workload.tokens_per_gpu, 128u);
   EXPECT_EQ(s.workload.dispatch_dtype, fw::DataType::fp8);
   EXPECT_EQ(s.workload.combine_dtype, fw::DataType::bf16);
+  EXPECT_EQ(s.workload.weight_dtype, fw::WeightDtype::fp8);
   EXPECT_EQ(s.workload.routing.kind, "uniform");
   EXPECT_EQ(s.workload.routing.seed, 3u);
   EXPECT_EQ(s.workload.routing.origin, dir.path() + "/s.yaml:6");
@@ -258,6 +259,7 @@ TEST(Config, MappingOverridesApplyOnTopOfThePreset) {
       "  top_k: 16\n"
       "  dispatch_dtype: bf16\n"
       "  combine_dtype: fp32\n"
+      "  weight_dtype: fp4\n"
       "  routing: {kind: zipf, exponent: 2.0}\n"
       "schemes: [deepep]\n"
       "simulation: {max_time_us: 500}\n");
@@ -272,6 +274,7 @@ TEST(Config, MappingOverridesApplyOnTopOfThePreset) {
   EXPECT_EQ(s.workload.tokens_per_gpu, 8192u);
   EXPECT_EQ(s.workload.dispatch_dtype, fw::DataType::bf16);
   EXPECT_EQ(s.workload.combine_dtype, fw::DataType::fp32);
+  EXPECT_EQ(s.workload.weight_dtype, fw::WeightDtype::fp4);
   EXPECT_DOUBLE_EQ(s.workload.routing.exponent, 2.0);
   EXPECT_DOUBLE_EQ(s.simulation.max_time_us, 500.0);
 }

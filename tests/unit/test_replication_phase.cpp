@@ -57,7 +57,7 @@ std::shared_ptr<MoeLayerSpec> replicated_layer(BroadcastMethod method) {
   decision->slots_per_gpu = kSlots;
   decision->broadcast_sms = 8;
   decision->chunk_bytes = kChunk;
-  decision->weight_bytes = expert_weight_bytes(spec->model);
+  decision->weight_bytes = expert_weight_bytes(spec->model, WeightDtype::fp8);
   decision->schedule.replicas = {ReplicaPlacement{0, 0, 2, 0, {1, 2, 3}}};
   ReplicatedRouting rerouted = reroute_tokens(original, decision->schedule.replicas, kSlots, TokenSplit::even);
   spec->routing = std::move(rerouted.routing);
@@ -81,7 +81,7 @@ Built build(BroadcastMethod method) {
 }
 
 TEST(ReplicationPhase, TheTestExpertsWeightsAreWholeChunks) {
-  EXPECT_EQ(expert_weight_bytes(replicated_layer(BroadcastMethod::p2p)->model), kWeights);
+  EXPECT_EQ(expert_weight_bytes(replicated_layer(BroadcastMethod::p2p)->model, WeightDtype::fp8), kWeights);
   EXPECT_EQ(kWeights % kChunk, 0u);
 }
 

@@ -96,8 +96,7 @@ sc_time GpuExecutor::compute_time(const hw::Task& task, uint32_t group_sms) cons
 }
 
 sc_time GpuExecutor::task_time(const hw::Task& task, double sms) const {
-  const double peak =
-      (task.precision == hw::Precision::fp8 ? params_.fp8_tflops : params_.bf16_tflops) * 1e12;
+  const double peak = params_.peak_tflops(task.precision) * 1e12;
   double math_s = 0.0;
   if (task.kind == hw::TaskKind::gemm) {
     // Blocks run one per SM in waves: a partial last wave takes as long as a full one. A

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nvsvp/hw/params.hpp"
+#include "nvsvp/hw/work.hpp"
 
 namespace nvsvp::fw {
 
@@ -20,6 +21,20 @@ bool parse_data_type(const std::string& text, DataType& type);
 // Bytes of one hidden vector on the wire. fp8 carries one 4-byte scale per 128 values
 // (DeepSeek-V3 practice).
 uint64_t vector_bytes(DataType type, uint32_t hidden);
+
+// The format of the experts' weights (routed and shared), and so of their GEMMs.
+enum class WeightDtype : uint8_t { fp8, fp4, bf16 };
+
+const char* to_string(WeightDtype type);
+bool parse_weight_dtype(const std::string& text, WeightDtype& type);
+
+// HBM bytes of `parameters` weights: fp4 (NVFP4) is 4 bits a value plus one fp8 scale per 16
+// values (0.5625 bytes), fp8 one byte (its per-block scales left out, as before fp4 came), bf16 two.
+uint64_t weight_bytes(WeightDtype type, uint64_t parameters);
+
+// The GEMM precision weights of `type` run at: fp4 weights make an NVFP4 GEMM (the activations
+// quantized to fp4 too, as TensorRT-LLM's NVFP4 MoE does), fp8 an fp8 GEMM, bf16 a bf16 GEMM.
+hw::Precision gemm_precision(WeightDtype type);
 
 struct MoeModel {
   std::string name;
@@ -183,6 +198,7 @@ struct MoeLayerSpec {
   uint32_t tokens_per_gpu = 0;
   DataType dispatch_dtype = DataType::fp8;
   DataType combine_dtype = DataType::bf16;
+  WeightDtype weight_dtype = WeightDtype::fp8;  // the routed and shared experts' weights
   MoeRouting routing;
   bool pure_communication = false;  // compute tasks take no time (their kernels still run)
   uint32_t gpu_sms = 132;            // the GPUs' SMs (device properties firmware may query)

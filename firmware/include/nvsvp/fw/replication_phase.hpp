@@ -74,9 +74,9 @@ struct BroadcastCosts {
 double estimate_broadcast_ns(BroadcastMethod method, uint64_t bytes, uint32_t owner, const FixedGroup& group,
                              const BroadcastCosts& costs);
 
-// Bytes of one expert's weights: gate, up and down projections in fp8
-// (docs/background/hot_expert_replication.md#sizes-and-skew).
-uint64_t expert_weight_bytes(const MoeModel& model);
+// Bytes of one expert's weights: gate, up and down projections in `dtype`
+// (docs/background/hot_expert_replication.md#sizes-and-skew; weight_bytes in moe_workload.hpp).
+uint64_t expert_weight_bytes(const MoeModel& model, WeightDtype dtype);
 
 // What replication decided for the layer, before the layer's plan is built.
 struct ReplicationDecision {
@@ -95,11 +95,12 @@ struct ReplicationDecision {
 };
 
 // Decides the replicas for the layer of `original` and re-routes its tokens. `expected_loads`
-// (per expert) are what the static policy places from; `shared_expert_ns` is the iser budget.
+// (per expert) are what the static policy places from; `shared_expert_ns` is the iser budget;
+// `weight_dtype` sizes the experts' weights the broadcasts carry.
 // Returns the routing over expert copies (`original` itself when the policy is none).
 MoeRouting decide_replication(const MoeRouting& original, const ReplicationParams& params, const MoeModel& model,
-                              const std::vector<double>& expected_loads, const BroadcastCosts& costs,
-                              double shared_expert_ns, ReplicationDecision& decision);
+                              WeightDtype weight_dtype, const std::vector<double>& expected_loads,
+                              const BroadcastCosts& costs, double shared_expert_ns, ReplicationDecision& decision);
 
 // The phase's work: per GPU, stream 0 computes the shared experts; streams 1-3 broadcast.
 struct ReplicationPhase {

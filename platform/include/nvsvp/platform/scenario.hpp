@@ -67,6 +67,7 @@ struct WorkloadSpec {
   uint32_t tokens_per_gpu = 0;
   fw::DataType dispatch_dtype = fw::DataType::fp8;
   fw::DataType combine_dtype = fw::DataType::bf16;
+  fw::WeightDtype weight_dtype = fw::WeightDtype::fp8;
   RoutingSpec routing;
   uint32_t shared_experts = 0;  // default: the model's
 };

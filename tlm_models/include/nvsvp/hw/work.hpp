@@ -83,7 +83,8 @@ enum class DynamicAddressing : uint8_t {
 enum class MultimemOp : uint8_t { add = 0, min = 1, max = 2, bit_and = 3, bit_or = 4, bit_xor = 5 };
 enum class MultimemType : uint8_t { f32 = 0, f16 = 1, bf16 = 2, s32 = 3, u32 = 4, s64 = 5, u64 = 6 };
 
-enum class Precision : uint8_t { fp8, bf16 };
+// fp4: NVFP4, both operands 4-bit e2m1 with one fp8 e4m3 scale per 16 values.
+enum class Precision : uint8_t { fp8, bf16, fp4 };
 
 // The real data one message carries: each of its writes' leading functional bytes together.
 constexpr uint32_t kMaxFunctionalBytesPerMessage = 1024;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "nvsvp/hw/params.hpp"
+#include "nvsvp/hw/work.hpp"
 #include "nvsvp/model/dynamic_source_queue.hpp"
 #include "nvsvp/model/gpu_hub.hpp"
 
@@ -19,6 +20,9 @@ struct GpuParams {
   uint32_t sms = 132;
   double fp8_tflops = 1979.0;     // dense peak
   double bf16_tflops = 989.0;     // dense peak
+  // Dense NVFP4 peak. Hopper has no fp4 tensor cores: there fp4 weights are taken as dequantized
+  // to fp8 in the GEMM, so the value equals fp8_tflops (the weights' HBM bytes still shrink).
+  double fp4_tflops = 1979.0;
   // Anchored to DeepGEMM's grouped fp8 GEMMs at DeepSeek-V3's expert shapes on H800 (docs/models/gpu.md).
   double gemm_efficiency = 0.66;
   double hbm_gbps = 4800.0;
@@ -58,11 +62,23 @@ struct GpuParams {
   // links would allow more. Applies to streams with WorkSequence::issue_sms > 0.
   double sm_store_gbps = 33.0;
 
+  // The dense peak a GEMM of `precision` runs at.
+  double peak_tflops(hw::Precision precision) const {
+    switch (precision) {
+      case hw::Precision::fp4: return fp4_tflops;
+      case hw::Precision::fp8: return fp8_tflops;
+      case hw::Precision::bf16: return bf16_tflops;
+    }
+    return fp8_tflops;
+  }
+
   template <class V>
   void visit(V& v) {
     v("sms", sms, "streaming multiprocessors", hw::between(1, 100000));
     v("fp8_tflops", fp8_tflops, "dense fp8 peak, TFLOP/s", hw::between(0.001, 1e7));
     v("bf16_tflops", bf16_tflops, "dense bf16 peak, TFLOP/s", hw::between(0.001, 1e7));
+    v("fp4_tflops", fp4_tflops, "dense fp4 (NVFP4) peak, TFLOP/s (no fp4 tensor cores: the fp8 peak)",
+      hw::between(0.001, 1e7));
     v("gemm_efficiency", gemm_efficiency, "achieved fraction of peak in expert GEMMs",
       hw::between(0.001, 1.0));
     v("hbm_gbps", hbm_gbps, "memory bandwidth, GB/s", hw::between(0.001, 1e7));
