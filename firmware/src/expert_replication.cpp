@@ -111,6 +111,15 @@ void check_schedule_input(const ReplicationInput& input) {
     }
   }
   if (std::isnan(input.time_budget_ns)) throw std::invalid_argument(who + "the time budget is NaN");
+  std::vector<bool> resident_expert(input.experts, false);
+  for (const ReplicaPlacement& r : input.resident) {
+    const std::string what = who + "resident replica of expert " + std::to_string(r.expert) + ": ";
+    if (r.expert >= input.experts) throw std::invalid_argument(what + "no such expert");
+    if (resident_expert[r.expert]) throw std::invalid_argument(what + "the expert is resident twice");
+    resident_expert[r.expert] = true;
+    if (r.group >= input.groups.size()) throw std::invalid_argument(what + "no group " + std::to_string(r.group));
+    if (r.slot >= input.slots_per_gpu) throw std::invalid_argument(what + "no slot " + std::to_string(r.slot));
+  }
 }
 
 // The scheduler's state between choices: GPU loads with every accepted split applied, which
@@ -123,8 +132,17 @@ class GreedyScheduler {
         load_(input.gpus, 0.0),
         slot_taken_(input.gpus, std::vector<bool>(input.slots_per_gpu, false)),
         busy_ns_(input.gpus, 0.0),
-        placed_(input.experts, false) {
+        placed_(input.experts, false),
+        resident_of_(input.experts, kNotResident),
+        resident_holder_(input.gpus, std::vector<uint32_t>(input.slots_per_gpu, kNotResident)) {
     for (uint32_t e = 0; e < in_.experts; ++e) load_[e / per_gpu_] += in_.expert_loads[e];
+    for (uint32_t r = 0; r < in_.resident.size(); ++r) {
+      const ReplicaPlacement& kept = in_.resident[r];
+      resident_of_[kept.expert] = r;
+      for (uint32_t gpu : group_slot_holders(kept.expert / per_gpu_, kept.group)) {
+        resident_holder_[gpu][kept.slot] = kept.expert;
+      }
+    }
   }
 
   ReplicationSchedule run() {
@@ -193,6 +211,7 @@ class GreedyScheduler {
     Peak peak;                         // over all GPUs after the split
     double copies_top = 0.0;           // the highest of copy_loads
     double estimated_ns = 0.0;         // the broadcast estimate with this broadcast added
+    bool resident = false;             // keeps a resident replica: nothing to broadcast
   };
 
   // Whether choice `a` beats `b`: a better peak; at an equal peak (the max is often another GPU's),
@@ -203,7 +222,8 @@ class GreedyScheduler {
   static bool beats(const Choice& a, const Choice& b, double tolerance_now) {
     if (better(a.peak, b.peak, tolerance_now)) return true;
     if (better(b.peak, a.peak, tolerance_now)) return false;
-    return a.copies_top < b.copies_top - tolerance_now;
+    if (a.copies_top < b.copies_top - tolerance_now) return true;
+    return a.resident && !b.resident && a.copies_top <= b.copies_top + tolerance_now;
   }
 
   // What one scan over the experts found besides its placement: why better choices were refused.
@@ -221,14 +241,47 @@ class GreedyScheduler {
     return holders;
   }
 
-  // The lowest replica slot free on every one of `members`, if any.
+  // The same for a group, before the copies are known: its members, and the owner only as the
+  // broadcast writes it.
+  std::vector<uint32_t> group_slot_holders(uint32_t owner, uint32_t group) const {
+    const FixedGroup& g = in_.groups[group];
+    std::vector<uint32_t> holders;
+    for (uint32_t gpu = g.first_gpu; gpu < g.first_gpu + g.size; ++gpu) {
+      if (gpu != owner || in_.owner_slot_in_group) holders.push_back(gpu);
+    }
+    return holders;
+  }
+
+  // Whether a resident replica of an expert not yet placed holds `slot` on `gpu`: a new replica
+  // leaves it alone while it can (that expert may be kept later in this scan).
+  bool held_for_resident(uint32_t gpu, uint32_t slot) const {
+    const uint32_t expert = resident_holder_[gpu][slot];
+    return expert != kNotResident && !placed_[expert];
+  }
+
+  // The lowest replica slot free on every one of `members`, if any: first one that no resident
+  // replica holds, then any (evicting one).
   std::optional<uint32_t> common_free_slot(const std::vector<uint32_t>& members) const {
-    for (uint32_t slot = 0; slot < in_.slots_per_gpu; ++slot) {
-      const bool free_everywhere = std::all_of(members.begin(), members.end(),
-                                               [&](uint32_t gpu) { return !slot_taken_[gpu][slot]; });
-      if (free_everywhere) return slot;
+    for (const bool evict : {false, true}) {
+      for (uint32_t slot = 0; slot < in_.slots_per_gpu; ++slot) {
+        const bool free_everywhere = std::all_of(members.begin(), members.end(), [&](uint32_t gpu) {
+          return !slot_taken_[gpu][slot] && (evict || !held_for_resident(gpu, slot));
+        });
+        if (free_everywhere) return slot;
+      }
     }
     return std::nullopt;
+  }
+
+  // The resident replica's slot if `expert` is resident on `group` and its slot is still free on
+  // every holder.
+  std::optional<uint32_t> resident_slot(uint32_t expert, uint32_t group, const std::vector<uint32_t>& holders) const {
+    if (resident_of_[expert] == kNotResident) return std::nullopt;
+    const ReplicaPlacement& kept = in_.resident[resident_of_[expert]];
+    if (kept.group != group) return std::nullopt;
+    const bool free_everywhere =
+        std::all_of(holders.begin(), holders.end(), [&](uint32_t gpu) { return !slot_taken_[gpu][kept.slot]; });
+    return free_everywhere ? std::optional<uint32_t>(kept.slot) : std::nullopt;
   }
 
   // The group that best spreads `expert` if it improves the peak and fits slots and budget;
@@ -267,15 +320,18 @@ class GreedyScheduler {
       choice.peak = peak_of(loads_after, tolerance_now);
       if (!better(choice.peak, current, tolerance_now)) continue;
       choice.copies_top = *std::max_element(choice.copy_loads.begin(), choice.copy_loads.end());
+      const std::vector<uint32_t> holders = slot_holders(owner, choice.group, choice.copies);
+      const std::optional<uint32_t> kept_slot = resident_slot(expert, choice.group, holders);
+      choice.resident = kept_slot.has_value();
       if (best && !beats(choice, *best, tolerance_now)) continue;
 
-      const std::optional<uint32_t> slot = common_free_slot(slot_holders(owner, choice.group, choice.copies));
+      const std::optional<uint32_t> slot = kept_slot ? kept_slot : common_free_slot(holders);
       if (!slot) {
         scan.slot_bound = true;
         continue;
       }
       choice.slot = *slot;
-      const double cost = in_.broadcast_ns ? in_.broadcast_ns(owner, group) : 0.0;
+      const double cost = choice.resident ? 0.0 : broadcast_cost(owner, group);
       choice.estimated_ns = estimated_ns_;
       for (uint32_t gpu : choice.copies) choice.estimated_ns = std::max(choice.estimated_ns, busy_ns_[gpu] + cost);
       if (choice.estimated_ns > in_.time_budget_ns) {
@@ -294,7 +350,8 @@ class GreedyScheduler {
     placement.group = choice.group;
     placement.slot = choice.slot;
     placement.replica_gpus.assign(choice.copies.begin() + 1, choice.copies.end());
-    const double cost = in_.broadcast_ns ? in_.broadcast_ns(placement.owner, in_.groups[choice.group]) : 0.0;
+    placement.resident = choice.resident;
+    const double cost = choice.resident ? 0.0 : broadcast_cost(placement.owner, in_.groups[choice.group]);
     for (size_t c = 0; c < choice.copies.size(); ++c) {
       load_[choice.copies[c]] = choice.copy_loads[c];
       busy_ns_[choice.copies[c]] += cost;
@@ -303,6 +360,10 @@ class GreedyScheduler {
     estimated_ns_ = choice.estimated_ns;
     placed_[expert] = true;
     schedule.replicas.push_back(std::move(placement));
+  }
+
+  double broadcast_cost(uint32_t owner, const FixedGroup& group) const {
+    return in_.broadcast_ns ? in_.broadcast_ns(owner, group) : 0.0;
   }
 
   std::string stop_reason(const Scan& scan) const {
@@ -322,6 +383,9 @@ class GreedyScheduler {
   std::vector<double> busy_ns_;
   double estimated_ns_ = 0.0;
   std::vector<bool> placed_;
+  static constexpr uint32_t kNotResident = 0xFFFFFFFFu;
+  std::vector<uint32_t> resident_of_;                   // per expert: its index in in_.resident
+  std::vector<std::vector<uint32_t>> resident_holder_;  // [gpu][slot]: the resident expert there
 };
 
 }  // namespace

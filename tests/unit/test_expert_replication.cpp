@@ -111,7 +111,14 @@ void expect_valid_schedule(const ReplicationInput& input, const ReplicationSched
           << "slot " << r.slot << " on GPU " << r.owner << " (the owner of expert " << r.expert << ") used twice";
     }
     touched[r.owner] = true;
-    const double cost = input.broadcast_ns ? input.broadcast_ns(r.owner, group) : 0.0;
+    // A kept replica is one of the input's resident ones, in its group and slot, and costs nothing.
+    if (r.resident) {
+      const bool was_resident = std::any_of(input.resident.begin(), input.resident.end(), [&](const ReplicaPlacement& k) {
+        return k.expert == r.expert && k.group == r.group && k.slot == r.slot;
+      });
+      EXPECT_TRUE(was_resident) << "expert " << r.expert << " kept, but it was not resident there";
+    }
+    const double cost = r.resident || !input.broadcast_ns ? 0.0 : input.broadcast_ns(r.owner, group);
     busy_ns[r.owner] += cost;
     for (uint32_t gpu : r.replica_gpus) busy_ns[gpu] += cost;
   }
@@ -587,6 +594,105 @@ TEST(ExpertReplication, RerouteRefusesBadPlacements) {
   wide.tokens_per_gpu = 0;
   EXPECT_EQ(reroute_tokens(wide, {}, 255, TokenSplit::even).weights_of.size(), 65536u);
   expect_invalid([&] { reroute_tokens(wide, {}, 256, TokenSplit::even); }, {"65792", "16-bit"});
+}
+
+}  // namespace
+}  // namespace nvsvp::fw
+
+namespace nvsvp::fw {
+namespace {
+
+// Replicas kept from the layer's previous iteration (ReplicationInput::resident).
+ReplicationInput budgeted_layer(uint64_t seed, double broadcasts_in_budget) {
+  ReplicationInput input = skewed_layer(seed, 4);
+  input.broadcast_ns = [](uint32_t, const FixedGroup&) { return 100.0; };
+  input.time_budget_ns = 100.0 * broadcasts_in_budget;
+  return input;
+}
+
+std::vector<ReplicaPlacement> as_resident(std::vector<ReplicaPlacement> replicas) {
+  for (ReplicaPlacement& r : replicas) r.resident = false;
+  return replicas;
+}
+
+// The same loads again with last iteration's replicas resident: they are kept in their group
+// and slot (the first choices are the same again), nothing is broadcast for them, and the budget
+// they no longer need places more replicas, so more of the excess goes.
+TEST(ExpertReplication, ResidentReplicasAreKeptAtNoCostAndFreeTheBudget) {
+  ReplicationInput input = budgeted_layer(7, 3.0);
+  const ReplicationSchedule first = schedule_replicas(input);
+  expect_valid_schedule(input, first);
+  ASSERT_FALSE(first.replicas.empty());
+  EXPECT_EQ(first.stop_reason, "broadcast budget reached");
+  for (const ReplicaPlacement& r : first.replicas) EXPECT_FALSE(r.resident);
+
+  input.resident = as_resident(first.replicas);
+  const ReplicationSchedule second = schedule_replicas(input);
+  expect_valid_schedule(input, second);
+  uint32_t kept = 0;
+  for (const ReplicaPlacement& r : second.replicas) kept += r.resident ? 1 : 0;
+  EXPECT_GT(kept, 0u);
+  EXPECT_TRUE(second.replicas[0].resident) << "the hottest expert's choice is the same as last time";
+  EXPECT_GT(second.replicas.size(), first.replicas.size());
+  EXPECT_LT(excess_load(second.load_after), excess_load(first.load_after));
+
+  // Negative check: without residency the second schedule is the first one again.
+  input.resident.clear();
+  const ReplicationSchedule again = schedule_replicas(input);
+  EXPECT_EQ(again.replicas.size(), first.replicas.size());
+  EXPECT_DOUBLE_EQ(excess_load(again.load_after), excess_load(first.load_after));
+}
+
+// A resident replica whose expert went cold is not kept (evicted); a new replica leaves slots that
+// resident replicas of still-unplaced experts hold alone while another is free.
+TEST(ExpertReplication, ColdResidentReplicasAreEvictedAndHeldSlotsAvoided) {
+  ReplicationInput input;
+  input.gpus = 4;
+  input.experts = 4;
+  input.expert_loads = {10, 2, 2, 2};
+  input.groups = make_fixed_groups(4, {4});
+  input.slots_per_gpu = 2;
+  // Expert 3 was hot last iteration, in slot 0 of the whole group; now it is not.
+  ReplicaPlacement cold;
+  cold.expert = 3;
+  cold.owner = 3;
+  cold.group = 0;
+  cold.slot = 0;
+  cold.replica_gpus = {0, 1, 2};
+  input.resident = {cold};
+  const ReplicationSchedule schedule = schedule_replicas(input);
+  expect_valid_schedule(input, schedule);
+  ASSERT_EQ(schedule.replicas.size(), 1u);
+  EXPECT_EQ(schedule.replicas[0].expert, 0u);
+  EXPECT_FALSE(schedule.replicas[0].resident);
+  EXPECT_EQ(schedule.replicas[0].slot, 1u) << "slot 0 is held for expert 3 while slot 1 is free";
+
+  // With one slot only, the new replica evicts expert 3's.
+  input.slots_per_gpu = 1;
+  const ReplicationSchedule evicting = schedule_replicas(input);
+  expect_valid_schedule(input, evicting);
+  ASSERT_EQ(evicting.replicas.size(), 1u);
+  EXPECT_EQ(evicting.replicas[0].expert, 0u);
+  EXPECT_EQ(evicting.replicas[0].slot, 0u);
+}
+
+TEST(ExpertReplication, ResidentReplicasMustExist) {
+  ReplicationInput input = budgeted_layer(3, 2.0);
+  ReplicaPlacement bad;
+  bad.expert = 256;
+  input.resident = {bad};
+  expect_invalid([&] { schedule_replicas(input); }, {"resident", "expert 256", "no such expert"});
+  bad.expert = 5;
+  bad.group = 99;
+  input.resident = {bad};
+  expect_invalid([&] { schedule_replicas(input); }, {"resident", "no group 99"});
+  bad.group = 0;
+  bad.slot = 4;
+  input.resident = {bad};
+  expect_invalid([&] { schedule_replicas(input); }, {"resident", "no slot 4"});
+  bad.slot = 0;
+  input.resident = {bad, bad};
+  expect_invalid([&] { schedule_replicas(input); }, {"resident", "twice"});
 }
 
 }  // namespace

@@ -53,6 +53,9 @@ struct ReplicaPlacement {
   uint32_t group = 0;   // index into the fixed groups
   uint32_t slot = 0;    // replica slot, the same on every replica GPU (free on each)
   std::vector<uint32_t> replica_gpus;  // the group's members other than the owner, ascending
+  // Its weights already sit in that slot on every GPU it is written to (kept from this layer's
+  // previous iteration): nothing is broadcast for it.
+  bool resident = false;
 };
 
 struct ReplicationInput {
@@ -68,6 +71,11 @@ struct ReplicationInput {
   // The broadcast writes the replica slot on every member of the group, the owner included when
   // it is one (a multicast reaches its issuer too): the slot must then be free on the owner as well.
   bool owner_slot_in_group = false;
+  // Replicas whose weights sit in their slots from this layer's previous iteration (at most one
+  // per expert). Choosing such an expert on the same group keeps it in its slot at no broadcast
+  // cost (the placement comes out `resident`). A new replica takes a slot that no resident
+  // replica of a still-unplaced expert holds while one is free, else it evicts one.
+  std::vector<ReplicaPlacement> resident;
 };
 
 struct ReplicationSchedule {
@@ -101,8 +109,11 @@ struct ReplicationSchedule {
 //   "no common free replica slot"    a choice would improve the peak but its members other than
 //                                    the owner share no free slot;
 //   "no choice lowers the max load"  otherwise.
+// With resident replicas (ReplicationInput::resident) a choice that keeps one costs no broadcast,
+// and at an equal peak and copy load it beats one that does not.
 // Throws std::invalid_argument for inconsistent input (experts not a multiple of gpus, loads
-// not one per expert or negative, a group outside the GPUs).
+// not one per expert or negative, a group outside the GPUs, a resident replica naming an expert,
+// group or slot that does not exist, or an expert twice).
 ReplicationSchedule schedule_replicas(const ReplicationInput& input);
 
 // Excess load (docs/background/hot_expert_replication.md#definitions): the sum over GPUs of
