@@ -122,7 +122,8 @@ double estimate_broadcast_ns(BroadcastMethod method, uint64_t bytes, uint32_t ow
 
 MoeRouting decide_replication(const MoeRouting& original, const ReplicationParams& params, const MoeModel& model,
                               WeightDtype weight_dtype, const std::vector<double>& expected_loads,
-                              const BroadcastCosts& costs, double shared_expert_ns, ReplicationDecision& decision) {
+                              const BroadcastCosts& costs, double shared_expert_ns, ReplicationDecision& decision,
+                              const std::vector<ReplicaPlacement>& resident) {
   if (!parse_replication_policy(params.policy, decision.policy)) {
     throw std::invalid_argument("replication.policy: unknown policy '" + params.policy + "'");
   }
@@ -163,6 +164,7 @@ MoeRouting decide_replication(const MoeRouting& original, const ReplicationParam
     input.expert_loads.assign(original.experts, 0.0);
     for (uint16_t e : original.expert_ids) input.expert_loads[e] += 1.0;
     input.time_budget_ns = shared_expert_ns;
+    input.resident = resident;
     const uint64_t bytes = decision.weight_bytes;
     const BroadcastMethod method = decision.method;
     input.broadcast_ns = [bytes, method, costs](uint32_t owner, const FixedGroup& group) {
@@ -246,6 +248,11 @@ class BroadcastPlanner {
 
   // Plans every broadcast; returns the counters the phase then uses.
   uint32_t plan() {
+    // A simulated layer starts with empty replica slots; kept replicas exist only in a stream's
+    // arithmetic (replication_stream.hpp).
+    for (const ReplicaPlacement& p : d_.schedule.replicas) {
+      if (p.resident) throw std::logic_error("replication: a simulated layer has no resident replicas");
+    }
     const uint64_t needed = first_counter_ + stride_ * d_.schedule.replicas.size();
     if (needed > hw::kMaxArrivalCounters) {
       throw std::length_error("replication: " + std::to_string(needed) + " arrival counters needed, a GPU has " +

@@ -214,6 +214,15 @@ std::vector<double> zipf_weights(Rng& rng, uint32_t experts, double exponent) {
   return weights;
 }
 
+// A seed of its own for each (layer, iteration) stream of a drifting routing: splitmix64's
+// finalizer over the seed and the indices, so neighbouring indices share no draws.
+uint64_t derived_seed(uint64_t seed, uint64_t layer, uint64_t iteration) {
+  uint64_t x = seed ^ (layer * 0x9e3779b97f4a7c15ull) ^ ((iteration + 1) * 0xc2b2ae3d27d4eb4full);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
 // A trace field as a message shows it: control and non-ASCII bytes as \xNN (a NUL would cut the
 // message short), at most 40 characters.
 std::string printable_field(const std::string& field) {
@@ -330,6 +339,29 @@ void read_trace(const RoutingSpec& spec, fw::MoeRouting& routing) {
 
 }  // namespace
 
+// drifting: a zipf popularity whose ranks change hands as a serving run goes on. The layer's
+// ranks are dealt once (its own seed); then at every iteration each rank, with chance
+// 1 / (2 hot_lifetime), swaps its expert with a rank drawn uniformly. An expert leaves its rank
+// when its rank is picked or is drawn as another's partner, so it keeps it hot_lifetime
+// iterations on average: the hot set persists for that long and drifts.
+std::vector<double> drifting_popularity(const RoutingSpec& spec, uint32_t experts) {
+  Rng rng(derived_seed(spec.seed, spec.layer, ~0ull));
+  std::vector<uint32_t> expert_of_rank(experts);
+  for (uint32_t i = 0; i < experts; ++i) expert_of_rank[i] = i;
+  for (uint32_t i = experts - 1; i > 0; --i) std::swap(expert_of_rank[i], expert_of_rank[rng.below(i + 1)]);
+  const double swap_chance = 0.5 / spec.hot_lifetime;
+  for (uint32_t it = 0; it < spec.iteration; ++it) {
+    for (uint32_t rank = 0; rank < experts; ++rank) {
+      if (rng.uniform() < swap_chance) std::swap(expert_of_rank[rank], expert_of_rank[rng.below(experts)]);
+    }
+  }
+  std::vector<double> weights(experts);
+  for (uint32_t rank = 1; rank <= experts; ++rank) {
+    weights[expert_of_rank[rank - 1]] = std::pow(static_cast<double>(rank), -spec.exponent);
+  }
+  return weights;
+}
+
 fw::MoeRouting generate_routing(const WorkloadSpec& workload, uint32_t gpus) {
   const uint32_t experts = workload.model.experts;
   const uint32_t top_k = workload.top_k;
@@ -354,15 +386,18 @@ fw::MoeRouting generate_routing(const WorkloadSpec& workload, uint32_t gpus) {
     return routing;
   }
 
-  Rng rng(spec.seed);
+  // A drifting layer's tokens are drawn from a stream of their own per iteration.
+  Rng rng(spec.kind == "drifting" ? derived_seed(spec.seed, spec.layer, spec.iteration) : spec.seed);
   std::vector<double> weights;
   if (spec.kind == "normal") {
     weights = normal_weights(rng, experts, top_k, spec.std);
   } else if (spec.kind == "zipf") {
     weights = zipf_weights(rng, experts, spec.exponent);
+  } else if (spec.kind == "drifting") {
+    weights = drifting_popularity(spec, experts);
   } else if (spec.kind != "uniform") {
-    throw ConfigError(spec.origin + ": workload.routing.kind: expected one of uniform, normal, zipf, trace, got " +
-                      spec.kind);
+    throw ConfigError(spec.origin + ": workload.routing.kind: expected one of uniform, normal, zipf, drifting, trace, "
+                      "got " + spec.kind);
   }
   DistinctSampler sampler(experts, std::move(weights));
   const uint64_t tokens = routing.tokens();
@@ -383,6 +418,8 @@ std::vector<double> expected_expert_loads(const WorkloadSpec& workload, const fw
     weights = normal_weights(rng, experts, workload.top_k, spec.std);
   } else if (spec.kind == "zipf") {
     weights = zipf_weights(rng, experts, spec.exponent);
+  } else if (spec.kind == "drifting") {
+    weights = drifting_popularity(spec, experts);
   } else if (spec.kind == "uniform") {
     return std::vector<double>(experts, pairs / experts);
   } else {

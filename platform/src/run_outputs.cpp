@@ -63,7 +63,7 @@ std::vector<std::string> earlier_run_outputs(const std::string& dir) {
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!it->is_regular_file(ec)) continue;
-    if (name == "report.json" || is_per_scheme_output(name) || is_picture_of_a_run(name)) {
+    if (name == "report.json" || name == "stream.csv" || is_per_scheme_output(name) || is_picture_of_a_run(name)) {
       files.push_back(it->path().string());
     }
   }

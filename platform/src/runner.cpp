@@ -23,6 +23,7 @@
 #include "config_reader.hpp"
 #include "layer_parts.hpp"
 #include "progress_line.hpp"
+#include "replication_stream_run.hpp"
 #include "scheme_collect.hpp"
 
 namespace nvsvp::platform {
@@ -373,22 +374,10 @@ std::shared_ptr<const fw::MoeLayerSpec> build_layer_spec(const Scenario& scenari
   const fw::MoeRouting routing = generate_routing(scenario.workload, scenario.platform.gpus);
 
   // Hot-expert replication decides the copies, then the tokens go over them.
-  const PlatformSpec& p = scenario.platform;
   const fw::ReplicationParams& r = scenario.replication;
-  fw::BroadcastCosts costs;
-  costs.link_gbps = p.link.line_rate_gbps * p.link.efficiency;
-  costs.gpu_link_gbps = costs.link_gbps * p.links_per_gpu();
-  costs.hop_ns = p.link.latency_ns;
-  costs.sm_store_gbps = p.gpu.sm_store_gbps;
-  costs.broadcast_sms = r.broadcast_sms;
-  costs.chunk_bytes = r.chunk_bytes;
+  const fw::BroadcastCosts costs = replication_broadcast_costs(scenario);
   // The budget: the shared experts' GEMMs on the SMs the broadcast leaves them.
-  const bool sm_broadcast = fw::uses_multicast(r);
-  const double sms = p.gpu.sms - (r.policy == "iser" && sm_broadcast ? std::min(r.broadcast_sms, p.gpu.sms - 1) : 0u);
-  const double shared_flops = spec->shared_experts * spec->model.expert_flops_per_token() * spec->tokens_per_gpu;
-  const double peak_tflops = p.gpu.peak_tflops(fw::gemm_precision(spec->weight_dtype));
-  const double flops_per_ns = peak_tflops * 1e3 * p.gpu.gemm_efficiency * sms / p.gpu.sms;
-  const double shared_ns = spec->pure_communication ? 0.0 : shared_flops / flops_per_ns;
+  const double shared_ns = shared_expert_budget_ns(scenario, r.policy == "iser" && fw::uses_multicast(r));
   // Only the static policy places from expected loads (they take sampling to estimate).
   WorkloadSpec history = scenario.workload;  // what the static placement was made from
   if (r.static_seed != 0) history.routing.seed = r.static_seed;
@@ -521,6 +510,14 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
   const double wall = seconds_since(wall_start);
 
   Report report = make_report(scenario, *layer, std::move(runs), wall);
+  if (scenario.stream.iterations > 0) {
+    if (progress.enabled()) progress.show("stream: " + std::to_string(scenario.stream.iterations) + " iterations");
+    json stream = run_replication_stream(scenario, out_dir);
+    progress.clear();
+    report.passed = report.passed && stream.at("passed").get<bool>();
+    report.document["passed"] = report.passed;
+    report.document["stream"] = std::move(stream);
+  }
   report.document["nvsvp"] = nvsvp_build_json(options.command_line);
   write_report_files(report, out_dir);
   if (!options.quiet) print_summary(report, out_dir, console);

@@ -252,12 +252,14 @@ class ScenarioLoader {
     check_message_size();
     check_faults();
     check_partitions();
+    check_stream();
   }
   void check_fabric() const;
   void check_experts() const;
   void check_reduction_buffer() const;
   void check_gpu_resources() const;
   void check_replication() const;
+  void check_stream() const;
   void check_message_size() const;
   void check_faults() const;
   void check_partitions() const;
@@ -761,11 +763,15 @@ void ScenarioLoader::check_replication() const {
   if (r.static_seed != 0 && (r.policy != "static" || w.routing.kind == "trace" || w.routing.kind == "uniform")) {
     const Place at = origins_.blame({"replication.static_seed", "replication.policy", "workload.routing.kind"});
     config_fail(at.origin, at.path,
-                "static_seed only with policy static and a normal or zipf routing (the seed deals their popularity)",
+                "static_seed only with policy static and a normal, zipf or drifting routing (the seed deals their "
+                "popularity)",
                 "static_seed " + std::to_string(r.static_seed) + " with policy " + r.policy + " and routing " +
                     w.routing.kind);
   }
-  if (r.policy == "none") return;
+  // A stream runs every policy, whatever replication.policy says.
+  const bool stream = scenario_.stream.iterations > 0;
+  if (r.policy == "none" && !stream) return;
+  const bool iser = r.policy == "iser" || stream;
   const uint64_t copies = w.model.experts + static_cast<uint64_t>(p.gpus) * r.slots_per_gpu;
   if (copies > 65535) {
     const Place at = origins_.blame({"replication.slots_per_gpu", "workload.model.experts", "platform.gpus"});
@@ -773,15 +779,30 @@ void ScenarioLoader::check_replication() const {
                 std::to_string(copies));
   }
   const bool multicast = fw::uses_multicast(r);
-  if (r.policy == "iser" && multicast && r.broadcast_sms >= p.gpu.sms) {
+  if (iser && multicast && r.broadcast_sms >= p.gpu.sms) {
     const Place at = origins_.blame({"replication.broadcast_sms", "platform.gpu.sms"});
     config_fail(at.origin, at.path, "broadcast_sms below the GPU's SMs (the shared experts need at least one)",
                 std::to_string(r.broadcast_sms) + " of " + std::to_string(p.gpu.sms) + " SMs");
   }
-  if (r.policy == "iser" && multicast && p.gpus > 64) {
+  if (iser && multicast && p.gpus > 64) {
     const Place at = origins_.blame({"replication.broadcast", "platform.gpus"});
     config_fail(at.origin, at.path, "p2p or ring above 64 GPUs (a multicast group names at most 64)",
                 r.broadcast + " on " + n_gpus + " GPUs");
+  }
+}
+
+void ScenarioLoader::check_stream() const {
+  if (scenario_.stream.iterations == 0) return;
+  const RoutingSpec& routing = scenario_.workload.routing;
+  if (routing.kind != "drifting") {
+    const Place at = origins_.blame({"stream.iterations", "workload.routing.kind"});
+    config_fail(at.origin, at.path, "a stream over a drifting routing (workload.routing.kind: drifting)",
+                "routing " + routing.kind);
+  }
+  if (!scenario_.partitions.empty()) {
+    const Place at = origins_.blame({"stream.iterations", "partitions"});
+    config_fail(at.origin, at.path, "a stream over every GPU (no partitions)",
+                std::to_string(scenario_.partitions.size()) + " partitions");
   }
 }
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "config_reader.hpp"
@@ -27,6 +28,9 @@ class SectionDumper {
   }
   template <class T>
   void section(const char* key, T& value, const char* comment = "", const KeyUse& = {}) {
+    if constexpr (std::is_same_v<T, StreamSpec>) {
+      if (value.iterations == 0) return;  // no stream: the section is left out, as in the file
+    }
     yaml_.section(key, comment);
     SectionDumper nested(out_, indent_ + 2);
     visit_section(nested, value);

@@ -145,11 +145,16 @@ template <class V>
 void visit_section(V& v, RoutingSpec& r) {
   v.origin(r.origin);
   // No description: the kinds say it all.
-  v("kind", r.kind, "", hw::Choices{{"uniform", "normal", "zipf", "trace"}}, kind_selector());
-  v("seed", r.seed, "seed of the routing generator", hw::Range{}, of_kinds({"uniform", "normal", "zipf"}));
+  v("kind", r.kind, "", hw::Choices{{"uniform", "normal", "zipf", "drifting", "trace"}}, kind_selector());
+  v("seed", r.seed, "seed of the routing generator", hw::Range{}, of_kinds({"uniform", "normal", "zipf", "drifting"}));
   v("std", r.std, "standard deviation of the per-expert selection probability, relative to its mean top_k/experts",
     Positive{}, of_kinds({"normal"}));
-  v("exponent", r.exponent, "power-law exponent", Positive{}, of_kinds({"zipf"}));
+  v("exponent", r.exponent, "power-law exponent", Positive{}, of_kinds({"zipf", "drifting"}));
+  v("hot_lifetime", r.hot_lifetime, "iterations an expert keeps its popularity rank, on average",
+    hw::between(1.0, 1e9), of_kinds({"drifting"}));
+  v("iteration", r.iteration, "the iteration of the serving run this layer belongs to", hw::between(0, 1000000),
+    of_kinds({"drifting"}));
+  v("layer", r.layer, "the layer (each has a hot set of its own)", hw::between(0, 65535), of_kinds({"drifting"}));
   v("file", r.file, "one token per line: top_k expert IDs", TraceFile{}, of_kinds({"trace"}, true));
 }
 
@@ -165,6 +170,15 @@ void visit_section(V& v, WorkloadSpec& w) {
   v("shared_experts", w.shared_experts, "shared experts every token goes through at home", hw::between(0, 64),
     defaults_to(w.model.shared_experts, "model.shared_experts"));
   v.section("routing", w.routing, "", required());
+}
+
+template <class V>
+void visit_section(V& v, StreamSpec& s) {
+  v("iterations", s.iterations, "iterations of the serving run", hw::between(1, 1000000), required());
+  v("layers", s.layers, "layers, each with its own hot set and replica slots", hw::between(1, 1024));
+  v("static_refresh", s.static_refresh,
+    "the static balancer is re-placed every this many iterations from their mean loads (0: placed once)",
+    hw::between(0, 1000000));
 }
 
 template <class V>
@@ -217,6 +231,8 @@ void visit_section(V& v, Scenario& s) {
   v("partitions", s.partitions,
     "GPU partitions, lists of GPU indices; [] is one partition of every GPU, a GPU left out is isolated",
     GpuPartitions{});
+  v.section("stream", s.stream,
+            "compares replication policies over iterations of a drifting routing (docs/configuration.md#stream)");
 }
 
 }  // namespace nvsvp::platform

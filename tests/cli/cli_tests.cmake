@@ -187,6 +187,11 @@ add_test(NAME cli.every_scheme_recovers_from_link_and_chip_outages
 add_test(NAME cli.weight_dtype_scales_the_replication_broadcasts
          COMMAND bash ${NVSVP_CLI_DIR}/weight_dtype_replication.sh $<TARGET_FILE:nvsvp>
                  ${NVSVP_CLI_DATA}/small_replication.yaml ${NVSVP_CLI_OUT}/weight_dtype_replication)
+# A replication stream: none, static and iser over a drifting routing's iterations, each policy's
+# rows recomputed from stream.csv; deterministic; a longer-lived hot set keeps more replicas.
+add_test(NAME cli.replication_stream_compares_the_policies_per_iteration
+         COMMAND bash ${NVSVP_CLI_DIR}/replication_stream.sh $<TARGET_FILE:nvsvp>
+                 ${NVSVP_CLI_DATA}/small_stream.yaml ${NVSVP_CLI_OUT}/replication_stream)
 # Partitions: two layers in one simulation, each equal to its run alone but for time.
 add_test(NAME cli.partitions_each_run_as_alone
          COMMAND bash ${NVSVP_CLI_DIR}/partitions_run_alone.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml

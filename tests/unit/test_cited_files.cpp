@@ -48,6 +48,7 @@ const std::set<std::string> kAllowed = {
     "report.json", "links_<scheme>.csv", "utilization_<scheme>.csv", "trace_<scheme>.json", "study.csv",
     "transactions_<scheme>.csv", "registers_<scheme>.csv",  // `nvsvp run --trace`
     "stats_<scheme>.csv", "latency_<scheme>.csv", "occupancy_<scheme>.csv",  // the statistics files
+    "stream.csv",  // a run's replication stream (docs/configuration.md#stream)
     "summary.json", "anchors.json", "<case>.json",  // `nvsvp anchors`: the table and each case's entry
     "scenario.yaml",  // a run's (and a study point's) effective scenario
     "build_info.cpp",  // generated at build time by cmake/NvsvpBuildInfo.cmake

@@ -97,10 +97,13 @@ struct ReplicationDecision {
 // Decides the replicas for the layer of `original` and re-routes its tokens. `expected_loads`
 // (per expert) are what the static policy places from; `shared_expert_ns` is the iser budget;
 // `weight_dtype` sizes the experts' weights the broadcasts carry.
+// `resident` (iser only): replicas whose weights are still in their slots from this layer's
+// previous iteration (ReplicationInput::resident).
 // Returns the routing over expert copies (`original` itself when the policy is none).
 MoeRouting decide_replication(const MoeRouting& original, const ReplicationParams& params, const MoeModel& model,
                               WeightDtype weight_dtype, const std::vector<double>& expected_loads,
-                              const BroadcastCosts& costs, double shared_expert_ns, ReplicationDecision& decision);
+                              const BroadcastCosts& costs, double shared_expert_ns, ReplicationDecision& decision,
+                              const std::vector<ReplicaPlacement>& resident = {});
 
 // The phase's work: per GPU, stream 0 computes the shared experts; streams 1-3 broadcast.
 struct ReplicationPhase {

@@ -53,10 +53,15 @@ struct PlatformSpec {
 };
 
 struct RoutingSpec {
-  std::string kind = "uniform";  // uniform | normal | zipf | trace
+  std::string kind = "uniform";  // uniform | normal | zipf | drifting | trace
   uint64_t seed = 1;
   double std = 0.032;            // normal: standard deviation of expert popularity
-  double exponent = 1.5;         // zipf: power-law exponent
+  double exponent = 1.5;         // zipf, drifting: power-law exponent
+  // drifting: the zipf popularity of a layer at one iteration of a serving run; the expert at
+  // each rank is replaced after hot_lifetime iterations on average.
+  double hot_lifetime = 100.0;
+  uint32_t iteration = 0;
+  uint32_t layer = 0;
   std::string file;              // trace: path, resolved relative to the scenario file
   std::string origin;            // "FILE:LINE" of the routing mapping, for errors found later
 };
@@ -95,6 +100,17 @@ struct FaultSpec {
   uint32_t credits = 0;            // credit_loss: credit flits lost
 };
 
+// A stream of iterations (the `stream` section, docs/configuration.md#stream): hot-expert
+// replication's policies compared on the same drifting routing, layer by layer, iteration by
+// iteration. iterations 0: no stream.
+struct StreamSpec {
+  uint32_t iterations = 0;
+  uint32_t layers = 1;
+  // The static balancer is re-placed from the mean loads of the last this many iterations, every
+  // this many iterations (0: placed once, from the popularity at iteration 0).
+  uint32_t static_refresh = 0;
+};
+
 struct Scenario {
   std::string name;
   std::string file;  // the scenario file as given
@@ -113,6 +129,7 @@ struct Scenario {
   // GPU indices, as a fabric manager splits the GPUs among tenants. Empty: one partition of every
   // GPU. A GPU in no partition is isolated: every access to or from it is refused.
   std::vector<std::vector<uint32_t>> partitions;
+  StreamSpec stream;
   // Where each key was set, so that a check made after loading (check_fabric_resources) names
   // the file and line too. Null for a scenario built in code.
   std::shared_ptr<const KeyOrigins> origins;

@@ -1,0 +1,81 @@
+// Hot-expert replication across a serving run (replication_stream.hpp).
+#include "nvsvp/fw/replication_stream.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+namespace nvsvp::fw {
+
+namespace {
+
+double max_over_mean(const std::vector<double>& loads) {
+  const double total = std::accumulate(loads.begin(), loads.end(), 0.0);
+  if (loads.empty() || total <= 0.0) return 0.0;
+  return *std::max_element(loads.begin(), loads.end()) * static_cast<double>(loads.size()) / total;
+}
+
+}  // namespace
+
+LayerReplicationStream::LayerReplicationStream(StreamSettings settings, std::vector<double> initial_loads)
+    : settings_(std::move(settings)), static_loads_(std::move(initial_loads)) {}
+
+StreamStep LayerReplicationStream::step(const MoeRouting& routing) {
+  if (static_loads_.size() != routing.experts) {
+    throw std::invalid_argument("replication stream: the routing has " + std::to_string(routing.experts) +
+                                " experts, the stream " + std::to_string(static_loads_.size()));
+  }
+  // The static balancer is refreshed between iterations from the loads it has seen since.
+  refreshed_now_ = false;
+  if (settings_.static_refresh > 0 && iteration_ > 0 && iteration_ % settings_.static_refresh == 0) {
+    static_loads_ = window_loads_;
+    for (double& load : static_loads_) load /= window_iterations_;
+    window_loads_.assign(routing.experts, 0.0);
+    window_iterations_ = 0;
+    refreshed_now_ = true;
+  }
+  StreamStep step;
+  step.policies = {decide(routing, ReplicationPolicy::none), decide(routing, ReplicationPolicy::fixed),
+                   decide(routing, ReplicationPolicy::iser)};
+  window_loads_.resize(routing.experts, 0.0);
+  for (uint16_t e : routing.expert_ids) window_loads_[e] += 1.0;
+  ++window_iterations_;
+  ++iteration_;
+  return step;
+}
+
+StreamPolicyStep LayerReplicationStream::decide(const MoeRouting& routing, ReplicationPolicy policy) {
+  ReplicationParams params = settings_.params;
+  params.policy = to_string(policy);
+  ReplicationDecision decision;
+  const bool iser = policy == ReplicationPolicy::iser;
+  decide_replication(routing, params, settings_.model, settings_.weight_dtype, static_loads_, settings_.costs,
+                     settings_.shared_expert_ns, decision, iser ? resident_ : std::vector<ReplicaPlacement>{});
+  StreamPolicyStep out;
+  out.policy = policy;
+  out.pairs_before = std::accumulate(decision.load_before.begin(), decision.load_before.end(), 0.0);
+  out.pairs_after = std::accumulate(decision.load_after.begin(), decision.load_after.end(), 0.0);
+  out.excess_before = excess_load(decision.load_before);
+  out.excess_after = excess_load(decision.load_after);
+  out.max_over_mean_before = max_over_mean(decision.load_before);
+  out.max_over_mean_after = max_over_mean(decision.load_after);
+  out.replicas = static_cast<uint32_t>(decision.schedule.replicas.size());
+  out.stop_reason = decision.schedule.stop_reason;
+  out.refreshed = policy == ReplicationPolicy::fixed && refreshed_now_;
+  if (!iser) return out;
+  out.budget_ns = settings_.shared_expert_ns;
+  out.estimated_broadcast_ns = decision.schedule.estimated_broadcast_ns;
+  for (const ReplicaPlacement& p : decision.schedule.replicas) {
+    if (p.resident) {
+      ++out.kept;
+    } else {
+      out.weight_bytes_broadcast += decision.weight_bytes;
+    }
+  }
+  out.evicted = static_cast<uint32_t>(resident_.size()) - out.kept;
+  resident_ = decision.schedule.replicas;
+  for (ReplicaPlacement& p : resident_) p.resident = false;
+  return out;
+}
+
+}  // namespace nvsvp::fw

@@ -1,0 +1,183 @@
+// The `stream` section's run: hot-expert replication's policies over a serving run's iterations
+// (replication_stream_run.hpp; the policies' arithmetic is fw::LayerReplicationStream).
+#include "replication_stream_run.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <stdexcept>
+
+#include "config_reader.hpp"
+#include "nvsvp/fw/replication_stream.hpp"
+#include "nvsvp/platform/routing_generator.hpp"
+#include "text.hpp"
+
+namespace nvsvp::platform {
+
+using nlohmann::json;
+
+fw::BroadcastCosts replication_broadcast_costs(const Scenario& scenario) {
+  const PlatformSpec& p = scenario.platform;
+  const fw::ReplicationParams& r = scenario.replication;
+  fw::BroadcastCosts costs;
+  costs.link_gbps = p.link.line_rate_gbps * p.link.efficiency;
+  costs.gpu_link_gbps = costs.link_gbps * p.links_per_gpu();
+  costs.hop_ns = p.link.latency_ns;
+  costs.sm_store_gbps = p.gpu.sm_store_gbps;
+  costs.broadcast_sms = r.broadcast_sms;
+  costs.chunk_bytes = r.chunk_bytes;
+  return costs;
+}
+
+double shared_expert_budget_ns(const Scenario& scenario, bool sm_broadcast) {
+  if (scenario.pure_communication) return 0.0;
+  const PlatformSpec& p = scenario.platform;
+  const WorkloadSpec& w = scenario.workload;
+  const double sms = p.gpu.sms - (sm_broadcast ? std::min(scenario.replication.broadcast_sms, p.gpu.sms - 1) : 0u);
+  const double shared_flops = w.shared_experts * w.model.expert_flops_per_token() * w.tokens_per_gpu;
+  const double peak_tflops = p.gpu.peak_tflops(fw::gemm_precision(w.weight_dtype));
+  const double flops_per_ns = peak_tflops * 1e3 * p.gpu.gemm_efficiency * sms / p.gpu.sms;
+  return shared_flops / flops_per_ns;
+}
+
+namespace {
+
+const char* const kPolicyNames[] = {"none", "static", "iser"};  // as fw::StreamStep::policies
+const fw::ReplicationPolicy kPolicies[] = {fw::ReplicationPolicy::none, fw::ReplicationPolicy::fixed,
+                                           fw::ReplicationPolicy::iser};
+
+// One policy's figures summed over iterations (one layer's, or the whole stream's).
+struct PolicyTotals {
+  double excess_before = 0.0;
+  double excess_after = 0.0;
+  double max_over_mean_before = 0.0;  // summed: divided by `iterations` when written
+  double max_over_mean_after = 0.0;
+  uint64_t replicas = 0;
+  uint64_t kept = 0;
+  uint64_t evicted = 0;
+  uint64_t weight_bytes_broadcast = 0;
+  double max_estimated_broadcast_ns = 0.0;
+  uint64_t refreshes = 0;
+  uint64_t iterations = 0;
+
+  void add(const fw::StreamPolicyStep& s) {
+    excess_before += s.excess_before;
+    excess_after += s.excess_after;
+    max_over_mean_before += s.max_over_mean_before;
+    max_over_mean_after += s.max_over_mean_after;
+    replicas += s.replicas;
+    kept += s.kept;
+    evicted += s.evicted;
+    weight_bytes_broadcast += s.weight_bytes_broadcast;
+    max_estimated_broadcast_ns = std::max(max_estimated_broadcast_ns, s.estimated_broadcast_ns);
+    refreshes += s.refreshed ? 1 : 0;
+    ++iterations;
+  }
+
+  json to_json(fw::ReplicationPolicy policy, double budget_ns) const {
+    const double n = std::max<uint64_t>(iterations, 1);
+    json j = {{"excess_before", excess_before},
+              {"excess_after", excess_after},
+              // The stream's excess removed: 1 - summed after / summed before.
+              {"removed_fraction", excess_before > 0.0 ? json(1.0 - excess_after / excess_before) : json()},
+              {"mean_max_over_mean_before", max_over_mean_before / n},
+              {"mean_max_over_mean_after", max_over_mean_after / n},
+              {"mean_replicas", static_cast<double>(replicas) / n}};
+    if (policy == fw::ReplicationPolicy::fixed) j["refreshes"] = refreshes;
+    if (policy == fw::ReplicationPolicy::iser) {
+      j["kept"] = kept;
+      j["evicted"] = evicted;
+      j["new_replicas"] = replicas - kept;
+      j["weight_bytes_broadcast"] = weight_bytes_broadcast;
+      j["max_estimated_broadcast_us"] = max_estimated_broadcast_ns / 1e3;
+      j["budget_us"] = budget_ns / 1e3;
+    }
+    return j;
+  }
+};
+
+void write_csv_row(std::ofstream& csv, uint32_t layer, uint32_t iteration, const char* name,
+                   const fw::StreamPolicyStep& s) {
+  const double removed = s.excess_before > 0.0 ? 1.0 - s.excess_after / s.excess_before : 0.0;
+  csv << layer << ',' << iteration << ',' << name << ',' << fixed(s.excess_before, 1) << ','
+      << fixed(s.excess_after, 1) << ',' << fixed(removed, 6) << ',' << fixed(s.max_over_mean_before, 6) << ','
+      << fixed(s.max_over_mean_after, 6) << ',' << s.replicas << ',' << s.kept << ',' << s.evicted << ','
+      << s.weight_bytes_broadcast << ',' << fixed(s.estimated_broadcast_ns / 1e3, 3) << ','
+      << fixed(s.budget_ns / 1e3, 3) << ',' << (s.refreshed ? 1 : 0) << ',' << s.stop_reason << '\n';
+}
+
+}  // namespace
+
+json run_replication_stream(const Scenario& scenario, const std::string& out_dir) {
+  const StreamSpec& stream = scenario.stream;
+  fw::StreamSettings settings;
+  settings.params = scenario.replication;
+  settings.model = scenario.workload.model;
+  settings.weight_dtype = scenario.workload.weight_dtype;
+  settings.costs = replication_broadcast_costs(scenario);
+  settings.shared_expert_ns = shared_expert_budget_ns(scenario, fw::uses_multicast(scenario.replication));
+  settings.static_refresh = stream.static_refresh;
+
+  const std::string path = out_dir + "/stream.csv";
+  std::ofstream csv(path);
+  csv << "layer,iteration,policy,excess_before,excess_after,removed_fraction,max_over_mean_before,"
+         "max_over_mean_after,replicas,kept,evicted,weight_bytes_broadcast,estimated_broadcast_us,budget_us,"
+         "refreshed,stop_reason\n";
+  PolicyTotals totals[3];
+  json layers = json::array();
+  bool pairs_conserved = true;
+  for (uint32_t layer = 0; layer < stream.layers; ++layer) {
+    WorkloadSpec workload = scenario.workload;
+    workload.routing.layer = layer;
+    workload.routing.iteration = 0;
+    fw::MoeRouting first = generate_routing(workload, scenario.platform.gpus);
+    std::unique_ptr<fw::LayerReplicationStream> policies;
+    try {
+      policies = std::make_unique<fw::LayerReplicationStream>(settings, expected_expert_loads(workload, first));
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(scenario.file + ": stream: " + e.what());
+    }
+    PolicyTotals layer_totals[3];
+    for (uint32_t iteration = 0; iteration < stream.iterations; ++iteration) {
+      workload.routing.iteration = iteration;
+      const fw::MoeRouting routing = iteration == 0 ? std::move(first) : generate_routing(workload, scenario.platform.gpus);
+      fw::StreamStep step;
+      try {
+        step = policies->step(routing);
+      } catch (const std::invalid_argument& e) {
+        throw ConfigError(scenario.file + ": stream: " + e.what());
+      }
+      for (size_t p = 0; p < 3; ++p) {
+        const fw::StreamPolicyStep& s = step.policies[p];
+        const double pairs = static_cast<double>(routing.expert_ids.size());
+        pairs_conserved = pairs_conserved && s.pairs_before == pairs && s.pairs_after == pairs;
+        write_csv_row(csv, layer, iteration, kPolicyNames[p], s);
+        totals[p].add(s);
+        layer_totals[p].add(s);
+      }
+    }
+    json per_policy = json::object();
+    for (size_t p = 0; p < 3; ++p) {
+      per_policy[kPolicyNames[p]] =
+          layer_totals[p].to_json(kPolicies[p], settings.shared_expert_ns);
+    }
+    layers.push_back({{"layer", layer}, {"policies", per_policy}});
+  }
+  csv.close();
+  if (!csv) throw std::runtime_error("cannot write " + path);
+
+  json summary = json::object();
+  for (size_t p = 0; p < 3; ++p) {
+    summary[kPolicyNames[p]] = totals[p].to_json(kPolicies[p], settings.shared_expert_ns);
+  }
+  return {{"iterations", stream.iterations},
+          {"layers", stream.layers},
+          {"static_refresh", stream.static_refresh},
+          {"file", "stream.csv"},
+          {"policies", summary},
+          {"per_layer", layers},
+          {"passed", pairs_conserved}};
+}
+
+}  // namespace nvsvp::platform

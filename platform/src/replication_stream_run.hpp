@@ -1,0 +1,27 @@
+// The `stream` section's run (docs/configuration.md#stream) and the replication settings a layer's
+// spec and a stream share.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "nvsvp/fw/replication_phase.hpp"
+#include "nvsvp/platform/scenario.hpp"
+
+namespace nvsvp::platform {
+
+// The platform's figures the scheduler's broadcast estimates use.
+fw::BroadcastCosts replication_broadcast_costs(const Scenario& scenario);
+
+// The shared experts' GEMM time of one layer: iser's budget. With `sm_broadcast` the broadcast's
+// SMs (replication.broadcast_sms) are taken from the shared experts.
+double shared_expert_budget_ns(const Scenario& scenario, bool sm_broadcast);
+
+// Runs the stream: every layer's iterations, the three policies decided on each; writes
+// stream.csv in `out_dir` (one row per layer, iteration and policy) and returns report.json's
+// `stream` section (the totals per policy and per layer; `passed` is false if a policy lost or
+// made up a token-expert pair). Throws ConfigError for a scheduler refusal of the settings.
+nlohmann::json run_replication_stream(const Scenario& scenario, const std::string& out_dir);
+
+}  // namespace nvsvp::platform
