@@ -248,11 +248,6 @@ class BroadcastPlanner {
 
   // Plans every broadcast; returns the counters the phase then uses.
   uint32_t plan() {
-    // A simulated layer starts with empty replica slots; kept replicas exist only in a stream's
-    // arithmetic (replication_stream.hpp).
-    for (const ReplicaPlacement& p : d_.schedule.replicas) {
-      if (p.resident) throw std::logic_error("replication: a simulated layer has no resident replicas");
-    }
     const uint64_t needed = first_counter_ + stride_ * d_.schedule.replicas.size();
     if (needed > hw::kMaxArrivalCounters) {
       throw std::length_error("replication: " + std::to_string(needed) + " arrival counters needed, a GPU has " +
@@ -301,6 +296,7 @@ class BroadcastPlanner {
   // Chunk j of broadcast b.
   void broadcast_chunk(size_t b, uint64_t j) {
     const ReplicaPlacement& p = d_.schedule.replicas[b];
+    if (p.resident) return;  // its weights are in its slots already
     const uint64_t bytes = std::min(d_.chunk_bytes, d_.weight_bytes - j * d_.chunk_bytes);
     const uint64_t source = kExpertWeights + (p.expert % per_gpu_) * padded_ + j * d_.chunk_bytes;
     const uint64_t offset = p.slot * padded_ + j * d_.chunk_bytes;
@@ -353,6 +349,7 @@ class BroadcastPlanner {
   void wait_for_copies() {
     for (size_t b = 0; b < d_.schedule.replicas.size(); ++b) {
       const ReplicaPlacement& p = d_.schedule.replicas[b];
+      if (p.resident) continue;
       std::vector<uint32_t> receivers = p.replica_gpus;
       if (uses_multicast(d_.method) && d_.groups[p.group].contains(p.owner)) receivers.push_back(p.owner);  // its copy comes back
       for (uint32_t r : receivers) {
@@ -433,8 +430,10 @@ void load_expert_weights(Hal& hal, const ReplicationPhase& phase, const MoeLayer
     memory.declare_buffer(kExpertWeights, d.chunk_bytes, per_gpu * chunks);
     memory.declare_buffer(kReplicaWeights, d.chunk_bytes, d.slots_per_gpu * chunks);
   }
-  // Only the broadcast experts' weights are written: the others are never read functionally.
+  // Only the broadcast experts' weights are written: the others (kept replicas included) are
+  // never read functionally.
   for (const ReplicaPlacement& p : d.schedule.replicas) {
+    if (p.resident) continue;
     for (uint64_t j = 0; j < chunks; ++j) {
       const ChunkFingerprint f = ChunkFingerprint::of(p.expert, static_cast<uint32_t>(j));
       hal.memory(p.owner).write(kExpertWeights + (p.expert % per_gpu) * padded + j * d.chunk_bytes, &f, sizeof f);
@@ -461,6 +460,7 @@ ReplicationCheck verify_replication(Hal& hal, const ReplicationPhase& phase, siz
   const uint64_t chunks = chunks_per_expert(d);
   const uint64_t padded = padded_expert_bytes(d);
   for (const ReplicaPlacement& p : d.schedule.replicas) {
+    if (p.resident) continue;  // nothing was sent
     for (uint32_t r : p.replica_gpus) {
       for (uint64_t j = 0; j < chunks; ++j) {
         // A message carries its first bytes only, so a last chunk shorter than a fingerprint

@@ -20,7 +20,7 @@ double max_over_mean(const std::vector<double>& loads) {
 LayerReplicationStream::LayerReplicationStream(StreamSettings settings, std::vector<double> initial_loads)
     : settings_(std::move(settings)), static_loads_(std::move(initial_loads)) {}
 
-StreamStep LayerReplicationStream::step(const MoeRouting& routing) {
+StreamStep LayerReplicationStream::step(const MoeRouting& routing, bool keep_layers) {
   if (static_loads_.size() != routing.experts) {
     throw std::invalid_argument("replication stream: the routing has " + std::to_string(routing.experts) +
                                 " experts, the stream " + std::to_string(static_loads_.size()));
@@ -35,8 +35,9 @@ StreamStep LayerReplicationStream::step(const MoeRouting& routing) {
     refreshed_now_ = true;
   }
   StreamStep step;
-  step.policies = {decide(routing, ReplicationPolicy::none), decide(routing, ReplicationPolicy::fixed),
-                   decide(routing, ReplicationPolicy::iser)};
+  StreamStep* keep = keep_layers ? &step : nullptr;
+  step.policies = {decide(routing, ReplicationPolicy::none, keep, 0), decide(routing, ReplicationPolicy::fixed, keep, 1),
+                   decide(routing, ReplicationPolicy::iser, keep, 2)};
   window_loads_.resize(routing.experts, 0.0);
   for (uint16_t e : routing.expert_ids) window_loads_[e] += 1.0;
   ++window_iterations_;
@@ -44,13 +45,20 @@ StreamStep LayerReplicationStream::step(const MoeRouting& routing) {
   return step;
 }
 
-StreamPolicyStep LayerReplicationStream::decide(const MoeRouting& routing, ReplicationPolicy policy) {
+StreamPolicyStep LayerReplicationStream::decide(const MoeRouting& routing, ReplicationPolicy policy, StreamStep* keep,
+                                                size_t index) {
   ReplicationParams params = settings_.params;
   params.policy = to_string(policy);
-  ReplicationDecision decision;
+  auto kept_decision = std::make_shared<ReplicationDecision>();
+  ReplicationDecision& decision = *kept_decision;
   const bool iser = policy == ReplicationPolicy::iser;
-  decide_replication(routing, params, settings_.model, settings_.weight_dtype, static_loads_, settings_.costs,
-                     settings_.shared_expert_ns, decision, iser ? resident_ : std::vector<ReplicaPlacement>{});
+  MoeRouting copies =
+      decide_replication(routing, params, settings_.model, settings_.weight_dtype, static_loads_, settings_.costs,
+                         settings_.shared_expert_ns, decision, iser ? resident_ : std::vector<ReplicaPlacement>{});
+  if (keep) {
+    keep->decisions[index] = kept_decision;
+    keep->routings[index] = std::make_shared<const MoeRouting>(std::move(copies));
+  }
   StreamPolicyStep out;
   out.policy = policy;
   out.pairs_before = std::accumulate(decision.load_before.begin(), decision.load_before.end(), 0.0);

@@ -3,6 +3,8 @@
 #include "replication_stream_run.hpp"
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <cmath>
 #include <fstream>
 #include <numeric>
@@ -11,6 +13,7 @@
 #include "config_reader.hpp"
 #include "nvsvp/fw/replication_stream.hpp"
 #include "nvsvp/platform/routing_generator.hpp"
+#include "nvsvp/platform/runner.hpp"
 #include "text.hpp"
 
 namespace nvsvp::platform {
@@ -107,9 +110,83 @@ void write_csv_row(std::ofstream& csv, uint32_t layer, uint32_t iteration, const
       << fixed(s.budget_ns / 1e3, 3) << ',' << (s.refreshed ? 1 : 0) << ',' << s.stop_reason << '\n';
 }
 
+// The simulated runs of sampled iterations: each scheme under each policy, and per scheme the
+// layer times summed per policy.
+class StreamSimulations {
+ public:
+  StreamSimulations(const Scenario& scenario, const std::function<void(const std::string&)>& on_progress)
+      : scenario_(scenario), on_progress_(on_progress) {
+    for (const std::string& scheme : scenario.schemes) time_us_[scheme] = {0.0, 0.0, 0.0};
+  }
+
+  void run(uint32_t layer, uint32_t iteration, const fw::StreamStep& step) {
+    for (size_t p = 0; p < 3; ++p) {
+      const auto spec = make_layer_spec(scenario_, *step.routings[p], step.decisions[p]);
+      for (const std::string& scheme : scenario_.schemes) {
+        if (on_progress_) {
+          on_progress_("stream: layer " + std::to_string(layer) + " iteration " + std::to_string(iteration) + " " +
+                       kPolicyNames[p] + " " + scheme);
+        }
+        const json result = run_scheme_in_child(scenario_, scheme, spec).result;
+        json entry = {{"layer", layer}, {"iteration", iteration}, {"policy", kPolicyNames[p]}, {"scheme", scheme}};
+        if (result.contains("error")) {
+          entry["error"] = result["error"];
+          passed_ = false;
+          runs_.push_back(entry);
+          continue;
+        }
+        const json& rep = result["replication"];
+        uint32_t kept = 0;
+        for (const json& r : rep["replicas"]) kept += r["kept"].get<bool>() ? 1 : 0;
+        entry["layer_time_us"] = result["layer_time_us"];
+        entry["passed"] = result["checks"]["passed"];
+        entry["replicas"] = rep["replicas"].size();
+        entry["kept"] = kept;
+        entry["excess_load_removed"] = rep["excess_load_removed"];
+        entry["shared_expert_time_us"] = rep["shared_expert_time_us"];
+        entry["broadcast_time_us"] = rep["broadcast_time_us"];
+        entry["hidden"] = rep["hidden"];
+        entry["exposed_broadcast_us"] = rep["exposed_broadcast_us"];
+        passed_ = passed_ && result["checks"]["passed"].get<bool>();
+        time_us_[scheme][p] += result["layer_time_us"].get<double>();
+        runs_.push_back(entry);
+      }
+    }
+    ++points_;
+  }
+
+  // Per scheme: the mean layer time per policy over the simulated iterations, and iser's gain
+  // (a layer processes the same tokens under every policy, so throughput goes as 1 / time).
+  json gains() const {
+    json out = json::object();
+    if (points_ == 0) return out;
+    for (const auto& [scheme, times] : time_us_) {
+      const double none = times[0] / points_, fixed = times[1] / points_, iser = times[2] / points_;
+      out[scheme] = {{"none_layer_time_us", none},
+                     {"static_layer_time_us", fixed},
+                     {"iser_layer_time_us", iser},
+                     {"iser_gain_over_none", iser > 0.0 ? json(none / iser - 1.0) : json()},
+                     {"iser_gain_over_static", iser > 0.0 ? json(fixed / iser - 1.0) : json()}};
+    }
+    return out;
+  }
+
+  const json& runs() const { return runs_; }
+  bool passed() const { return passed_; }
+
+ private:
+  const Scenario& scenario_;
+  const std::function<void(const std::string&)>& on_progress_;
+  std::map<std::string, std::array<double, 3>> time_us_;
+  json runs_ = json::array();
+  uint32_t points_ = 0;
+  bool passed_ = true;
+};
+
 }  // namespace
 
-json run_replication_stream(const Scenario& scenario, const std::string& out_dir) {
+json run_replication_stream(const Scenario& scenario, const std::string& out_dir,
+                            const std::function<void(const std::string&)>& on_progress) {
   const StreamSpec& stream = scenario.stream;
   fw::StreamSettings settings;
   settings.params = scenario.replication;
@@ -125,6 +202,7 @@ json run_replication_stream(const Scenario& scenario, const std::string& out_dir
          "max_over_mean_after,replicas,kept,evicted,weight_bytes_broadcast,estimated_broadcast_us,budget_us,"
          "refreshed,stop_reason\n";
   PolicyTotals totals[3];
+  StreamSimulations simulations(scenario, on_progress);
   json layers = json::array();
   bool pairs_conserved = true;
   for (uint32_t layer = 0; layer < stream.layers; ++layer) {
@@ -142,9 +220,13 @@ json run_replication_stream(const Scenario& scenario, const std::string& out_dir
     for (uint32_t iteration = 0; iteration < stream.iterations; ++iteration) {
       workload.routing.iteration = iteration;
       const fw::MoeRouting routing = iteration == 0 ? std::move(first) : generate_routing(workload, scenario.platform.gpus);
+      const bool simulate = stream.simulate_every > 0 && iteration % stream.simulate_every == 0;
+      if (on_progress && !simulate) {
+        on_progress("stream: layer " + std::to_string(layer) + " iteration " + std::to_string(iteration));
+      }
       fw::StreamStep step;
       try {
-        step = policies->step(routing);
+        step = policies->step(routing, simulate);
       } catch (const std::invalid_argument& e) {
         throw ConfigError(scenario.file + ": stream: " + e.what());
       }
@@ -156,6 +238,7 @@ json run_replication_stream(const Scenario& scenario, const std::string& out_dir
         totals[p].add(s);
         layer_totals[p].add(s);
       }
+      if (simulate) simulations.run(layer, iteration, step);
     }
     json per_policy = json::object();
     for (size_t p = 0; p < 3; ++p) {
@@ -177,7 +260,10 @@ json run_replication_stream(const Scenario& scenario, const std::string& out_dir
           {"file", "stream.csv"},
           {"policies", summary},
           {"per_layer", layers},
-          {"passed", pairs_conserved}};
+          {"simulate_every", stream.simulate_every},
+          {"simulated", simulations.runs()},
+          {"layer_time_gains", simulations.gains()},
+          {"passed", pairs_conserved && simulations.passed()}};
 }
 
 }  // namespace nvsvp::platform

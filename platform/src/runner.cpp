@@ -359,7 +359,8 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
 
 namespace {
 
-std::shared_ptr<const fw::MoeLayerSpec> build_layer_spec(const Scenario& scenario) {
+// Everything of the scenario's layer but its routing and replication.
+std::shared_ptr<fw::MoeLayerSpec> layer_spec_frame(const Scenario& scenario) {
   auto spec = std::make_shared<fw::MoeLayerSpec>();
   spec->software = scenario.software;
   spec->model = scenario.workload.model;
@@ -371,6 +372,11 @@ std::shared_ptr<const fw::MoeLayerSpec> build_layer_spec(const Scenario& scenari
   spec->pure_communication = scenario.pure_communication;
   spec->gpu_sms = scenario.platform.gpu.sms;
   spec->shared_experts = scenario.workload.shared_experts;
+  return spec;
+}
+
+std::shared_ptr<const fw::MoeLayerSpec> build_layer_spec(const Scenario& scenario) {
+  std::shared_ptr<fw::MoeLayerSpec> spec = layer_spec_frame(scenario);
   const fw::MoeRouting routing = generate_routing(scenario.workload, scenario.platform.gpus);
 
   // Hot-expert replication decides the copies, then the tokens go over them.
@@ -399,6 +405,14 @@ std::shared_ptr<const fw::MoeLayerSpec> build_layer_spec(const Scenario& scenari
 std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario) {
   return within_memory(scenario.file, "a layer (gpus x tokens_per_gpu tokens, top_k experts each)",
                        [&] { return build_layer_spec(scenario); });
+}
+
+std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario, fw::MoeRouting routing,
+                                                        std::shared_ptr<const fw::ReplicationDecision> replication) {
+  std::shared_ptr<fw::MoeLayerSpec> spec = layer_spec_frame(scenario);
+  spec->routing = std::move(routing);
+  spec->replication = std::move(replication);
+  return spec;
 }
 
 SchemeRun run_scheme(const Scenario& scenario, const std::string& scheme, std::shared_ptr<const fw::MoeLayerSpec> layer,
@@ -511,8 +525,9 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
 
   Report report = make_report(scenario, *layer, std::move(runs), wall);
   if (scenario.stream.iterations > 0) {
-    if (progress.enabled()) progress.show("stream: " + std::to_string(scenario.stream.iterations) + " iterations");
-    json stream = run_replication_stream(scenario, out_dir);
+    std::function<void(const std::string&)> on_progress;
+    if (progress.enabled()) on_progress = [&progress](const std::string& what) { progress.show(what); };
+    json stream = run_replication_stream(scenario, out_dir, on_progress);
     progress.clear();
     report.passed = report.passed && stream.at("passed").get<bool>();
     report.document["passed"] = report.passed;

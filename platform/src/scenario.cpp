@@ -799,6 +799,13 @@ void ScenarioLoader::check_stream() const {
     config_fail(at.origin, at.path, "a stream over a drifting routing (workload.routing.kind: drifting)",
                 "routing " + routing.kind);
   }
+  const bool tutel_search = scenario_.software.tutel_degree == 0 &&
+                            std::count(scenario_.schemes.begin(), scenario_.schemes.end(), "tutel") > 0;
+  if (scenario_.stream.simulate_every > 0 && tutel_search) {
+    const Place at = origins_.blame({"stream.simulate_every", "software.tutel_degree"});
+    config_fail(at.origin, at.path, "a fixed software.tutel_degree (1 .. 64) for tutel in a stream's simulations",
+                "tutel_degree 0 (the adaptive search)");
+  }
   if (!scenario_.partitions.empty()) {
     const Place at = origins_.blame({"stream.iterations", "partitions"});
     config_fail(at.origin, at.path, "a stream over every GPU (no partitions)",

@@ -179,6 +179,9 @@ void visit_section(V& v, StreamSpec& s) {
   v("static_refresh", s.static_refresh,
     "the static balancer is re-placed every this many iterations from their mean loads (0: placed once)",
     hw::between(0, 1000000));
+  v("simulate_every", s.simulate_every,
+    "every this many iterations of each layer, the schemes are simulated under each policy (0: never)",
+    hw::between(0, 1000000));
 }
 
 template <class V>

@@ -175,7 +175,7 @@ json replication_json(const fw::MoeLayerSpec& layer, const fw::ReplicationPhase&
   for (const fw::ReplicaPlacement& p : d->schedule.replicas) {
     const fw::FixedGroup& g = d->groups[p.group];
     replicas.push_back({{"expert", p.expert}, {"owner", p.owner}, {"group_first_gpu", g.first_gpu},
-                        {"group_size", g.size}, {"slot", p.slot}, {"gpus", p.replica_gpus}});
+                        {"group_size", g.size}, {"slot", p.slot}, {"gpus", p.replica_gpus}, {"kept", p.resident}});
   }
   json group_sizes = json::array();
   for (const fw::FixedGroup& g : d->groups) {
@@ -188,7 +188,9 @@ json replication_json(const fw::MoeLayerSpec& layer, const fw::ReplicationPhase&
   const double broadcast_us = phase_end("broadcast");
   json owners = json::array();
   std::vector<uint32_t> owner_gpus;
-  for (const fw::ReplicaPlacement& p : d->schedule.replicas) owner_gpus.push_back(p.owner);
+  for (const fw::ReplicaPlacement& p : d->schedule.replicas) {
+    if (!p.resident) owner_gpus.push_back(p.owner);  // a kept replica's owner sends nothing
+  }
   std::sort(owner_gpus.begin(), owner_gpus.end());
   owner_gpus.erase(std::unique(owner_gpus.begin(), owner_gpus.end()), owner_gpus.end());
   for (uint32_t o : owner_gpus) {

@@ -6,7 +6,8 @@
 # nothing; iser keeps only last iteration's replicas (kept + evicted = last iteration's replicas),
 # broadcasts exactly the new ones' weights (3 x hidden x moe_hidden fp4 parameters each) and stays
 # within its budget. The same run twice gives the same stream; a hot set that lives 1000
-# iterations keeps more replicas than one that lives 2.
+# iterations keeps more replicas than one that lives 2. With simulate_every, the sampled
+# iterations are simulated under each policy with the stream's replicas, kept ones not broadcast.
 # usage: replication_stream.sh NVSVP STREAM_SCENARIO WORKDIR
 nvsvp=$1
 scenario=$2
@@ -22,6 +23,7 @@ run a
 run b
 run long --set workload.routing.hot_lifetime=1000
 run short --set workload.routing.hot_lifetime=2
+run simulated --set stream.simulate_every=20 --set stream.layers=1
 python3 - "$work" <<'PY'
 import csv, json, sys
 work = sys.argv[1]
@@ -86,6 +88,30 @@ for name in ("long", "short"):
     iser = rep["stream"]["policies"]["iser"]
     kept[name] = iser["kept"] / max(1, iser["kept"] + iser["new_replicas"])
 check(kept["long"] > kept["short"] + 0.2, f"kept fraction: hot_lifetime 1000 {kept['long']:.3f}, 2 {kept['short']:.3f}")
+# Simulated iterations 0 and 20: every policy's layer simulated, passing its checks, with the
+# replicas (and kept replicas) of its stream.csv row; the gains are the mean layer times' ratios.
+report, rows = load("simulated")
+stream = report["stream"]
+sims = stream["simulated"]
+check(report["passed"] is True, "the simulated stream did not pass")
+check(len(sims) == 2 * 3, f"{len(sims)} simulated runs, expected 6 (iterations 0 and 20, three policies, deepep)")
+row_of = {(int(r["iteration"]), r["policy"]): r for r in rows}
+times = {"none": [], "static": [], "iser": []}
+for sim in sims:
+    where = f"simulated iteration {sim['iteration']} {sim['policy']}"
+    check(sim["iteration"] in (0, 20) and sim["layer"] == 0 and sim["scheme"] == "deepep", f"{where}: unexpected run")
+    check(sim.get("passed") is True, f"{where}: failed its checks ({sim.get('error')})")
+    row = row_of[(sim["iteration"], sim["policy"])]
+    check(sim["replicas"] == int(row["replicas"]) and sim["kept"] == int(row["kept"]),
+          f"{where}: {sim['replicas']} replicas ({sim['kept']} kept), stream.csv {row['replicas']} ({row['kept']})")
+    if sim["policy"] != "iser" or sim["kept"] == sim["replicas"]:
+        check(sim["broadcast_time_us"] == 0, f"{where}: broadcast {sim['broadcast_time_us']} us with nothing to send")
+    times[sim["policy"]].append(sim["layer_time_us"])
+check(any(s["policy"] == "iser" and s["kept"] > 0 for s in sims), "no simulated iser run kept a replica")
+mean = {p: sum(t) / len(t) for p, t in times.items()}
+gain = stream["layer_time_gains"]["deepep"]
+check(abs(gain["iser_gain_over_none"] - (mean["none"] / mean["iser"] - 1)) < 1e-9, f"gain over none {gain}")
+check(abs(gain["iser_gain_over_static"] - (mean["static"] / mean["iser"] - 1)) < 1e-9, f"gain over static {gain}")
 for f in failures:
     print("FAIL:", f)
 print("kept fractions", kept, "removed", {p: stream["policies"][p]["removed_fraction"] for p in ("static", "iser")})

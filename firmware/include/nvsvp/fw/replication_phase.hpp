@@ -5,6 +5,7 @@
 // checks that every chunk of weights landed. SystemC-free; hardware only through the HAL.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -91,7 +92,13 @@ struct ReplicationDecision {
   ReplicationSchedule schedule;    // the replicas and the scheduler's estimates
   std::vector<double> load_before; // per GPU, token-expert pairs before re-routing
   std::vector<double> load_after;  // per GPU, after
-  bool broadcasts() const { return policy == ReplicationPolicy::iser && !schedule.replicas.empty(); }
+  // Whether the layer broadcasts weights: iser with a replica that is not already resident (kept
+  // in its slot from the layer's previous iteration, replication_stream.hpp).
+  bool broadcasts() const {
+    return policy == ReplicationPolicy::iser &&
+           std::any_of(schedule.replicas.begin(), schedule.replicas.end(),
+                       [](const ReplicaPlacement& p) { return !p.resident; });
+  }
 };
 
 // Decides the replicas for the layer of `original` and re-routes its tokens. `expected_loads`

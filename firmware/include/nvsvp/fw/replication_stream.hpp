@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,11 @@ struct StreamPolicyStep {
 
 struct StreamStep {
   std::array<StreamPolicyStep, 3> policies;  // none, static, iser
+  // Only when step() is asked to keep them: per policy, its decision (iser's kept replicas marked
+  // `resident`) and the routing over expert copies it made, what a simulated layer of this
+  // iteration runs.
+  std::array<std::shared_ptr<const ReplicationDecision>, 3> decisions;
+  std::array<std::shared_ptr<const MoeRouting>, 3> routings;
 };
 
 // The settings the scheduler's decisions take (the scenario's replication section and platform).
@@ -55,10 +61,11 @@ class LayerReplicationStream {
 
   // Decides the next iteration, whose routing is `routing` (over original experts), by every
   // policy. Throws std::invalid_argument for a routing of another shape than the first.
-  StreamStep step(const MoeRouting& routing);
+  // With `keep_layers` the step also holds each policy's decision and routing.
+  StreamStep step(const MoeRouting& routing, bool keep_layers = false);
 
  private:
-  StreamPolicyStep decide(const MoeRouting& routing, ReplicationPolicy policy);
+  StreamPolicyStep decide(const MoeRouting& routing, ReplicationPolicy policy, StreamStep* keep, size_t index);
 
   StreamSettings settings_;
   std::vector<double> static_loads_;         // what the static placement is made from

@@ -23,6 +23,11 @@ class Platform;
 // The layer the scenario describes, routing generated (deterministic for the seed).
 std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario);
 
+// The scenario's layer with a routing and a replication decision made elsewhere (a stream's
+// iteration): `routing` is over expert copies when `replication` replicated any.
+std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario, fw::MoeRouting routing,
+                                                        std::shared_ptr<const fw::ReplicationDecision> replication);
+
 // Elaborates the platform, runs `scheme` on it and checks the result. Call at most once per
 // process. `with_timeline`: also record the links' busy time per bin and gather the timeline
 // files' data. `inspect` (tests) sees the platform once the simulation is over. `observe`: the

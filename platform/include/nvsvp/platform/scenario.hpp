@@ -109,6 +109,9 @@ struct StreamSpec {
   // The static balancer is re-placed from the mean loads of the last this many iterations, every
   // this many iterations (0: placed once, from the popularity at iteration 0).
   uint32_t static_refresh = 0;
+  // Every this many iterations (0, n, 2n, ...) of every layer, each scheme is simulated under each
+  // policy (0: none).
+  uint32_t simulate_every = 0;
 };
 
 struct Scenario {
