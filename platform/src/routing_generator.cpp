@@ -385,6 +385,20 @@ fw::MoeRouting generate_routing(const WorkloadSpec& workload, uint32_t gpus) {
     read_trace(spec, routing);
     return routing;
   }
+  if (spec.kind == "balanced") {
+    // A perfect router: token t's experts are t, t + s, t + 2s, ... (mod experts) with
+    // s = experts / top_k, so every expert gets the same share and, with GPUs a multiple of
+    // top_k, a token's experts sit on top_k different GPUs.
+    const uint64_t stride = experts / top_k;
+    const uint64_t tokens = routing.tokens();
+    routing.expert_ids.resize(tokens * top_k);
+    for (uint64_t token = 0; token < tokens; ++token) {
+      for (uint32_t j = 0; j < top_k; ++j) {
+        routing.expert_ids[token * top_k + j] = static_cast<uint16_t>((token + j * stride) % experts);
+      }
+    }
+    return routing;
+  }
 
   // A drifting layer's tokens are drawn from a stream of their own per iteration.
   Rng rng(spec.kind == "drifting" ? derived_seed(spec.seed, spec.layer, spec.iteration) : spec.seed);
@@ -420,7 +434,7 @@ std::vector<double> expected_expert_loads(const WorkloadSpec& workload, const fw
     weights = zipf_weights(rng, experts, spec.exponent);
   } else if (spec.kind == "drifting") {
     weights = drifting_popularity(spec, experts);
-  } else if (spec.kind == "uniform") {
+  } else if (spec.kind == "uniform" || spec.kind == "balanced") {
     return std::vector<double>(experts, pairs / experts);
   } else {
     // A trace has no distribution behind it: its own counts are the average.

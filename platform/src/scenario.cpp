@@ -760,7 +760,8 @@ void ScenarioLoader::check_replication() const {
     config_fail(at.origin, at.path, "group sizes that divide the GPU count (" + n_gpus + "), each once",
                 "a group of " + std::to_string(size));
   }
-  if (r.static_seed != 0 && (r.policy != "static" || w.routing.kind == "trace" || w.routing.kind == "uniform")) {
+  if (r.static_seed != 0 && (r.policy != "static" || w.routing.kind == "trace" || w.routing.kind == "uniform" ||
+                               w.routing.kind == "balanced")) {
     const Place at = origins_.blame({"replication.static_seed", "replication.policy", "workload.routing.kind"});
     config_fail(at.origin, at.path,
                 "static_seed only with policy static and a normal, zipf or drifting routing (the seed deals their "

@@ -145,7 +145,7 @@ template <class V>
 void visit_section(V& v, RoutingSpec& r) {
   v.origin(r.origin);
   // No description: the kinds say it all.
-  v("kind", r.kind, "", hw::Choices{{"uniform", "normal", "zipf", "drifting", "trace"}}, kind_selector());
+  v("kind", r.kind, "", hw::Choices{{"uniform", "normal", "zipf", "drifting", "balanced", "trace"}}, kind_selector());
   v("seed", r.seed, "seed of the routing generator", hw::Range{}, of_kinds({"uniform", "normal", "zipf", "drifting"}));
   v("std", r.std, "standard deviation of the per-expert selection probability, relative to its mean top_k/experts",
     Positive{}, of_kinds({"normal"}));

@@ -81,7 +81,7 @@ TEST(Routing, FixedSeedGivesAFixedRouting) {
 }
 
 TEST(Routing, ExpertsOfATokenAreDistinct) {
-  for (const char* kind : {"uniform", "normal", "zipf"}) {
+  for (const char* kind : {"uniform", "normal", "zipf", "drifting", "balanced"}) {
     expect_distinct_and_in_range(generate_routing(workload(64, 8, 512, kind), 8));
     expect_distinct_and_in_range(generate_routing(workload(16, 16, 64, kind), 4));  // every expert
     expect_distinct_and_in_range(generate_routing(workload(256, 32, 64, kind), 32));
@@ -93,6 +93,25 @@ TEST(Routing, ExpertsOfATokenAreDistinct) {
   w = workload(64, 16, 1024, "normal");
   w.routing.std = 1.0;
   expect_distinct_and_in_range(generate_routing(w, 8));
+}
+
+// The perfect router of TensorRT-LLM's benchmarks: every expert the same share, and on GPUs a
+// multiple of top_k each token's experts on top_k different GPUs (DeepSeek-V3's 256 experts,
+// top-8, at EP 8 to 64; at EP 4 a token can only reach 4 GPUs).
+TEST(Routing, BalancedGivesEveryExpertTheSameShareAndATokenTopKGpus) {
+  for (uint32_t gpus : {4u, 8u, 16u, 32u, 64u}) {
+    const fw::MoeRouting routing = generate_routing(workload(256, 8, 128, "balanced"), gpus);
+    const std::vector<uint64_t> counts = expert_counts(routing);
+    for (uint64_t c : counts) EXPECT_EQ(c, routing.tokens() * 8 / 256) << gpus << " GPUs";
+    const uint32_t per_gpu = 256 / gpus;
+    for (uint64_t t = 0; t < routing.tokens(); ++t) {
+      std::vector<uint32_t> ranks;
+      for (uint32_t j = 0; j < 8; ++j) ranks.push_back(routing.expert_ids[t * 8 + j] / per_gpu);
+      std::sort(ranks.begin(), ranks.end());
+      const auto distinct = std::unique(ranks.begin(), ranks.end()) - ranks.begin();
+      ASSERT_EQ(distinct, std::min<int64_t>(gpus, 8)) << gpus << " GPUs, token " << t;
+    }
+  }
 }
 
 // What the static replication policy places from: per expert, the token-expert pairs its

@@ -1,4 +1,4 @@
-// Seeded, deterministic routing of tokens to experts (uniform, normal, zipf, drifting, trace).
+// Seeded, deterministic routing of tokens to experts (uniform, normal, zipf, drifting, balanced, trace).
 #pragma once
 
 #include <cstdint>

@@ -53,7 +53,7 @@ struct PlatformSpec {
 };
 
 struct RoutingSpec {
-  std::string kind = "uniform";  // uniform | normal | zipf | drifting | trace
+  std::string kind = "uniform";  // uniform | normal | zipf | drifting | balanced | trace
   uint64_t seed = 1;
   double std = 0.032;            // normal: standard deviation of expert popularity
   double exponent = 1.5;         // zipf, drifting: power-law exponent
