@@ -44,10 +44,8 @@ PartitionHal::PartitionHal(Hal& machine, std::vector<uint32_t> gpus, uint64_t mu
 MulticastGroupRequest PartitionHal::machine_group(const MulticastGroupRequest& group) const {
   MulticastGroupRequest mapped = group;
   mapped.base += multimem_offset_;
-  mapped.members = 0;
-  for (uint32_t g = 0; g < 64; ++g) {
-    if ((group.members >> g) & 1u) mapped.members |= uint64_t{1} << machine_gpu(g);
-  }
+  mapped.members = hw::GpuMask{};
+  for (uint32_t g : group.members) mapped.members.set(machine_gpu(g));
   return mapped;
 }
 

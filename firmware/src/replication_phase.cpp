@@ -202,8 +202,8 @@ std::vector<MulticastGroupRequest> replication_multicast_groups(const MoeLayerSp
   if (spec.routing.gpus > 64) throw std::invalid_argument("replication: multicast groups name at most 64 GPUs");
   const uint64_t region = multicast_region_bytes(*decision);
   for (size_t i = 0; i < decision->groups.size(); ++i) {
-    uint64_t members = 0;
-    for (uint32_t m = 0; m < decision->groups[i].size; ++m) members |= 1ull << (decision->groups[i].first_gpu + m);
+    hw::GpuMask members;
+    for (uint32_t m = 0; m < decision->groups[i].size; ++m) members.set(decision->groups[i].first_gpu + m);
     groups.push_back(MulticastGroupRequest{kReplicationMulticast + i * region, region, kReplicaWeights, members});
   }
   return groups;

@@ -48,7 +48,7 @@ void build_nvls(LayerPlan& plan, const DispatchMap& map) {
   plan.token_copies = tokens * gpus;
   plan.remote_token_copies = tokens * (gpus - 1);
   plan.combine_reduced_in_switch = true;
-  const uint64_t all_members = gpus == 64 ? ~0ull : (1ull << gpus) - 1;
+  const hw::GpuMask all_members = hw::GpuMask::first(gpus);
   plan.multicast_groups.push_back(
       MulticastGroupRequest{kDispatchGroupBase, round_up_to_granule(tokens * b.dispatch_stride), b.dispatch_rx, all_members});
   plan.multicast_groups.push_back(

@@ -101,7 +101,7 @@ const FabricBringUpReport& SwitchFabric::bring_up(const FabricTopology& topology
   const double start_ns = hal_.now_ns();
   report_ = FabricBringUpReport{};
   recovery_ready_ = false;
-  routes_.assign(topology.switch_chips, std::vector<uint64_t>(topology.gpus, 0));
+  routes_.assign(topology.switch_chips, std::vector<hw::PortMask>(topology.gpus));
   const uint32_t found = hal_.switch_count();
   if (found != topology.switch_chips) {
     throw FabricError("the cabling names " + std::to_string(topology.switch_chips) + " switch chips, the HAL reaches " +
@@ -179,14 +179,14 @@ const FabricBringUpReport& SwitchFabric::bring_up(const FabricTopology& topology
 }
 
 void SwitchFabric::program_routes(uint32_t chip, const FabricTopology& topology) {
-  std::vector<uint64_t> masks(topology.gpus, 0);
+  std::vector<hw::PortMask> masks(topology.gpus);
   for (const SwitchCable& cable : topology.cables) {
-    if (cable.chip == chip) masks[cable.gpu] |= 1ull << cable.port;
+    if (cable.chip == chip) masks[cable.gpu].set(cable.port);
   }
   // Every entry of the fabric's GPUs is written, empty ones too, so nothing stale survives.
   for (uint32_t g = 0; g < topology.gpus; ++g) {
-    hal_.write_register(chip, regs::route_lo(g), static_cast<uint32_t>(masks[g]));
-    hal_.write_register(chip, regs::route_hi(g), static_cast<uint32_t>(masks[g] >> 32));
+    hal_.write_register(chip, regs::route_lo(g), masks[g].word32(0));
+    hal_.write_register(chip, regs::route_hi(g), masks[g].word32(1));
     routes_[chip][g] = masks[g];
     report_.route_entries_programmed++;
   }
@@ -225,7 +225,7 @@ size_t SwitchFabric::service_interrupts() {
     hal_.write_register(c, regs::kErrorStatus, status);
     if ((status & kLinkErrors) != 0) read_link_errors(c);
     if ((status & regs::error_link_state) != 0) {
-      if (chip_ports_down_.size() <= c) chip_ports_down_.resize(c + 1, 0);
+      if (chip_ports_down_.size() <= c) chip_ports_down_.resize(c + 1);
       chip_ports_down_[c] = read_counter(c, regs::kLinkDownPorts);
       FW_LOG(hal_, info, chip_name(c) << ": LINK_DOWN_PORTS " << hex_text(chip_ports_down_[c]));
     }
@@ -307,7 +307,7 @@ MulticastAllocator::MulticastAllocator(Hal& hal, std::vector<SwitchChipInfo> chi
 }
 
 MulticastGroupHandle MulticastAllocator::create_group(uint64_t base, uint64_t size, uint64_t local_base,
-                                                      uint64_t members) {
+                                                      const hw::GpuMask& members) {
   // The checks the chips make when CONTROL.valid is set, made here first so that a mistake is
   // named before anything is written.
   const std::string what = "multicast group [" + hex_text(base) + ", +" + hex_text(size) + ")";
@@ -319,9 +319,9 @@ MulticastGroupHandle MulticastAllocator::create_group(uint64_t base, uint64_t si
   if (size - 1 > kMax - base || size - 1 > kMax - local_base) {
     throw std::invalid_argument(what + ": the range runs past the end of the address space");
   }
-  if (members == 0) throw std::invalid_argument(what + ": no member GPUs");
+  if (members.none()) throw std::invalid_argument(what + ": no member GPUs");
   for (const SwitchChipInfo& chip : chips_) {
-    if (chip.route_entries < 64 && (members >> chip.route_entries) != 0) {
+    if (!members.fits(chip.route_entries)) {
       throw std::invalid_argument(what + ": members " + hex_text(members) + " name a GPU beyond " + chip_name(chip.chip) +
                                   "'s " + std::to_string(chip.route_entries) + " route entries");
     }
@@ -373,7 +373,8 @@ void MulticastAllocator::program_slot(uint32_t chip, const MulticastGroupHandle&
   write64(regs::kGroupBaseLo, group.base);
   write64(regs::kGroupSizeLo, group.size);
   write64(regs::kGroupLocalLo, group.local_base);
-  write64(regs::kGroupMembersLo, group.members);
+  hal_.write_register(chip, regs::group_register(group.slot, regs::kGroupMembersLo), group.members.word32(0));
+  hal_.write_register(chip, regs::group_register(group.slot, regs::kGroupMembersHi), group.members.word32(1));
   hal_.write_register(chip, regs::group_register(group.slot, regs::kGroupControl), 1);
 }
 

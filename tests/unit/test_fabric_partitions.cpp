@@ -152,6 +152,27 @@ TEST(PartitionMembership, AGroupMustLieWithinOnePartition) {
   EXPECT_NO_THROW(check_within_one_partition(0b11111, partition_ids({}, 5), "group")) << "not partitioned";
 }
 
+// Past 64 GPUs (an NVL72 fabric): a member above GPU 63 is checked like any other.
+TEST(PartitionMembership, MembersAboveGpu63AreChecked) {
+  std::vector<uint32_t> first(64), second(8);
+  for (uint32_t g = 0; g < 64; ++g) first[g] = g;
+  for (uint32_t g = 0; g < 8; ++g) second[g] = 64 + g;
+  const std::vector<uint32_t> ids = partition_ids({first, second}, 72);
+  EXPECT_NO_THROW(check_within_one_partition(hw::GpuMask{}.set(64).set(70).set(71), ids, "group"));
+  try {
+    check_within_one_partition(hw::GpuMask{}.set(3).set(70), ids, "group");
+    ADD_FAILURE() << "GPU 70's partition went unchecked";
+  } catch (const PartitionError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("GPU 3 in partition 0, GPU 70 in partition 1"));
+  }
+  try {
+    check_within_one_partition(hw::GpuMask{}.set(64).set(72), ids, "group");
+    ADD_FAILURE() << "a member beyond the fabric was accepted";
+  } catch (const PartitionError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("group: member GPU 72 is beyond the fabric's 72 GPUs"));
+  }
+}
+
 TEST_F(FabricPartitionsTest, LayerWhoseGroupSpansTwoPartitionsIsRefusedBeforeAnyWrite) {
   LayerPlan plan;
   plan.multicast_groups.push_back(MulticastGroupRequest{64ull << 20, 2ull << 20, 1ull << 20, 0b011});

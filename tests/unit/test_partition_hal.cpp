@@ -93,6 +93,16 @@ TEST_F(PartitionHalTest, GroupsGetTheMachinesMembersAndThePartitionsAddresses) {
   EXPECT_EQ(mapped.local_base, group.local_base);
 }
 
+TEST_F(PartitionHalTest, GroupMembersMapOntoMachineGpusAbove63) {
+  ON_CALL(machine_, gpu_count()).WillByDefault(Return(72u));
+  PartitionHal partition(machine_, {2, 70, 64, 71}, 0);
+  MulticastGroupRequest group;
+  group.members = 0b1110;  // partition GPUs 1, 2, 3
+  EXPECT_EQ(partition.machine_group(group).members, hw::GpuMask{}.set(64).set(70).set(71));
+  group.members = 0b10000;  // partition GPU 4: the partition has 4
+  EXPECT_THROW(partition.machine_group(group), std::out_of_range);
+}
+
 TEST_F(PartitionHalTest, DynamicMultimemIsRefusedBeforeAnythingReachesTheMachine) {
   PartitionHal partition(machine_, {0, 1}, 0);
   EXPECT_CALL(machine_, submit(_, _)).Times(0);

@@ -396,6 +396,21 @@ TEST_F(MulticastAllocatorTest, MalformedGroupsAreRefusedBeforeAnyWrite) {
   EXPECT_EQ(allocator.groups_in_use(), 1u);
 }
 
+// A table of 64 route entries or more still bounds the members (the check once stopped at 64).
+TEST_F(MulticastAllocatorTest, MemberBeyondALargeRouteTableIsRefused) {
+  std::vector<SwitchChipInfo> chips = fabric_.report().chips;
+  for (SwitchChipInfo& chip : chips) chip.route_entries = 64;
+  MulticastAllocator allocator(hal_, chips);
+  accesses_.clear();
+  try {
+    allocator.create_group(0, 2 * kMiB, 0, hw::GpuMask{}.set(0).set(64));
+    ADD_FAILURE() << "GPU 64 was accepted by chips of 64 route entries";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("members 0x10000000000000001 name a GPU beyond switch chip 0's 64 route entries"));
+  }
+  EXPECT_TRUE(accesses_.empty());
+}
+
 // A group written into chip 1 behind the allocator's back overlaps the new one: chip 1 refuses it,
 // chip 0 gives its copy up again, the slot stays free, and chip 1's error interrupt is left for
 // the service routine to log.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "nvsvp/fw/hal.hpp"
+#include "nvsvp/hw/bit_mask.hpp"
 
 namespace nvsvp::fw {
 
@@ -207,10 +208,10 @@ class SwitchFabric {
   FabricTopology topology_;                   // kept from bring-up for recovery
   bool recovery_ready_ = false;               // bring-up done: the cabling and routes are known
   std::vector<ChipUse> chip_use_;             // [chip]
-  std::vector<uint64_t> chip_ports_down_;     // [chip], LINK_DOWN_PORTS as last read
+  std::vector<hw::PortMask> chip_ports_down_; // [chip], LINK_DOWN_PORTS as last read
   std::vector<uint64_t> gpu_links_down_;      // [gpu], as last read
   std::vector<bool> cable_in_use_;            // [cable], as firmware last decided
-  std::vector<std::vector<uint64_t>> routes_; // [chip][gpu], the port masks last written
+  std::vector<std::vector<hw::PortMask>> routes_;  // [chip][gpu], the port masks last written
   std::vector<uint32_t> multicast_slots_in_use_;
   bool chip_lost_this_service_ = false;
   std::vector<uint32_t> chips_to_flush_;      // retired in this service, flushed once their cables are out of use       // a chip died or was flushed: its operations are lost
@@ -229,7 +230,7 @@ struct MulticastGroupHandle {
   uint64_t base = 0;
   uint64_t size = 0;
   uint64_t local_base = 0;
-  uint64_t members = 0;
+  hw::GpuMask members;
 };
 
 // Slot accounting for multicast groups. Every group is programmed into every chip in the same
@@ -245,7 +246,7 @@ class MulticastAllocator {
   // multiple of 2 MiB, empty, wrapping, no members, a member the tables cannot name, overlap with
   // a group of this allocator), MulticastSlotsExhausted when every slot is taken, FabricError when
   // a chip refuses the group (then no chip keeps it).
-  MulticastGroupHandle create_group(uint64_t base, uint64_t size, uint64_t local_base, uint64_t members);
+  MulticastGroupHandle create_group(uint64_t base, uint64_t size, uint64_t local_base, const hw::GpuMask& members);
   // Invalidates the group on every chip and frees its slot.
   void destroy_group(const MulticastGroupHandle& group);
 
