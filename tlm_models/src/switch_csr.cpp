@@ -61,7 +61,7 @@ SwitchCsr::SwitchCsr(const SwitchCsrConfig& config)
       port_link_errors_(config.ports),
       port_partitions_(config.ports, 0),
       gpu_partitions_(kRouteTableEntries, regs::kPartitionIsolated),
-      route_masks_(kRouteTableEntries, 0),
+      route_masks_(kRouteTableEntries),
       route_ports_(kRouteTableEntries),
       groups_(config.multicast_slots) {
   if (config.ports < 1 || config.ports > kMaxPorts) {
@@ -101,8 +101,8 @@ RegisterAccess SwitchCsr::read(uint32_t offset, uint32_t& value) {
     case regs::kContextsPeak: value = contexts_peak_; return RegisterAccess::ok;
     case regs::kContextsEnabled: value = contexts_enabled_; return RegisterAccess::ok;
     case regs::kDynamicExpertsPerGpu: value = dynamic_experts_per_gpu_; return RegisterAccess::ok;
-    case regs::kLinkDownPorts: value = low_half(link_down_ports_); return RegisterAccess::ok;
-    case regs::kLinkDownPorts + 4: value = high_half(link_down_ports_); return RegisterAccess::ok;
+    case regs::kLinkDownPorts: value = link_down_ports_.word32(0); return RegisterAccess::ok;
+    case regs::kLinkDownPorts + 4: value = link_down_ports_.word32(1); return RegisterAccess::ok;
     case regs::kChipControl: value = 0; return RegisterAccess::ok;  // write-only: reads 0
     default: break;
   }
@@ -121,7 +121,7 @@ RegisterAccess SwitchCsr::read(uint32_t offset, uint32_t& value) {
   if (offset >= regs::kRouteTable && offset < kRouteTableEnd) {
     const uint32_t gpu = (offset - regs::kRouteTable) / regs::kRouteStride;
     const bool high = (offset - regs::kRouteTable) % regs::kRouteStride != 0;
-    value = high ? high_half(route_masks_[gpu]) : low_half(route_masks_[gpu]);
+    value = route_masks_[gpu].word32(high ? 1 : 0);
     return RegisterAccess::ok;
   }
   if (offset >= regs::kPortErrorTable && offset < port_error_end()) {
@@ -192,7 +192,7 @@ RegisterAccess SwitchCsr::write(uint32_t offset, uint32_t value) {
 }
 
 void SwitchCsr::reset() {
-  std::fill(route_masks_.begin(), route_masks_.end(), 0);
+  std::fill(route_masks_.begin(), route_masks_.end(), hw::PortMask{});
   for (std::vector<uint16_t>& ports : route_ports_) ports.clear();
   std::fill(groups_.begin(), groups_.end(), MulticastGroup{});
   group_index_.clear();
@@ -205,24 +205,23 @@ void SwitchCsr::reset() {
   contexts_peak_ = 0;
   contexts_enabled_ = config_.reduction_contexts_per_port;
   dynamic_experts_per_gpu_ = 0;
-  link_down_ports_ = 0;
+  link_down_ports_ = hw::PortMask{};
   set_error_state(0, 0);
 }
 
 void SwitchCsr::set_port_link_down(uint32_t port, bool down) {
   if (port >= config_.ports) throw std::out_of_range("link state of a port the chip does not have");
-  const uint64_t bit = 1ull << port;
-  const uint64_t state = down ? link_down_ports_ | bit : link_down_ports_ & ~bit;
-  if (state == link_down_ports_) return;
+  if (link_down_ports_.test(port) == down) return;
+  hw::PortMask state = link_down_ports_;
+  state.set(port, down);
   link_down_ports_ = state;
   raise_error(regs::error_link_state);
 }
 
 RegisterAccess SwitchCsr::write_route(uint32_t gpu, bool high, uint32_t value) {
-  uint64_t mask = route_masks_[gpu];
-  set_half(mask, high, value);
-  const uint64_t present = config_.ports == 64 ? ~0ull : (1ull << config_.ports) - 1;
-  if ((mask & ~present) != 0) return refuse(RegisterAccess::rejected_value);
+  hw::PortMask mask = route_masks_[gpu];
+  mask.set_word32(high ? 1 : 0, value);
+  if (!mask.fits(config_.ports)) return refuse(RegisterAccess::rejected_value);
   set_route_mask(gpu, mask);
   return RegisterAccess::ok;
 }
@@ -232,28 +231,26 @@ void SwitchCsr::set_route_ports(uint32_t gpu, const std::vector<uint16_t>& ports
     throw std::out_of_range("route to GPU " + std::to_string(gpu) + ": the route table has " +
                             std::to_string(kRouteTableEntries) + " entries");
   }
-  uint64_t mask = 0;
+  hw::PortMask mask;
   for (uint16_t p : ports) {
     if (p >= config_.ports) {
       throw std::out_of_range("route to GPU " + std::to_string(gpu) + " names port " + std::to_string(p) +
                               "; the chip has " + std::to_string(config_.ports));
     }
-    mask |= 1ull << p;
+    mask.set(p);
   }
   set_route_mask(gpu, mask);
 }
 
-void SwitchCsr::set_route_mask(uint32_t gpu, uint64_t mask) {
-  const uint64_t old = route_masks_[gpu];
+void SwitchCsr::set_route_mask(uint32_t gpu, const hw::PortMask& mask) {
+  const hw::PortMask old = route_masks_[gpu];
   route_masks_[gpu] = mask;
   std::vector<uint16_t>& ports = route_ports_[gpu];
   ports.clear();
-  for (uint16_t p = 0; p < 64; ++p) {
-    if ((mask >> p) & 1u) ports.push_back(p);
-  }
+  for (uint32_t p : mask) ports.push_back(static_cast<uint16_t>(p));
   update_gpu_partition(gpu);
   // A port leaving a route: what waits for it must be routed again (the chip's listener).
-  if ((old & ~mask) != 0 && !ports.empty() && route_listener_) route_listener_(gpu);
+  if ((old & ~mask).any() && !ports.empty() && route_listener_) route_listener_(gpu);
 }
 
 void SwitchCsr::set_port_partition(uint32_t port, uint32_t partition) {
@@ -289,8 +286,8 @@ RegisterAccess SwitchCsr::read_group(uint32_t slot, uint32_t field, uint32_t& va
     case regs::kGroupSizeHi: value = high_half(g.size); return RegisterAccess::ok;
     case regs::kGroupLocalLo: value = low_half(g.local_base); return RegisterAccess::ok;
     case regs::kGroupLocalHi: value = high_half(g.local_base); return RegisterAccess::ok;
-    case regs::kGroupMembersLo: value = low_half(g.members); return RegisterAccess::ok;
-    case regs::kGroupMembersHi: value = high_half(g.members); return RegisterAccess::ok;
+    case regs::kGroupMembersLo: value = g.members.word32(0); return RegisterAccess::ok;
+    case regs::kGroupMembersHi: value = g.members.word32(1); return RegisterAccess::ok;
     default: value = 0; return RegisterAccess::unknown_offset;
   }
 }
@@ -315,13 +312,17 @@ RegisterAccess SwitchCsr::write_group(uint32_t slot, uint32_t field, uint32_t va
     case regs::kGroupLocalLo:
     case regs::kGroupLocalHi: target = &g.local_base; break;
     case regs::kGroupMembersLo:
-    case regs::kGroupMembersHi: target = &g.members; break;
+    case regs::kGroupMembersHi: break;
     default: return refuse(RegisterAccess::unknown_offset);
   }
   // A valid group's fields are locked, so every valid group always satisfies the checks made
   // when it became valid; firmware clears CONTROL.valid to change one.
   if (g.valid) return refuse(RegisterAccess::rejected_value);
-  set_half(*target, field % 8 != 0, value);
+  if (target == nullptr) {
+    g.members.set_word32((field - regs::kGroupMembersLo) / 4, value);
+  } else {
+    set_half(*target, field % 8 != 0, value);
+  }
   return RegisterAccess::ok;
 }
 
@@ -330,7 +331,7 @@ bool SwitchCsr::group_acceptable(uint32_t slot) const {
   constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
   if (g.size == 0 || g.base % regs::kMulticastGranule != 0 || g.size % regs::kMulticastGranule != 0) return false;
   if (g.size - 1 > kMax - g.base || g.size - 1 > kMax - g.local_base) return false;  // the range wraps
-  if (g.members == 0) return false;
+  if (g.members.none()) return false;
   const uint64_t last = g.base + (g.size - 1);
   for (const auto& [other_base, other_slot] : group_index_) {
     const MulticastGroup& o = groups_[other_slot];
