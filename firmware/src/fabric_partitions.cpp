@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "nvsvp/fw/log.hpp"
+#include "nvsvp/fw/register_masks.hpp"
 #include "nvsvp/hw/hex_text.hpp"
 #include "nvsvp/hw/switch_registers.hpp"
 
@@ -60,8 +61,7 @@ void program_partitions(Hal& hal, const FabricTopology& topology, const std::vec
     }
     for (uint32_t gpu = 0; gpu < topology.gpus; ++gpu) {
       if (partition_of_gpu.at(gpu) != regs::kPartitionIsolated) continue;
-      hal.write_register(chip, regs::route_lo(gpu), 0);
-      hal.write_register(chip, regs::route_hi(gpu), 0);
+      write_mask(hal, chip, regs::route_word(gpu, 0), hw::PortMask{}, regs::mask_words_for(ports));
     }
   }
   FW_LOG(hal, info, "partitions programmed on " << topology.switch_chips << " switch chips");

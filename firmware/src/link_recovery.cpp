@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "nvsvp/fw/log.hpp"
+#include "nvsvp/fw/register_masks.hpp"
 #include "nvsvp/fw/switch_bringup.hpp"
 #include "nvsvp/hw/hex_text.hpp"
 #include "nvsvp/hw/switch_registers.hpp"
@@ -159,10 +160,10 @@ void SwitchFabric::rewrite_routes(const std::vector<bool>& usable) {
       const SwitchCable& cable = topology_.cables[i];
       if (cable.chip == c && usable[i]) masks[cable.gpu].set(cable.port);
     }
+    const uint32_t words = regs::mask_words_for(report_.chips.at(c).ports);
     for (uint32_t g = 0; g < topology_.gpus; ++g) {
       if (masks[g] == routes_[c][g]) continue;
-      hal_.write_register(c, regs::route_lo(g), masks[g].word32(0));
-      hal_.write_register(c, regs::route_hi(g), masks[g].word32(1));
+      write_mask(hal_, c, regs::route_word(g, 0), masks[g], words);
       FW_LOG(hal_, info, chip_name(c) << ": route to GPU " << g << " rewritten, ports " << hex_text(routes_[c][g])
                                       << " -> " << hex_text(masks[g]));
       routes_[c][g] = masks[g];

@@ -12,6 +12,10 @@ namespace {
 
 constexpr uint32_t kCounterEnd = regs::kCounterForwardedRequests + 8 * kSwitchCounters;
 constexpr uint32_t kRouteTableEnd = regs::kRouteTable + regs::kRouteStride * SwitchCsr::kRouteTableEntries;
+constexpr uint32_t kLinkDownPortsEnd = regs::link_down_ports_word(regs::kMaskWords);
+constexpr uint32_t kGroupMembersEnd = regs::group_members_word(regs::kMaskWords);
+
+bool is_link_down_word(uint32_t offset) { return offset >= regs::kLinkDownPorts && offset < kLinkDownPortsEnd; }
 
 uint32_t low_half(uint64_t v) { return static_cast<uint32_t>(v); }
 uint32_t high_half(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
@@ -32,11 +36,9 @@ bool is_read_only_word(uint32_t offset) {
     case regs::kIntPending:
     case regs::kContextsInUse:
     case regs::kContextsPeak:
-    case regs::kLinkDownPorts:
-    case regs::kLinkDownPorts + 4:
       return true;
     default:
-      return offset >= regs::kCounterForwardedRequests && offset < kCounterEnd;
+      return is_link_down_word(offset) || (offset >= regs::kCounterForwardedRequests && offset < kCounterEnd);
   }
 }
 
@@ -66,7 +68,8 @@ SwitchCsr::SwitchCsr(const SwitchCsrConfig& config)
       groups_(config.multicast_slots) {
   if (config.ports < 1 || config.ports > kMaxPorts) {
     throw std::invalid_argument("switch register block: " + std::to_string(config.ports) +
-                                " ports; a route entry is a 64-bit port mask, so 1 to 64 ports");
+                                " ports; a route entry is a " + std::to_string(kMaxPorts) + "-bit port mask, so 1 to " +
+                                std::to_string(kMaxPorts) + " ports");
   }
   if (config.multicast_slots < 1 || config.multicast_slots > kMaxMulticastSlots) {
     throw std::invalid_argument("switch register block: " + std::to_string(config.multicast_slots) +
@@ -101,10 +104,12 @@ RegisterAccess SwitchCsr::read(uint32_t offset, uint32_t& value) {
     case regs::kContextsPeak: value = contexts_peak_; return RegisterAccess::ok;
     case regs::kContextsEnabled: value = contexts_enabled_; return RegisterAccess::ok;
     case regs::kDynamicExpertsPerGpu: value = dynamic_experts_per_gpu_; return RegisterAccess::ok;
-    case regs::kLinkDownPorts: value = link_down_ports_.word32(0); return RegisterAccess::ok;
-    case regs::kLinkDownPorts + 4: value = link_down_ports_.word32(1); return RegisterAccess::ok;
     case regs::kChipControl: value = 0; return RegisterAccess::ok;  // write-only: reads 0
     default: break;
+  }
+  if (is_link_down_word(offset)) {
+    value = link_down_ports_.word32((offset - regs::kLinkDownPorts) / 4);
+    return RegisterAccess::ok;
   }
   if (offset >= regs::kCounterForwardedRequests && offset < kCounterEnd) {
     // Reading LO latches HI, so LO then HI gives one coherent 64-bit value while the datapath
@@ -120,8 +125,7 @@ RegisterAccess SwitchCsr::read(uint32_t offset, uint32_t& value) {
   }
   if (offset >= regs::kRouteTable && offset < kRouteTableEnd) {
     const uint32_t gpu = (offset - regs::kRouteTable) / regs::kRouteStride;
-    const bool high = (offset - regs::kRouteTable) % regs::kRouteStride != 0;
-    value = route_masks_[gpu].word32(high ? 1 : 0);
+    value = route_masks_[gpu].word32((offset - regs::kRouteTable) % regs::kRouteStride / 4);
     return RegisterAccess::ok;
   }
   if (offset >= regs::kPortErrorTable && offset < port_error_end()) {
@@ -174,8 +178,7 @@ RegisterAccess SwitchCsr::write(uint32_t offset, uint32_t value) {
   }
   if (offset >= regs::kRouteTable && offset < kRouteTableEnd) {
     const uint32_t gpu = (offset - regs::kRouteTable) / regs::kRouteStride;
-    const bool high = (offset - regs::kRouteTable) % regs::kRouteStride != 0;
-    return write_route(gpu, high, value);
+    return write_route(gpu, (offset - regs::kRouteTable) % regs::kRouteStride / 4, value);
   }
   if (offset >= regs::kPortErrorTable && offset < port_error_end()) return refuse(RegisterAccess::read_only);
   if (offset >= regs::kPortPartitionTable && offset < regs::port_partition_register(config_.ports)) {
@@ -218,9 +221,9 @@ void SwitchCsr::set_port_link_down(uint32_t port, bool down) {
   raise_error(regs::error_link_state);
 }
 
-RegisterAccess SwitchCsr::write_route(uint32_t gpu, bool high, uint32_t value) {
+RegisterAccess SwitchCsr::write_route(uint32_t gpu, uint32_t word, uint32_t value) {
   hw::PortMask mask = route_masks_[gpu];
-  mask.set_word32(high ? 1 : 0, value);
+  mask.set_word32(word, value);
   if (!mask.fits(config_.ports)) return refuse(RegisterAccess::rejected_value);
   set_route_mask(gpu, mask);
   return RegisterAccess::ok;
@@ -278,6 +281,10 @@ void SwitchCsr::update_partitions() {
 
 RegisterAccess SwitchCsr::read_group(uint32_t slot, uint32_t field, uint32_t& value) const {
   const MulticastGroup& g = groups_[slot];
+  if (field >= regs::kGroupMembers && field < kGroupMembersEnd) {
+    value = g.members.word32((field - regs::kGroupMembers) / 4);
+    return RegisterAccess::ok;
+  }
   switch (field) {
     case regs::kGroupControl: value = g.valid ? 1u : 0u; return RegisterAccess::ok;
     case regs::kGroupBaseLo: value = low_half(g.base); return RegisterAccess::ok;
@@ -286,14 +293,17 @@ RegisterAccess SwitchCsr::read_group(uint32_t slot, uint32_t field, uint32_t& va
     case regs::kGroupSizeHi: value = high_half(g.size); return RegisterAccess::ok;
     case regs::kGroupLocalLo: value = low_half(g.local_base); return RegisterAccess::ok;
     case regs::kGroupLocalHi: value = high_half(g.local_base); return RegisterAccess::ok;
-    case regs::kGroupMembersLo: value = g.members.word32(0); return RegisterAccess::ok;
-    case regs::kGroupMembersHi: value = g.members.word32(1); return RegisterAccess::ok;
     default: value = 0; return RegisterAccess::unknown_offset;
   }
 }
 
 RegisterAccess SwitchCsr::write_group(uint32_t slot, uint32_t field, uint32_t value) {
   MulticastGroup& g = groups_[slot];
+  if (field >= regs::kGroupMembers && field < kGroupMembersEnd) {
+    if (g.valid) return refuse(RegisterAccess::rejected_value);  // locked, as every field below
+    g.members.set_word32((field - regs::kGroupMembers) / 4, value);
+    return RegisterAccess::ok;
+  }
   uint64_t* target = nullptr;
   switch (field) {
     case regs::kGroupControl: {
@@ -311,18 +321,12 @@ RegisterAccess SwitchCsr::write_group(uint32_t slot, uint32_t field, uint32_t va
     case regs::kGroupSizeHi: target = &g.size; break;
     case regs::kGroupLocalLo:
     case regs::kGroupLocalHi: target = &g.local_base; break;
-    case regs::kGroupMembersLo:
-    case regs::kGroupMembersHi: break;
     default: return refuse(RegisterAccess::unknown_offset);
   }
   // A valid group's fields are locked, so every valid group always satisfies the checks made
   // when it became valid; firmware clears CONTROL.valid to change one.
   if (g.valid) return refuse(RegisterAccess::rejected_value);
-  if (target == nullptr) {
-    g.members.set_word32((field - regs::kGroupMembersLo) / 4, value);
-  } else {
-    set_half(*target, field % 8 != 0, value);
-  }
+  set_half(*target, field % 8 != 0, value);
   return RegisterAccess::ok;
 }
 

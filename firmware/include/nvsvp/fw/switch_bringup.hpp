@@ -191,6 +191,9 @@ class SwitchFabric {
   void program_routes(uint32_t chip, const FabricTopology& topology);
   void enable_reduction_contexts(const SwitchChipInfo& info);
   void read_link_errors(uint32_t chip);
+  // The chip's PORT_COUNT (read when not discovered yet); FabricError, naming `registers` that
+  // cannot be read, for a chip wider than the register map.
+  uint32_t port_count(uint32_t chip, const char* registers);
   // link_recovery.cpp: steps 2-9 of the recovery, after every chip's ERROR_STATUS was read.
   enum class ChipUse : uint8_t { in_use, retired, dead };
   bool service_dead_chip(uint32_t chip, uint32_t status);
@@ -261,6 +264,7 @@ class MulticastAllocator {
   std::vector<MulticastGroupHandle> groups_;  // [slot]
   std::vector<bool> slot_used_;
   uint32_t groups_in_use_ = 0;
+  uint32_t member_words_ = 2;  // MEMBERS words written per group: mask_words_for(the widest chip's ports)
 };
 
 }  // namespace nvsvp::fw

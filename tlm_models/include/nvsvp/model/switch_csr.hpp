@@ -19,7 +19,7 @@ namespace nvsvp::model {
 // The structural figures the identity registers report.
 struct SwitchCsrConfig {
   uint32_t chip_index = 0;
-  uint32_t ports = 64;             // at most 64: a route entry is a 64-bit port mask
+  uint32_t ports = 64;             // at most kMaxPorts (the bits of a route entry)
   uint32_t multicast_slots = 128;  // at most kMaxMulticastSlots
   uint32_t reduction_contexts_per_port = 64;
 };
@@ -74,9 +74,9 @@ const char* to_string(RegisterAccess access);
 
 class SwitchCsr {
  public:
-  // Every route entry and member mask is 64 bits wide, so a chip addresses at most 64 GPUs.
-  static constexpr uint32_t kRouteTableEntries = 64;
-  static constexpr uint32_t kMaxPorts = 64;
+  // What a route entry, a member mask and LINK_DOWN_PORTS can name.
+  static constexpr uint32_t kRouteTableEntries = hw::kMaxGpus;
+  static constexpr uint32_t kMaxPorts = hw::kMaxPortsPerChip;
   // A rack holds at most 1024 groups (docs/background/nvlink_nvswitch.md#multicast-groups); no chip
   // needs more slots than that.
   static constexpr uint32_t kMaxMulticastSlots = 1024;
@@ -174,7 +174,7 @@ class SwitchCsr {
 
  private:
   RegisterAccess refuse(RegisterAccess why);
-  RegisterAccess write_route(uint32_t gpu, bool high_half, uint32_t value);
+  RegisterAccess write_route(uint32_t gpu, uint32_t word, uint32_t value);
   RegisterAccess read_group(uint32_t slot, uint32_t field, uint32_t& value) const;
   RegisterAccess write_group(uint32_t slot, uint32_t field, uint32_t value);
   // Whether `slot`'s fields make a group that may become valid (docs/registers.md, "Multicast
