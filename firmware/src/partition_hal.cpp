@@ -10,7 +10,7 @@ namespace nvsvp::fw {
 
 namespace {
 
-constexpr uint32_t kMaxPartitionGpus = 64;  // a group's members are a 64-bit mask
+constexpr uint32_t kMaxPartitionGpus = hw::kMaxGpus;  // the bits of a group's members
 
 [[noreturn]] void refuse_dynamic(const char* what) {
   throw std::invalid_argument(std::string("partition: ") + what +

@@ -199,7 +199,9 @@ std::vector<MulticastGroupRequest> replication_multicast_groups(const MoeLayerSp
   std::vector<MulticastGroupRequest> groups;
   const std::shared_ptr<const ReplicationDecision>& decision = spec.replication;
   if (!decision || decision->policy != ReplicationPolicy::iser || !uses_multicast(decision->method)) return groups;
-  if (spec.routing.gpus > 64) throw std::invalid_argument("replication: multicast groups name at most 64 GPUs");
+  if (spec.routing.gpus > hw::kMaxGpus) {
+    throw std::invalid_argument("replication: multicast groups name at most " + std::to_string(hw::kMaxGpus) + " GPUs");
+  }
   const uint64_t region = multicast_region_bytes(*decision);
   for (size_t i = 0; i < decision->groups.size(); ++i) {
     hw::GpuMask members;

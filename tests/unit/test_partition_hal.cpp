@@ -120,6 +120,16 @@ TEST_F(PartitionHalTest, DynamicMultimemIsRefusedBeforeAnythingReachesTheMachine
   EXPECT_THROW(partition.bind_dynamic_object(0, hw::DynamicMulticastBinding{}, 0), std::invalid_argument);
 }
 
+TEST_F(PartitionHalTest, PartitionsOfUpTo128GpusAreAccepted) {
+  ON_CALL(machine_, gpu_count()).WillByDefault(Return(136u));
+  std::vector<uint32_t> gpus(128);
+  for (uint32_t g = 0; g < 128; ++g) gpus[g] = 135 - g;
+  EXPECT_NO_THROW(PartitionHal(machine_, std::vector<uint32_t>(gpus.begin(), gpus.begin() + 72), 0));
+  EXPECT_NO_THROW(PartitionHal(machine_, gpus, 0));
+  gpus.push_back(0);
+  EXPECT_THROW(PartitionHal(machine_, gpus, 0), std::invalid_argument) << "129 GPUs: a group names at most 128";
+}
+
 TEST_F(PartitionHalTest, BadPartitionsAreRefused) {
   EXPECT_THROW(PartitionHal(machine_, {}, 0), std::invalid_argument);
   EXPECT_THROW(PartitionHal(machine_, {0, 8}, 0), std::invalid_argument);
