@@ -120,6 +120,36 @@ TEST_F(FabricPartitionsTest, EveryPortIsProgrammedAndTheIsolatedGpusRoutesCleare
   }
 }
 
+// 72 GPUs on two 72-port chips, GPU g on port g of each: the isolated GPUs 64..71 have their
+// routes in the third word, which is cleared too.
+TEST_F(FabricPartitionsTest, IsolatedGpusAbove63LoseEveryRouteWord) {
+  for (uint32_t c = 0; c < 2; ++c) {
+    model::SwitchCsrConfig config;
+    config.chip_index = c;
+    config.ports = 72;
+    chips_[c] = model::SwitchCsr(config);
+  }
+  FabricTopology t;
+  t.gpus = 72;
+  t.switch_chips = 2;
+  for (uint32_t c = 0; c < 2; ++c) {
+    for (uint32_t g = 0; g < 72; ++g) t.cables.push_back(SwitchCable{g, c, static_cast<uint16_t>(g)});
+  }
+  SwitchFabric fabric(hal_);
+  fabric.bring_up(t);
+  ASSERT_EQ(chips_[0].route_ports(70), (std::vector<uint16_t>{70}));
+  std::vector<uint32_t> first_64(64);
+  for (uint32_t g = 0; g < 64; ++g) first_64[g] = g;
+  program_partitions(hal_, t, partition_ids({first_64}, 72));
+  for (uint32_t chip = 0; chip < 2; ++chip) {
+    for (uint32_t gpu = 64; gpu < 72; ++gpu) {
+      EXPECT_TRUE(chips_[chip].route_mask(gpu).none()) << "chip " << chip << ": GPU " << gpu << " is isolated";
+    }
+    EXPECT_EQ(chips_[chip].route_ports(63), (std::vector<uint16_t>{63})) << "chip " << chip;
+    EXPECT_FALSE(chips_[chip].may_reach(0, 70)) << "chip " << chip;
+  }
+}
+
 TEST_F(FabricPartitionsTest, WithoutPartitionsNothingIsWritten) {
   program_partitions(hal_, topology(), partition_ids({}, 3));
   EXPECT_EQ(writes_, 0u);
