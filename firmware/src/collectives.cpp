@@ -242,8 +242,7 @@ CollectiveRun run_collective(Hal& hal, MulticastAllocator& allocator, const Coll
   const bool multicast = is_nvls(spec.collective);
   if (multicast) {
     const uint64_t size = (spec.bytes + kGroupGranule - 1) / kGroupGranule * kGroupGranule;
-    const uint64_t all_members = gpus >= 64 ? ~0ull : (1ull << gpus) - 1;
-    group = allocator.create_group(spec.multimem_base, size, spec.buffer_address, all_members);
+    group = allocator.create_group(spec.multimem_base, size, spec.buffer_address, hw::GpuMask::first(gpus));
   }
   CollectiveRun run;
   run.counters_end = sequences[0].counters;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "nvsvp/fw/log.hpp"
+#include "nvsvp/fw/register_masks.hpp"
 #include "nvsvp/hw/hex_text.hpp"
 #include "nvsvp/hw/switch_registers.hpp"
 
@@ -60,20 +61,22 @@ void program_partitions(Hal& hal, const FabricTopology& topology, const std::vec
     }
     for (uint32_t gpu = 0; gpu < topology.gpus; ++gpu) {
       if (partition_of_gpu.at(gpu) != regs::kPartitionIsolated) continue;
-      hal.write_register(chip, regs::route_lo(gpu), 0);
-      hal.write_register(chip, regs::route_hi(gpu), 0);
+      write_mask(hal, chip, regs::route_word(gpu, 0), hw::PortMask{}, regs::mask_words_for(ports));
     }
   }
   FW_LOG(hal, info, "partitions programmed on " << topology.switch_chips << " switch chips");
 }
 
-void check_within_one_partition(uint64_t members, const std::vector<uint32_t>& partition_of_gpu,
+void check_within_one_partition(const hw::GpuMask& members, const std::vector<uint32_t>& partition_of_gpu,
                                 const std::string& what) {
   if (!is_partitioned(partition_of_gpu)) return;
   uint32_t first = 0;
   bool seen = false;
-  for (uint32_t gpu = 0; gpu < 64 && gpu < partition_of_gpu.size(); ++gpu) {
-    if (((members >> gpu) & 1u) == 0) continue;
+  for (uint32_t gpu : members) {
+    if (gpu >= partition_of_gpu.size()) {
+      throw PartitionError(what + ": member GPU " + std::to_string(gpu) + " is beyond the fabric's " +
+                           std::to_string(partition_of_gpu.size()) + " GPUs");
+    }
     const uint32_t id = partition_of_gpu[gpu];
     if (id == regs::kPartitionIsolated) {
       throw PartitionError(what + ": member GPU " + std::to_string(gpu) + " is in no partition");

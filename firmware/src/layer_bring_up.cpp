@@ -18,8 +18,7 @@ void bring_up_for_layer(Hal& hal, SwitchFabric& fabric, const FabricTopology& to
   }
   if (!plan.dynamic_objects.empty()) {
     // install_dynamic_objects binds every object in every GPU.
-    const uint64_t every_gpu = topology.gpus >= 64 ? ~0ull : (1ull << topology.gpus) - 1;
-    check_within_one_partition(every_gpu, partition_of_gpu, "dynamic object (bound in every GPU)");
+    check_within_one_partition(hw::GpuMask::first(topology.gpus), partition_of_gpu, "dynamic object (bound in every GPU)");
   }
   fabric.bring_up(topology);
   program_partitions(hal, topology, partition_of_gpu);

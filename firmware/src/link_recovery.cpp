@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "nvsvp/fw/log.hpp"
+#include "nvsvp/fw/register_masks.hpp"
 #include "nvsvp/fw/switch_bringup.hpp"
 #include "nvsvp/hw/hex_text.hpp"
 #include "nvsvp/hw/switch_registers.hpp"
@@ -20,6 +21,7 @@ using hw::hex_text;
 
 std::string chip_name(uint32_t chip) { return "switch chip " + std::to_string(chip); }
 
+// A GPU's link mask (at most 64 links per GPU); port masks are hw::PortMask.
 bool bit_set(uint64_t mask, uint32_t bit) { return bit < 64 && ((mask >> bit) & 1u) != 0; }
 
 }  // namespace
@@ -69,7 +71,7 @@ bool SwitchFabric::chip_out_of_use(uint32_t chip) const {
 
 void SwitchFabric::start_recovery_state() {
   chip_use_.assign(topology_.switch_chips, ChipUse::in_use);
-  chip_ports_down_.resize(topology_.switch_chips, 0);  // what bring-up's own service read stays
+  chip_ports_down_.resize(topology_.switch_chips);  // what bring-up's own service read stays
   gpu_links_down_.assign(topology_.gpus, 0);
   cable_in_use_.assign(topology_.cables.size(), true);  // bring-up routed every cable
   recovery_ready_ = true;  // the records of earlier layers stay
@@ -97,7 +99,7 @@ std::vector<bool> SwitchFabric::usable_cables() const {
   for (size_t i = 0; i < topology_.cables.size(); ++i) {
     const SwitchCable& cable = topology_.cables[i];
     usable[i] = chip_use_[cable.chip] == ChipUse::in_use && !bit_set(gpu_links_down_[cable.gpu], cable.gpu_link) &&
-                !bit_set(chip_ports_down_[cable.chip], cable.port);
+                !chip_ports_down_[cable.chip].test(cable.port);
   }
   return usable;
 }
@@ -139,7 +141,7 @@ void SwitchFabric::apply_cable_changes(const std::vector<bool>& usable, double d
     hal_.set_gpu_link_enabled(cable.gpu, cable.gpu_link, usable[i]);
     cable_in_use_[i] = usable[i];
     const bool link_down = bit_set(gpu_links_down_[cable.gpu], cable.gpu_link) ||
-                           bit_set(chip_ports_down_[cable.chip], cable.port);
+                           chip_ports_down_[cable.chip].test(cable.port);
     // A dead chip's links are down with it: its chip_down record says so.
     if (usable[i] || (link_down && chip_use_[cable.chip] != ChipUse::dead)) {
       record(usable[i] ? RecoveryKind::link_up : RecoveryKind::link_down, cable.chip, cable.port, cable.gpu,
@@ -153,15 +155,15 @@ void SwitchFabric::apply_cable_changes(const std::vector<bool>& usable, double d
 void SwitchFabric::rewrite_routes(const std::vector<bool>& usable) {
   for (uint32_t c = 0; c < topology_.switch_chips; ++c) {
     if (chip_use_[c] != ChipUse::in_use) continue;  // never write a dead chip; a retired one routes nothing
-    std::vector<uint64_t> masks(topology_.gpus, 0);
+    std::vector<hw::PortMask> masks(topology_.gpus);
     for (size_t i = 0; i < topology_.cables.size(); ++i) {
       const SwitchCable& cable = topology_.cables[i];
-      if (cable.chip == c && usable[i]) masks[cable.gpu] |= 1ull << cable.port;
+      if (cable.chip == c && usable[i]) masks[cable.gpu].set(cable.port);
     }
+    const uint32_t words = regs::mask_words_for(report_.chips.at(c).ports);
     for (uint32_t g = 0; g < topology_.gpus; ++g) {
       if (masks[g] == routes_[c][g]) continue;
-      hal_.write_register(c, regs::route_lo(g), static_cast<uint32_t>(masks[g]));
-      hal_.write_register(c, regs::route_hi(g), static_cast<uint32_t>(masks[g] >> 32));
+      write_mask(hal_, c, regs::route_word(g, 0), masks[g], words);
       FW_LOG(hal_, info, chip_name(c) << ": route to GPU " << g << " rewritten, ports " << hex_text(routes_[c][g])
                                       << " -> " << hex_text(masks[g]));
       routes_[c][g] = masks[g];
@@ -186,12 +188,12 @@ void SwitchFabric::check_every_gpu_reachable(const std::vector<bool>& usable) co
       cabled = true;
       reachable = reachable || usable[i];
       const char* why = bit_set(gpu_links_down_[g], cable.gpu_link)                ? "down at the GPU"
-                        : bit_set(chip_ports_down_[cable.chip], cable.port)         ? "port down at the chip"
+                        : chip_ports_down_[cable.chip].test(cable.port)          ? "port down at the chip"
                         : chip_use_[cable.chip] == ChipUse::dead                    ? "chip dead"
                                                                                     : "chip retired";
       only_retired_chips = only_retired_chips && chip_use_[cable.chip] == ChipUse::retired &&
                            !bit_set(gpu_links_down_[g], cable.gpu_link) &&
-                           !bit_set(chip_ports_down_[cable.chip], cable.port);
+                           !chip_ports_down_[cable.chip].test(cable.port);
       lost += (lost.empty() ? "" : "; ") + std::string("link ") + std::to_string(cable.gpu_link) + " to " +
               chip_name(cable.chip) + " port " + std::to_string(cable.port) + ": " + why;
     }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "nvsvp/hw/bit_mask.hpp"
+
 namespace nvsvp::fw {
 
 const char* to_string(DataType type) {
@@ -69,12 +71,12 @@ void destination_gpus(const MoeRouting& routing, uint64_t token, std::vector<uin
   out.clear();
   const uint16_t* experts = routing.experts_of(token);
   const uint32_t per = routing.experts_per_gpu();
-  if (routing.gpus <= 64) {
+  if (routing.gpus <= hw::kMaxGpus) {
     // A set of GPUs as a bit mask, read out in ascending order: planning, checks and reports ask
     // this for every token, and sorting the top-k list cost more than the rest.
-    uint64_t mask = 0;
-    for (uint32_t k = 0; k < routing.top_k; ++k) mask |= uint64_t{1} << (experts[k] / per);
-    for (; mask != 0; mask &= mask - 1) out.push_back(static_cast<uint32_t>(__builtin_ctzll(mask)));
+    hw::GpuMask mask;
+    for (uint32_t k = 0; k < routing.top_k; ++k) mask.set(experts[k] / per);
+    for (uint32_t gpu : mask) out.push_back(gpu);
     return;
   }
   for (uint32_t k = 0; k < routing.top_k; ++k) out.push_back(experts[k] / per);

@@ -10,7 +10,7 @@ namespace nvsvp::fw {
 
 namespace {
 
-constexpr uint32_t kMaxPartitionGpus = 64;  // a group's members are a 64-bit mask
+constexpr uint32_t kMaxPartitionGpus = hw::kMaxGpus;  // the bits of a group's members
 
 [[noreturn]] void refuse_dynamic(const char* what) {
   throw std::invalid_argument(std::string("partition: ") + what +
@@ -44,10 +44,8 @@ PartitionHal::PartitionHal(Hal& machine, std::vector<uint32_t> gpus, uint64_t mu
 MulticastGroupRequest PartitionHal::machine_group(const MulticastGroupRequest& group) const {
   MulticastGroupRequest mapped = group;
   mapped.base += multimem_offset_;
-  mapped.members = 0;
-  for (uint32_t g = 0; g < 64; ++g) {
-    if ((group.members >> g) & 1u) mapped.members |= uint64_t{1} << machine_gpu(g);
-  }
+  mapped.members = hw::GpuMask{};
+  for (uint32_t g : group.members) mapped.members.set(machine_gpu(g));
   return mapped;
 }
 

@@ -201,11 +201,13 @@ std::vector<MulticastGroupRequest> replication_multicast_groups(const MoeLayerSp
   std::vector<MulticastGroupRequest> groups;
   const std::shared_ptr<const ReplicationDecision>& decision = spec.replication;
   if (!decision || decision->policy != ReplicationPolicy::iser || !uses_multicast(decision->method)) return groups;
-  if (spec.routing.gpus > 64) throw std::invalid_argument("replication: multicast groups name at most 64 GPUs");
+  if (spec.routing.gpus > hw::kMaxGpus) {
+    throw std::invalid_argument("replication: multicast groups name at most " + std::to_string(hw::kMaxGpus) + " GPUs");
+  }
   const uint64_t region = multicast_region_bytes(*decision);
   for (size_t i = 0; i < decision->groups.size(); ++i) {
-    uint64_t members = 0;
-    for (uint32_t m = 0; m < decision->groups[i].size; ++m) members |= 1ull << (decision->groups[i].first_gpu + m);
+    hw::GpuMask members;
+    for (uint32_t m = 0; m < decision->groups[i].size; ++m) members.set(decision->groups[i].first_gpu + m);
     groups.push_back(MulticastGroupRequest{kReplicationMulticast + i * region, region, kReplicaWeights, members});
   }
   return groups;

@@ -13,6 +13,7 @@
 //             sum straight into the output.
 // The two groups are created at bring-up (LayerPlan::multicast_groups).
 #include <stdexcept>
+#include <string>
 
 #include "moe_plan.hpp"
 
@@ -36,7 +37,9 @@ void build_nvls(LayerPlan& plan, const DispatchMap& map) {
   const MoeBuffers& b = plan.buffers;
   const uint32_t gpus = routing.gpus;
   const uint64_t tokens = routing.tokens();
-  if (gpus > 64) throw std::invalid_argument("nvls: a multicast group names at most 64 GPUs");
+  if (gpus > hw::kMaxGpus) {
+    throw std::invalid_argument("nvls: a multicast group names at most " + std::to_string(hw::kMaxGpus) + " GPUs");
+  }
 
   // Every GPU's dispatch slot s holds global token s.
   auto all_tokens = std::make_shared<std::vector<std::vector<uint64_t>>>(gpus);
@@ -48,7 +51,7 @@ void build_nvls(LayerPlan& plan, const DispatchMap& map) {
   plan.token_copies = tokens * gpus;
   plan.remote_token_copies = tokens * (gpus - 1);
   plan.combine_reduced_in_switch = true;
-  const uint64_t all_members = gpus == 64 ? ~0ull : (1ull << gpus) - 1;
+  const hw::GpuMask all_members = hw::GpuMask::first(gpus);
   plan.multicast_groups.push_back(
       MulticastGroupRequest{kDispatchGroupBase, round_up_to_granule(tokens * b.dispatch_stride), b.dispatch_rx, all_members});
   plan.multicast_groups.push_back(

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "nvsvp/fw/log.hpp"
+#include "nvsvp/fw/register_masks.hpp"
 #include "nvsvp/hw/switch_registers.hpp"
 
 namespace nvsvp::fw {
@@ -88,7 +89,8 @@ SwitchChipInfo SwitchFabric::discover(uint32_t chip) {
   info.multicast_slots = hal_.read_register(chip, regs::kMulticastSlots);
   info.reduction_contexts_per_port = hal_.read_register(chip, regs::kReductionContexts);
   info.route_entries = hal_.read_register(chip, regs::kRouteEntries);
-  if (info.ports == 0 || info.ports > 64 || info.route_entries == 0 || info.reduction_contexts_per_port == 0) {
+  if (info.ports == 0 || info.ports > hw::kMaxPortsPerChip || info.route_entries == 0 ||
+      info.route_entries > hw::kMaxGpus || info.reduction_contexts_per_port == 0) {
     throw FabricError(chip_name(chip) + ": implausible identity (PORT_COUNT " + std::to_string(info.ports) +
                       ", ROUTE_ENTRIES " + std::to_string(info.route_entries) + ", REDUCTION_CONTEXTS " +
                       std::to_string(info.reduction_contexts_per_port) + ")");
@@ -101,7 +103,7 @@ const FabricBringUpReport& SwitchFabric::bring_up(const FabricTopology& topology
   const double start_ns = hal_.now_ns();
   report_ = FabricBringUpReport{};
   recovery_ready_ = false;
-  routes_.assign(topology.switch_chips, std::vector<uint64_t>(topology.gpus, 0));
+  routes_.assign(topology.switch_chips, std::vector<hw::PortMask>(topology.gpus));
   const uint32_t found = hal_.switch_count();
   if (found != topology.switch_chips) {
     throw FabricError("the cabling names " + std::to_string(topology.switch_chips) + " switch chips, the HAL reaches " +
@@ -179,14 +181,15 @@ const FabricBringUpReport& SwitchFabric::bring_up(const FabricTopology& topology
 }
 
 void SwitchFabric::program_routes(uint32_t chip, const FabricTopology& topology) {
-  std::vector<uint64_t> masks(topology.gpus, 0);
+  std::vector<hw::PortMask> masks(topology.gpus);
   for (const SwitchCable& cable : topology.cables) {
-    if (cable.chip == chip) masks[cable.gpu] |= 1ull << cable.port;
+    if (cable.chip == chip) masks[cable.gpu].set(cable.port);
   }
-  // Every entry of the fabric's GPUs is written, empty ones too, so nothing stale survives.
+  // Every entry of the fabric's GPUs is written, empty ones too, so nothing stale survives; the
+  // words past the chip's ports read 0 from reset and a chip refuses bits there.
+  const uint32_t words = regs::mask_words_for(report_.chips.at(chip).ports);
   for (uint32_t g = 0; g < topology.gpus; ++g) {
-    hal_.write_register(chip, regs::route_lo(g), static_cast<uint32_t>(masks[g]));
-    hal_.write_register(chip, regs::route_hi(g), static_cast<uint32_t>(masks[g] >> 32));
+    write_mask(hal_, chip, regs::route_word(g, 0), masks[g], words);
     routes_[chip][g] = masks[g];
     report_.route_entries_programmed++;
   }
@@ -225,8 +228,9 @@ size_t SwitchFabric::service_interrupts() {
     hal_.write_register(c, regs::kErrorStatus, status);
     if ((status & kLinkErrors) != 0) read_link_errors(c);
     if ((status & regs::error_link_state) != 0) {
-      if (chip_ports_down_.size() <= c) chip_ports_down_.resize(c + 1, 0);
-      chip_ports_down_[c] = read_counter(c, regs::kLinkDownPorts);
+      if (chip_ports_down_.size() <= c) chip_ports_down_.resize(c + 1);
+      chip_ports_down_[c] =
+          read_mask<hw::PortMask>(hal_, c, regs::kLinkDownPorts, regs::mask_words_for(port_count(c, "LINK_DOWN_PORTS")));
       FW_LOG(hal_, info, chip_name(c) << ": LINK_DOWN_PORTS " << hex_text(chip_ports_down_[c]));
     }
     ++serviced;
@@ -235,14 +239,19 @@ size_t SwitchFabric::service_interrupts() {
   return serviced;
 }
 
-void SwitchFabric::read_link_errors(uint32_t chip) {
+uint32_t SwitchFabric::port_count(uint32_t chip, const char* registers) {
   // A chip firmware did not discover (servicing before bring-up) has no known port count: read it.
   const uint32_t ports = chip < report_.chips.size() ? report_.chips[chip].ports
                                                      : hal_.read_register(chip, regs::kPortCount);
-  if (ports > 64) {  // discover()'s bound: a chip that does not fit the register map
-    throw FabricError(chip_name(chip) + ": PORT_COUNT reads " + std::to_string(ports) +
-                      " (at most 64), cannot read its link-error counters");
+  if (ports > hw::kMaxPortsPerChip) {  // discover()'s bound: a chip that does not fit the register map
+    throw FabricError(chip_name(chip) + ": PORT_COUNT reads " + std::to_string(ports) + " (at most " +
+                      std::to_string(hw::kMaxPortsPerChip) + "), cannot read its " + registers);
   }
+  return ports;
+}
+
+void SwitchFabric::read_link_errors(uint32_t chip) {
+  const uint32_t ports = port_count(chip, "link-error counters");
   if (link_errors_seen_.size() <= chip) link_errors_seen_.resize(chip + 1);
   std::vector<LinkErrorCounts>& seen = link_errors_seen_[chip];
   if (seen.size() < ports) seen.resize(ports);
@@ -304,10 +313,15 @@ MulticastAllocator::MulticastAllocator(Hal& hal, std::vector<SwitchChipInfo> chi
   for (const SwitchChipInfo& chip : chips_) slots = std::min(slots, chip.multicast_slots);
   slot_used_.assign(slots, false);
   groups_.resize(slots);
+  // A fabric's GPUs never outnumber a chip's ports (every GPU is cabled to every chip), so
+  // members take the words of the widest chip's port masks: the same count for every group.
+  uint32_t ports = 0;
+  for (const SwitchChipInfo& chip : chips_) ports = std::max(ports, chip.ports);
+  member_words_ = regs::mask_words_for(ports);
 }
 
 MulticastGroupHandle MulticastAllocator::create_group(uint64_t base, uint64_t size, uint64_t local_base,
-                                                      uint64_t members) {
+                                                      const hw::GpuMask& members) {
   // The checks the chips make when CONTROL.valid is set, made here first so that a mistake is
   // named before anything is written.
   const std::string what = "multicast group [" + hex_text(base) + ", +" + hex_text(size) + ")";
@@ -319,12 +333,16 @@ MulticastGroupHandle MulticastAllocator::create_group(uint64_t base, uint64_t si
   if (size - 1 > kMax - base || size - 1 > kMax - local_base) {
     throw std::invalid_argument(what + ": the range runs past the end of the address space");
   }
-  if (members == 0) throw std::invalid_argument(what + ": no member GPUs");
+  if (members.none()) throw std::invalid_argument(what + ": no member GPUs");
   for (const SwitchChipInfo& chip : chips_) {
-    if (chip.route_entries < 64 && (members >> chip.route_entries) != 0) {
+    if (!members.fits(chip.route_entries)) {
       throw std::invalid_argument(what + ": members " + hex_text(members) + " name a GPU beyond " + chip_name(chip.chip) +
                                   "'s " + std::to_string(chip.route_entries) + " route entries");
     }
+  }
+  if (!members.fits(32 * member_words_)) {
+    throw std::invalid_argument(what + ": members " + hex_text(members) + " name a GPU beyond the chips' ports (" +
+                                std::to_string(member_words_) + " member words are written)");
   }
   for (uint32_t s = 0; s < capacity(); ++s) {
     if (!slot_used_[s]) continue;
@@ -373,7 +391,7 @@ void MulticastAllocator::program_slot(uint32_t chip, const MulticastGroupHandle&
   write64(regs::kGroupBaseLo, group.base);
   write64(regs::kGroupSizeLo, group.size);
   write64(regs::kGroupLocalLo, group.local_base);
-  write64(regs::kGroupMembersLo, group.members);
+  write_mask(hal_, chip, regs::group_register(group.slot, regs::kGroupMembers), group.members, member_words_);
   hal_.write_register(chip, regs::group_register(group.slot, regs::kGroupControl), 1);
 }
 

@@ -162,26 +162,44 @@ std::string switch_register_name(uint32_t offset) {
     case regs::kContextsInUse: return "CONTEXTS_IN_USE";
     case regs::kContextsPeak: return "CONTEXTS_PEAK";
     case regs::kContextsEnabled: return "CONTEXTS_ENABLED";
+    case regs::kChipControl: return "CHIP_CONTROL";
     default: break;
   }
-  static const char* const kCounters[] = {"FORWARDED_REQUESTS", "FORWARDED_RESPONSES", "REPLICATIONS",
-                                          "REDUCTIONS",         "EVICTIONS",           "ACCESS_ERRORS"};
+  const auto word = [](uint32_t w) { return "_W" + std::to_string(w); };
+  if (offset >= regs::kLinkDownPorts && offset < regs::link_down_ports_word(regs::kMaskWords) && offset % 4 == 0) {
+    return "LINK_DOWN_PORTS" + word((offset - regs::kLinkDownPorts) / 4);
+  }
+  static const char* const kCounters[] = {"FORWARDED_REQUESTS", "FORWARDED_RESPONSES", "REPLICATIONS", "REDUCTIONS",
+                                          "EVICTIONS",          "ACCESS_ERRORS",       "PARTITION_ERRORS"};
   constexpr uint32_t kCounterCount = sizeof kCounters / sizeof kCounters[0];
   if (offset >= regs::kCounterForwardedRequests && offset < regs::kCounterForwardedRequests + 8 * kCounterCount &&
       offset % 4 == 0) {
     const uint32_t i = offset - regs::kCounterForwardedRequests;
     return std::string(kCounters[i / 8]) + (i % 8 == 0 ? "_LO" : "_HI");
   }
-  const uint32_t route_end = regs::kRouteTable + regs::kRouteStride * model::SwitchCsr::kRouteTableEntries;
-  if (offset >= regs::kRouteTable && offset < route_end && offset % 4 == 0) {
+  if (offset >= regs::kRouteTable && offset < regs::kRouteTableEnd && offset % 4 == 0) {
     const uint32_t i = offset - regs::kRouteTable;
-    return "ROUTE[" + std::to_string(i / regs::kRouteStride) + "]" + (i % regs::kRouteStride == 0 ? ".LO" : ".HI");
+    return "ROUTE[" + std::to_string(i / regs::kRouteStride) + "].W" + std::to_string(i % regs::kRouteStride / 4);
+  }
+  const uint32_t port_partition_end = regs::port_partition_register(model::SwitchCsr::kMaxPorts);
+  if (offset >= regs::kPortPartitionTable && offset < port_partition_end && offset % 4 == 0) {
+    return "PORT_PARTITION[" + std::to_string((offset - regs::kPortPartitionTable) / regs::kPortPartitionStride) + "]";
+  }
+  if (offset >= regs::kPortErrorTable && offset < regs::port_error_register(model::SwitchCsr::kMaxPorts, 0) &&
+      offset % 4 == 0) {
+    static const char* const kPortErrors[] = {"RX_CRC_ERRORS", "TX_REPLAYS", "RX_CREDIT_RESYNCS", "TX_CREDIT_RESYNCS"};
+    const uint32_t i = offset - regs::kPortErrorTable;
+    return "PORT_ERRORS[" + std::to_string(i / regs::kPortErrorStride) + "]." + kPortErrors[i % regs::kPortErrorStride / 4];
   }
   const uint32_t group_end = regs::kGroupTable + regs::kGroupStride * model::SwitchCsr::kMaxMulticastSlots;
   if (offset >= regs::kGroupTable && offset < group_end) {
     const uint32_t i = offset - regs::kGroupTable;
     const std::string slot = "GROUP[" + std::to_string(i / regs::kGroupStride) + "].";
-    switch (i % regs::kGroupStride) {
+    const uint32_t field = i % regs::kGroupStride;
+    if (field >= regs::kGroupMembers && field < regs::group_members_word(regs::kMaskWords)) {
+      return slot + "MEMBERS" + word((field - regs::kGroupMembers) / 4);
+    }
+    switch (field) {
       case regs::kGroupControl: return slot + "CONTROL";
       case regs::kGroupBaseLo: return slot + "BASE_LO";
       case regs::kGroupBaseHi: return slot + "BASE_HI";
@@ -189,8 +207,6 @@ std::string switch_register_name(uint32_t offset) {
       case regs::kGroupSizeHi: return slot + "SIZE_HI";
       case regs::kGroupLocalLo: return slot + "LOCAL_LO";
       case regs::kGroupLocalHi: return slot + "LOCAL_HI";
-      case regs::kGroupMembersLo: return slot + "MEMBERS_LO";
-      case regs::kGroupMembersHi: return slot + "MEMBERS_HI";
       default: break;
     }
   }

@@ -196,12 +196,10 @@ void Platform::LostOperations::message_lost(tlm::tlm_generic_payload& message) {
   platform_.gpus_[ext.source_gpu].link_engines().hold_lost(ext.traffic_class, item);
 }
 
-void Platform::LostOperations::load_lost(tlm::tlm_generic_payload& request, uint64_t members_read) {
+void Platform::LostOperations::load_lost(tlm::tlm_generic_payload& request, const hw::GpuMask& members_read) {
   const model::NvlinkExtension& ext = model::extension_of(request);
   platform_.void_member_reads_.resize(platform_.spec_.gpus, 0);
-  for (uint64_t bits = members_read; bits != 0; bits &= bits - 1) {
-    platform_.void_member_reads_.at(static_cast<size_t>(__builtin_ctzll(bits)))++;
-  }
+  for (uint32_t gpu : members_read) platform_.void_member_reads_.at(gpu)++;
   model::Gpu& issuer = platform_.gpus_[ext.source_gpu];
   model::GpuLinkEngines& engines = issuer.link_engines();
   engines.release_lost_load(ext.issuer_link, ext.read_bytes);

@@ -559,6 +559,13 @@ void ScenarioLoader::check_fabric() const {
                     std::to_string(p.switch_chips) + ")",
                 std::to_string(p.links_per_chip.size()) + " entries");
   }
+  if (p.gpus > hw::kMaxGpus) {
+    // Said before the ports: every GPU needs a route entry in every chip (ROUTE_ENTRIES).
+    const Place at = origins_.blame({"platform.gpus"});
+    config_fail(at.origin, at.path,
+                "at most " + std::to_string(hw::kMaxGpus) + " GPUs (a switch chip's route table, ROUTE_ENTRIES)",
+                std::to_string(p.gpus) + " GPUs");
+  }
   for (size_t c = 0; c < p.links_per_chip.size(); ++c) {
     const uint64_t needed = static_cast<uint64_t>(p.gpus) * p.links_per_chip[c];
     if (needed <= p.switch_chip.ports) continue;
@@ -785,9 +792,11 @@ void ScenarioLoader::check_replication() const {
     config_fail(at.origin, at.path, "broadcast_sms below the GPU's SMs (the shared experts need at least one)",
                 std::to_string(r.broadcast_sms) + " of " + std::to_string(p.gpu.sms) + " SMs");
   }
-  if (iser && multicast && p.gpus > 64) {
+  if (iser && multicast && p.gpus > hw::kMaxGpus) {
     const Place at = origins_.blame({"replication.broadcast", "platform.gpus"});
-    config_fail(at.origin, at.path, "p2p or ring above 64 GPUs (a multicast group names at most 64)",
+    config_fail(at.origin, at.path,
+                "p2p or ring above " + std::to_string(hw::kMaxGpus) + " GPUs (a multicast group names at most " +
+                    std::to_string(hw::kMaxGpus) + ")",
                 r.broadcast + " on " + n_gpus + " GPUs");
   }
 }

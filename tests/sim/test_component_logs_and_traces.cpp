@@ -136,7 +136,7 @@ TEST(ComponentTrace, HoldsExactlyTheNamedLinksMessagesAndRegisterAccesses) {
 
   // Chip 1's bring-up (fw::SwitchFabric::bring_up): 10 reads (7 identity registers, ERROR_STATUS
   // before and after programming, CONTEXTS_ENABLED read back) and 2 + 2 x GPUs writes (INT_ENABLE,
-  // CONTEXTS_ENABLED, a LO and a HI route entry per GPU). Chip 0's accesses are not in the file.
+  // CONTEXTS_ENABLED, route words 0 and 1 per GPU: a chip of up to 64 ports). Chip 0's accesses are not in the file.
   const auto registers = read_csv(dir.path() + "/registers_test.csv", header);
   EXPECT_EQ(header, "time_ns,chip,access,offset,register,data,status,access_ns");
   std::map<std::string, uint64_t> accesses;  // "read ID", ...
@@ -157,8 +157,8 @@ TEST(ComponentTrace, HoldsExactlyTheNamedLinksMessagesAndRegisterAccesses) {
   EXPECT_EQ(accesses["write CONTEXTS_ENABLED"], 1u);
   EXPECT_EQ(accesses["read CONTEXTS_ENABLED"], 1u);
   for (uint32_t g = 0; g < kGpus; ++g) {
-    EXPECT_EQ(accesses["write ROUTE[" + std::to_string(g) + "].LO"], 1u) << g;
-    EXPECT_EQ(accesses["write ROUTE[" + std::to_string(g) + "].HI"], 1u) << g;
+    EXPECT_EQ(accesses["write ROUTE[" + std::to_string(g) + "].W0"], 1u) << g;
+    EXPECT_EQ(accesses["write ROUTE[" + std::to_string(g) + "].W1"], 1u) << g;
   }
 }
 
@@ -197,7 +197,7 @@ TEST(ComponentLogs, PrintOnlyTheNamedComponentsAtTheirLevels) {
   EXPECT_EQ(count_containing("gpu_to_switch_"), 0u);
   // Chip 1's register block: one debug line per access of its bring-up (as the trace counts them).
   EXPECT_EQ(count_containing("[debug] switch_1.csr: "), 10u + 2u + 2u * kGpus);
-  EXPECT_EQ(count_containing("switch_1.csr: write ROUTE[2].HI (0x1014) = 0x0: TLM_OK_RESPONSE"), 1u);
+  EXPECT_EQ(count_containing("switch_1.csr: write ROUTE[2].W1 (0x1024) = 0x0: TLM_OK_RESPONSE"), 1u);
   EXPECT_EQ(count_containing("switch_0.csr"), 0u);
   // Firmware at info: the bring-up's start and end, not its per-chip debug lines.
   EXPECT_EQ(count_containing("[info] firmware: bring-up: 2 switch chips, 3 GPUs"), 1u);

@@ -83,7 +83,7 @@ TEST(SwitchRegisters, SocketAnswersFourByteAccessesAndAnnotatesTheAccessTime) {
     EXPECT_EQ(sc_core::sc_time_stamp(), sc_core::SC_ZERO_TIME);
     EXPECT_EQ(raw_access(platform, 1, tlm::TLM_READ_COMMAND, regs::kChipIndex, 4).value, 1u);
     // A write lands.
-    EXPECT_EQ(raw_access(platform, 0, tlm::TLM_WRITE_COMMAND, regs::route_lo(2), 4, 0b110000).status,
+    EXPECT_EQ(raw_access(platform, 0, tlm::TLM_WRITE_COMMAND, regs::route_word(2, 0), 4, 0b110000).status,
               tlm::TLM_OK_RESPONSE);
     EXPECT_EQ(platform.chip(0).route(2), (std::vector<uint16_t>{4, 5}));
     // A refused register access completes (the chip logs it); only what is no 4-byte access at
@@ -121,8 +121,8 @@ TEST(SwitchRegisters, HalAccessesTakeTheRegisterAccessTime) {
     EXPECT_EQ(hal.switch_count(), 2u);
     EXPECT_EQ(hal.read_register(0, regs::kPortCount), 6u);
     EXPECT_DOUBLE_EQ(hal.now_ns(), 25.0);
-    hal.write_register(1, regs::route_lo(0), 0b100);
-    EXPECT_EQ(hal.read_register(1, regs::route_lo(0)), 0b100u);
+    hal.write_register(1, regs::route_word(0, 0), 0b100);
+    EXPECT_EQ(hal.read_register(1, regs::route_word(0, 0)), 0b100u);
     EXPECT_DOUBLE_EQ(hal.now_ns(), 75.0);
     EXPECT_EQ(platform.chip(1).route(0), (std::vector<uint16_t>{2}));
     EXPECT_THROW(hal.read_register(2, regs::kId), std::out_of_range);
@@ -153,7 +153,7 @@ TEST(SwitchRegisters, BringUpProgramsEveryRouteAndCountersFollowTraffic) {
       EXPECT_EQ(platform.chip(0).route(g), (std::vector<uint16_t>{static_cast<uint16_t>(2 * g),
                                                                    static_cast<uint16_t>(2 * g + 1)}));
       EXPECT_EQ(platform.chip(1).route(g), (std::vector<uint16_t>{g}));
-      EXPECT_EQ(hal.read_register(1, regs::route_lo(g)), 1u << g);
+      EXPECT_EQ(hal.read_register(1, regs::route_word(g, 0)), 1u << g);
     }
     EXPECT_EQ(platform.chip(0).registers().interrupt_enable(), model::SwitchCsr::kErrorBits);
     for (uint32_t c = 0; c < 2; ++c) {
@@ -197,7 +197,7 @@ TEST(SwitchRegisters, RefusedGroupWriteRaisesAnInterruptThatFirmwareServices) {
 
     hal.write_register(1, regs::group_register(5, regs::kGroupBaseLo), 70 * kMiB);
     hal.write_register(1, regs::group_register(5, regs::kGroupSizeLo), 2 * kMiB);
-    hal.write_register(1, regs::group_register(5, regs::kGroupMembersLo), 0b1);
+    hal.write_register(1, regs::group_register(5, regs::kGroupMembers), 0b1);
     hal.write_register(1, regs::group_register(5, regs::kGroupControl), 1);
     EXPECT_EQ(hal.read_register(1, regs::group_register(5, regs::kGroupControl)), 0u) << "the group stays invalid";
     EXPECT_TRUE(platform.chip(1).irq());

@@ -279,6 +279,34 @@ TEST(Config, MappingOverridesApplyOnTopOfThePreset) {
   EXPECT_DOUBLE_EQ(s.simulation.max_time_us, 500.0);
 }
 
+// Past 64 GPUs and ports (a GB200 NVL72-like fabric: 72 GPUs, one link to each of 18 chips of 72
+// ports); the model's experts a multiple of the GPUs.
+TEST(Config, SeventyTwoGpusOnSeventyTwoPortChipsLoad) {
+  TempDir dir;
+  const std::string file = dir.write("s.yaml",
+      "name: nvl72\n"
+      "platform:\n"
+      "  preset: nvl64\n"
+      "  gpus: 72\n"
+      "  switch: {ports: 72}\n"
+      "workload:\n"
+      "  model: {preset: S, experts: 288}\n"
+      "  tokens_per_gpu: 32\n"
+      "  routing: {kind: uniform, seed: 3}\n"
+      "schemes: [deepep]\n");
+  const Scenario s = load_scenario(file, {}, kConfigDir);
+  EXPECT_EQ(s.platform.gpus, 72u);
+  EXPECT_EQ(s.platform.switch_chips, 18u);
+  EXPECT_EQ(s.platform.switch_chip.ports, 72u);
+  EXPECT_EQ(s.workload.model.experts, 288u);
+  // One port more than a route entry names; one GPU more than a route table holds.
+  expect_message(load_error(file, {"platform.switch.ports=129"}), "command line (--set platform.switch.ports=129)",
+                 "platform.switch.ports", {"128"});
+  expect_message(load_error(file, {"platform.gpus=144", "platform.switch.ports=128"}),
+                 "command line (--set platform.gpus=144)", "platform.gpus",
+                 {"at most 128 GPUs (a switch chip's route table, ROUTE_ENTRIES)", "144 GPUs"});
+}
+
 TEST(Config, SetOverridesModifyTheTreeBeforeChecking) {
   TempDir dir;
   const std::string file = dir.write("s.yaml", kGood);

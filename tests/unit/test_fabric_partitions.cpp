@@ -120,6 +120,36 @@ TEST_F(FabricPartitionsTest, EveryPortIsProgrammedAndTheIsolatedGpusRoutesCleare
   }
 }
 
+// 72 GPUs on two 72-port chips, GPU g on port g of each: the isolated GPUs 64..71 have their
+// routes in the third word, which is cleared too.
+TEST_F(FabricPartitionsTest, IsolatedGpusAbove63LoseEveryRouteWord) {
+  for (uint32_t c = 0; c < 2; ++c) {
+    model::SwitchCsrConfig config;
+    config.chip_index = c;
+    config.ports = 72;
+    chips_[c] = model::SwitchCsr(config);
+  }
+  FabricTopology t;
+  t.gpus = 72;
+  t.switch_chips = 2;
+  for (uint32_t c = 0; c < 2; ++c) {
+    for (uint32_t g = 0; g < 72; ++g) t.cables.push_back(SwitchCable{g, c, static_cast<uint16_t>(g)});
+  }
+  SwitchFabric fabric(hal_);
+  fabric.bring_up(t);
+  ASSERT_EQ(chips_[0].route_ports(70), (std::vector<uint16_t>{70}));
+  std::vector<uint32_t> first_64(64);
+  for (uint32_t g = 0; g < 64; ++g) first_64[g] = g;
+  program_partitions(hal_, t, partition_ids({first_64}, 72));
+  for (uint32_t chip = 0; chip < 2; ++chip) {
+    for (uint32_t gpu = 64; gpu < 72; ++gpu) {
+      EXPECT_TRUE(chips_[chip].route_mask(gpu).none()) << "chip " << chip << ": GPU " << gpu << " is isolated";
+    }
+    EXPECT_EQ(chips_[chip].route_ports(63), (std::vector<uint16_t>{63})) << "chip " << chip;
+    EXPECT_FALSE(chips_[chip].may_reach(0, 70)) << "chip " << chip;
+  }
+}
+
 TEST_F(FabricPartitionsTest, WithoutPartitionsNothingIsWritten) {
   program_partitions(hal_, topology(), partition_ids({}, 3));
   EXPECT_EQ(writes_, 0u);
@@ -150,6 +180,27 @@ TEST(PartitionMembership, AGroupMustLieWithinOnePartition) {
   }
   EXPECT_THROW(check_within_one_partition(0b10000, ids, "group"), PartitionError) << "GPU 4 is in no partition";
   EXPECT_NO_THROW(check_within_one_partition(0b11111, partition_ids({}, 5), "group")) << "not partitioned";
+}
+
+// Past 64 GPUs (an NVL72 fabric): a member above GPU 63 is checked like any other.
+TEST(PartitionMembership, MembersAboveGpu63AreChecked) {
+  std::vector<uint32_t> first(64), second(8);
+  for (uint32_t g = 0; g < 64; ++g) first[g] = g;
+  for (uint32_t g = 0; g < 8; ++g) second[g] = 64 + g;
+  const std::vector<uint32_t> ids = partition_ids({first, second}, 72);
+  EXPECT_NO_THROW(check_within_one_partition(hw::GpuMask{}.set(64).set(70).set(71), ids, "group"));
+  try {
+    check_within_one_partition(hw::GpuMask{}.set(3).set(70), ids, "group");
+    ADD_FAILURE() << "GPU 70's partition went unchecked";
+  } catch (const PartitionError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("GPU 3 in partition 0, GPU 70 in partition 1"));
+  }
+  try {
+    check_within_one_partition(hw::GpuMask{}.set(64).set(72), ids, "group");
+    ADD_FAILURE() << "a member beyond the fabric was accepted";
+  } catch (const PartitionError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("group: member GPU 72 is beyond the fabric's 72 GPUs"));
+  }
 }
 
 TEST_F(FabricPartitionsTest, LayerWhoseGroupSpansTwoPartitionsIsRefusedBeforeAnyWrite) {

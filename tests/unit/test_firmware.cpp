@@ -902,10 +902,10 @@ TEST(Firmware, UnknownSchemeAndInconsistentRoutingThrow) {
 }  // namespace
 }  // namespace nvsvp::fw
 
-// destination_gpus reads a bit mask up to 64 GPUs and sorts beyond: both give each GPU holding
-// one of the token's experts once, ascending.
-TEST(DestinationGpus, AreTheDistinctHoldersAscendingOnEitherSideOf64Gpus) {
-  for (const uint32_t gpus : {8u, 64u, 128u}) {
+// destination_gpus reads a bit mask up to hw::kMaxGpus (128) GPUs and sorts beyond: both give
+// each GPU holding one of the token's experts once, ascending.
+TEST(DestinationGpus, AreTheDistinctHoldersAscendingOnEitherSideOf128Gpus) {
+  for (const uint32_t gpus : {8u, 64u, 72u, 128u, 136u}) {
     nvsvp::fw::MoeRouting routing;
     routing.gpus = gpus;
     routing.experts = 2 * gpus;

@@ -208,7 +208,7 @@ TEST_F(LinkErrorServiceTest, ImplausiblePortCountIsAFabricError) {
     fabric_.service_interrupts();
     ADD_FAILURE() << "no error";
   } catch (const FabricError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("switch chip 0: PORT_COUNT reads 4294967295 (at most 64)"));
+    EXPECT_THAT(e.what(), HasSubstr("switch chip 0: PORT_COUNT reads 4294967295 (at most 128)"));
   }
   EXPECT_EQ(port_counter_reads_, 0);
 }

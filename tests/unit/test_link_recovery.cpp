@@ -34,7 +34,7 @@ struct FakeChip {
   uint32_t ports = 0;
   bool dead = false;
   uint32_t error_status = 0;
-  uint64_t link_down_ports = 0;
+  hw::PortMask link_down_ports;
   std::map<uint32_t, uint32_t> written;  // the RW registers: routes, INT_ENABLE, CONTEXTS_ENABLED
   uint32_t flushes = 0;
 };
@@ -108,9 +108,10 @@ class LinkRecoveryTest : public ::testing::Test {
       case regs::kReductionContexts: return 8;
       case regs::kRouteEntries: return 16;
       case regs::kErrorStatus: return c.error_status;
-      case regs::kLinkDownPorts: return static_cast<uint32_t>(c.link_down_ports);
-      case regs::kLinkDownPorts + 4: return static_cast<uint32_t>(c.link_down_ports >> 32);
       default: break;
+    }
+    if (offset >= regs::kLinkDownPorts && offset < regs::link_down_ports_word(regs::kMaskWords)) {
+      return c.link_down_ports.word32((offset - regs::kLinkDownPorts) / 4);
     }
     const auto found = c.written.find(offset);
     return found == c.written.end() ? 0 : found->second;
@@ -120,7 +121,7 @@ class LinkRecoveryTest : public ::testing::Test {
   void set_link(uint32_t chip, uint32_t port, bool down) {
     const SwitchCable cable = cable_at(chip, port);
     FakeChip& c = chips_.at(chip);
-    c.link_down_ports = down ? c.link_down_ports | (1ull << port) : c.link_down_ports & ~(1ull << port);
+    c.link_down_ports.set(port, down);
     c.error_status |= regs::error_link_state;
     gpu_links_down_[cable.gpu] = down ? gpu_links_down_[cable.gpu] | (1ull << cable.gpu_link)
                                       : gpu_links_down_[cable.gpu] & ~(1ull << cable.gpu_link);
@@ -132,9 +133,11 @@ class LinkRecoveryTest : public ::testing::Test {
     ADD_FAILURE() << "no cable at chip " << chip << " port " << port;
     return SwitchCable{};
   }
-  uint64_t route(uint32_t chip, uint32_t gpu) {
+  hw::PortMask route(uint32_t chip, uint32_t gpu) {
     FakeChip& c = chips_.at(chip);
-    return (uint64_t{c.written[regs::route_hi(gpu)]} << 32) | c.written[regs::route_lo(gpu)];
+    hw::PortMask mask;
+    for (uint32_t w = 0; w < regs::kMaskWords; ++w) mask.set_word32(w, c.written[regs::route_word(gpu, w)]);
+    return mask;
   }
   std::vector<Write> writes_to(uint32_t chip) const {
     std::vector<Write> out;
@@ -167,8 +170,8 @@ TEST_F(LinkRecoveryTest, LinkDownWithAnotherPortToTheGpuRewritesTheRouteWithoutI
   fabric_.service_interrupts();
   EXPECT_EQ(route(0, 1), 0b1000u);
   EXPECT_EQ(writes_to(0), (std::vector<Write>{{0, regs::kErrorStatus, regs::error_link_state},
-                                              {0, regs::route_lo(1), 0b1000u},
-                                              {0, regs::route_hi(1), 0u}}));
+                                              {0, regs::route_word(1, 0), 0b1000u},
+                                              {0, regs::route_word(1, 1), 0u}}));
   EXPECT_TRUE(writes_to(1).empty());
   EXPECT_EQ(link_changes_, (std::vector<std::tuple<uint32_t, uint32_t, bool>>{{1, 0, false}}));
   EXPECT_EQ(chips_[0].flushes + chips_[1].flushes, 0u);

@@ -99,13 +99,20 @@ TEST(SwitchRegisterName, NamesWhatTheRegisterMapHas) {
   namespace regs = hw::switch_regs;
   EXPECT_EQ(switch_register_name(regs::kId), "ID");
   EXPECT_EQ(switch_register_name(regs::kContextsEnabled), "CONTEXTS_ENABLED");
-  EXPECT_EQ(switch_register_name(regs::route_lo(5)), "ROUTE[5].LO");
-  EXPECT_EQ(switch_register_name(regs::route_hi(63)), "ROUTE[63].HI");
+  EXPECT_EQ(switch_register_name(regs::route_word(5, 0)), "ROUTE[5].W0");
+  EXPECT_EQ(switch_register_name(regs::route_word(63, 1)), "ROUTE[63].W1");
+  EXPECT_EQ(switch_register_name(regs::route_word(127, 3)), "ROUTE[127].W3");
   EXPECT_EQ(switch_register_name(regs::kCounterReplications + 4), "REPLICATIONS_HI");
-  EXPECT_EQ(switch_register_name(regs::group_register(2, regs::kGroupMembersLo)), "GROUP[2].MEMBERS_LO");
+  EXPECT_EQ(switch_register_name(regs::kCounterPartitionErrors), "PARTITION_ERRORS_LO");
+  EXPECT_EQ(switch_register_name(regs::group_register(2, regs::group_members_word(2))), "GROUP[2].MEMBERS_W2");
+  EXPECT_EQ(switch_register_name(regs::link_down_ports_word(3)), "LINK_DOWN_PORTS_W3");
+  EXPECT_EQ(switch_register_name(regs::kChipControl), "CHIP_CONTROL");
+  EXPECT_EQ(switch_register_name(regs::port_partition_register(71)), "PORT_PARTITION[71]");
+  EXPECT_EQ(switch_register_name(regs::port_error_register(70, regs::kPortTxReplays)), "PORT_ERRORS[70].TX_REPLAYS");
   EXPECT_EQ(switch_register_name(regs::group_register(0, regs::kGroupControl)), "GROUP[0].CONTROL");
   EXPECT_EQ(switch_register_name(0x03C), "");                    // a hole in the map
-  EXPECT_EQ(switch_register_name(regs::route_lo(64)), "");       // past the route table
+  EXPECT_EQ(switch_register_name(regs::route_word(128, 0)), "");  // past the route table
+  EXPECT_EQ(switch_register_name(regs::group_register(0, 0x30)), "");  // a reserved word of a slot
   EXPECT_EQ(switch_register_name(regs::kGroupTable + 4), "");    // a reserved word of a slot
 }
 

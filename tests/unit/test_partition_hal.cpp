@@ -93,6 +93,16 @@ TEST_F(PartitionHalTest, GroupsGetTheMachinesMembersAndThePartitionsAddresses) {
   EXPECT_EQ(mapped.local_base, group.local_base);
 }
 
+TEST_F(PartitionHalTest, GroupMembersMapOntoMachineGpusAbove63) {
+  ON_CALL(machine_, gpu_count()).WillByDefault(Return(72u));
+  PartitionHal partition(machine_, {2, 70, 64, 71}, 0);
+  MulticastGroupRequest group;
+  group.members = 0b1110;  // partition GPUs 1, 2, 3
+  EXPECT_EQ(partition.machine_group(group).members, hw::GpuMask{}.set(64).set(70).set(71));
+  group.members = 0b10000;  // partition GPU 4: the partition has 4
+  EXPECT_THROW(partition.machine_group(group), std::out_of_range);
+}
+
 TEST_F(PartitionHalTest, DynamicMultimemIsRefusedBeforeAnythingReachesTheMachine) {
   PartitionHal partition(machine_, {0, 1}, 0);
   EXPECT_CALL(machine_, submit(_, _)).Times(0);
@@ -108,6 +118,16 @@ TEST_F(PartitionHalTest, DynamicMultimemIsRefusedBeforeAnythingReachesTheMachine
     EXPECT_THROW(partition.submit(0, sequence), std::invalid_argument);
   }
   EXPECT_THROW(partition.bind_dynamic_object(0, hw::DynamicMulticastBinding{}, 0), std::invalid_argument);
+}
+
+TEST_F(PartitionHalTest, PartitionsOfUpTo128GpusAreAccepted) {
+  ON_CALL(machine_, gpu_count()).WillByDefault(Return(136u));
+  std::vector<uint32_t> gpus(128);
+  for (uint32_t g = 0; g < 128; ++g) gpus[g] = 135 - g;
+  EXPECT_NO_THROW(PartitionHal(machine_, std::vector<uint32_t>(gpus.begin(), gpus.begin() + 72), 0));
+  EXPECT_NO_THROW(PartitionHal(machine_, gpus, 0));
+  gpus.push_back(0);
+  EXPECT_THROW(PartitionHal(machine_, gpus, 0), std::invalid_argument) << "129 GPUs: a group names at most 128";
 }
 
 TEST_F(PartitionHalTest, BadPartitionsAreRefused) {

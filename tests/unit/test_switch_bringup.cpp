@@ -110,13 +110,15 @@ class SwitchBringUpTest : public ::testing::Test {
 };
 
 TEST_F(SwitchBringUpTest, RoutesAreProgrammedAsRegisterWrites) {
-  // Every route entry of the fabric's GPUs, LO and HI, on both chips; interrupts enabled.
+  // Every route entry of the fabric's GPUs, two words (chips of up to 64 ports), on both chips;
+  // interrupts enabled.
   for (uint32_t g = 0; g < 3; ++g) {
-    EXPECT_CALL(hal_, write_register(0, regs::route_lo(g), 0b11u << (2 * g)));
-    EXPECT_CALL(hal_, write_register(0, regs::route_hi(g), 0u));
-    EXPECT_CALL(hal_, write_register(1, regs::route_lo(g), 1u << g));
-    EXPECT_CALL(hal_, write_register(1, regs::route_hi(g), 0u));
+    EXPECT_CALL(hal_, write_register(0, regs::route_word(g, 0), 0b11u << (2 * g)));
+    EXPECT_CALL(hal_, write_register(0, regs::route_word(g, 1), 0u));
+    EXPECT_CALL(hal_, write_register(1, regs::route_word(g, 0), 1u << g));
+    EXPECT_CALL(hal_, write_register(1, regs::route_word(g, 1), 0u));
   }
+  EXPECT_CALL(hal_, write_register(_, regs::route_word(0, 2), _)).Times(0);
   EXPECT_CALL(hal_, write_register(0, regs::kIntEnable, kAllErrors));
   EXPECT_CALL(hal_, write_register(1, regs::kIntEnable, kAllErrors));
   SwitchFabric fabric(hal_);
@@ -149,9 +151,10 @@ TEST_F(SwitchBringUpTest, WrongIdStopsBeforeAnyWrite) {
 }
 
 TEST_F(SwitchBringUpTest, UnknownRegisterMapVersionIsNamed) {
-  EXPECT_CALL(hal_, read_register(0, regs::kVersion)).WillRepeatedly(Return(7u));
+  // Version 1 (64-bit masks, route entries 8 bytes apart) is not this firmware's map either.
+  EXPECT_CALL(hal_, read_register(0, regs::kVersion)).WillRepeatedly(Return(1u));
   EXPECT_CALL(hal_, write_register(_, _, _)).Times(0);
-  EXPECT_THAT(bring_up_error(topology()), HasSubstr("switch chip 0: register map version 7, this firmware knows version 1"));
+  EXPECT_THAT(bring_up_error(topology()), HasSubstr("switch chip 0: register map version 1, this firmware knows version 2"));
 }
 
 TEST_F(SwitchBringUpTest, CablingThatDoesNotFitTheChipsIsNamed) {
@@ -170,16 +173,56 @@ TEST_F(SwitchBringUpTest, CablingThatDoesNotFitTheChipsIsNamed) {
   EXPECT_THAT(bring_up_error(t), HasSubstr("the fabric has 3 GPUs"));
 }
 
+// A 72-port chip (GB200 NVL72) for 72 GPUs: three route words per entry, members in three words.
+TEST_F(SwitchBringUpTest, SeventyTwoPortChipGetsThreeWordsPerMask) {
+  model::SwitchCsrConfig config;
+  config.ports = 72;
+  config.multicast_slots = 2;
+  chips_.assign(1, model::SwitchCsr(config));
+  FabricTopology t;
+  t.gpus = 72;
+  t.switch_chips = 1;
+  for (uint32_t g = 0; g < 72; ++g) t.cables.push_back(SwitchCable{g, 0, static_cast<uint16_t>(71 - g)});
+  SwitchFabric fabric(hal_);
+  fabric.bring_up(t);
+  size_t route_words[4] = {};
+  for (const Access& a : accesses_) {
+    if (a.write && a.offset >= regs::kRouteTable && a.offset < regs::kRouteTableEnd) {
+      route_words[(a.offset - regs::kRouteTable) % regs::kRouteStride / 4]++;
+    }
+  }
+  EXPECT_EQ(route_words[0], 72u);
+  EXPECT_EQ(route_words[2], 72u);
+  EXPECT_EQ(route_words[3], 0u) << "no fourth word for 72 ports";
+  EXPECT_EQ(chips_[0].route_ports(0), (std::vector<uint16_t>{71}));
+  EXPECT_EQ(chips_[0].route_ports(70), (std::vector<uint16_t>{1}));
+
+  MulticastAllocator allocator(hal_, fabric.report().chips);
+  accesses_.clear();
+  allocator.create_group(0, 2 * kMiB, 0, hw::GpuMask::first(72));
+  size_t member_writes = 0;
+  for (const Access& a : accesses_) member_writes += a.write && a.offset >= regs::group_register(0, regs::kGroupMembers) &&
+                                                     a.offset < regs::group_register(0, regs::kGroupMembers + 16);
+  EXPECT_EQ(member_writes, 3u);
+  const model::MulticastGroup* group = chips_[0].group_for(0);
+  ASSERT_NE(group, nullptr);
+  EXPECT_EQ(group->members, hw::GpuMask::first(72));
+  EXPECT_THROW(allocator.create_group(4 * kMiB, 2 * kMiB, 0, hw::GpuMask{}.set(100)), std::invalid_argument)
+      << "GPU 100 is beyond the three member words the fabric writes";
+}
+
 TEST_F(SwitchBringUpTest, IdentityThatDoesNotFitIsNamedBeforeAnyWrite) {
   EXPECT_CALL(hal_, write_register(_, _, _)).Times(0);
   EXPECT_CALL(hal_, read_register(1, regs::kChipIndex)).WillOnce(Return(0u)).RetiresOnSaturation();
   EXPECT_THAT(bring_up_error(topology()),
               HasSubstr("switch chip 1: CHIP_INDEX reads 0 (the HAL's chip numbering and the chips disagree)"));
-  EXPECT_CALL(hal_, read_register(0, regs::kPortCount)).WillOnce(Return(65u)).RetiresOnSaturation();
-  EXPECT_THAT(bring_up_error(topology()), HasSubstr("switch chip 0: implausible identity (PORT_COUNT 65"));
+  EXPECT_CALL(hal_, read_register(0, regs::kPortCount)).WillOnce(Return(129u)).RetiresOnSaturation();
+  EXPECT_THAT(bring_up_error(topology()), HasSubstr("switch chip 0: implausible identity (PORT_COUNT 129"));
+  EXPECT_CALL(hal_, read_register(1, regs::kRouteEntries)).WillOnce(Return(129u)).RetiresOnSaturation();
+  EXPECT_THAT(bring_up_error(topology()), HasSubstr("switch chip 1: implausible identity (PORT_COUNT 3, ROUTE_ENTRIES 129"));
   EXPECT_CALL(hal_, read_register(1, regs::kReductionContexts)).WillOnce(Return(0u)).RetiresOnSaturation();
   EXPECT_THAT(bring_up_error(topology()),
-              HasSubstr("switch chip 1: implausible identity (PORT_COUNT 3, ROUTE_ENTRIES 64, REDUCTION_CONTEXTS 0)"));
+              HasSubstr("switch chip 1: implausible identity (PORT_COUNT 3, ROUTE_ENTRIES 128, REDUCTION_CONTEXTS 0)"));
 }
 
 // Discovery reads each chip's figures from its identity registers, whatever they are.
@@ -195,7 +238,7 @@ TEST_F(SwitchBringUpTest, DiscoveryReportsWhatTheIdentityRegistersSay) {
   }
   EXPECT_EQ(report.chips[0].multicast_slots, 4u);
   EXPECT_EQ(report.chips[1].multicast_slots, 2u);
-  EXPECT_EQ(report.chips[0].route_entries, 64u);
+  EXPECT_EQ(report.chips[0].route_entries, 128u);
   EXPECT_EQ(report.chips[1].route_entries, 16u);
   EXPECT_EQ(report.multicast_slots, 2u) << "the smallest table";
 }
@@ -341,8 +384,8 @@ TEST_F(MulticastAllocatorTest, GroupIsProgrammedIntoEveryChipValidLast) {
     EXPECT_CALL(hal_, write_register(chip, regs::group_register(0, regs::kGroupSizeHi), 0u));
     EXPECT_CALL(hal_, write_register(chip, regs::group_register(0, regs::kGroupLocalLo), 0x8000u));
     EXPECT_CALL(hal_, write_register(chip, regs::group_register(0, regs::kGroupLocalHi), 0u));
-    EXPECT_CALL(hal_, write_register(chip, regs::group_register(0, regs::kGroupMembersLo), 0b101u));
-    EXPECT_CALL(hal_, write_register(chip, regs::group_register(0, regs::kGroupMembersHi), 0u));
+    EXPECT_CALL(hal_, write_register(chip, regs::group_register(0, regs::group_members_word(0)), 0b101u));
+    EXPECT_CALL(hal_, write_register(chip, regs::group_register(0, regs::group_members_word(1)), 0u));
     EXPECT_CALL(hal_, write_register(chip, regs::group_register(0, regs::kGroupControl), 1u));
   }
   const MulticastGroupHandle group = allocator.create_group(0x1'0400'0000ull, 4 * kMiB, 0x8000, 0b101);
@@ -396,12 +439,27 @@ TEST_F(MulticastAllocatorTest, MalformedGroupsAreRefusedBeforeAnyWrite) {
   EXPECT_EQ(allocator.groups_in_use(), 1u);
 }
 
+// A table of 64 route entries or more still bounds the members (the check once stopped at 64).
+TEST_F(MulticastAllocatorTest, MemberBeyondALargeRouteTableIsRefused) {
+  std::vector<SwitchChipInfo> chips = fabric_.report().chips;
+  for (SwitchChipInfo& chip : chips) chip.route_entries = 64;
+  MulticastAllocator allocator(hal_, chips);
+  accesses_.clear();
+  try {
+    allocator.create_group(0, 2 * kMiB, 0, hw::GpuMask{}.set(0).set(64));
+    ADD_FAILURE() << "GPU 64 was accepted by chips of 64 route entries";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("members 0x10000000000000001 name a GPU beyond switch chip 0's 64 route entries"));
+  }
+  EXPECT_TRUE(accesses_.empty());
+}
+
 // A group written into chip 1 behind the allocator's back overlaps the new one: chip 1 refuses it,
 // chip 0 gives its copy up again, the slot stays free, and chip 1's error interrupt is left for
 // the service routine to log.
 TEST_F(MulticastAllocatorTest, ChipThatRefusesAGroupLeavesNoHalfCreatedGroup) {
   ASSERT_EQ(chips_[1].write(regs::group_register(3, regs::kGroupSizeLo), 2 * kMiB), model::RegisterAccess::ok);
-  ASSERT_EQ(chips_[1].write(regs::group_register(3, regs::kGroupMembersLo), 1), model::RegisterAccess::ok);
+  ASSERT_EQ(chips_[1].write(regs::group_register(3, regs::kGroupMembers), 1), model::RegisterAccess::ok);
   ASSERT_EQ(chips_[1].write(regs::group_register(3, regs::kGroupControl), 1), model::RegisterAccess::ok);
   MulticastAllocator allocator(hal_, fabric_.report().chips);
   try {

@@ -41,13 +41,15 @@ void write64(SwitchCsr& csr, uint32_t slot, uint32_t low_field, uint64_t value) 
             RegisterAccess::ok);
 }
 
-// Fills group `slot`'s fields and sets CONTROL.valid; returns what the write said.
-RegisterAccess make_group(SwitchCsr& csr, uint32_t slot, uint64_t base, uint64_t size, uint64_t members = 0b1011,
-                          uint64_t local = 0x4000'0000) {
+// Fills group `slot`'s fields (every member word) and sets CONTROL.valid; returns what the write said.
+RegisterAccess make_group(SwitchCsr& csr, uint32_t slot, uint64_t base, uint64_t size,
+                          const hw::GpuMask& members = 0b1011, uint64_t local = 0x4000'0000) {
   write64(csr, slot, regs::kGroupBaseLo, base);
   write64(csr, slot, regs::kGroupSizeLo, size);
   write64(csr, slot, regs::kGroupLocalLo, local);
-  write64(csr, slot, regs::kGroupMembersLo, members);
+  for (uint32_t w = 0; w < regs::kMaskWords; ++w) {
+    EXPECT_EQ(csr.write(regs::group_register(slot, regs::group_members_word(w)), members.word32(w)), RegisterAccess::ok);
+  }
   return csr.write(regs::group_register(slot, regs::kGroupControl), 1);
 }
 
@@ -69,7 +71,7 @@ TEST(SwitchCsr, ReadOnlyRegistersRefuseWrites) {
   for (uint32_t offset : {regs::kId, regs::kVersion, regs::kChipIndex, regs::kPortCount, regs::kMulticastSlots,
                           regs::kReductionContexts, regs::kRouteEntries, regs::kIntPending,
                           regs::kCounterForwardedRequests, regs::kCounterAccessErrors + 4, regs::kContextsInUse,
-                          regs::kContextsPeak}) {
+                          regs::kContextsPeak, regs::link_down_ports_word(0), regs::link_down_ports_word(3)}) {
     SCOPED_TRACE(offset);
     EXPECT_EQ(csr.write(offset, 7), RegisterAccess::read_only);
     EXPECT_EQ(csr.error_status(), uint32_t{regs::error_bad_register_access});
@@ -87,9 +89,11 @@ TEST(SwitchCsr, UnalignedAndUnknownOffsetsReadZeroAndSetTheError) {
       {regs::kId + 2, RegisterAccess::unaligned},
       {0x034, RegisterAccess::unknown_offset},
       {regs::group_register(1, 0x04), RegisterAccess::unknown_offset},
+      {regs::group_register(1, 0x30), RegisterAccess::unknown_offset},
       {regs::group_register(1, 0x3C), RegisterAccess::unknown_offset},
+      {regs::link_down_ports_word(regs::kMaskWords), RegisterAccess::unknown_offset},
       {regs::group_register(4, regs::kGroupControl), RegisterAccess::unknown_offset},
-      {regs::route_lo(SwitchCsr::kRouteTableEntries), RegisterAccess::unknown_offset},
+      {regs::route_word(SwitchCsr::kRouteTableEntries, 0), RegisterAccess::unknown_offset},
       {regs::port_partition_register(16), RegisterAccess::unknown_offset},
       {0xFFFF'FFFC, RegisterAccess::unknown_offset},
   };
@@ -105,7 +109,7 @@ TEST(SwitchCsr, UnalignedAndUnknownOffsetsReadZeroAndSetTheError) {
     ASSERT_EQ(csr.write(regs::kErrorStatus, ~0u), RegisterAccess::ok);
   }
   // The unaligned write into a route entry did not land either.
-  EXPECT_EQ(csr.write(regs::route_lo(2) + 1, 0xFF), RegisterAccess::unaligned);
+  EXPECT_EQ(csr.write(regs::route_word(2, 0) + 1, 0xFF), RegisterAccess::unaligned);
   EXPECT_EQ(csr.route_mask(2), 0u);
 }
 
@@ -171,31 +175,68 @@ TEST(SwitchCsr, CountersReadAsACoherentLoHiPair) {
 
 TEST(SwitchCsr, RouteEntriesAreDecodedForTheDatapath) {
   SwitchCsr csr(config(40));
-  ASSERT_EQ(csr.write(regs::route_lo(5), 0b1100), RegisterAccess::ok);
+  ASSERT_EQ(csr.write(regs::route_word(5, 0), 0b1100), RegisterAccess::ok);
   EXPECT_EQ(csr.route_ports(5), (std::vector<uint16_t>{2, 3}));
-  ASSERT_EQ(csr.write(regs::route_hi(5), 0x80), RegisterAccess::ok);  // port 39
+  ASSERT_EQ(csr.write(regs::route_word(5, 1), 0x80), RegisterAccess::ok);  // port 39
   EXPECT_EQ(csr.route_ports(5), (std::vector<uint16_t>{2, 3, 39}));
-  EXPECT_EQ(read(csr, regs::route_lo(5)), 0b1100u);
-  EXPECT_EQ(read(csr, regs::route_hi(5)), 0x80u);
+  EXPECT_EQ(read(csr, regs::route_word(5, 0)), 0b1100u);
+  EXPECT_EQ(read(csr, regs::route_word(5, 1)), 0x80u);
+  EXPECT_EQ(read(csr, regs::route_word(5, 2)), 0u);
   EXPECT_TRUE(csr.route_ports(6).empty());
   EXPECT_TRUE(csr.route_ports(1000).empty()) << "beyond the table: no route, no crash";
   // A port the chip does not have (40) is refused and the entry keeps its value.
-  EXPECT_EQ(csr.write(regs::route_hi(5), 0x100), RegisterAccess::rejected_value);
+  EXPECT_EQ(csr.write(regs::route_word(5, 1), 0x100), RegisterAccess::rejected_value);
+  ASSERT_EQ(csr.write(regs::kErrorStatus, ~0u), RegisterAccess::ok);
+  EXPECT_EQ(csr.write(regs::route_word(5, 3), 1), RegisterAccess::rejected_value);  // port 96
   EXPECT_EQ(csr.error_status(), uint32_t{regs::error_bad_register_access});
   EXPECT_EQ(csr.route_ports(5), (std::vector<uint16_t>{2, 3, 39}));
   // The C++ shortcut writes the same state.
   csr.set_route_ports(7, {9, 1});
-  EXPECT_EQ(read(csr, regs::route_lo(7)), 0x202u);
+  EXPECT_EQ(read(csr, regs::route_word(7, 0)), 0x202u);
   EXPECT_EQ(csr.route_ports(7), (std::vector<uint16_t>{1, 9}));
   EXPECT_THROW(csr.set_route_ports(7, {40}), std::out_of_range);
   EXPECT_THROW(csr.set_route_ports(SwitchCsr::kRouteTableEntries, {1}), std::out_of_range);
+}
+
+// Past 64 ports and GPUs (an NVL72 chip has 72 ports): the third and fourth mask words.
+TEST(SwitchCsr, ChipsOfUpTo128PortsAndGpus) {
+  EXPECT_EQ(SwitchCsr::kRouteTableEntries, 128u);
+  EXPECT_EQ(SwitchCsr::kMaxPorts, 128u);
+  SwitchCsr csr(config(72));
+  EXPECT_EQ(read(csr, regs::kPortCount), 72u);
+  EXPECT_EQ(read(csr, regs::kRouteEntries), 128u);
+  ASSERT_EQ(csr.write(regs::route_word(127, 2), 1u << 7), RegisterAccess::ok);  // GPU 127 via port 71
+  EXPECT_EQ(csr.route_ports(127), (std::vector<uint16_t>{71}));
+  EXPECT_EQ(read(csr, regs::route_word(127, 2)), 0x80u);
+  EXPECT_EQ(csr.write(regs::route_word(127, 2), 1u << 8), RegisterAccess::rejected_value) << "port 72";
+  EXPECT_EQ(csr.route_ports(127), (std::vector<uint16_t>{71}));
+  ASSERT_EQ(csr.write(regs::kErrorStatus, ~0u), RegisterAccess::ok);
+
+  EXPECT_EQ(make_group(csr, 1, 0, 2 * kMiB, hw::GpuMask{}.set(3).set(70)), RegisterAccess::ok);
+  EXPECT_EQ(read(csr, regs::group_register(1, regs::group_members_word(2))), 1u << 6);
+  const MulticastGroup* g = csr.group_for(kMiB);
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(g->has_member(70));
+  EXPECT_FALSE(g->has_member(6)) << "GPU 70 is not GPU 6";
+  EXPECT_EQ(g->members.count(), 2u);
+
+  csr.set_port_link_down(70, true);
+  EXPECT_EQ(read(csr, regs::link_down_ports_word(2)), 1u << 6);
+  EXPECT_EQ(read(csr, regs::link_down_ports_word(0)), 0u);
+  EXPECT_EQ(csr.error_status(), uint32_t{regs::error_link_state});
+  EXPECT_THROW(csr.set_port_link_down(72, true), std::out_of_range);
+
+  SwitchCsr widest(config(128));
+  ASSERT_EQ(widest.write(regs::route_word(0, 3), 1u << 31), RegisterAccess::ok);  // port 127
+  EXPECT_EQ(widest.route_ports(0), (std::vector<uint16_t>{127}));
 }
 
 TEST(SwitchCsr, ValidGroupIsFoundByAddress) {
   SwitchCsr csr(config());
   EXPECT_EQ(make_group(csr, 2, 64 * kMiB, 4 * kMiB, 0b101, 0x1000'0000), RegisterAccess::ok);
   EXPECT_EQ(read(csr, regs::group_register(2, regs::kGroupControl)), 1u);
-  EXPECT_EQ(read(csr, regs::group_register(2, regs::kGroupMembersLo)), 0b101u);
+  EXPECT_EQ(read(csr, regs::group_register(2, regs::group_members_word(0))), 0b101u);
+  EXPECT_EQ(read(csr, regs::group_register(2, regs::group_members_word(3))), 0u);
   const MulticastGroup* g = csr.group_for(64 * kMiB + 100);
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g, &csr.group(2));
@@ -259,7 +300,8 @@ TEST(SwitchCsr, OverlappingGroupIsRefusedAndAdjacentAccepted) {
 TEST(SwitchCsr, FieldsOfAValidGroupAreLocked) {
   SwitchCsr csr(config());
   ASSERT_EQ(make_group(csr, 0, 0, 2 * kMiB, 0b11), RegisterAccess::ok);
-  EXPECT_EQ(csr.write(regs::group_register(0, regs::kGroupMembersLo), 0b111), RegisterAccess::rejected_value);
+  EXPECT_EQ(csr.write(regs::group_register(0, regs::group_members_word(0)), 0b111), RegisterAccess::rejected_value);
+  EXPECT_EQ(csr.write(regs::group_register(0, regs::group_members_word(3)), 1), RegisterAccess::rejected_value);
   EXPECT_EQ(csr.group(0).members, 0b11u);
   // Setting valid again is no change and no error; reserved CONTROL bits read as 0.
   ASSERT_EQ(csr.write(regs::kErrorStatus, ~0u), RegisterAccess::ok);
@@ -268,7 +310,7 @@ TEST(SwitchCsr, FieldsOfAValidGroupAreLocked) {
   EXPECT_EQ(csr.error_status(), 0u);
   // Invalidated, the group may change.
   ASSERT_EQ(csr.write(regs::group_register(0, regs::kGroupControl), 0), RegisterAccess::ok);
-  EXPECT_EQ(csr.write(regs::group_register(0, regs::kGroupMembersLo), 0b111), RegisterAccess::ok);
+  EXPECT_EQ(csr.write(regs::group_register(0, regs::group_members_word(0)), 0b111), RegisterAccess::ok);
   EXPECT_EQ(csr.group(0).members, 0b111u);
 }
 
@@ -403,7 +445,9 @@ TEST(SwitchCsr, PortPartitionsDecideWhichGpusAPortReaches) {
 
 TEST(SwitchCsr, ImpossibleConfigurationsAreRefused) {
   SwitchCsrConfig c = config();
-  c.ports = 65;
+  c.ports = SwitchCsr::kMaxPorts + 1;
+  EXPECT_THROW(SwitchCsr{c}, std::invalid_argument);
+  c.ports = 0;
   EXPECT_THROW(SwitchCsr{c}, std::invalid_argument);
   c = config();
   c.multicast_slots = 0;

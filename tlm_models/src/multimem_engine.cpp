@@ -20,8 +20,6 @@ namespace {
 static_assert(static_cast<int>(hw::MultimemOp::bit_xor) == static_cast<int>(reduction::ReduceOp::bit_xor));
 static_assert(static_cast<int>(hw::MultimemType::u64) == static_cast<int>(reduction::ReduceType::u64));
 
-bool is_member_of(uint64_t members, uint32_t gpu) { return gpu < 64 && ((members >> gpu) & 1u) != 0; }
-
 }  // namespace
 
 MultimemEngine::MultimemEngine(SwitchChip& chip, PayloadPool& pool, SwitchCsr& registers,
@@ -88,9 +86,9 @@ void MultimemEngine::refuse(uint16_t port, tlm::tlm_generic_payload& payload, ui
   }
 }
 
-bool MultimemEngine::group_within_partition(uint16_t port, uint64_t members) const {
-  for (uint64_t left = members; left != 0; left &= left - 1) {
-    if (!registers_.may_reach(port, static_cast<uint32_t>(__builtin_ctzll(left)))) return false;
+bool MultimemEngine::group_within_partition(uint16_t port, const hw::GpuMask& members) const {
+  for (uint32_t gpu : members) {
+    if (!registers_.may_reach(port, gpu)) return false;
   }
   return true;
 }
@@ -125,12 +123,11 @@ void MultimemEngine::accept_static(uint16_t port, tlm::tlm_generic_payload& payl
     return;
   }
   // multimem_store / multimem_red: one copy per member, the issuer included, in GPU order.
-  const uint64_t members = group->members;
-  const uint32_t copies = static_cast<uint32_t>(__builtin_popcountll(members));
+  const hw::GpuMask& members = group->members;
+  const uint32_t copies = members.count();
   const uint32_t parent = chip_.hold_input_space(payload, port, fifo, flits, copies);
   const uint64_t local_address = group->local_address(ext.target_address);
-  for (uint32_t gpu = 0; gpu < 64; ++gpu) {
-    if (!is_member_of(members, gpu)) continue;
+  for (uint32_t gpu : members) {
     tlm::tlm_generic_payload& copy = pool_.acquire();
     NvlinkExtension& c = extension_of(copy);
     make_switch_copy(c, ext, ext.opcode == Opcode::multimem_store ? Opcode::write : Opcode::reduce_write, gpu,
@@ -151,13 +148,12 @@ void MultimemEngine::start_ld_reduce(uint16_t port, tlm::tlm_generic_payload& pa
                                      uint32_t flits, const sc_time& ready_at) {
   const NvlinkExtension& ext = extension_of(payload);
   const MulticastGroup* group = registers_.group_for(ext.target_address);
-  const uint64_t members = group->members;
-  const uint32_t member_count = static_cast<uint32_t>(__builtin_popcountll(members));
+  const hw::GpuMask& members = group->members;
+  const uint32_t member_count = members.count();
   const uint32_t tag = open_reduction(port, payload, member_count);
   const uint32_t parent = chip_.hold_input_space(payload, port, fifo, flits, member_count);
   const uint64_t local_address = group->local_address(ext.target_address);
-  for (uint32_t gpu = 0; gpu < 64; ++gpu) {
-    if (!is_member_of(members, gpu)) continue;
+  for (uint32_t gpu : members) {
     tlm::tlm_generic_payload& read = pool_.acquire();
     NvlinkExtension& m = extension_of(read);
     make_switch_copy(m, ext, Opcode::member_read, gpu, local_address);

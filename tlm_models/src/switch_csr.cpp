@@ -12,6 +12,10 @@ namespace {
 
 constexpr uint32_t kCounterEnd = regs::kCounterForwardedRequests + 8 * kSwitchCounters;
 constexpr uint32_t kRouteTableEnd = regs::kRouteTable + regs::kRouteStride * SwitchCsr::kRouteTableEntries;
+constexpr uint32_t kLinkDownPortsEnd = regs::link_down_ports_word(regs::kMaskWords);
+constexpr uint32_t kGroupMembersEnd = regs::group_members_word(regs::kMaskWords);
+
+bool is_link_down_word(uint32_t offset) { return offset >= regs::kLinkDownPorts && offset < kLinkDownPortsEnd; }
 
 uint32_t low_half(uint64_t v) { return static_cast<uint32_t>(v); }
 uint32_t high_half(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
@@ -32,11 +36,9 @@ bool is_read_only_word(uint32_t offset) {
     case regs::kIntPending:
     case regs::kContextsInUse:
     case regs::kContextsPeak:
-    case regs::kLinkDownPorts:
-    case regs::kLinkDownPorts + 4:
       return true;
     default:
-      return offset >= regs::kCounterForwardedRequests && offset < kCounterEnd;
+      return is_link_down_word(offset) || (offset >= regs::kCounterForwardedRequests && offset < kCounterEnd);
   }
 }
 
@@ -61,12 +63,13 @@ SwitchCsr::SwitchCsr(const SwitchCsrConfig& config)
       port_link_errors_(config.ports),
       port_partitions_(config.ports, 0),
       gpu_partitions_(kRouteTableEntries, regs::kPartitionIsolated),
-      route_masks_(kRouteTableEntries, 0),
+      route_masks_(kRouteTableEntries),
       route_ports_(kRouteTableEntries),
       groups_(config.multicast_slots) {
   if (config.ports < 1 || config.ports > kMaxPorts) {
     throw std::invalid_argument("switch register block: " + std::to_string(config.ports) +
-                                " ports; a route entry is a 64-bit port mask, so 1 to 64 ports");
+                                " ports; a route entry is a " + std::to_string(kMaxPorts) + "-bit port mask, so 1 to " +
+                                std::to_string(kMaxPorts) + " ports");
   }
   if (config.multicast_slots < 1 || config.multicast_slots > kMaxMulticastSlots) {
     throw std::invalid_argument("switch register block: " + std::to_string(config.multicast_slots) +
@@ -101,10 +104,12 @@ RegisterAccess SwitchCsr::read(uint32_t offset, uint32_t& value) {
     case regs::kContextsPeak: value = contexts_peak_; return RegisterAccess::ok;
     case regs::kContextsEnabled: value = contexts_enabled_; return RegisterAccess::ok;
     case regs::kDynamicExpertsPerGpu: value = dynamic_experts_per_gpu_; return RegisterAccess::ok;
-    case regs::kLinkDownPorts: value = low_half(link_down_ports_); return RegisterAccess::ok;
-    case regs::kLinkDownPorts + 4: value = high_half(link_down_ports_); return RegisterAccess::ok;
     case regs::kChipControl: value = 0; return RegisterAccess::ok;  // write-only: reads 0
     default: break;
+  }
+  if (is_link_down_word(offset)) {
+    value = link_down_ports_.word32((offset - regs::kLinkDownPorts) / 4);
+    return RegisterAccess::ok;
   }
   if (offset >= regs::kCounterForwardedRequests && offset < kCounterEnd) {
     // Reading LO latches HI, so LO then HI gives one coherent 64-bit value while the datapath
@@ -120,8 +125,7 @@ RegisterAccess SwitchCsr::read(uint32_t offset, uint32_t& value) {
   }
   if (offset >= regs::kRouteTable && offset < kRouteTableEnd) {
     const uint32_t gpu = (offset - regs::kRouteTable) / regs::kRouteStride;
-    const bool high = (offset - regs::kRouteTable) % regs::kRouteStride != 0;
-    value = high ? high_half(route_masks_[gpu]) : low_half(route_masks_[gpu]);
+    value = route_masks_[gpu].word32((offset - regs::kRouteTable) % regs::kRouteStride / 4);
     return RegisterAccess::ok;
   }
   if (offset >= regs::kPortErrorTable && offset < port_error_end()) {
@@ -174,8 +178,7 @@ RegisterAccess SwitchCsr::write(uint32_t offset, uint32_t value) {
   }
   if (offset >= regs::kRouteTable && offset < kRouteTableEnd) {
     const uint32_t gpu = (offset - regs::kRouteTable) / regs::kRouteStride;
-    const bool high = (offset - regs::kRouteTable) % regs::kRouteStride != 0;
-    return write_route(gpu, high, value);
+    return write_route(gpu, (offset - regs::kRouteTable) % regs::kRouteStride / 4, value);
   }
   if (offset >= regs::kPortErrorTable && offset < port_error_end()) return refuse(RegisterAccess::read_only);
   if (offset >= regs::kPortPartitionTable && offset < regs::port_partition_register(config_.ports)) {
@@ -192,7 +195,7 @@ RegisterAccess SwitchCsr::write(uint32_t offset, uint32_t value) {
 }
 
 void SwitchCsr::reset() {
-  std::fill(route_masks_.begin(), route_masks_.end(), 0);
+  std::fill(route_masks_.begin(), route_masks_.end(), hw::PortMask{});
   for (std::vector<uint16_t>& ports : route_ports_) ports.clear();
   std::fill(groups_.begin(), groups_.end(), MulticastGroup{});
   group_index_.clear();
@@ -205,24 +208,23 @@ void SwitchCsr::reset() {
   contexts_peak_ = 0;
   contexts_enabled_ = config_.reduction_contexts_per_port;
   dynamic_experts_per_gpu_ = 0;
-  link_down_ports_ = 0;
+  link_down_ports_ = hw::PortMask{};
   set_error_state(0, 0);
 }
 
 void SwitchCsr::set_port_link_down(uint32_t port, bool down) {
   if (port >= config_.ports) throw std::out_of_range("link state of a port the chip does not have");
-  const uint64_t bit = 1ull << port;
-  const uint64_t state = down ? link_down_ports_ | bit : link_down_ports_ & ~bit;
-  if (state == link_down_ports_) return;
+  if (link_down_ports_.test(port) == down) return;
+  hw::PortMask state = link_down_ports_;
+  state.set(port, down);
   link_down_ports_ = state;
   raise_error(regs::error_link_state);
 }
 
-RegisterAccess SwitchCsr::write_route(uint32_t gpu, bool high, uint32_t value) {
-  uint64_t mask = route_masks_[gpu];
-  set_half(mask, high, value);
-  const uint64_t present = config_.ports == 64 ? ~0ull : (1ull << config_.ports) - 1;
-  if ((mask & ~present) != 0) return refuse(RegisterAccess::rejected_value);
+RegisterAccess SwitchCsr::write_route(uint32_t gpu, uint32_t word, uint32_t value) {
+  hw::PortMask mask = route_masks_[gpu];
+  mask.set_word32(word, value);
+  if (!mask.fits(config_.ports)) return refuse(RegisterAccess::rejected_value);
   set_route_mask(gpu, mask);
   return RegisterAccess::ok;
 }
@@ -232,28 +234,26 @@ void SwitchCsr::set_route_ports(uint32_t gpu, const std::vector<uint16_t>& ports
     throw std::out_of_range("route to GPU " + std::to_string(gpu) + ": the route table has " +
                             std::to_string(kRouteTableEntries) + " entries");
   }
-  uint64_t mask = 0;
+  hw::PortMask mask;
   for (uint16_t p : ports) {
     if (p >= config_.ports) {
       throw std::out_of_range("route to GPU " + std::to_string(gpu) + " names port " + std::to_string(p) +
                               "; the chip has " + std::to_string(config_.ports));
     }
-    mask |= 1ull << p;
+    mask.set(p);
   }
   set_route_mask(gpu, mask);
 }
 
-void SwitchCsr::set_route_mask(uint32_t gpu, uint64_t mask) {
-  const uint64_t old = route_masks_[gpu];
+void SwitchCsr::set_route_mask(uint32_t gpu, const hw::PortMask& mask) {
+  const hw::PortMask old = route_masks_[gpu];
   route_masks_[gpu] = mask;
   std::vector<uint16_t>& ports = route_ports_[gpu];
   ports.clear();
-  for (uint16_t p = 0; p < 64; ++p) {
-    if ((mask >> p) & 1u) ports.push_back(p);
-  }
+  for (uint32_t p : mask) ports.push_back(static_cast<uint16_t>(p));
   update_gpu_partition(gpu);
   // A port leaving a route: what waits for it must be routed again (the chip's listener).
-  if ((old & ~mask) != 0 && !ports.empty() && route_listener_) route_listener_(gpu);
+  if ((old & ~mask).any() && !ports.empty() && route_listener_) route_listener_(gpu);
 }
 
 void SwitchCsr::set_port_partition(uint32_t port, uint32_t partition) {
@@ -281,6 +281,10 @@ void SwitchCsr::update_partitions() {
 
 RegisterAccess SwitchCsr::read_group(uint32_t slot, uint32_t field, uint32_t& value) const {
   const MulticastGroup& g = groups_[slot];
+  if (field >= regs::kGroupMembers && field < kGroupMembersEnd) {
+    value = g.members.word32((field - regs::kGroupMembers) / 4);
+    return RegisterAccess::ok;
+  }
   switch (field) {
     case regs::kGroupControl: value = g.valid ? 1u : 0u; return RegisterAccess::ok;
     case regs::kGroupBaseLo: value = low_half(g.base); return RegisterAccess::ok;
@@ -289,14 +293,17 @@ RegisterAccess SwitchCsr::read_group(uint32_t slot, uint32_t field, uint32_t& va
     case regs::kGroupSizeHi: value = high_half(g.size); return RegisterAccess::ok;
     case regs::kGroupLocalLo: value = low_half(g.local_base); return RegisterAccess::ok;
     case regs::kGroupLocalHi: value = high_half(g.local_base); return RegisterAccess::ok;
-    case regs::kGroupMembersLo: value = low_half(g.members); return RegisterAccess::ok;
-    case regs::kGroupMembersHi: value = high_half(g.members); return RegisterAccess::ok;
     default: value = 0; return RegisterAccess::unknown_offset;
   }
 }
 
 RegisterAccess SwitchCsr::write_group(uint32_t slot, uint32_t field, uint32_t value) {
   MulticastGroup& g = groups_[slot];
+  if (field >= regs::kGroupMembers && field < kGroupMembersEnd) {
+    if (g.valid) return refuse(RegisterAccess::rejected_value);  // locked, as every field below
+    g.members.set_word32((field - regs::kGroupMembers) / 4, value);
+    return RegisterAccess::ok;
+  }
   uint64_t* target = nullptr;
   switch (field) {
     case regs::kGroupControl: {
@@ -314,8 +321,6 @@ RegisterAccess SwitchCsr::write_group(uint32_t slot, uint32_t field, uint32_t va
     case regs::kGroupSizeHi: target = &g.size; break;
     case regs::kGroupLocalLo:
     case regs::kGroupLocalHi: target = &g.local_base; break;
-    case regs::kGroupMembersLo:
-    case regs::kGroupMembersHi: target = &g.members; break;
     default: return refuse(RegisterAccess::unknown_offset);
   }
   // A valid group's fields are locked, so every valid group always satisfies the checks made
@@ -330,7 +335,7 @@ bool SwitchCsr::group_acceptable(uint32_t slot) const {
   constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
   if (g.size == 0 || g.base % regs::kMulticastGranule != 0 || g.size % regs::kMulticastGranule != 0) return false;
   if (g.size - 1 > kMax - g.base || g.size - 1 > kMax - g.local_base) return false;  // the range wraps
-  if (g.members == 0) return false;
+  if (g.members.none()) return false;
   const uint64_t last = g.base + (g.size - 1);
   for (const auto& [other_base, other_slot] : group_index_) {
     const MulticastGroup& o = groups_[other_slot];

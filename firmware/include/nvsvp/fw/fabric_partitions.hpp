@@ -34,7 +34,7 @@ void program_partitions(Hal& hal, const FabricTopology& topology, const std::vec
 
 // Throws PartitionError, naming `what` and the GPUs, when `members` (bit g: GPU g) are not all in
 // one partition (an isolated GPU is in none). Nothing to check when the GPUs are not partitioned.
-void check_within_one_partition(uint64_t members, const std::vector<uint32_t>& partition_of_gpu,
+void check_within_one_partition(const hw::GpuMask& members, const std::vector<uint32_t>& partition_of_gpu,
                                 const std::string& what);
 
 }  // namespace nvsvp::fw

@@ -11,6 +11,7 @@
 
 #include "nvsvp/fw/hal.hpp"
 #include "nvsvp/fw/moe_workload.hpp"
+#include "nvsvp/hw/bit_mask.hpp"
 #include "nvsvp/hw/dynamic_multicast.hpp"
 #include "nvsvp/hw/work.hpp"
 
@@ -35,7 +36,7 @@ struct MulticastGroupRequest {
   uint64_t base = 0;        // multimem address, 2 MiB aligned
   uint64_t size = 0;        // 2 MiB multiple
   uint64_t local_base = 0;  // where the range lands in every member
-  uint64_t members = 0;     // bit g: GPU g
+  hw::GpuMask members;      // bit g: GPU g
 };
 
 // A dynamic multicast object a scheme needs: bound in every GPU's Hub before the layer runs,

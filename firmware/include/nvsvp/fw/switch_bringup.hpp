@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "nvsvp/fw/hal.hpp"
+#include "nvsvp/hw/bit_mask.hpp"
 
 namespace nvsvp::fw {
 
@@ -190,6 +191,9 @@ class SwitchFabric {
   void program_routes(uint32_t chip, const FabricTopology& topology);
   void enable_reduction_contexts(const SwitchChipInfo& info);
   void read_link_errors(uint32_t chip);
+  // The chip's PORT_COUNT (read when not discovered yet); FabricError, naming `registers` that
+  // cannot be read, for a chip wider than the register map.
+  uint32_t port_count(uint32_t chip, const char* registers);
   // link_recovery.cpp: steps 2-9 of the recovery, after every chip's ERROR_STATUS was read.
   enum class ChipUse : uint8_t { in_use, retired, dead };
   bool service_dead_chip(uint32_t chip, uint32_t status);
@@ -207,10 +211,10 @@ class SwitchFabric {
   FabricTopology topology_;                   // kept from bring-up for recovery
   bool recovery_ready_ = false;               // bring-up done: the cabling and routes are known
   std::vector<ChipUse> chip_use_;             // [chip]
-  std::vector<uint64_t> chip_ports_down_;     // [chip], LINK_DOWN_PORTS as last read
+  std::vector<hw::PortMask> chip_ports_down_; // [chip], LINK_DOWN_PORTS as last read
   std::vector<uint64_t> gpu_links_down_;      // [gpu], as last read
   std::vector<bool> cable_in_use_;            // [cable], as firmware last decided
-  std::vector<std::vector<uint64_t>> routes_; // [chip][gpu], the port masks last written
+  std::vector<std::vector<hw::PortMask>> routes_;  // [chip][gpu], the port masks last written
   std::vector<uint32_t> multicast_slots_in_use_;
   bool chip_lost_this_service_ = false;
   std::vector<uint32_t> chips_to_flush_;      // retired in this service, flushed once their cables are out of use       // a chip died or was flushed: its operations are lost
@@ -229,7 +233,7 @@ struct MulticastGroupHandle {
   uint64_t base = 0;
   uint64_t size = 0;
   uint64_t local_base = 0;
-  uint64_t members = 0;
+  hw::GpuMask members;
 };
 
 // Slot accounting for multicast groups. Every group is programmed into every chip in the same
@@ -245,7 +249,7 @@ class MulticastAllocator {
   // multiple of 2 MiB, empty, wrapping, no members, a member the tables cannot name, overlap with
   // a group of this allocator), MulticastSlotsExhausted when every slot is taken, FabricError when
   // a chip refuses the group (then no chip keeps it).
-  MulticastGroupHandle create_group(uint64_t base, uint64_t size, uint64_t local_base, uint64_t members);
+  MulticastGroupHandle create_group(uint64_t base, uint64_t size, uint64_t local_base, const hw::GpuMask& members);
   // Invalidates the group on every chip and frees its slot.
   void destroy_group(const MulticastGroupHandle& group);
 
@@ -260,6 +264,7 @@ class MulticastAllocator {
   std::vector<MulticastGroupHandle> groups_;  // [slot]
   std::vector<bool> slot_used_;
   uint32_t groups_in_use_ = 0;
+  uint32_t member_words_ = 2;  // MEMBERS words written per group: mask_words_for(the widest chip's ports)
 };
 
 }  // namespace nvsvp::fw

@@ -129,7 +129,7 @@ class Platform : public sc_core::sc_module {
    public:
     explicit LostOperations(Platform& platform) : platform_(platform) {}
     void message_lost(tlm::tlm_generic_payload& message) override;
-    void load_lost(tlm::tlm_generic_payload& request, uint64_t members_read) override;
+    void load_lost(tlm::tlm_generic_payload& request, const hw::GpuMask& members_read) override;
 
    private:
     Platform& platform_;

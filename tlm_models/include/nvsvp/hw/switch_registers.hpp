@@ -1,14 +1,25 @@
 // The register map of a switch chip's register block (CSR): the one definition firmware and the
 // model share (docs/registers.md). 32-bit registers at byte offsets; 64-bit values are a LO/HI
-// pair (LO at the lower offset). SystemC-free.
+// pair (LO at the lower offset); a mask of GPUs or ports is kMaskWords consecutive words, word w
+// holding bits 32w .. 32w+31 (word 0 at the lowest offset). SystemC-free.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+
+#include "nvsvp/hw/bit_mask.hpp"
 
 namespace nvsvp::hw::switch_regs {
 
 constexpr uint32_t kIdValue = 0x4E565357;  // "NVSW"
-constexpr uint32_t kVersionValue = 1;
+// 2: masks of 128 GPUs or ports (route entries 16 bytes apart, four member and link-down words).
+constexpr uint32_t kVersionValue = 2;
+
+// The words of a GPU or port mask, and how many of them firmware accesses for n GPUs or ports:
+// two at least, so that a fabric of up to 64 makes the register accesses of 64-bit masks.
+constexpr uint32_t kMaskWords = PortMask::kWords32;
+static_assert(GpuMask::kWords32 == kMaskWords, "GPU and port masks take the same words");
+constexpr uint32_t mask_words_for(uint32_t n) { return std::max<uint32_t>(2, (n + 31) / 32); }
 
 // What every register of a dead chip reads (its management access is aborted); writes are lost.
 constexpr uint32_t kDeadChipRead = 0xFFFF'FFFFu;
@@ -27,7 +38,7 @@ constexpr uint32_t kChipIndex = 0x008;
 constexpr uint32_t kPortCount = 0x00C;
 constexpr uint32_t kMulticastSlots = 0x010;     // multicast group table entries (128 by default)
 constexpr uint32_t kReductionContexts = 0x014;  // reduction contexts per port
-constexpr uint32_t kRouteEntries = 0x018;       // route table entries (GPUs addressable)
+constexpr uint32_t kRouteEntries = 0x018;       // route table entries (GPUs addressable, kMaxGpus)
 // Dynamic multimem (RW): target expert e lives on GPU e / DYN_EXPERTS_PER_GPU; 0 (reset) means
 // dynamic multimem is not configured and every dynamic request is refused.
 constexpr uint32_t kDynamicExpertsPerGpu = 0x020;
@@ -66,9 +77,10 @@ constexpr uint32_t kCounterEvictions = 0x120;      // partial results evicted fr
 constexpr uint32_t kCounterAccessErrors = 0x128;   // multimem operations refused (partitions aside)
 constexpr uint32_t kCounterPartitionErrors = 0x130;  // requests refused for crossing partitions
 
-// Link state (read-only, 64-bit LO/HI): bit p is set while port p's link is down, in either
-// direction (issue 23, link_down). A change raises error_link_state.
+// Link state (read-only, a port mask of kMaskWords words): bit p is set while port p's link is
+// down, in either direction (issue 23, link_down). A change raises error_link_state.
 constexpr uint32_t kLinkDownPorts = 0x280;
+constexpr uint32_t link_down_ports_word(uint32_t word) { return kLinkDownPorts + 4 * word; }
 
 // Reduction-context pool. IN_USE and PEAK are read-only; CONTEXTS_ENABLED (RW) is how many of a
 // port's REDUCTION_CONTEXTS the datapath may hold at once: 1 .. REDUCTION_CONTEXTS, reset all.
@@ -99,14 +111,16 @@ constexpr uint32_t kPortPartitionStride = 4;
 constexpr uint32_t kPartitionIsolated = 0xFFFF'FFFFu;
 constexpr uint32_t port_partition_register(uint32_t port) { return kPortPartitionTable + kPortPartitionStride * port; }
 
-// Route table: entry g (destination GPU g) is a 64-bit mask of the ports towards it.
+// Route table: entry g (destination GPU g, g < kMaxGpus) is a mask of the ports towards it,
+// kMaskWords words.
 constexpr uint32_t kRouteTable = 0x1000;
-constexpr uint32_t kRouteStride = 8;
-constexpr uint32_t route_lo(uint32_t gpu) { return kRouteTable + kRouteStride * gpu; }
-constexpr uint32_t route_hi(uint32_t gpu) { return route_lo(gpu) + 4; }
+constexpr uint32_t kRouteStride = 4 * kMaskWords;
+constexpr uint32_t route_word(uint32_t gpu, uint32_t word) { return kRouteTable + kRouteStride * gpu + 4 * word; }
+constexpr uint32_t kRouteTableEnd = kRouteTable + kRouteStride * kMaxGpus;
 
 // Multicast group table: slot s, 64 bytes. A valid group maps multimem addresses
-// [BASE, BASE + SIZE) to LOCAL + (address - BASE) in every member GPU (a 64-bit GPU mask).
+// [BASE, BASE + SIZE) to LOCAL + (address - BASE) in every member GPU (a GPU mask of kMaskWords
+// words at MEMBERS). Offsets 0x04 and 0x30-0x3C of a slot hold no register.
 // BASE and SIZE are multiples of kMulticastGranule.
 constexpr uint64_t kMulticastGranule = 2ull << 20;  // 2 MiB
 constexpr uint32_t kGroupTable = 0x4000;
@@ -118,10 +132,17 @@ constexpr uint32_t kGroupSizeLo = 0x10;
 constexpr uint32_t kGroupSizeHi = 0x14;
 constexpr uint32_t kGroupLocalLo = 0x18;
 constexpr uint32_t kGroupLocalHi = 0x1C;
-constexpr uint32_t kGroupMembersLo = 0x20;
-constexpr uint32_t kGroupMembersHi = 0x24;
+constexpr uint32_t kGroupMembers = 0x20;
+constexpr uint32_t group_members_word(uint32_t word) { return kGroupMembers + 4 * word; }
 constexpr uint32_t group_register(uint32_t slot, uint32_t field) {
   return kGroupTable + kGroupStride * slot + field;
 }
+
+// The tables of the widest chip end where the next one starts.
+static_assert(kLinkDownPorts + 4 * kMaskWords <= 0x290, "LINK_DOWN_PORTS fits its block");
+static_assert(kRouteTableEnd <= kPortPartitionTable, "the route table of kMaxGpus entries");
+static_assert(port_partition_register(kMaxPortsPerChip) <= kPortErrorTable, "partition ids of kMaxPortsPerChip");
+static_assert(port_error_register(kMaxPortsPerChip, 0) <= kGroupTable, "error counters of kMaxPortsPerChip");
+static_assert(group_members_word(kMaskWords) <= kGroupStride, "the member words fit a slot");
 
 }  // namespace nvsvp::hw::switch_regs

@@ -78,7 +78,7 @@ class MultimemEngine {
   void replace_reduction_unit(uint16_t port, std::unique_ptr<reduction::ReductionUnit> unit);
   const MultimemStats& stats() const { return stats_; }
   // A member read of reduction `tag` left the chip for `gpu` (what a lost load's members saw).
-  void member_read_left(uint32_t tag, uint32_t gpu) { reductions_[tag].members_read |= 1ull << (gpu & 63); }
+  void member_read_left(uint32_t tag, uint32_t gpu) { reductions_[tag].members_read.set(gpu); }
   // The chip lost its loads (death, flush): each outstanding and parked one goes to `sink`
   // (load_lost) and is forgotten; `lost` gets each outstanding one's (issuer, issue sequence), the
   // header its partial sums carry. Returns how many.
@@ -128,7 +128,7 @@ class MultimemEngine {
     // The request itself (a reference held until the result leaves): what the issuer sends
     // again if the chip loses the load.
     tlm::tlm_generic_payload* request = nullptr;
-    uint64_t members_read = 0;  // bit g: the member read for GPU g has left the chip
+    hw::GpuMask members_read;  // bit g: the member read for GPU g has left the chip
   };
   // A ld_reduce waiting for a free context of its port's reduction unit.
   struct ParkedLoad {
@@ -145,7 +145,7 @@ class MultimemEngine {
   void refuse(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits, uint32_t error_bit,
               const sc_core::sc_time& ready_at);
   // Whether every member of a group is in the partition of `port` (a chip with partitions).
-  bool group_within_partition(uint16_t port, uint64_t members) const;
+  bool group_within_partition(uint16_t port, const hw::GpuMask& members) const;
   // Dynamic multimem (docs/models/dynamic_multimem.md): trims the target list per destination
   // GPU into trim_; false (and the request refused) when the chip cannot serve the list.
   bool trim_dynamic(uint16_t port, tlm::tlm_generic_payload& payload, uint32_t fifo, uint32_t flits,

@@ -71,7 +71,7 @@ class LostOperationSink {
   // A load (multimem or dynamic ld_reduce request) whose result will never come;
   // `members_read` has bit g set for each GPU g its member reads had already reached (they
   // arrived, were answered, and count for nothing: the load goes again with new ones).
-  virtual void load_lost(tlm::tlm_generic_payload& request, uint64_t members_read) = 0;
+  virtual void load_lost(tlm::tlm_generic_payload& request, const hw::GpuMask& members_read) = 0;
 };
 
 // What a chip lost, counted as it handed it over.

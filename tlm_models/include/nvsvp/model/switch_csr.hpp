@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "nvsvp/hw/bit_mask.hpp"
 #include "nvsvp/hw/switch_registers.hpp"
 
 namespace nvsvp::model {
@@ -18,7 +19,7 @@ namespace nvsvp::model {
 // The structural figures the identity registers report.
 struct SwitchCsrConfig {
   uint32_t chip_index = 0;
-  uint32_t ports = 64;             // at most 64: a route entry is a 64-bit port mask
+  uint32_t ports = 64;             // at most kMaxPorts (the bits of a route entry)
   uint32_t multicast_slots = 128;  // at most kMaxMulticastSlots
   uint32_t reduction_contexts_per_port = 64;
 };
@@ -30,11 +31,11 @@ struct MulticastGroup {
   uint64_t base = 0;
   uint64_t size = 0;
   uint64_t local_base = 0;
-  uint64_t members = 0;
+  hw::GpuMask members;
 
   bool covers(uint64_t address) const { return address - base < size; }
   uint64_t local_address(uint64_t address) const { return local_base + (address - base); }
-  bool has_member(uint32_t gpu) const { return gpu < 64 && ((members >> gpu) & 1u) != 0; }
+  bool has_member(uint32_t gpu) const { return members.test(gpu); }
 };
 
 // The 64-bit counters, in register-map order (counter i lives at kCounterForwardedRequests + 8 i).
@@ -73,9 +74,9 @@ const char* to_string(RegisterAccess access);
 
 class SwitchCsr {
  public:
-  // Every route entry and member mask is 64 bits wide, so a chip addresses at most 64 GPUs.
-  static constexpr uint32_t kRouteTableEntries = 64;
-  static constexpr uint32_t kMaxPorts = 64;
+  // What a route entry, a member mask and LINK_DOWN_PORTS can name.
+  static constexpr uint32_t kRouteTableEntries = hw::kMaxGpus;
+  static constexpr uint32_t kMaxPorts = hw::kMaxPortsPerChip;
   // A rack holds at most 1024 groups (docs/background/nvlink_nvswitch.md#multicast-groups); no chip
   // needs more slots than that.
   static constexpr uint32_t kMaxMulticastSlots = 1024;
@@ -100,7 +101,7 @@ class SwitchCsr {
   const std::vector<uint16_t>& route_ports(uint32_t gpu) const {
     return gpu < kRouteTableEntries ? route_ports_[gpu] : no_ports_;
   }
-  uint64_t route_mask(uint32_t gpu) const { return gpu < kRouteTableEntries ? route_masks_[gpu] : 0; }
+  hw::PortMask route_mask(uint32_t gpu) const { return gpu < kRouteTableEntries ? route_masks_[gpu] : hw::PortMask{}; }
   // Programs an entry directly (tests and tools; firmware writes ROUTE_LO/HI). Throws
   // std::out_of_range for a GPU beyond the table or a port the chip does not have.
   void set_route_ports(uint32_t gpu, const std::vector<uint16_t>& ports);
@@ -162,7 +163,7 @@ class SwitchCsr {
   // Link state (LINK_DOWN_PORTS): the platform says when a port's link goes down or comes back
   // up (in either direction); a change raises error_link_state.
   void set_port_link_down(uint32_t port, bool down);
-  uint64_t link_down_ports() const { return link_down_ports_; }
+  const hw::PortMask& link_down_ports() const { return link_down_ports_; }
   // Called when a route entry loses a port and keeps at least one (the datapath re-routes what
   // waits for the lost port), and when firmware writes CHIP_CONTROL.FLUSH.
   void on_route_change(std::function<void(uint32_t gpu)> listener) { route_listener_ = std::move(listener); }
@@ -173,13 +174,13 @@ class SwitchCsr {
 
  private:
   RegisterAccess refuse(RegisterAccess why);
-  RegisterAccess write_route(uint32_t gpu, bool high_half, uint32_t value);
+  RegisterAccess write_route(uint32_t gpu, uint32_t word, uint32_t value);
   RegisterAccess read_group(uint32_t slot, uint32_t field, uint32_t& value) const;
   RegisterAccess write_group(uint32_t slot, uint32_t field, uint32_t value);
   // Whether `slot`'s fields make a group that may become valid (docs/registers.md, "Multicast
   // group table").
   bool group_acceptable(uint32_t slot) const;
-  void set_route_mask(uint32_t gpu, uint64_t mask);
+  void set_route_mask(uint32_t gpu, const hw::PortMask& mask);
   // Recomputes gpu_partitions_[gpu] from its route and the ports' ids.
   void update_gpu_partition(uint32_t gpu);
   void update_partitions();
@@ -201,7 +202,7 @@ class SwitchCsr {
   std::vector<uint32_t> port_partitions_;  // [port]
   std::vector<uint32_t> gpu_partitions_;   // [gpu], decoded from the route table and port_partitions_
   bool partitioned_ = false;
-  std::vector<uint64_t> route_masks_;
+  std::vector<hw::PortMask> route_masks_;
   std::vector<std::vector<uint16_t>> route_ports_;
   std::vector<MulticastGroup> groups_;
   // Valid groups as (base, slot), sorted by base: group_for is a binary search.
@@ -209,7 +210,7 @@ class SwitchCsr {
   std::function<void(bool)> interrupt_listener_;
   std::function<void(uint32_t)> route_listener_;
   std::function<void()> flush_listener_;
-  uint64_t link_down_ports_ = 0;
+  hw::PortMask link_down_ports_;
   static const std::vector<uint16_t> no_ports_;
 };
 

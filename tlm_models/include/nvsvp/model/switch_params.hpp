@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "nvsvp/hw/bit_mask.hpp"
 #include "nvsvp/hw/params.hpp"
 
 namespace nvsvp::model {
@@ -26,7 +27,7 @@ struct SwitchParams {
 
   template <class V>
   void visit(V& v) {
-    v("ports", ports, "NVLink ports per chip (a route entry is a 64-bit port mask)", hw::between(1, 64));
+    v("ports", ports, "NVLink ports per chip (a route entry is a 128-bit port mask)", hw::between(1, hw::kMaxPortsPerChip));
     v("vcs_per_class", vcs_per_class, "virtual channels per class (request, response) per input port",
       hw::between(1, kMaxVcsPerClass));
     v("vc_depth_flits", vc_depth_flits, "input buffer depth per virtual channel, flits",
