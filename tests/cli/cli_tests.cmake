@@ -14,7 +14,7 @@ function(nvsvp_cli_test name)
 endfunction()
 
 set(NVSVP_PRESET_CHECKS)
-foreach(preset dgx-h100 gh200-nvl32 nvl64 hgx-h800 S M L gpt-oss-120b qwen3-235b deepseek-v4-pro-like)
+foreach(preset dgx-h100 gh200-nvl32 nvl64 hgx-h800 gb200-nvl72 hgx-b200 S M L gpt-oss-120b qwen3-235b deepseek-v4-pro-like)
   list(APPEND NVSVP_PRESET_CHECKS --stdout "^(platform|model) +${preset} ")
 endforeach()
 foreach(scheme deepep nvls dysharp-basic explicit-addressing-basic tutel fastermoe ccfuser comet fusion-only dysharp-comet
@@ -192,6 +192,11 @@ add_test(NAME cli.weight_dtype_scales_the_replication_broadcasts
 add_test(NAME cli.replication_stream_compares_the_policies_per_iteration
          COMMAND bash ${NVSVP_CLI_DIR}/replication_stream.sh $<TARGET_FILE:nvsvp>
                  ${NVSVP_CLI_DATA}/small_stream.yaml ${NVSVP_CLI_OUT}/replication_stream)
+# The Blackwell presets: every scheme on gb200-nvl72 and hgx-b200 passes its checks; replication
+# multicasts to a group of all 72 GPUs.
+add_test(NAME cli.every_scheme_runs_on_the_blackwell_presets
+         COMMAND bash ${NVSVP_CLI_DIR}/blackwell_presets.sh $<TARGET_FILE:nvsvp>
+                 ${NVSVP_CLI_DATA}/small_uniform.yaml ${NVSVP_CLI_OUT}/blackwell_presets)
 # Partitions: two layers in one simulation, each equal to its run alone but for time.
 add_test(NAME cli.partitions_each_run_as_alone
          COMMAND bash ${NVSVP_CLI_DIR}/partitions_run_alone.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
@@ -205,6 +210,7 @@ add_test(NAME cli.runs_with_outages_are_deterministic
                  ${NVSVP_CLI_OUT}/determinism_outages --set "schemes=[deepep,nvls,dysharp]"
                  --set "faults=[{kind: chip_down, chip: 1, at_us: 10}, {kind: link_down, gpu: 3, link: 0, at_us: 5, up_at_us: 9}]")
 set_tests_properties(cli.every_scheme_passes_under_link_faults cli.runs_with_faults_are_deterministic
+                     cli.every_scheme_runs_on_the_blackwell_presets
                      cli.every_scheme_recovers_from_link_and_chip_outages cli.runs_with_outages_are_deterministic
                      cli.partitions_each_run_as_alone cli.partitioned_runs_are_deterministic
                      PROPERTIES TIMEOUT 300 ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)

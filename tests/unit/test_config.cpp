@@ -114,7 +114,7 @@ TEST(Config, ListsEveryPreset) {
     EXPECT_FALSE(p.summary.empty()) << p.name;
     (p.kind == "platform" ? platforms : models).push_back(p.name);
   }
-  for (const char* name : {"dgx-h100", "gh200-nvl32", "nvl64", "hgx-h800"}) {
+  for (const char* name : {"dgx-h100", "gh200-nvl32", "nvl64", "hgx-h800", "gb200-nvl72", "hgx-b200"}) {
     EXPECT_NE(std::find(platforms.begin(), platforms.end(), name), platforms.end()) << name;
   }
   for (const char* name : {"S", "M", "L", "gpt-oss-120b", "qwen3-235b", "deepseek-v4-pro-like"}) {
@@ -124,18 +124,28 @@ TEST(Config, ListsEveryPreset) {
 
 TEST(Config, LoadsEveryPlatformPreset) {
   TempDir dir;
-  struct Expected { std::string name; uint32_t gpus, chips; std::vector<uint32_t> links; };
+  struct Expected {
+    std::string name;
+    uint32_t gpus, chips;
+    std::vector<uint32_t> links;
+    uint32_t ports;
+    double line_rate_gbps;
+  };
   const std::vector<Expected> expected = {
-      {"dgx-h100", 8, 4, {5, 4, 4, 5}},
-      {"gh200-nvl32", 32, 9, std::vector<uint32_t>(9, 2)},
-      {"nvl64", 64, 18, std::vector<uint32_t>(18, 1)},
-      {"hgx-h800", 8, 4, {2, 2, 2, 2}},  // 8 links per H800 GPU: nvlink_nvswitch.md
+      {"dgx-h100", 8, 4, {5, 4, 4, 5}, 64, 25.0},
+      {"gh200-nvl32", 32, 9, std::vector<uint32_t>(9, 2), 64, 25.0},
+      {"nvl64", 64, 18, std::vector<uint32_t>(18, 1), 64, 25.0},
+      {"hgx-h800", 8, 4, {2, 2, 2, 2}, 64, 25.0},  // 8 links per H800 GPU: nvlink_nvswitch.md
+      // NVLink5 at 50 GB/s, 72-port chips: nvlink_nvswitch.md#blackwell-generation
+      {"gb200-nvl72", 72, 18, std::vector<uint32_t>(18, 1), 72, 50.0},
+      {"hgx-b200", 8, 2, {9, 9}, 72, 50.0},
   };
   for (const PresetInfo& preset : list_presets(kConfigDir)) {
     if (preset.kind != "platform") continue;
+    // 576 experts spread evenly over every preset's GPUs (8, 32, 64, 72).
     const std::string file = dir.write(preset.name + ".yaml",
-        "name: t\nplatform: " + preset.name + "\nworkload:\n  model: S\n  routing: {kind: uniform}\n"
-        "schemes: [deepep]\n");
+        "name: t\nplatform: " + preset.name + "\nworkload:\n  model: {preset: S, experts: 576}\n"
+        "  routing: {kind: uniform}\nschemes: [deepep]\n");
     const Scenario s = load_scenario(file, {}, kConfigDir);
     EXPECT_EQ(s.platform.preset, preset.name);
     // 18 links per Hopper GPU, 8 per H800 (its export cut): nvlink_nvswitch.md
@@ -145,8 +155,8 @@ TEST(Config, LoadsEveryPlatformPreset) {
       EXPECT_EQ(s.platform.gpus, e.gpus);
       EXPECT_EQ(s.platform.switch_chips, e.chips);
       EXPECT_EQ(s.platform.links_per_chip, e.links);
-      EXPECT_EQ(s.platform.switch_chip.ports, 64u);
-      EXPECT_DOUBLE_EQ(s.platform.link.line_rate_gbps, 25.0);
+      EXPECT_EQ(s.platform.switch_chip.ports, e.ports);
+      EXPECT_DOUBLE_EQ(s.platform.link.line_rate_gbps, e.line_rate_gbps);
       EXPECT_DOUBLE_EQ(s.platform.link.latency_ns, 250.0);
     }
   }
@@ -532,7 +542,7 @@ TEST(ConfigErrors, UnknownPreset) {
   TempDir dir;
   const std::string platform = dir.write("p.yaml", with_line(kGood, 2, "platform: dgx-h200"));
   expect_message(load_error(platform), platform + ":2", "platform",
-                 {"one of the platform presets dgx-h100, gh200-nvl32, hgx-h800, nvl64", "got dgx-h200"});
+                 {"one of the platform presets dgx-h100, gb200-nvl72, gh200-nvl32, hgx-b200, hgx-h800, nvl64", "got dgx-h200"});
   const std::string model = dir.write("m.yaml", with_line(kGood, 4, "  model:\n    preset: XL"));
   expect_message(load_error(model), model + ":5", "workload.model.preset",
                  {"one of the model presets", "got XL"});
