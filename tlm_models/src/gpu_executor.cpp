@@ -9,6 +9,7 @@
 #include "nvsvp/model/gpu_link_engines.hpp"
 #include "nvsvp/model/gpu_memory.hpp"
 #include "nvsvp/model/sim_time.hpp"
+#include "nvsvp/model/task_timing.hpp"
 
 namespace nvsvp::model {
 
@@ -96,23 +97,7 @@ sc_time GpuExecutor::compute_time(const hw::Task& task, uint32_t group_sms) cons
 }
 
 sc_time GpuExecutor::task_time(const hw::Task& task, double sms) const {
-  const double peak = params_.peak_tflops(task.precision) * 1e12;
-  double math_s = 0.0;
-  if (task.kind == hw::TaskKind::gemm) {
-    // Blocks run one per SM in waves: a partial last wave takes as long as a full one. A
-    // persistent kernel's tile takes its share of the SMs (they run other ready tiles beside it).
-    const double blocks = static_cast<double>(task.thread_blocks);
-    const double waves = task.persistent ? blocks / sms
-                                         : static_cast<double>((task.thread_blocks + static_cast<uint64_t>(sms) - 1) /
-                                                               static_cast<uint64_t>(sms));
-    const double block_s = task.flops_per_block / (peak * params_.gemm_efficiency / params_.sms);
-    math_s = waves * block_s;
-  } else {
-    math_s = task.flops / (peak * params_.gemm_efficiency);
-  }
-  const double memory_s = static_cast<double>(task.memory_bytes) / (params_.hbm_gbps * 1e9);
-  const double seconds = std::max(math_s, memory_s) + task.duration_ns * 1e-9;
-  return picoseconds(static_cast<uint64_t>(std::llround(seconds * 1e12)));
+  return picoseconds(static_cast<uint64_t>(std::llround(task_seconds(params_, task, sms) * 1e12)));
 }
 
 void GpuExecutor::execute(uint32_t index) {
