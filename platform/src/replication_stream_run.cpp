@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "config_reader.hpp"
+#include "nvsvp/platform/model_prefill.hpp"
 #include "nvsvp/fw/replication_stream.hpp"
 #include "nvsvp/platform/routing_generator.hpp"
 #include "nvsvp/platform/runner.hpp"
@@ -263,6 +264,7 @@ json run_replication_stream(const Scenario& scenario, const std::string& out_dir
           {"simulate_every", stream.simulate_every},
           {"simulated", simulations.runs()},
           {"layer_time_gains", simulations.gains()},
+          {"prefill", prefill_estimate(scenario, simulations.gains())},
           {"passed", pairs_conserved && simulations.passed()}};
 }
 

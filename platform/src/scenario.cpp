@@ -592,6 +592,17 @@ void ScenarioLoader::check_experts() const {
                 "a number of experts divisible by the number of GPUs (experts are spread evenly)",
                 std::to_string(w.model.experts) + " experts over " + std::to_string(p.gpus) + " GPUs");
   }
+  const fw::MoeModel& m = w.model;
+  if (m.dense_layers > m.layers) {
+    const Place at = origins_.blame({"workload.model.dense_layers", "workload.model.layers"});
+    config_fail(at.origin, at.path, "dense_layers <= layers (the first dense_layers of the model's layers are dense)",
+                "dense_layers " + std::to_string(m.dense_layers) + " of " + std::to_string(m.layers) + " layers");
+  }
+  if (m.dense_layers > 0 && m.dense_hidden == 0) {
+    const Place at = origins_.blame({"workload.model.dense_hidden", "workload.model.dense_layers"});
+    config_fail(at.origin, at.path, "dense_hidden >= 1 for a model with dense layers",
+                "dense_hidden 0 with " + std::to_string(m.dense_layers) + " dense layers");
+  }
 }
 
 void ScenarioLoader::check_reduction_buffer() const {

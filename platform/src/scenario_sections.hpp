@@ -128,6 +128,21 @@ void visit_section(V& v, PlatformSpec& p) {
 }
 
 template <class V>
+void visit_section(V& v, fw::AttentionShape& a) {
+  v("kind", a.kind, "", hw::Choices{{"mha", "mla"}}, kind_selector());
+  v("head_dim", a.head_dim, "dimension of one head (0: hidden / heads)", hw::between(0, 1 << 16), of_kinds({"mha"}));
+  v("kv_heads", a.kv_heads, "key/value heads (0: as many as heads)", hw::between(0, 1 << 16), of_kinds({"mha"}));
+  v("q_lora_rank", a.q_lora_rank, "the queries' low-rank dimension", hw::between(1, 1 << 20), of_kinds({"mla"}, true));
+  v("kv_lora_rank", a.kv_lora_rank, "the keys' and values' compressed dimension", hw::between(1, 1 << 20),
+    of_kinds({"mla"}, true));
+  v("qk_nope_head_dim", a.qk_nope_head_dim, "per head: the query/key part without rotary embedding",
+    hw::between(1, 1 << 16), of_kinds({"mla"}, true));
+  v("qk_rope_head_dim", a.qk_rope_head_dim, "per head: the rotary query/key part", hw::between(1, 1 << 16),
+    of_kinds({"mla"}, true));
+  v("v_head_dim", a.v_head_dim, "per head: the values", hw::between(1, 1 << 16), of_kinds({"mla"}, true));
+}
+
+template <class V>
 void visit_section(V& v, fw::MoeModel& m) {
   v.preset(m.name, "model", "models");
   v("hidden", m.hidden, "model (hidden) dimension", hw::between(1, 1 << 20), required());
@@ -139,7 +154,14 @@ void visit_section(V& v, fw::MoeModel& m) {
   v("top_k", m.top_k, "experts per token (the model's default)", hw::between(1, 64), required());
   v("shared_experts", m.shared_experts, "experts every token goes through at home (the model's default)",
     hw::between(0, 64));
+  v("layers", m.layers, "transformer layers of the whole model (0: not given)", hw::between(0, 4096));
+  v("dense_layers", m.dense_layers, "the first this many layers have a dense FFN instead of experts",
+    hw::between(0, 4096));
+  v("dense_hidden", m.dense_hidden, "intermediate dimension of a dense layer's FFN", hw::between(0, 1 << 20));
+  v("vocab", m.vocab, "vocabulary of the output head", hw::between(0, 1 << 24));
+  v.section("attention", m.attention, "a layer's attention (absent: not given)");
 }
+
 
 template <class V>
 void visit_section(V& v, RoutingSpec& r) {

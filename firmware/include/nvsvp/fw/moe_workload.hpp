@@ -36,6 +36,20 @@ uint64_t weight_bytes(WeightDtype type, uint64_t parameters);
 // quantized to fp4 too, as TensorRT-LLM's NVFP4 MoE does), fp8 an fp8 GEMM, bf16 a bf16 GEMM.
 hw::Precision gemm_precision(WeightDtype type);
 
+// A layer's attention: multi-head with grouped key/value heads (`mha`), or DeepSeek-V3's
+// multi-head latent attention (`mla`: queries and keys/values through low-rank projections).
+// Empty kind: not given (a model that only names its MoE layer).
+struct AttentionShape {
+  std::string kind;
+  uint32_t head_dim = 0;          // mha: per head; 0 means hidden / heads
+  uint32_t kv_heads = 0;          // mha: key/value heads; 0 means heads (no grouping)
+  uint32_t q_lora_rank = 0;       // mla: the queries' low-rank dimension
+  uint32_t kv_lora_rank = 0;      // mla: the keys' and values' compressed dimension
+  uint32_t qk_nope_head_dim = 0;  // mla: per head, the query/key part without rotary embedding
+  uint32_t qk_rope_head_dim = 0;  // mla: per head, the rotary part (shared by the heads for keys)
+  uint32_t v_head_dim = 0;        // mla: per head, the values
+};
+
 struct MoeModel {
   std::string name;
   uint32_t hidden = 0;
@@ -45,6 +59,14 @@ struct MoeModel {
   uint32_t experts = 0;
   uint32_t top_k = 0;  // the model's default
   uint32_t shared_experts = 0;  // experts every token goes through on its home GPU (no routing)
+  // The model around its MoE layers, for a step of the whole model (0: not given): its
+  // transformer layers, the first `dense_layers` of them with a dense FFN of `dense_hidden`
+  // instead of experts, and the vocabulary of its output head.
+  uint32_t layers = 0;
+  uint32_t dense_layers = 0;
+  uint32_t dense_hidden = 0;
+  uint32_t vocab = 0;
+  AttentionShape attention;
 
   // Multiply-adds of one token through one expert (GEMM-1 gate+up, GEMM-2 down), as FLOPs.
   double expert_flops_per_token() const { return 6.0 * hidden * moe_hidden; }

@@ -1,0 +1,44 @@
+// The work of a transformer layer besides its MoE, per GPU: attention (data-parallel: each GPU its
+// own tokens), a dense layer's FFN and the output head, as GPU compute tasks (FLOPs and HBM
+// bytes) that the GPU model's roofline times (model::task_seconds). Plain arithmetic; SystemC-free.
+// The formulas are in docs/models/model_parts.md.
+#pragma once
+
+#include <cstdint>
+
+#include "nvsvp/fw/moe_workload.hpp"
+#include "nvsvp/hw/work.hpp"
+
+namespace nvsvp::fw {
+
+// Multiply-adds per token of a layer's attention projections (queries, keys, values, output).
+double attention_projection_macs_per_token(const MoeModel& model);
+// Multiply-adds per token of the attention core (scores and the weighted sum of values) for a
+// query that attends `context` tokens.
+double attention_core_macs_per_token(const MoeModel& model, double context);
+// Parameters of a layer's attention projections.
+uint64_t attention_parameters(const MoeModel& model);
+
+// The mean context a token attends in the causal prefill of sequences of `sequence_length`
+// tokens: (sequence_length + 1) / 2.
+double causal_prefill_context(uint32_t sequence_length);
+
+// `tokens` tokens of one GPU through a layer's attention, each attending `context` tokens: its
+// projections (GEMMs of weights in `linear_dtype`) and its core (scores, softmax and the weighted
+// values, in bf16 as FlashAttention-class kernels run). Throws std::invalid_argument when the model
+// gives no attention.
+struct AttentionTasks {
+  hw::Task projections;
+  hw::Task core;
+};
+AttentionTasks attention_tasks(const MoeModel& model, uint64_t tokens, double context, WeightDtype linear_dtype);
+
+// `tokens` tokens of one GPU through a dense layer's FFN (gate, up and down projections of
+// dense_hidden, weights in `linear_dtype`). Throws std::invalid_argument when dense_hidden is 0.
+hw::Task dense_ffn_task(const MoeModel& model, uint64_t tokens, WeightDtype linear_dtype);
+
+// `tokens` rows of logits through the output head (hidden x vocab, weights in `linear_dtype`).
+// Throws std::invalid_argument when vocab is 0.
+hw::Task output_head_task(const MoeModel& model, uint64_t tokens, WeightDtype linear_dtype);
+
+}  // namespace nvsvp::fw
