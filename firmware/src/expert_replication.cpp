@@ -219,7 +219,10 @@ class GreedyScheduler {
   // placed once, and one squeezed into a small group becomes its GPUs' bottleneck later (zipf 0.6,
   // 32 GPUs, 256 experts, 8 slots: 98-100 % of the excess removed instead of 20-50 %). Then the
   // earlier group.
-  static bool beats(const Choice& a, const Choice& b, double tolerance_now) {
+  // With ReplicationInput::prefer_resident a kept replica beats any broadcast (both lower the peak:
+  // only such choices are compared).
+  bool beats(const Choice& a, const Choice& b, double tolerance_now) const {
+    if (in_.prefer_resident && a.resident != b.resident) return a.resident;
     if (better(a.peak, b.peak, tolerance_now)) return true;
     if (better(b.peak, a.peak, tolerance_now)) return false;
     if (a.copies_top < b.copies_top - tolerance_now) return true;

@@ -165,6 +165,7 @@ MoeRouting decide_replication(const MoeRouting& original, const ReplicationParam
     for (uint16_t e : original.expert_ids) input.expert_loads[e] += 1.0;
     input.time_budget_ns = shared_expert_ns;
     input.resident = resident;
+    input.prefer_resident = params.keep_resident == "when_improving";
     const uint64_t bytes = decision.weight_bytes;
     const BroadcastMethod method = decision.method;
     input.broadcast_ns = [bytes, method, costs](uint32_t owner, const FixedGroup& group) {

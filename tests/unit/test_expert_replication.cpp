@@ -676,6 +676,47 @@ TEST(ExpertReplication, ColdResidentReplicasAreEvictedAndHeldSlotsAvoided) {
   EXPECT_EQ(evicting.replicas[0].slot, 0u);
 }
 
+// keep_resident: a replica still in its slot on a pair of GPUs, while spreading the expert over
+// all four would lower the peak further. on_tie broadcasts it to the four; when_improving keeps it
+// on the pair (it still lowers the peak) at no broadcast.
+TEST(ExpertReplication, PreferResidentKeepsAReplicaThatStillLowersThePeak) {
+  ReplicationInput input;
+  input.gpus = 4;
+  input.experts = 4;
+  input.expert_loads = {12, 2, 2, 2};
+  input.groups = make_fixed_groups(4, {2, 4});
+  input.slots_per_gpu = 1;
+  input.broadcast_ns = [](uint32_t, const FixedGroup&) { return 1.0; };
+  ReplicaPlacement pair;
+  pair.expert = 0;
+  pair.owner = 0;
+  pair.group = 0;  // GPUs 0 and 1
+  pair.slot = 0;
+  pair.replica_gpus = {1};
+  input.resident = {pair};
+  ASSERT_EQ(input.groups[0].size, 2u);
+
+  auto expert_0 = [](const ReplicationSchedule& schedule) {
+    const auto it = std::find_if(schedule.replicas.begin(), schedule.replicas.end(),
+                                 [](const ReplicaPlacement& r) { return r.expert == 0; });
+    EXPECT_NE(it, schedule.replicas.end());
+    return it == schedule.replicas.end() ? ReplicaPlacement{} : *it;
+  };
+  const ReplicationSchedule on_tie = schedule_replicas(input);
+  expect_valid_schedule(input, on_tie);
+  EXPECT_EQ(input.groups[expert_0(on_tie).group].size, 4u);
+  EXPECT_FALSE(expert_0(on_tie).resident);
+  EXPECT_DOUBLE_EQ(*std::max_element(on_tie.load_after.begin(), on_tie.load_after.end()), 4.5);
+
+  input.prefer_resident = true;
+  const ReplicationSchedule kept = schedule_replicas(input);
+  expect_valid_schedule(input, kept);
+  EXPECT_EQ(expert_0(kept).group, 0u);
+  EXPECT_TRUE(expert_0(kept).resident);
+  // The pair's 12 + 2 pairs split 7 and 7: a higher peak than the four's 4.5, for no broadcast.
+  EXPECT_DOUBLE_EQ(*std::max_element(kept.load_after.begin(), kept.load_after.end()), 7.0);
+}
+
 TEST(ExpertReplication, ResidentReplicasMustExist) {
   ReplicationInput input = budgeted_layer(3, 2.0);
   ReplicaPlacement bad;

@@ -76,6 +76,9 @@ struct ReplicationInput {
   // cost (the placement comes out `resident`). A new replica takes a slot that no resident
   // replica of a still-unplaced expert holds while one is free, else it evicts one.
   std::vector<ReplicaPlacement> resident;
+  // Whether a choice that keeps a resident replica beats every choice that does not as long as it
+  // lowers the peak (true), or only at an equal peak and spread (false).
+  bool prefer_resident = false;
 };
 
 struct ReplicationSchedule {

@@ -37,6 +37,11 @@ struct ReplicationParams {
   // saw (0: this layer's own, the best case; another seed deals the popularity to other experts,
   // as if the hot experts had moved since).
   uint64_t static_seed = 0;
+  // iser in a stream: when the scheduler keeps a replica still in its slot from the layer's
+  // previous iteration. on_tie: only when its group is as good as the best (the placement first);
+  // when_improving: whenever its group still lowers the peak (the budget first: a kept replica
+  // costs no broadcast).
+  std::string keep_resident = "on_tie";
 
   template <class Visitor>
   void visit(Visitor& v) {
@@ -53,6 +58,10 @@ struct ReplicationParams {
     v("chunk_bytes", chunk_bytes, "bytes of weights per message", hw::between(4096, 1u << 30));
     v("static_seed", static_seed,
       "static policy: routing seed of the popularity it was placed from (0: this layer's own)", hw::Range{});
+    v("keep_resident", keep_resident,
+      "iser in a stream: keep a replica from the previous iteration when its group is as good as the best (on_tie) "
+      "or whenever it still lowers the peak (when_improving)",
+      hw::Choices{{"on_tie", "when_improving"}});
   }
 };
 
