@@ -548,6 +548,47 @@ void write_report_files(const Report& report, const std::string& out_dir) {
   }
 }
 
+namespace {
+
+std::string percent_or_dash(const json& fraction) {
+  return fraction.is_null() ? std::string("-") : fixed(100.0 * fraction.get<double>(), 1) + " %";
+}
+
+// The replication stream (report.json's `stream`): per policy the excess removed over the run, and
+// with simulated iterations the MoE layer's and the whole model's prefill gains.
+void print_stream_summary(const json& stream, std::ostream& os) {
+  os << "stream: " << stream["layers"] << " layer(s) x " << stream["iterations"] << " iterations ("
+     << stream["file"].get<std::string>() << ")\n";
+  os << std::left << std::setw(22) << "  policy" << std::right << std::setw(16) << "excess_removed" << std::setw(18)
+     << "max/mean_before" << std::setw(17) << "max/mean_after" << std::setw(14) << "replicas/it" << "\n";
+  for (const char* name : {"none", "static", "iser"}) {
+    const json& p = stream["policies"][name];
+    os << std::left << std::setw(22) << std::string("  ") + name << std::right << std::setw(16)
+       << percent_or_dash(p["removed_fraction"]) << std::setw(18) << fixed(p["mean_max_over_mean_before"].get<double>(), 3)
+       << std::setw(17) << fixed(p["mean_max_over_mean_after"].get<double>(), 3) << std::setw(14)
+       << fixed(p["mean_replicas"].get<double>(), 1) << "\n";
+  }
+  for (const auto& [scheme, g] : stream["layer_time_gains"].items()) {
+    os << "  " << scheme << " MoE layer (simulated): none " << fixed(g["none_layer_time_us"].get<double>(), 1)
+       << " us, static " << fixed(g["static_layer_time_us"].get<double>(), 1) << " us, iser "
+       << fixed(g["iser_layer_time_us"].get<double>(), 1) << " us; iser gains " << percent_or_dash(g["iser_gain_over_none"])
+       << " over none, " << percent_or_dash(g["iser_gain_over_static"]) << " over static\n";
+  }
+  const json& prefill = stream["prefill"];
+  if (!prefill.is_object()) return;
+  for (const auto& [scheme, p] : prefill["schemes"].items()) {
+    const json& t = p["policies"];
+    os << "  " << scheme << " whole-model prefill per iteration: none "
+       << fixed(t["none"]["model_time_us"].get<double>() / 1e3, 1) << " ms, static "
+       << fixed(t["static"]["model_time_us"].get<double>() / 1e3, 1) << " ms, iser "
+       << fixed(t["iser"]["model_time_us"].get<double>() / 1e3, 1) << " ms; iser gains "
+       << percent_or_dash(p["iser_gain_over_none"]) << " over none, " << percent_or_dash(p["iser_gain_over_static"])
+       << " over static\n";
+  }
+}
+
+}  // namespace
+
 void print_summary(const Report& report, const std::string& out_dir, std::ostream& os) {
   const json& doc = report.document;
   const json& s = doc["scenario"];
@@ -634,6 +675,7 @@ void print_summary(const Report& report, const std::string& out_dir, std::ostrea
        << fixed(sim["remote_token_copies_per_wall_second"].get<double>() / 1e6, 3)
        << " M remote token copies/s, peak RSS " << fixed(sim["peak_rss_mb"].get<double>(), 1) << " MB\n";
   }
+  if (doc.contains("stream")) print_stream_summary(doc["stream"], os);
   os << "report: " << out_dir << "/report.json\n";
 }
 
