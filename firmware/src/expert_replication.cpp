@@ -406,6 +406,12 @@ double excess_load(const std::vector<double>& gpu_loads) {
   return excess;
 }
 
+double max_over_mean(const std::vector<double>& loads) {
+  const double total = std::accumulate(loads.begin(), loads.end(), 0.0);
+  if (loads.empty() || total <= 0.0) return 0.0;
+  return *std::max_element(loads.begin(), loads.end()) * static_cast<double>(loads.size()) / total;
+}
+
 namespace {
 
 // Integer quotas from real shares summing to `total`: each share rounded down, then one more to

@@ -2,20 +2,20 @@
 #include "nvsvp/fw/replication_stream.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 
 namespace nvsvp::fw {
 
-namespace {
-
-double max_over_mean(const std::vector<double>& loads) {
-  const double total = std::accumulate(loads.begin(), loads.end(), 0.0);
-  if (loads.empty() || total <= 0.0) return 0.0;
-  return *std::max_element(loads.begin(), loads.end()) * static_cast<double>(loads.size()) / total;
+std::string pairs_violation(const StreamPolicyStep& step, double pairs) {
+  if (step.pairs_before == pairs && step.pairs_after == pairs) return "";
+  auto count = [](double value) { return std::to_string(static_cast<long long>(std::llround(value))); };
+  return std::string("policy ") + to_string(step.policy) + ": " + count(pairs) +
+         " token-expert pairs routed, the GPUs' loads hold " + count(step.pairs_before) + " before and " +
+         count(step.pairs_after) + " after the re-routing";
 }
-
-}  // namespace
 
 LayerReplicationStream::LayerReplicationStream(StreamSettings settings, std::vector<double> initial_loads)
     : settings_(std::move(settings)), static_loads_(std::move(initial_loads)) {}

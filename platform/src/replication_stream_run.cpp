@@ -48,6 +48,7 @@ double shared_expert_budget_ns(const Scenario& scenario, bool sm_broadcast) {
 namespace {
 
 const char* const kPolicyNames[] = {"none", "static", "iser"};  // as fw::StreamStep::policies
+constexpr size_t kMaxStreamViolations = 20;  // report.json lists the first ones
 const fw::ReplicationPolicy kPolicies[] = {fw::ReplicationPolicy::none, fw::ReplicationPolicy::fixed,
                                            fw::ReplicationPolicy::iser};
 
@@ -130,8 +131,11 @@ class StreamSimulations {
         }
         const json result = run_scheme_in_child(scenario_, scheme, spec).result;
         json entry = {{"layer", layer}, {"iteration", iteration}, {"policy", kPolicyNames[p]}, {"scheme", scheme}};
+        const std::string where = "layer " + std::to_string(layer) + " iteration " + std::to_string(iteration) +
+                                  ", policy " + kPolicyNames[p] + ", scheme " + scheme;
         if (result.contains("error")) {
           entry["error"] = result["error"];
+          failures_.push_back(where + ": " + result["error"].get<std::string>());
           passed_ = false;
           runs_.push_back(entry);
           continue;
@@ -148,7 +152,10 @@ class StreamSimulations {
         entry["broadcast_time_us"] = rep["broadcast_time_us"];
         entry["hidden"] = rep["hidden"];
         entry["exposed_broadcast_us"] = rep["exposed_broadcast_us"];
-        passed_ = passed_ && result["checks"]["passed"].get<bool>();
+        if (!result["checks"]["passed"].get<bool>()) {
+          failures_.push_back(where + ": the simulated layer failed its checks");
+          passed_ = false;
+        }
         time_us_[scheme][p] += result["layer_time_us"].get<double>();
         runs_.push_back(entry);
       }
@@ -174,12 +181,21 @@ class StreamSimulations {
 
   const json& runs() const { return runs_; }
   bool passed() const { return passed_; }
+  // The stream's own violations (`arithmetic`), then the simulated runs' failures, the first ones.
+  json violations(std::vector<std::string> arithmetic) const {
+    for (const std::string& f : failures_) {
+      if (arithmetic.size() >= kMaxStreamViolations) break;
+      arithmetic.push_back(f);
+    }
+    return arithmetic;
+  }
 
  private:
   const Scenario& scenario_;
   const std::function<void(const std::string&)>& on_progress_;
   std::map<std::string, std::array<double, 3>> time_us_;
   json runs_ = json::array();
+  std::vector<std::string> failures_;
   uint32_t points_ = 0;
   bool passed_ = true;
 };
@@ -206,6 +222,7 @@ json run_replication_stream(const Scenario& scenario, const std::string& out_dir
   StreamSimulations simulations(scenario, on_progress);
   json layers = json::array();
   bool pairs_conserved = true;
+  std::vector<std::string> violations;  // the first ones
   for (uint32_t layer = 0; layer < stream.layers; ++layer) {
     WorkloadSpec workload = scenario.workload;
     workload.routing.layer = layer;
@@ -233,8 +250,11 @@ json run_replication_stream(const Scenario& scenario, const std::string& out_dir
       }
       for (size_t p = 0; p < 3; ++p) {
         const fw::StreamPolicyStep& s = step.policies[p];
-        const double pairs = static_cast<double>(routing.expert_ids.size());
-        pairs_conserved = pairs_conserved && s.pairs_before == pairs && s.pairs_after == pairs;
+        const std::string lost = fw::pairs_violation(s, static_cast<double>(routing.expert_ids.size()));
+        if (!lost.empty() && violations.size() < kMaxStreamViolations) {
+          violations.push_back("layer " + std::to_string(layer) + " iteration " + std::to_string(iteration) + ", " + lost);
+        }
+        pairs_conserved = pairs_conserved && lost.empty();
         write_csv_row(csv, layer, iteration, kPolicyNames[p], s);
         totals[p].add(s);
         layer_totals[p].add(s);
@@ -265,7 +285,8 @@ json run_replication_stream(const Scenario& scenario, const std::string& out_dir
           {"simulated", simulations.runs()},
           {"layer_time_gains", simulations.gains()},
           {"prefill", prefill_estimate(scenario, simulations.gains())},
-          {"passed", pairs_conserved && simulations.passed()}};
+          {"passed", pairs_conserved && simulations.passed()},
+          {"violations", simulations.violations(violations)}};
 }
 
 }  // namespace nvsvp::platform

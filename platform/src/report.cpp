@@ -574,6 +574,10 @@ void print_stream_summary(const json& stream, std::ostream& os) {
        << fixed(g["iser_layer_time_us"].get<double>(), 1) << " us; iser gains " << percent_or_dash(g["iser_gain_over_none"])
        << " over none, " << percent_or_dash(g["iser_gain_over_static"]) << " over static\n";
   }
+  if (!stream["passed"].get<bool>()) {
+    os << "stream failed:\n";
+    for (const json& v : stream["violations"]) os << "  " << v.get<std::string>() << "\n";
+  }
   const json& prefill = stream["prefill"];
   if (!prefill.is_object()) return;
   for (const auto& [scheme, p] : prefill["schemes"].items()) {

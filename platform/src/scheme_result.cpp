@@ -164,11 +164,6 @@ json replication_json(const fw::MoeLayerSpec& layer, const fw::ReplicationPhase&
                       const std::vector<uint64_t>& bytes_sent) {
   const std::shared_ptr<const fw::ReplicationDecision>& d = layer.replication;
   if (!d) return json(nullptr);
-  auto max_over_mean = [](const std::vector<double>& load) {
-    double total = 0.0, most = 0.0;
-    for (double l : load) total += l, most = std::max(most, l);
-    return total > 0 ? most * static_cast<double>(load.size()) / total : 0.0;
-  };
   const double excess_before = fw::excess_load(d->load_before);
   const double excess_after = fw::excess_load(d->load_after);
   json replicas = json::array();
@@ -207,8 +202,8 @@ json replication_json(const fw::MoeLayerSpec& layer, const fw::ReplicationPhase&
           {"stop_reason", d->schedule.stop_reason},
           {"load_before", d->load_before},
           {"load_after", d->load_after},
-          {"max_mean_before", max_over_mean(d->load_before)},
-          {"max_mean_after", max_over_mean(d->load_after)},
+          {"max_mean_before", fw::max_over_mean(d->load_before)},
+          {"max_mean_after", fw::max_over_mean(d->load_after)},
           {"excess_before", excess_before},
           {"excess_after", excess_after},
           {"excess_load_removed", excess_before > 0 ? json(1.0 - excess_after / excess_before) : json(nullptr)},
@@ -227,17 +222,12 @@ json replication_json(const fw::MoeLayerSpec& layer, const fw::ReplicationPhase&
 
 json load_json(const fw::MoeLayerSpec& layer) {
   const fw::MoeRouting& routing = layer.routing;
-  auto max_over_mean = [](const std::vector<double>& load) {
-    double total = 0.0, most = 0.0;
-    for (double l : load) total += l, most = std::max(most, l);
-    return total > 0 ? most * static_cast<double>(load.size()) / total : 0.0;
-  };
   // Replicas rename an expert's copies; the gate chose the experts they compute for.
   std::vector<double> per_expert(routing.experts, 0.0);
   for (uint16_t e : routing.expert_ids) per_expert[routing.weights_of_copy(e)] += 1.0;
   std::vector<double> per_gpu(routing.gpus, 0.0);
   for (uint32_t e = 0; e < routing.experts; ++e) per_gpu[routing.gpu_of_expert(e)] += per_expert[e];
-  return {{"max_mean_gpu", max_over_mean(per_gpu)}, {"max_mean_expert", max_over_mean(per_expert)}};
+  return {{"max_mean_gpu", fw::max_over_mean(per_gpu)}, {"max_mean_expert", fw::max_over_mean(per_expert)}};
 }
 
 namespace {

@@ -16,6 +16,7 @@
 
 #include "nvsvp/fw/expert_replication.hpp"
 #include "nvsvp/platform/routing_generator.hpp"
+#include "../common/test_workloads.hpp"
 
 namespace nvsvp::fw {
 namespace {
@@ -38,16 +39,8 @@ void expect_invalid(F&& call, const std::vector<std::string>& words) {
 // A zipf-routed layer (exponent 0.6: the per-expert skew of real traces,
 // docs/background/hot_expert_replication.md#sizes-and-skew).
 MoeRouting zipf_routing(uint32_t gpus, uint32_t experts, uint32_t top_k, uint32_t tokens_per_gpu, uint64_t seed) {
-  platform::WorkloadSpec w;
-  w.model.name = "test";
-  w.model.experts = experts;
-  w.model.top_k = top_k;
-  w.top_k = top_k;
-  w.tokens_per_gpu = tokens_per_gpu;
-  w.routing.kind = "zipf";
+  platform::WorkloadSpec w = test::generated_workload(experts, top_k, tokens_per_gpu, "zipf", seed);
   w.routing.exponent = 0.6;
-  w.routing.seed = seed;
-  w.routing.origin = "test:1";
   return platform::generate_routing(w, gpus);
 }
 

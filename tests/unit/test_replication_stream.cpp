@@ -9,25 +9,18 @@
 
 #include "nvsvp/fw/replication_stream.hpp"
 #include "nvsvp/platform/routing_generator.hpp"
+#include "../common/test_workloads.hpp"
 
 namespace nvsvp {
 namespace {
 
 platform::WorkloadSpec drifting_workload(uint32_t experts, uint32_t top_k, uint32_t tokens_per_gpu,
                                          double hot_lifetime) {
-  platform::WorkloadSpec w;
-  w.model.name = "test";
+  platform::WorkloadSpec w = test::generated_workload(experts, top_k, tokens_per_gpu, "drifting", 11);
   w.model.hidden = 1024;
   w.model.moe_hidden = 512;
-  w.model.experts = experts;
-  w.model.top_k = top_k;
-  w.top_k = top_k;
-  w.tokens_per_gpu = tokens_per_gpu;
-  w.routing.kind = "drifting";
   w.routing.exponent = 0.8;
   w.routing.hot_lifetime = hot_lifetime;
-  w.routing.seed = 11;
-  w.routing.origin = "test:1";
   return w;
 }
 
@@ -125,6 +118,23 @@ TEST(ReplicationStream, RefusesARoutingOfAnotherShape) {
   const fw::MoeRouting routing = platform::generate_routing(w, 8);
   fw::LayerReplicationStream stream(settings(0, 1e6), std::vector<double>(32, 1.0));
   EXPECT_THROW(stream.step(routing), std::invalid_argument);
+}
+
+// What makes a stream fail names the policy and the pairs: a step that conserved its pairs says
+// nothing; one that lost or made up pairs says how many.
+TEST(ReplicationStream, APairsViolationNamesThePolicyAndTheCounts) {
+  fw::StreamPolicyStep step;
+  step.policy = fw::ReplicationPolicy::iser;
+  step.pairs_before = 96.0;
+  step.pairs_after = 96.0;
+  EXPECT_EQ(fw::pairs_violation(step, 96.0), "");
+  step.pairs_after = 95.0;
+  EXPECT_EQ(fw::pairs_violation(step, 96.0),
+            "policy iser: 96 token-expert pairs routed, the GPUs' loads hold 96 before and 95 after the re-routing");
+  step.policy = fw::ReplicationPolicy::fixed;
+  step.pairs_after = 96.0;
+  step.pairs_before = 97.0;
+  EXPECT_NE(fw::pairs_violation(step, 96.0).find("policy static: 96 token-expert pairs routed"), std::string::npos);
 }
 
 }  // namespace

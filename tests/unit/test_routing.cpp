@@ -12,22 +12,14 @@
 #include <numeric>
 
 #include "nvsvp/platform/routing_generator.hpp"
+#include "../common/test_workloads.hpp"
 
 namespace nvsvp::platform {
 namespace {
 
 WorkloadSpec workload(uint32_t experts, uint32_t top_k, uint32_t tokens_per_gpu, const std::string& kind,
                       uint64_t seed = 1) {
-  WorkloadSpec w;
-  w.model.name = "test";
-  w.model.experts = experts;
-  w.model.top_k = top_k;
-  w.top_k = top_k;
-  w.tokens_per_gpu = tokens_per_gpu;
-  w.routing.kind = kind;
-  w.routing.seed = seed;
-  w.routing.origin = "test:1";
-  return w;
+  return test::generated_workload(experts, top_k, tokens_per_gpu, kind, seed);
 }
 
 std::vector<uint64_t> expert_counts(const fw::MoeRouting& routing) {

@@ -123,6 +123,9 @@ ReplicationSchedule schedule_replicas(const ReplicationInput& input);
 // max(0, load - mean).
 double excess_load(const std::vector<double>& gpu_loads);
 
+// The highest load over the mean load (0 when there is no load): how skewed loads are.
+double max_over_mean(const std::vector<double>& loads);
+
 // What ReplicatedRouting::weights_of holds for a replica slot no placement uses (no token goes
 // there). Never an original expert: with a slot per GPU, 16-bit copy IDs leave at most 65535
 // experts (IDs up to 65534).

@@ -34,6 +34,10 @@ struct StreamPolicyStep {
   std::string stop_reason;              // the scheduler's (none: "policy none")
 };
 
+// Empty when `step` kept every token-expert pair of a routing of `pairs` pairs, both before and
+// after its re-routing; else what it lost or made up.
+std::string pairs_violation(const StreamPolicyStep& step, double pairs);
+
 struct StreamStep {
   std::array<StreamPolicyStep, 3> policies;  // none, static, iser
   // Only when step() is asked to keep them: per policy, its decision (iser's kept replicas marked
