@@ -362,6 +362,31 @@ std::vector<double> drifting_popularity(const RoutingSpec& spec, uint32_t expert
   return weights;
 }
 
+std::string trace_file_of(const std::string& pattern, uint32_t layer, uint32_t iteration, const std::string& origin) {
+  std::string file;
+  for (size_t i = 0; i < pattern.size();) {
+    if (pattern[i] != '{' && pattern[i] != '}') {
+      file += pattern[i++];
+      continue;
+    }
+    if (pattern.compare(i, 7, "{layer}") == 0) {
+      file += std::to_string(layer);
+      i += 7;
+    } else if (pattern.compare(i, 11, "{iteration}") == 0) {
+      file += std::to_string(iteration);
+      i += 11;
+    } else {
+      throw ConfigError(origin + ": workload.routing.file: expected a trace file whose braces are the placeholders "
+                        "{layer} and {iteration}, got " + pattern);
+    }
+  }
+  return file;
+}
+
+bool names_placeholder(const std::string& pattern, const std::string& placeholder) {
+  return pattern.find(placeholder) != std::string::npos;
+}
+
 fw::MoeRouting generate_routing(const WorkloadSpec& workload, uint32_t gpus) {
   const uint32_t experts = workload.model.experts;
   const uint32_t top_k = workload.top_k;
@@ -382,7 +407,9 @@ fw::MoeRouting generate_routing(const WorkloadSpec& workload, uint32_t gpus) {
   routing.tokens_per_gpu = workload.tokens_per_gpu;
 
   if (spec.kind == "trace") {
-    read_trace(spec, routing);
+    RoutingSpec one = spec;
+    one.file = trace_file_of(spec.file, spec.layer, spec.iteration, spec.origin);
+    read_trace(one, routing);
     return routing;
   }
   if (spec.kind == "balanced") {

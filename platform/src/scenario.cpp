@@ -18,6 +18,7 @@
 #include "scenario_sections.hpp"
 #include "nvsvp/fw/moe_layer.hpp"
 #include "nvsvp/hw/work.hpp"
+#include "nvsvp/platform/routing_generator.hpp"
 
 namespace nvsvp::platform {
 
@@ -253,6 +254,7 @@ class ScenarioLoader {
     check_faults();
     check_partitions();
     check_stream();
+    check_trace_files();
   }
   void check_fabric() const;
   void check_experts() const;
@@ -260,6 +262,8 @@ class ScenarioLoader {
   void check_gpu_resources() const;
   void check_replication() const;
   void check_stream() const;
+  void check_trace_files() const;
+  void check_trace_placeholders(const Place& at) const;
   void check_message_size() const;
   void check_faults() const;
   void check_partitions() const;
@@ -493,6 +497,9 @@ void SectionReader::read_value(const char*, const ConfigNode& node, const std::s
 void SectionReader::read_value(const char*, const ConfigNode& node, const std::string& path, std::string& value,
                                const char*, const TraceFile&) {
   value = resolve_written_path(node, read_string(node, path));
+  // A name with placeholders is checked once the layers and iterations it names are known
+  // (ScenarioLoader::check_trace_files).
+  if (value.find_first_of("{}") != std::string::npos) return;
   std::error_code ec;
   std::ifstream probe(value);
   if (!probe || fs::is_directory(value, ec)) {
@@ -815,10 +822,24 @@ void ScenarioLoader::check_replication() const {
 void ScenarioLoader::check_stream() const {
   if (scenario_.stream.iterations == 0) return;
   const RoutingSpec& routing = scenario_.workload.routing;
-  if (routing.kind != "drifting") {
+  if (routing.kind != "drifting" && routing.kind != "trace") {
     const Place at = origins_.blame({"stream.iterations", "workload.routing.kind"});
-    config_fail(at.origin, at.path, "a stream over a drifting routing (workload.routing.kind: drifting)",
+    config_fail(at.origin, at.path,
+                "a stream over a drifting routing or over trace files (workload.routing.kind: drifting or trace)",
                 "routing " + routing.kind);
+  }
+  if (routing.kind == "trace") {
+    // Every iteration (and every layer of several) its own file.
+    const Place at = origins_.blame({"workload.routing.file", "stream.iterations"});
+    check_trace_placeholders(at);
+    const uint32_t layers = scenario_.stream.layers;
+    if (!names_placeholder(routing.file, "{iteration}") || (layers > 1 && !names_placeholder(routing.file, "{layer}"))) {
+      config_fail(at.origin, at.path,
+                  layers > 1 ? "a trace file name with the placeholders {layer} and {iteration} (the stream has " +
+                                   std::to_string(layers) + " layers): one file per layer and iteration"
+                             : std::string("a trace file name with the placeholder {iteration}: one file per iteration"),
+                  routing.file);
+    }
   }
   const bool tutel_search = scenario_.software.tutel_degree == 0 &&
                             std::count(scenario_.schemes.begin(), scenario_.schemes.end(), "tutel") > 0;
@@ -831,6 +852,44 @@ void ScenarioLoader::check_stream() const {
     const Place at = origins_.blame({"stream.iterations", "partitions"});
     config_fail(at.origin, at.path, "a stream over every GPU (no partitions)",
                 std::to_string(scenario_.partitions.size()) + " partitions");
+  }
+}
+
+void ScenarioLoader::check_trace_placeholders(const Place& at) const {
+  const std::string& pattern = scenario_.workload.routing.file;
+  try {
+    trace_file_of(pattern, 0, 0, at.origin);
+  } catch (const ConfigError&) {
+    config_fail(at.origin, at.path, "a trace file whose braces are the placeholders {layer} and {iteration}", pattern);
+  }
+}
+
+// Every trace file the run will read exists: the stream's, one per layer and iteration, before
+// anything runs (so that a run does not stop at iteration 180), or the one the routing keys name.
+// Their contents are checked as each is read (file:line, exit 2).
+void ScenarioLoader::check_trace_files() const {
+  const RoutingSpec& routing = scenario_.workload.routing;
+  if (routing.kind != "trace" || routing.file.find_first_of("{}") == std::string::npos) return;
+  const Place at = origins_.blame({"workload.routing.file"});
+  check_trace_placeholders(at);
+  const StreamSpec& stream = scenario_.stream;
+  const bool in_stream = stream.iterations > 0;
+  const uint32_t layers = in_stream ? stream.layers : 1;
+  const uint32_t iterations = in_stream ? stream.iterations : 1;
+  for (uint32_t l = 0; l < layers; ++l) {
+    for (uint32_t i = 0; i < iterations; ++i) {
+      const uint32_t layer = in_stream ? l : routing.layer;
+      const uint32_t iteration = in_stream ? i : routing.iteration;
+      const std::string file = trace_file_of(routing.file, layer, iteration, at.origin);
+      std::error_code ec;
+      std::ifstream probe(file);
+      if (!probe || fs::is_directory(file, ec)) {
+        config_fail(at.origin, at.path,
+                    "a readable trace file for layer " + std::to_string(layer) + ", iteration " +
+                        std::to_string(iteration) + " (" + routing.file + ")",
+                    file + (fs::exists(file, ec) ? " (not readable)" : " (no such file)"));
+      }
+    }
   }
 }
 

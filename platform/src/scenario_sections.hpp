@@ -175,9 +175,11 @@ void visit_section(V& v, RoutingSpec& r) {
   v("hot_lifetime", r.hot_lifetime, "iterations an expert keeps its popularity rank, on average",
     hw::between(1.0, 1e9), of_kinds({"drifting"}));
   v("iteration", r.iteration, "the iteration of the serving run this layer belongs to", hw::between(0, 1000000),
-    of_kinds({"drifting"}));
-  v("layer", r.layer, "the layer (each has a hot set of its own)", hw::between(0, 65535), of_kinds({"drifting"}));
-  v("file", r.file, "one token per line: top_k expert IDs", TraceFile{}, of_kinds({"trace"}, true));
+    of_kinds({"drifting", "trace"}));
+  v("layer", r.layer, "the layer (each has a hot set of its own)", hw::between(0, 65535),
+    of_kinds({"drifting", "trace"}));
+  v("file", r.file, "one token per line: top_k expert IDs; {layer} and {iteration} in its name pick one file per layer "
+    "and iteration", TraceFile{}, of_kinds({"trace"}, true));
 }
 
 template <class V>

@@ -192,6 +192,11 @@ add_test(NAME cli.weight_dtype_scales_the_replication_broadcasts
 add_test(NAME cli.replication_stream_compares_the_policies_per_iteration
          COMMAND bash ${NVSVP_CLI_DIR}/replication_stream.sh $<TARGET_FILE:nvsvp>
                  ${NVSVP_CLI_DATA}/small_stream.yaml ${NVSVP_CLI_OUT}/replication_stream)
+# A replication stream over routing traces, one file per layer and iteration: each row's excess
+# before balancing recomputed from its file; iser keeps only last iteration's replicas; deterministic.
+add_test(NAME cli.replication_stream_reads_one_trace_per_layer_and_iteration
+         COMMAND bash ${NVSVP_CLI_DIR}/replication_stream_traces.sh $<TARGET_FILE:nvsvp>
+                 ${NVSVP_CLI_OUT}/replication_stream_traces)
 # The Blackwell presets: every scheme on gb200-nvl72 and hgx-b200 passes its checks; replication
 # multicasts to a group of all 72 GPUs.
 add_test(NAME cli.every_scheme_runs_on_the_blackwell_presets

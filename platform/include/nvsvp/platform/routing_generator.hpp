@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "nvsvp/fw/moe_workload.hpp"
@@ -13,6 +14,13 @@ namespace nvsvp::platform {
 // token lines (a trace names every token of the layer, so gpus x tokens_per_gpu must fit too).
 inline constexpr uint64_t kMaxTraceFileBytes = 1ull << 30;
 inline constexpr uint64_t kMaxTraceTokens = 1ull << 24;
+
+// A trace file's name may hold the placeholders {layer} and {iteration}: one file per layer and
+// iteration of a serving run (a `stream`, or the one layer and iteration the routing keys name).
+// The file `pattern` names for that layer and iteration. Throws ConfigError (naming `origin`) for a
+// brace that does not open one of the two placeholders.
+std::string trace_file_of(const std::string& pattern, uint32_t layer, uint32_t iteration, const std::string& origin);
+bool names_placeholder(const std::string& pattern, const std::string& placeholder);  // "{layer}", "{iteration}"
 
 // Every token gets workload.top_k distinct experts. Same spec and seed, same routing, on any
 // machine (own RNG and samplers, no std:: distributions). Throws ConfigError for a bad trace.
