@@ -197,6 +197,11 @@ add_test(NAME cli.replication_stream_compares_the_policies_per_iteration
 add_test(NAME cli.replication_stream_reads_one_trace_per_layer_and_iteration
          COMMAND bash ${NVSVP_CLI_DIR}/replication_stream_traces.sh $<TARGET_FILE:nvsvp>
                  ${NVSVP_CLI_OUT}/replication_stream_traces)
+# gpu.link_interleave: writes to many peers at the same offsets share a few links by their local
+# address, and spread over every link by their fabric address.
+add_test(NAME cli.link_interleave_spreads_many_peers_over_every_link
+         COMMAND bash ${NVSVP_CLI_DIR}/link_interleave.sh $<TARGET_FILE:nvsvp>
+                 ${NVSVP_CLI_DATA}/many_peer_all_to_all.yaml ${NVSVP_CLI_OUT}/link_interleave)
 # The Blackwell presets: every scheme on gb200-nvl72 and hgx-b200 passes its checks; replication
 # multicasts to a group of all 72 GPUs.
 add_test(NAME cli.every_scheme_runs_on_the_blackwell_presets

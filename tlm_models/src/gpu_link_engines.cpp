@@ -26,6 +26,7 @@ GpuLinkEngines::GpuLinkEngines(const char* owner, const GpuParams& params, const
       vc_by_destination_(params.tx_vc_choice == "destination"),
       chunk_per_write_(params.chunk_links == "per_write"),
       chunk_least_loaded_(params.chunk_links == "least_loaded"),
+      fabric_interleave_(params.link_interleave == "fabric_address"),
       flit_ps_(static_cast<uint64_t>(link.flit_time_ps())),
       lookahead_(picoseconds(to_picoseconds(params.tx_lookahead_ns))),
       pool_(pool),
@@ -102,7 +103,7 @@ void GpuLinkEngines::enqueue_send(const hw::WorkSequence& sequence, const hw::Ta
   } else if (item.chunk != nullptr && item.chunk_writes > 1 && chunk_least_loaded_) {
     enqueue(least_loaded_link(item), TrafficClass::request, item);
   } else {
-    enqueue(link_for(item.target_address), TrafficClass::request, item);
+    enqueue(peer_link_for(item.peer, item.target_address), TrafficClass::request, item);
   }
 }
 
@@ -115,7 +116,7 @@ void GpuLinkEngines::enqueue_chunk(const TxItem& whole) {
   uint64_t masks[64];
   uint32_t used = 0;
   for (uint32_t i = 0; i < whole.chunk_writes; ++i) {
-    const uint32_t link = link_for(whole.chunk[i].target_address);
+    const uint32_t link = peer_link_for(whole.peer, whole.chunk[i].target_address);
     uint32_t u = 0;
     while (u < used && links[u] != link) ++u;
     if (u == used) {
@@ -139,10 +140,10 @@ void GpuLinkEngines::enqueue_chunk(const TxItem& whole) {
 
 uint32_t GpuLinkEngines::least_loaded_link(const TxItem& whole) const {
   const sc_time& now = current_time();
-  uint32_t best = link_for(whole.chunk[0].target_address);
+  uint32_t best = peer_link_for(whole.peer, whole.chunk[0].target_address);
   uint64_t best_load = ~0ull;
   for (uint32_t i = 0; i < whole.chunk_writes; ++i) {
-    const uint32_t link = link_for(whole.chunk[i].target_address);
+    const uint32_t link = peer_link_for(whole.peer, whole.chunk[i].target_address);
     const sc_time& busy = ports_[link]->busy_until();
     const uint64_t load = engines_[link].queued_flits * flit_ps_ + (busy > now ? (busy - now).value() : 0);
     if (load < best_load) {
@@ -238,7 +239,10 @@ uint64_t GpuLinkEngines::reissue_lost() {
     item.not_before = std::max(item.not_before, current_time());
     // A load goes on the link of the address it reads, like a new one (link_for, then links in use).
     const bool load = item.opcode == Opcode::read || is_multimem_load(item.opcode);
-    enqueue(link_for(load ? item.source_address : item.target_address), traffic_class, item);
+    const uint64_t address = load ? item.source_address : item.target_address;
+    const bool to_peer =
+        item.opcode == Opcode::read || item.opcode == Opcode::write || item.opcode == Opcode::read_response;
+    enqueue(to_peer ? peer_link_for(item.peer, address) : link_for(address), traffic_class, item);
   }
   operations_reissued_ += lost.size();
   return lost.size();

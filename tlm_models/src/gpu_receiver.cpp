@@ -199,7 +199,8 @@ inline void GpuReceiver::answer_read(uint32_t link, const Payload& payload, cons
   item.not_before = dynamic_.landed(at, miss);
   // A member read goes back on the link it came by: that link reaches the switch chip that
   // reduces it.
-  links_.enqueue(for_switch ? link : links_.link_for(r.target_address), TrafficClass::response, item);
+  links_.enqueue(for_switch ? link : links_.peer_link_for(ext.source_gpu, r.target_address), TrafficClass::response,
+                 item);
 }
 
 tlm::tlm_sync_enum GpuReceiver::nb_transport_fw(int link, tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,

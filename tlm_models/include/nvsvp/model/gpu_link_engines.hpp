@@ -105,6 +105,13 @@ class GpuLinkEngines {
   uint32_t link_for(uint64_t address) const {
     return interleave_way(address, interleave_bytes_, static_cast<uint32_t>(engines_.size()));
   }
+  // The link a write to `peer` at `address` (in the peer's memory) takes: GpuParams::link_interleave.
+  uint32_t peer_link_for(uint32_t peer, uint64_t address) const {
+    return link_for(fabric_interleave_ ? address + (uint64_t{peer} << kPeerApertureBits) : address);
+  }
+  // Each GPU's memory as a range of this size in the fabric's address space (above any address the
+  // platform gives out).
+  static constexpr uint32_t kPeerApertureBits = 40;
   // The message a request task (send, read, multimem or dynamic store or load) puts on its link.
   TxItem request_item(const hw::WorkSequence& sequence, const hw::Task& task) const;
   void enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item);
@@ -184,6 +191,7 @@ class GpuLinkEngines {
   bool vc_by_destination_;      // GpuParams::tx_vc_choice == "destination"
   bool chunk_per_write_;        // GpuParams::chunk_links == "per_write"
   bool chunk_least_loaded_;     // GpuParams::chunk_links == "least_loaded"
+  bool fabric_interleave_;      // GpuParams::link_interleave == "fabric_address"
   uint64_t flit_ps_;            // one flit's time on a link, for the engines' pending work
   uint32_t vcs_ = 1;            // VCs per class of the switch's inputs (the ports', at attach)
   sc_core::sc_time lookahead_;
