@@ -605,6 +605,13 @@ void ScenarioLoader::check_experts() const {
     config_fail(at.origin, at.path, "dense_layers <= layers (the first dense_layers of the model's layers are dense)",
                 "dense_layers " + std::to_string(m.dense_layers) + " of " + std::to_string(m.layers) + " layers");
   }
+  if (m.layers > 0 && (m.attention.kind.empty() || m.vocab == 0)) {
+    const Place at = origins_.blame({"workload.model.vocab", "workload.model.layers"});
+    config_fail(at.origin, at.path,
+                "attention and vocab in a model that gives its layers (the parts of a whole-model step)",
+                "layers " + std::to_string(m.layers) + (m.attention.kind.empty() ? ", no attention" : "") +
+                    (m.vocab == 0 ? ", no vocab" : ""));
+  }
   if (m.dense_layers > 0 && m.dense_hidden == 0) {
     const Place at = origins_.blame({"workload.model.dense_hidden", "workload.model.dense_layers"});
     config_fail(at.origin, at.path, "dense_hidden >= 1 for a model with dense layers",
