@@ -11,8 +11,8 @@
 #include <stdexcept>
 
 #include "config_reader.hpp"
-#include "nvsvp/platform/model_prefill.hpp"
 #include "nvsvp/fw/replication_stream.hpp"
+#include "nvsvp/platform/model_prefill.hpp"
 #include "nvsvp/platform/routing_generator.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "text.hpp"
