@@ -29,11 +29,8 @@ HeadShape head_shape(const MoeModel& m) {
 
 }  // namespace
 
-double attention_projection_macs_per_token(const MoeModel& m) { return static_cast<double>(attention_parameters(m)); }
-
 uint64_t attention_parameters(const MoeModel& m) {
   const AttentionShape& a = m.attention;
-  const HeadShape s = head_shape(m);
   const uint64_t h = m.hidden;
   if (a.kind == "mla") {
     // Queries through a low-rank bottleneck; keys and values compressed to kv_lora_rank plus a
@@ -43,6 +40,7 @@ uint64_t attention_parameters(const MoeModel& m) {
            h * (a.kv_lora_rank + a.qk_rope_head_dim) +
            uint64_t{a.kv_lora_rank} * heads * (a.qk_nope_head_dim + a.v_head_dim) + heads * a.v_head_dim * h;
   }
+  const HeadShape s = head_shape(m);
   const auto q = static_cast<uint64_t>(s.query_heads * s.qk_dim);
   const auto kv = static_cast<uint64_t>(s.key_value_heads * s.qk_dim);
   return h * q + 2 * h * kv + q * h;
@@ -66,7 +64,7 @@ AttentionTasks attention_tasks(const MoeModel& m, uint64_t tokens, double contex
   const auto projection_bytes = weight_bytes(linear_dtype, attention_parameters(m)) +
                                 static_cast<uint64_t>(t * (2.0 * m.hidden + qkv_width + heads_out) * kActivationBytes);
   const auto core_bytes = static_cast<uint64_t>(t * (qkv_width + heads_out) * kActivationBytes);
-  return {hw::Task::compute(0, 2.0 * attention_projection_macs_per_token(m) * t, gemm_precision(linear_dtype),
+  return {hw::Task::compute(0, 2.0 * static_cast<double>(attention_parameters(m)) * t, gemm_precision(linear_dtype),
                             projection_bytes),
           hw::Task::compute(0, 2.0 * attention_core_macs_per_token(m, context) * t, hw::Precision::bf16, core_bytes)};
 }

@@ -36,8 +36,7 @@ StreamStep LayerReplicationStream::step(const MoeRouting& routing, bool keep_lay
   }
   StreamStep step;
   StreamStep* keep = keep_layers ? &step : nullptr;
-  step.policies = {decide(routing, ReplicationPolicy::none, keep, 0), decide(routing, ReplicationPolicy::fixed, keep, 1),
-                   decide(routing, ReplicationPolicy::iser, keep, 2)};
+  for (size_t p = 0; p < kStreamPolicies.size(); ++p) step.policies[p] = decide(routing, kStreamPolicies[p], keep, p);
   window_loads_.resize(routing.experts, 0.0);
   for (uint16_t e : routing.expert_ids) window_loads_[e] += 1.0;
   ++window_iterations_;

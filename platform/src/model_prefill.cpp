@@ -3,6 +3,7 @@
 #include <string>
 
 #include "nvsvp/fw/model_parts.hpp"
+#include "nvsvp/fw/replication_stream.hpp"
 #include "nvsvp/model/task_timing.hpp"
 
 namespace nvsvp::platform {
@@ -51,10 +52,10 @@ json prefill_estimate(const Scenario& scenario, const json& layer_time_gains) {
   for (const auto& [scheme, gains] : layer_time_gains.items()) {
     json policies = json::object();
     double time_us[3] = {};
-    const char* const names[] = {"none", "static", "iser"};
-    for (int p = 0; p < 3; ++p) {
-      time_us[p] = around_us + parts.moe_layers * gains.at(std::string(names[p]) + "_layer_time_us").get<double>();
-      policies[names[p]] = {{"model_time_us", time_us[p]}, {"tokens_per_second", tokens / (time_us[p] * 1e-6)}};
+    for (size_t p = 0; p < fw::kStreamPolicies.size(); ++p) {
+      const std::string name = fw::to_string(fw::kStreamPolicies[p]);
+      time_us[p] = around_us + parts.moe_layers * gains.at(name + "_layer_time_us").get<double>();
+      policies[name] = {{"model_time_us", time_us[p]}, {"tokens_per_second", tokens / (time_us[p] * 1e-6)}};
     }
     schemes[scheme] = {{"policies", policies},
                        {"moe_share_without_balancing", parts.moe_layers *

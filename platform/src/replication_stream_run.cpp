@@ -47,10 +47,7 @@ double shared_expert_budget_ns(const Scenario& scenario, bool sm_broadcast) {
 
 namespace {
 
-const char* const kPolicyNames[] = {"none", "static", "iser"};  // as fw::StreamStep::policies
 constexpr size_t kMaxStreamViolations = 20;  // report.json lists the first ones
-const fw::ReplicationPolicy kPolicies[] = {fw::ReplicationPolicy::none, fw::ReplicationPolicy::fixed,
-                                           fw::ReplicationPolicy::iser};
 
 // One policy's figures summed over iterations (one layer's, or the whole stream's).
 struct PolicyTotals {
@@ -122,17 +119,18 @@ class StreamSimulations {
   }
 
   void run(uint32_t layer, uint32_t iteration, const fw::StreamStep& step) {
-    for (size_t p = 0; p < 3; ++p) {
+    for (size_t p = 0; p < fw::kStreamPolicies.size(); ++p) {
+      const std::string policy = fw::to_string(fw::kStreamPolicies[p]);
       const auto spec = make_layer_spec(scenario_, *step.routings[p], step.decisions[p]);
       for (const std::string& scheme : scenario_.schemes) {
         if (on_progress_) {
           on_progress_("stream: layer " + std::to_string(layer) + " iteration " + std::to_string(iteration) + " " +
-                       kPolicyNames[p] + " " + scheme);
+                       policy + " " + scheme);
         }
         const json result = run_scheme_in_child(scenario_, scheme, spec).result;
-        json entry = {{"layer", layer}, {"iteration", iteration}, {"policy", kPolicyNames[p]}, {"scheme", scheme}};
+        json entry = {{"layer", layer}, {"iteration", iteration}, {"policy", policy}, {"scheme", scheme}};
         const std::string where = "layer " + std::to_string(layer) + " iteration " + std::to_string(iteration) +
-                                  ", policy " + kPolicyNames[p] + ", scheme " + scheme;
+                                  ", policy " + policy + ", scheme " + scheme;
         if (result.contains("error")) {
           entry["error"] = result["error"];
           failures_.push_back(where + ": " + result["error"].get<std::string>());
@@ -248,23 +246,23 @@ json run_replication_stream(const Scenario& scenario, const std::string& out_dir
       } catch (const std::invalid_argument& e) {
         throw ConfigError(scenario.file + ": stream: " + e.what());
       }
-      for (size_t p = 0; p < 3; ++p) {
+      for (size_t p = 0; p < fw::kStreamPolicies.size(); ++p) {
         const fw::StreamPolicyStep& s = step.policies[p];
         const std::string lost = fw::pairs_violation(s, static_cast<double>(routing.expert_ids.size()));
         if (!lost.empty() && violations.size() < kMaxStreamViolations) {
           violations.push_back("layer " + std::to_string(layer) + " iteration " + std::to_string(iteration) + ", " + lost);
         }
         pairs_conserved = pairs_conserved && lost.empty();
-        write_csv_row(csv, layer, iteration, kPolicyNames[p], s);
+        write_csv_row(csv, layer, iteration, fw::to_string(fw::kStreamPolicies[p]), s);
         totals[p].add(s);
         layer_totals[p].add(s);
       }
       if (simulate) simulations.run(layer, iteration, step);
     }
     json per_policy = json::object();
-    for (size_t p = 0; p < 3; ++p) {
-      per_policy[kPolicyNames[p]] =
-          layer_totals[p].to_json(kPolicies[p], settings.shared_expert_ns);
+    for (size_t p = 0; p < fw::kStreamPolicies.size(); ++p) {
+      per_policy[fw::to_string(fw::kStreamPolicies[p])] =
+          layer_totals[p].to_json(fw::kStreamPolicies[p], settings.shared_expert_ns);
     }
     layers.push_back({{"layer", layer}, {"policies", per_policy}});
   }
@@ -272,8 +270,8 @@ json run_replication_stream(const Scenario& scenario, const std::string& out_dir
   if (!csv) throw std::runtime_error("cannot write " + path);
 
   json summary = json::object();
-  for (size_t p = 0; p < 3; ++p) {
-    summary[kPolicyNames[p]] = totals[p].to_json(kPolicies[p], settings.shared_expert_ns);
+  for (size_t p = 0; p < fw::kStreamPolicies.size(); ++p) {
+    summary[fw::to_string(fw::kStreamPolicies[p])] = totals[p].to_json(fw::kStreamPolicies[p], settings.shared_expert_ns);
   }
   return {{"iterations", stream.iterations},
           {"layers", stream.layers},

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "nvsvp/fw/replication_stream.hpp"
 #include "nvsvp/model/nvlink_packet.hpp"
 #include "layer_parts.hpp"
 #include "scenario_sections.hpp"
@@ -561,7 +562,8 @@ void print_stream_summary(const json& stream, std::ostream& os) {
      << stream["file"].get<std::string>() << ")\n";
   os << std::left << std::setw(22) << "  policy" << std::right << std::setw(16) << "excess_removed" << std::setw(18)
      << "max/mean_before" << std::setw(17) << "max/mean_after" << std::setw(14) << "replicas/it" << "\n";
-  for (const char* name : {"none", "static", "iser"}) {
+  for (const fw::ReplicationPolicy policy : fw::kStreamPolicies) {
+    const std::string name = fw::to_string(policy);
     const json& p = stream["policies"][name];
     os << std::left << std::setw(22) << std::string("  ") + name << std::right << std::setw(16)
        << percent_or_dash(p["removed_fraction"]) << std::setw(18) << fixed(p["mean_max_over_mean_before"].get<double>(), 3)

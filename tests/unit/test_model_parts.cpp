@@ -41,7 +41,6 @@ TEST(ModelParts, MlaProjectionsAreDeepSeekV3sAttentionParameters) {
                             128ull * 128 * 7168;
   EXPECT_EQ(expected, 187'105'280u);  // DeepSeek-V3's ~187 M attention parameters per layer
   EXPECT_EQ(fw::attention_parameters(deepseek_v3()), expected);
-  EXPECT_DOUBLE_EQ(fw::attention_projection_macs_per_token(deepseek_v3()), static_cast<double>(expected));
   // The core: per attended token, 128 heads x (192 for the score + 128 for the value).
   EXPECT_DOUBLE_EQ(fw::attention_core_macs_per_token(deepseek_v3(), 1000.0), 128.0 * 320.0 * 1000.0);
 }

@@ -11,8 +11,6 @@
 
 namespace nvsvp::fw {
 
-// Multiply-adds per token of a layer's attention projections (queries, keys, values, output).
-double attention_projection_macs_per_token(const MoeModel& model);
 // Multiply-adds per token of the attention core (scores and the weighted sum of values) for a
 // query that attends `context` tokens.
 double attention_core_macs_per_token(const MoeModel& model, double context);

@@ -38,8 +38,12 @@ struct StreamPolicyStep {
 // after its re-routing; else what it lost or made up.
 std::string pairs_violation(const StreamPolicyStep& step, double pairs);
 
+// The stream's policies, in the order every per-policy array below holds them.
+inline constexpr std::array<ReplicationPolicy, 3> kStreamPolicies = {ReplicationPolicy::none, ReplicationPolicy::fixed,
+                                                                     ReplicationPolicy::iser};
+
 struct StreamStep {
-  std::array<StreamPolicyStep, 3> policies;  // none, static, iser
+  std::array<StreamPolicyStep, 3> policies;  // in kStreamPolicies' order
   // Only when step() is asked to keep them: per policy, its decision (iser's kept replicas marked
   // `resident`) and the routing over expert copies it made, what a simulated layer of this
   // iteration runs.
