@@ -3,6 +3,8 @@
 // fills, GEMM-2 taking them as their GEMM-1 ends, and COMET's kernel boundary. The in-switch
 // schemes (scheme_dynamic.cpp) and the software ones (scheme_fused_software.cpp) differ only in
 // what fills the entries and what follows a tile's GEMM-2.
+#include <algorithm>
+
 #include "moe_plan.hpp"
 
 namespace nvsvp::fw::detail {
@@ -24,6 +26,29 @@ FusedCounters install_fused_counters(const LayerPlan& plan, const std::array<hw:
   for (auto* seq : streams) seq->counters = static_cast<uint32_t>(end);
   return counters;
 }
+
+namespace {
+
+void append_fused_weight_gradients(const MoeLayerSpec& spec, const std::array<hw::WorkSequence*, 4>& streams,
+                                   const FusedTiles& tiles) {
+  // Backward: each GEMM group computes its projection's weight gradient once its last tile's data
+  // gradient ran, while the combine group drains.
+  std::vector<bool> busy;
+  uint64_t slots = 0;
+  for (const FusedTile& tile : tiles.tiles) {
+    if (tile.expert >= busy.size()) busy.resize(tile.expert + 1, false);
+    busy[tile.expert] = true;
+    slots += tile.tokens;
+  }
+  const auto busy_experts = static_cast<uint32_t>(std::count(busy.begin(), busy.end(), true));
+  auto gradients = weight_gradient_gemms(spec, kExpertsPhase, tiles.tiles.size(), busy_experts, slots);
+  if (!gradients) return;
+  gradients->down.persistent = gradients->gate_up.persistent = gradients->down.kind == hw::TaskKind::gemm;
+  streams[kGemm1Group]->tasks.push_back(gradients->down);
+  streams[kGemm2Group]->tasks.push_back(gradients->gate_up);
+}
+
+}  // namespace
 
 void append_tile_pipeline(const MoeLayerSpec& spec, const std::array<hw::WorkSequence*, 4>& streams,
                           const FusedTiles& tiles, const FusedCounters& counters, uint64_t arrivals_per_token,
@@ -54,6 +79,7 @@ void append_tile_pipeline(const MoeLayerSpec& spec, const std::array<hw::WorkSeq
     gemm2.tasks.push_back(gemms.gemm2);
     gemm2.tasks.push_back(work[t].after_gemm2);
   }
+  append_fused_weight_gradients(spec, streams, tiles);
 }
 
 void append_second_kernel_wait(hw::WorkSequence& combine, bool comet) {

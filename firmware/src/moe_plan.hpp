@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,21 +68,39 @@ hw::WorkSequence& start_sequence(LayerPlan& plan, uint32_t gpu, uint32_t counter
 std::vector<uint64_t> tokens_per_expert(const MoeRouting& routing);
 std::vector<uint64_t> local_slice(const MoeRouting& routing, const std::vector<uint64_t>& per_expert, uint32_t gpu);
 
-// The two grouped GEMMs (GEMM-1 hidden -> 2 x moe_hidden, GEMM-2 moe_hidden -> hidden) over
-// `tile_rows` tiles of software.tile_tokens rows of `busy_experts` experts, `slots` token vectors
-// in and out; the kernel runs when GEMM-2 ends. Delays of no time with pure_communication.
+// The two grouped GEMMs of the experts' chain from their input vectors to their output vectors,
+// over `tile_rows` tiles of software.tile_tokens rows of `busy_experts` experts, `slots` token
+// vectors in and out; the kernel runs when the second ends. Forward: GEMM-1 hidden -> 2 x
+// moe_hidden (gate and up), GEMM-2 moe_hidden -> hidden (down). Backward, the data gradients in
+// reverse: the first hidden -> moe_hidden (through the down projection), the second 2 x moe_hidden
+// -> hidden (through gate and up). Delays of no time with pure_communication.
 struct ExpertGemms {
   hw::Task gemm1;
   hw::Task gemm2;
 };
 ExpertGemms expert_gemms(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t tile_rows, uint32_t busy_experts,
                          uint64_t slots, uint32_t kernel);
+// The output columns of the chain's first GEMM (the thread blocks a tile of it makes).
+uint64_t first_gemm_columns(const MoeLayerSpec& spec);
 
-// The local experts' work on one GPU as the two grouped GEMMs above (GEMM-1 for gate and
-// up; precision and weight bytes of spec.weight_dtype), each expert's tokens
-// (`tokens_per_local_expert`) padded to whole tiles of software.tile_tokens x tile_columns thread
-// blocks; `slots` token vectors are read and as many
-// outputs written. `kernel` (the functional effect) runs when GEMM-2 ends.
+// A backward pass's weight gradients over the same tiles: per projection one grouped GEMM over all
+// of its tokens at once (thread blocks over the weight's output tiles, each as deep as the
+// experts' mean padded tokens), reading the saved activations and the output gradients and
+// accumulating into fp32 gradients. The down projection's can run once its data gradient ran, gate
+// and up's once theirs did. None in a forward pass; delays of no time with pure_communication.
+struct WeightGradientGemms {
+  hw::Task down;
+  hw::Task gate_up;
+};
+std::optional<WeightGradientGemms> weight_gradient_gemms(const MoeLayerSpec& spec, hw::PhaseId phase,
+                                                         uint64_t tile_rows, uint32_t busy_experts, uint64_t slots);
+
+// The local experts' work on one GPU as the two grouped GEMMs above (precision and weight bytes
+// of spec.weight_dtype), each expert's tokens (`tokens_per_local_expert`) padded to whole tiles of
+// software.tile_tokens x tile_columns thread blocks; `slots` token vectors are read and as many
+// outputs written. `kernel` (the functional effect) runs when the second GEMM ends. Backward, each
+// projection's weight gradient follows its data gradient, as autograd computes both before the
+// layer's gradient moves on.
 void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::PhaseId phase,
                          const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel);
 

@@ -154,6 +154,22 @@ std::vector<uint64_t> local_slice(const MoeRouting& routing, const std::vector<u
           per_expert.begin() + static_cast<ptrdiff_t>(gpu + 1) * per};
 }
 
+namespace {
+
+// Bytes of a bf16 activation value: the layer's intermediate vectors and the saved activations the
+// backward pass reads.
+constexpr uint64_t kActivationBytes = 2;
+// Bytes moved per parameter when a weight gradient is accumulated: the fp32 gradient read and
+// written (assumed: gradients accumulate in fp32 across micro batches, as mixed-precision training
+// keeps them).
+constexpr uint64_t kGradientAccumulationBytes = 8;
+
+}  // namespace
+
+uint64_t first_gemm_columns(const MoeLayerSpec& spec) {
+  return spec.pass == LayerPass::backward ? spec.model.moe_hidden : 2ull * spec.model.moe_hidden;
+}
+
 ExpertGemms expert_gemms(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t tile_rows, uint32_t busy_experts,
                          uint64_t slots, uint32_t kernel) {
   hw::Task::check_kernel_index(kernel);
@@ -163,39 +179,93 @@ ExpertGemms expert_gemms(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t t
   const uint64_t columns = spec.software.tile_columns;
   auto blocks = [&](uint64_t output_columns) { return tile_rows * ((output_columns + columns - 1) / columns); };
   auto block_flops = [&](uint64_t depth) { return 2.0 * static_cast<double>(tile * columns * depth); };
-  // Memory: the weights of the experts that have tokens, the tokens read (GEMM-1), the
-  // outputs written (GEMM-2).
   const uint64_t up_weights = weight_bytes(spec.weight_dtype, 2ull * m.hidden * m.moe_hidden) * busy_experts;
   const uint64_t down_weights = weight_bytes(spec.weight_dtype, 1ull * m.hidden * m.moe_hidden) * busy_experts;
+  const uint64_t vectors_in = slots * vector_bytes(spec.dispatch_dtype, m.hidden);
+  const uint64_t vectors_out = slots * vector_bytes(spec.combine_dtype, m.hidden);
   const hw::Precision precision = gemm_precision(spec.weight_dtype);
+  if (spec.pass == LayerPass::backward) {
+    // Memory: the weights, the gradients in, the intermediate gradients (bf16) between the two
+    // GEMMs, the input gradients out. SwiGLU's own backward (elementwise) is not timed.
+    const uint64_t intermediate = slots * m.moe_hidden * kActivationBytes;
+    return ExpertGemms{hw::Task::gemm(phase, blocks(m.moe_hidden), block_flops(m.hidden), precision,
+                                      down_weights + vectors_in + intermediate, 0),
+                       hw::Task::gemm(phase, blocks(m.hidden), block_flops(2ull * m.moe_hidden), precision,
+                                      up_weights + 2 * intermediate + vectors_out, 0, kernel)};
+  }
+  // Memory: the weights of the experts that have tokens, the tokens read (GEMM-1), the
+  // outputs written (GEMM-2).
   return ExpertGemms{hw::Task::gemm(phase, blocks(2ull * m.moe_hidden), block_flops(m.hidden), precision,
-                                    up_weights + slots * vector_bytes(spec.dispatch_dtype, m.hidden), 0),
+                                    up_weights + vectors_in, 0),
                      hw::Task::gemm(phase, blocks(m.hidden), block_flops(m.moe_hidden), precision,
-                                    down_weights + slots * vector_bytes(spec.combine_dtype, m.hidden), 0, kernel)};
+                                    down_weights + vectors_out, 0, kernel)};
+}
+
+std::optional<WeightGradientGemms> weight_gradient_gemms(const MoeLayerSpec& spec, hw::PhaseId phase,
+                                                         uint64_t tile_rows, uint32_t busy_experts, uint64_t slots) {
+  if (spec.pass != LayerPass::backward || tile_rows == 0 || busy_experts == 0) return std::nullopt;
+  if (spec.pure_communication) return WeightGradientGemms{hw::Task::delay(phase, 0.0), hw::Task::delay(phase, 0.0)};
+  const MoeModel& m = spec.model;
+  const uint64_t columns = spec.software.tile_columns;
+  // A block is one output tile of one expert's weight gradient, as deep as that expert's padded
+  // tokens; the blocks are given the experts' mean depth, which keeps the FLOPs exact.
+  const double mean_depth = static_cast<double>(tile_rows * spec.software.tile_tokens) / busy_experts;
+  auto tiles_of = [&](uint64_t rows, uint64_t cols) {
+    return busy_experts * ((rows + columns - 1) / columns) * ((cols + columns - 1) / columns);
+  };
+  const double block_flops = 2.0 * static_cast<double>(columns * columns) * mean_depth;
+  const hw::Precision precision = gemm_precision(spec.weight_dtype);
+  // Memory: the output gradients and saved inputs each projection's gradient is the product of,
+  // and its fp32 gradients accumulated.
+  const uint64_t down_bytes = slots * (vector_bytes(spec.dispatch_dtype, m.hidden) + m.moe_hidden * kActivationBytes) +
+                              kGradientAccumulationBytes * m.hidden * m.moe_hidden * busy_experts;
+  const uint64_t gate_up_bytes = slots * (2ull * m.moe_hidden + m.hidden) * kActivationBytes +
+                                 kGradientAccumulationBytes * 2ull * m.hidden * m.moe_hidden * busy_experts;
+  return WeightGradientGemms{
+      hw::Task::gemm(phase, tiles_of(m.hidden, m.moe_hidden), block_flops, precision, down_bytes, 0),
+      hw::Task::gemm(phase, tiles_of(m.hidden, 2ull * m.moe_hidden), block_flops, precision, gate_up_bytes, 0)};
 }
 
 namespace {
 
+// The experts' tiles on one GPU: each expert's tokens padded to whole tiles.
+struct PaddedTiles {
+  uint64_t tile_rows = 0;
+  uint32_t busy_experts = 0;
+};
+
+PaddedTiles padded_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t>& tokens_per_local_expert) {
+  const uint64_t tile = spec.software.tile_tokens;
+  PaddedTiles tiles;
+  for (uint64_t tokens : tokens_per_local_expert) {
+    tiles.tile_rows += (tokens + tile - 1) / tile;
+    tiles.busy_experts += tokens > 0;
+  }
+  return tiles;
+}
+
 // The experts' GEMMs over `tokens_per_local_expert`, each expert padded to whole tiles.
 ExpertGemms padded_expert_gemms(const MoeLayerSpec& spec, hw::PhaseId phase,
                                 const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel) {
-  const uint64_t tile = spec.software.tile_tokens;
-  uint64_t tile_rows = 0;  // over the experts, each padded to whole tiles
-  uint32_t busy_experts = 0;
-  for (uint64_t tokens : tokens_per_local_expert) {
-    tile_rows += (tokens + tile - 1) / tile;
-    busy_experts += tokens > 0;
-  }
-  return expert_gemms(spec, phase, tile_rows, busy_experts, slots, kernel);
+  const PaddedTiles tiles = padded_tiles(spec, tokens_per_local_expert);
+  return expert_gemms(spec, phase, tiles.tile_rows, tiles.busy_experts, slots, kernel);
 }
 
 }  // namespace
 
 void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::PhaseId phase,
                          const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel) {
-  const ExpertGemms gemms = padded_expert_gemms(spec, phase, tokens_per_local_expert, slots, kernel);
-  if (!spec.pure_communication) seq.tasks.push_back(gemms.gemm1);  // one delay of no time suffices
+  const PaddedTiles tiles = padded_tiles(spec, tokens_per_local_expert);
+  const ExpertGemms gemms = expert_gemms(spec, phase, tiles.tile_rows, tiles.busy_experts, slots, kernel);
+  const auto gradients = weight_gradient_gemms(spec, phase, tiles.tile_rows, tiles.busy_experts, slots);
+  if (spec.pure_communication) {
+    seq.tasks.push_back(gemms.gemm2);  // one delay of no time suffices
+    return;
+  }
+  seq.tasks.push_back(gemms.gemm1);
+  if (gradients) seq.tasks.push_back(gradients->down);
   seq.tasks.push_back(gemms.gemm2);
+  if (gradients) seq.tasks.push_back(gradients->gate_up);
 }
 
 hw::Kernel expert_kernel(std::shared_ptr<const MoeLayerSpec> spec, const MoeBuffers& buffers,

@@ -23,6 +23,15 @@ bool parse_data_type(const std::string& text, DataType& type) {
   return true;
 }
 
+const char* to_string(LayerPass pass) { return pass == LayerPass::backward ? "backward" : "forward"; }
+
+bool parse_layer_pass(const std::string& text, LayerPass& pass) {
+  if (text == "forward") pass = LayerPass::forward;
+  else if (text == "backward") pass = LayerPass::backward;
+  else return false;
+  return true;
+}
+
 uint64_t vector_bytes(DataType type, uint32_t hidden) {
   switch (type) {
     case DataType::fp8: return hidden + 4ull * ((hidden + 127) / 128);

@@ -15,6 +15,7 @@
 // Tile groups are plan_fused_tiles' (software.tile_tokens rows of one local expert, groups that
 // fill the GPU's SMs), the rows of an expert with their sources interleaved.
 #include <algorithm>
+#include <numeric>
 
 #include "moe_plan.hpp"
 
@@ -75,7 +76,7 @@ std::vector<std::vector<RowRange>> expert_runs(const ExpertRows& rows, uint32_t 
 // once: group i is tiles [first[i], first[i + 1]). A group's reads, GEMMs and epilogue go together.
 std::vector<size_t> tile_groups(const MoeLayerSpec& spec, const FusedTiles& tiles, uint32_t sms) {
   const uint64_t columns = spec.software.tile_columns;
-  const uint64_t blocks_per_tile = (2ull * spec.model.moe_hidden + columns - 1) / columns;
+  const uint64_t blocks_per_tile = (first_gemm_columns(spec) + columns - 1) / columns;
   std::vector<size_t> first{0};
   uint64_t blocks = 0;
   for (size_t t = 0; t < tiles.tiles.size(); ++t) {
@@ -141,6 +142,13 @@ void build_ccfuser(LayerPlan& plan, const DispatchMap& map) {
       gemms.tasks.push_back(hw::Task::local_copy(kExpertsPhase, kStreamSignal, kStreamSignal, 0, kGemmDoneCounter));
       epilogue.tasks.push_back(hw::Task::wait(kCombinePhase, kGemmDoneCounter, group + 1));
       for (const RowRange& r : ranges) append_row_sends(plan, rows, epilogue, r, true, kCombinePhase, kCombineCounter);
+    }
+    // Backward: the weight gradients once every group's data gradients ran, while the epilogue drains.
+    const auto busy = static_cast<uint32_t>(std::count_if(loads.begin(), loads.end(), [](uint64_t n) { return n > 0; }));
+    if (auto gradients = weight_gradient_gemms(spec, kExpertsPhase, tiles.tiles.size(), busy,
+                                               std::accumulate(loads.begin(), loads.end(), uint64_t{0}))) {
+      gemms.tasks.push_back(gradients->down);
+      gemms.tasks.push_back(gradients->gate_up);
     }
   }
   for (uint32_t g = 0; g < routing.gpus; ++g) append_row_home_combine(plan, rows, plan.extra_sequences[g][1], g);

@@ -107,6 +107,7 @@ Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std:
         {"experts", layer.model.experts},
         {"top_k", layer.top_k},
         {"tokens_per_gpu", layer.tokens_per_gpu},
+        {"pass", fw::to_string(layer.pass)},
         {"dispatch_dtype", fw::to_string(layer.dispatch_dtype)},
         {"combine_dtype", fw::to_string(layer.combine_dtype)},
         {"weight_dtype", fw::to_string(layer.weight_dtype)},

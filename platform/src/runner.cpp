@@ -366,7 +366,9 @@ std::shared_ptr<fw::MoeLayerSpec> layer_spec_frame(const Scenario& scenario) {
   spec->model = scenario.workload.model;
   spec->top_k = scenario.workload.top_k;
   spec->tokens_per_gpu = scenario.workload.tokens_per_gpu;
-  spec->dispatch_dtype = scenario.workload.dispatch_dtype;
+  spec->pass = scenario.workload.pass;
+  spec->dispatch_dtype =
+      spec->pass == fw::LayerPass::backward ? scenario.workload.gradient_dtype : scenario.workload.dispatch_dtype;
   spec->weight_dtype = scenario.workload.weight_dtype;
   spec->combine_dtype = scenario.workload.combine_dtype;
   spec->pure_communication = scenario.pure_communication;

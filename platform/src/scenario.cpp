@@ -341,10 +341,26 @@ class SectionReader {
                   const Rule& rule) {
     yaml_(key, value, description, rule);
   }
-  void read_value(const char* key, const ConfigNode& node, const std::string& path, fw::DataType& value,
-                  const char* description, const hw::Choices& choices);
-  void read_value(const char* key, const ConfigNode& node, const std::string& path, fw::WeightDtype& value,
-                  const char* description, const hw::Choices& choices);
+  // The firmware's named values: read as text among `choices`, then parsed.
+  template <class Named>
+  void read_named(const char* key, Named& value, const char* description, const hw::Choices& choices,
+                  bool (*parse)(const std::string&, Named&)) {
+    std::string text = fw::to_string(value);
+    yaml_(key, text, description, choices);
+    parse(text, value);
+  }
+  void read_value(const char* key, const ConfigNode&, const std::string&, fw::DataType& value,
+                  const char* description, const hw::Choices& choices) {
+    read_named(key, value, description, choices, fw::parse_data_type);
+  }
+  void read_value(const char* key, const ConfigNode&, const std::string&, fw::WeightDtype& value,
+                  const char* description, const hw::Choices& choices) {
+    read_named(key, value, description, choices, fw::parse_weight_dtype);
+  }
+  void read_value(const char* key, const ConfigNode&, const std::string&, fw::LayerPass& value,
+                  const char* description, const hw::Choices& choices) {
+    read_named(key, value, description, choices, fw::parse_layer_pass);
+  }
   void read_value(const char* key, const ConfigNode& node, const std::string& path, double& value,
                   const char* description, const Positive& rule);
   void read_value(const char* key, const ConfigNode& node, const std::string& path, std::string& value,
@@ -437,20 +453,6 @@ void SectionReader::operator()(const char* key, T& value, const char* descriptio
   read_value(key, *node, path, value, description, rule);
   kind_.note(value, use);
   if (use.selects_kind) reject_keys_of_other_kinds(key);
-}
-
-void SectionReader::read_value(const char* key, const ConfigNode&, const std::string&, fw::DataType& value,
-                               const char* description, const hw::Choices& choices) {
-  std::string text = fw::to_string(value);
-  yaml_(key, text, description, choices);
-  fw::parse_data_type(text, value);
-}
-
-void SectionReader::read_value(const char* key, const ConfigNode&, const std::string&, fw::WeightDtype& value,
-                               const char* description, const hw::Choices& choices) {
-  std::string text = fw::to_string(value);
-  yaml_(key, text, description, choices);
-  fw::parse_weight_dtype(text, value);
 }
 
 void SectionReader::read_value(const char*, const ConfigNode& node, const std::string& path, double& value,
@@ -803,6 +805,13 @@ void ScenarioLoader::check_replication() const {
   }
   // A stream runs every policy, whatever replication.policy says.
   const bool stream = scenario_.stream.iterations > 0;
+  if (w.pass == fw::LayerPass::backward && (r.policy != "none" || stream)) {
+    // Replicas in training would need their weight gradients summed back into the original
+    // expert's, which is not modeled; ISER replicates for serving.
+    const Place at = origins_.blame({"workload.pass", stream ? "stream.iterations" : "replication.policy"});
+    config_fail(at.origin, at.path, "hot-expert replication and streams in a forward pass only (serving)",
+                stream ? std::string("a stream with pass backward") : "policy " + r.policy + " with pass backward");
+  }
   if (r.policy == "none" && !stream) return;
   const bool iser = r.policy == "iser" || stream;
   const uint64_t copies = w.model.experts + static_cast<uint64_t>(p.gpus) * r.slots_per_gpu;

@@ -76,6 +76,9 @@ class SectionDumper {
   void write(const char* key, fw::WeightDtype value, const char* description, const hw::Choices& choices) {
     yaml_(key, std::string(fw::to_string(value)), description, choices);
   }
+  void write(const char* key, fw::LayerPass value, const char* description, const hw::Choices& choices) {
+    yaml_(key, std::string(fw::to_string(value)), description, choices);
+  }
   void write(const char* key, double value, const char* description, const Positive&) {
     yaml_(key, value, description, hw::Range{});
   }

@@ -191,6 +191,14 @@ void visit_section(V& v, WorkloadSpec& w) {
   v("dispatch_dtype", w.dispatch_dtype, "wire format of dispatched token vectors", kDataTypes);
   v("combine_dtype", w.combine_dtype, "wire format of expert outputs in combine", kDataTypes);
   v("weight_dtype", w.weight_dtype, "format of the experts' weights, and so of their GEMMs", kWeightDtypes);
+  v("pass", w.pass,
+    "the layer's pass: backward sends each token's output gradient to its experts, computes their data and weight "
+    "gradients (twice the forward GEMMs' work) and sums each token's input gradients at home",
+    hw::Choices{{"forward", "backward"}});
+  v("gradient_dtype", w.gradient_dtype,
+    "backward: wire format of the output gradients sent to the experts (combine_dtype carries the input gradients "
+    "back; dispatch_dtype is not used)",
+    kDataTypes);
   v("shared_experts", w.shared_experts, "shared experts every token goes through at home", hw::between(0, 64),
     defaults_to(w.model.shared_experts, "model.shared_experts"));
   v.section("routing", w.routing, "", required());

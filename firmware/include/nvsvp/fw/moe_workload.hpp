@@ -211,6 +211,18 @@ inline uint16_t software_sender_sms(const SoftwareParams& software) {
   return static_cast<uint16_t>(std::min<uint32_t>(software.comm_sms / 2, 0xFFFF));
 }
 
+// Which pass of the layer a plan runs. The backward pass moves and computes the gradients
+// (docs/firmware.md#the-backward-pass): its dispatch carries each token's output gradient from its
+// home to its experts (the gradient of the combine), the experts compute their data gradients in
+// reverse order (down projection first, then gate and up) and their weight gradients, and its
+// combine sums each token's input gradients at home (the gradient of the dispatch). Every scheme
+// builds both passes with the same planner: what is fused, multicast or reduced in the switch
+// forward is so backward too.
+enum class LayerPass : uint8_t { forward, backward };
+
+const char* to_string(LayerPass pass);
+bool parse_layer_pass(const std::string& text, LayerPass& pass);
+
 struct ReplicationDecision;  // replication_phase.hpp
 
 struct MoeLayerSpec {
@@ -218,8 +230,9 @@ struct MoeLayerSpec {
   MoeModel model;
   uint32_t top_k = 0;
   uint32_t tokens_per_gpu = 0;
-  DataType dispatch_dtype = DataType::fp8;
-  DataType combine_dtype = DataType::bf16;
+  LayerPass pass = LayerPass::forward;
+  DataType dispatch_dtype = DataType::fp8;   // on the wire home -> experts (backward: output gradients)
+  DataType combine_dtype = DataType::bf16;   // on the wire experts -> home (backward: input gradients)
   WeightDtype weight_dtype = WeightDtype::fp8;  // the routed and shared experts' weights
   MoeRouting routing;
   bool pure_communication = false;  // compute tasks take no time (their kernels still run)

@@ -73,6 +73,8 @@ struct WorkloadSpec {
   fw::DataType dispatch_dtype = fw::DataType::fp8;
   fw::DataType combine_dtype = fw::DataType::bf16;
   fw::WeightDtype weight_dtype = fw::WeightDtype::fp8;
+  fw::LayerPass pass = fw::LayerPass::forward;
+  fw::DataType gradient_dtype = fw::DataType::bf16;  // backward: the output gradients to the experts
   RoutingSpec routing;
   uint32_t shared_experts = 0;  // default: the model's
 };

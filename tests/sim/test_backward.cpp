@@ -1,0 +1,111 @@
+// The backward pass of an MoE layer end to end on dgx-h100 (model S, top-8, few tokens): the
+// output gradients go from their homes to the experts as the forward's tokens do (bf16 on the
+// wire), the input gradients come back and are summed as the forward's partials are, and per link
+// direction each scheme moves exactly what the routing implies, counted here from the routing
+// alone; every scheme passes its checks backward, and takes longer than forward (twice the GEMMs).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "../common/test_support.hpp"
+#include "nvsvp/fw/moe_layer.hpp"
+#include "nvsvp/platform/runner.hpp"
+#include "nvsvp/platform/scenario.hpp"
+
+namespace nvsvp::platform {
+namespace {
+
+using nlohmann::json;
+
+std::string scenario_text(const std::string& schemes, const std::string& pass) {
+  return "name: backward_test\n"
+         "platform: {preset: dgx-h100}\n"
+         "workload:\n"
+         "  model: S\n"
+         "  top_k: 8\n"
+         "  tokens_per_gpu: 64\n"
+         "  pass: " + pass + "\n"
+         "  routing: {kind: uniform, seed: 21}\n"
+         "schemes: [" + schemes + "]\n"
+         "software: {tutel_degree: 2}\n"
+         "simulation: {max_time_us: 10000}\n";
+}
+
+TEST(BackwardPass, TrafficPerDirectionIsWhatTheRoutingImplies) {
+  test::TempDir dir;
+  const std::string text = scenario_text("deepep, dysharp-basic, dysharp", "backward");
+  const Scenario scenario = load_scenario(dir.write("backward.yaml", text), {}, test::config_dir());
+  const json report = test::run_and_read_report(scenario, dir.path() + "/backward");
+  const auto layer = make_layer_spec(scenario);
+  const fw::MoeRouting& routing = layer->routing;
+  EXPECT_EQ(report.at("scenario").at("pass"), "backward");
+
+  // Both ways bf16 gradients: 2 bytes per hidden value, no scales.
+  const uint64_t gradient_bytes = 2ull * layer->model.hidden;
+  EXPECT_EQ(report.at("workload").at("dispatch_bytes_per_token").get<uint64_t>(), gradient_bytes);
+  EXPECT_EQ(report.at("workload").at("combine_bytes_per_token").get<uint64_t>(), gradient_bytes);
+  // Per token, D = the remote GPUs among its experts'.
+  uint64_t sum_d = 0, tokens_with_remote = 0, remote_experts = 0;
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    std::map<uint32_t, bool> remote;
+    for (uint32_t k = 0; k < routing.top_k; ++k) {
+      const uint32_t gpu = routing.gpu_of_expert(routing.experts_of(t)[k]);
+      if (gpu != routing.home_of_token(t)) remote[gpu] = true;
+      remote_experts += gpu != routing.home_of_token(t);
+    }
+    sum_d += remote.size();
+    tokens_with_remote += remote.empty() ? 0 : 1;
+  }
+  ASSERT_GT(sum_d, 2 * tokens_with_remote);
+  const uint64_t flags = 8 * 7 * 16;  // deepep's count exchange, dysharp-basic's barrier
+
+  // deepep: each output gradient to each remote GPU, each input gradient back.
+  const json& deepep = test::result_of(report, "deepep");
+  EXPECT_TRUE(deepep.at("checks").at("passed").get<bool>()) << deepep.at("checks").dump(2);
+  for (const char* direction : {"gpu_to_switch", "switch_to_gpu"}) {
+    EXPECT_EQ(deepep.at("payload_bytes").at(direction).get<uint64_t>(), sum_d * 2 * gradient_bytes + flags)
+        << direction;
+  }
+  // In the switch: one multicast of the output gradient up, D copies down; D input gradients up,
+  // summed in the switch, one down (plus the barrier's flags, or the fused kernel's notifications).
+  const json& basic = test::result_of(report, "dysharp-basic");
+  EXPECT_TRUE(basic.at("checks").at("passed").get<bool>()) << basic.at("checks").dump(2);
+  EXPECT_EQ(basic.at("payload_bytes").at("gpu_to_switch").get<uint64_t>(),
+            (tokens_with_remote + sum_d) * gradient_bytes + flags);
+  EXPECT_EQ(basic.at("payload_bytes").at("switch_to_gpu").get<uint64_t>(),
+            (sum_d + tokens_with_remote) * gradient_bytes + flags);
+  EXPECT_EQ(basic.at("switch").at("reductions").get<uint64_t>(), tokens_with_remote);
+  constexpr uint64_t kNotificationBytes = 4;
+  const json& fused = test::result_of(report, "dysharp");
+  EXPECT_TRUE(fused.at("checks").at("passed").get<bool>()) << fused.at("checks").dump(2);
+  for (const char* direction : {"gpu_to_switch", "switch_to_gpu"}) {
+    EXPECT_EQ(fused.at("payload_bytes").at(direction).get<uint64_t>(),
+              (tokens_with_remote + sum_d) * gradient_bytes + remote_experts * kNotificationBytes)
+        << direction;
+  }
+  EXPECT_EQ(fused.at("switch").at("reductions").get<uint64_t>(), tokens_with_remote);
+}
+
+const std::string kAllSchemes =
+    "deepep, nvls, dysharp-basic, explicit-addressing-basic, tutel, fastermoe, ccfuser, comet, fusion-only, "
+    "dysharp-comet, explicit-addressing, dysharp";
+
+TEST(BackwardPass, EverySchemePassesItsChecksAndTakesLongerThanForward) {
+  test::TempDir dir;
+  const json backward = test::run_scenario_text(dir, "backward", scenario_text(kAllSchemes, "backward"));
+  const json forward = test::run_scenario_text(dir, "forward", scenario_text(kAllSchemes, "forward"));
+  ASSERT_EQ(backward.at("results").size(), 12u);
+  for (const json& result : backward.at("results")) {
+    const std::string scheme = result.at("scheme");
+    SCOPED_TRACE(scheme);
+    EXPECT_TRUE(result.at("checks").at("passed").get<bool>()) << result.at("checks").dump(2);
+    EXPECT_GT(result.at("layer_time_us").get<double>(),
+              test::result_of(forward, scheme).at("layer_time_us").get<double>());
+  }
+}
+
+}  // namespace
+}  // namespace nvsvp::platform
