@@ -7,8 +7,6 @@ namespace nvsvp::fw {
 
 namespace {
 
-constexpr uint64_t kActivationBytes = 2;  // bf16 activations between the parts
-
 struct HeadShape {
   double query_heads = 0;
   double key_value_heads = 0;
@@ -85,6 +83,14 @@ hw::Task output_head_task(const MoeModel& m, uint64_t tokens, WeightDtype linear
   const auto bytes = weight_bytes(linear_dtype, parameters) +
                      static_cast<uint64_t>(t * (static_cast<double>(m.hidden) + m.vocab) * kActivationBytes);
   return hw::Task::compute(0, 2.0 * static_cast<double>(parameters) * t, gemm_precision(linear_dtype), bytes);
+}
+
+hw::Task backward_task(const hw::Task& forward, double flops_factor, uint64_t parameters) {
+  hw::Task backward = forward;
+  backward.flops = forward.flops * flops_factor;
+  backward.memory_bytes = static_cast<uint64_t>(static_cast<double>(forward.memory_bytes) * flops_factor) +
+                          kGradientAccumulationBytes * parameters;
+  return backward;
 }
 
 }  // namespace nvsvp::fw

@@ -154,18 +154,6 @@ std::vector<uint64_t> local_slice(const MoeRouting& routing, const std::vector<u
           per_expert.begin() + static_cast<ptrdiff_t>(gpu + 1) * per};
 }
 
-namespace {
-
-// Bytes of a bf16 activation value: the layer's intermediate vectors and the saved activations the
-// backward pass reads.
-constexpr uint64_t kActivationBytes = 2;
-// Bytes moved per parameter when a weight gradient is accumulated: the fp32 gradient read and
-// written (assumed: gradients accumulate in fp32 across micro batches, as mixed-precision training
-// keeps them).
-constexpr uint64_t kGradientAccumulationBytes = 8;
-
-}  // namespace
-
 uint64_t first_gemm_columns(const MoeLayerSpec& spec) {
   return spec.pass == LayerPass::backward ? spec.model.moe_hidden : 2ull * spec.model.moe_hidden;
 }

@@ -10,18 +10,6 @@ namespace nvsvp::platform {
 
 using nlohmann::json;
 
-namespace {
-
-// Attention and the dense layers' linear layers are fp8 GEMMs (DeepSeek-V3's practice), whatever
-// the experts' weights are (docs/decisions.md, issue 24).
-constexpr fw::WeightDtype kLinearDtype = fw::WeightDtype::fp8;
-
-double task_us(const model::GpuParams& gpu, const hw::Task& task) {
-  return model::task_seconds(gpu, task, static_cast<double>(gpu.sms)) * 1e6;
-}
-
-}  // namespace
-
 PrefillParts prefill_parts(const Scenario& scenario) {
   const fw::MoeModel& m = scenario.workload.model;
   const model::GpuParams& gpu = scenario.platform.gpu;
@@ -34,11 +22,14 @@ PrefillParts prefill_parts(const Scenario& scenario) {
   parts.dense_layers = m.dense_layers;
   parts.moe_layers = m.layers - m.dense_layers;
   parts.context = fw::causal_prefill_context(m.sequence_length);
-  const fw::AttentionTasks attention = fw::attention_tasks(m, tokens, parts.context, kLinearDtype);
-  parts.attention_us = task_us(gpu, attention.projections) + task_us(gpu, attention.core);
-  if (m.dense_layers > 0) parts.dense_ffn_us = task_us(gpu, fw::dense_ffn_task(m, tokens, kLinearDtype));
+  const fw::AttentionTasks attention = fw::attention_tasks(m, tokens, parts.context, fw::kLinearLayerDtype);
+  parts.attention_us =
+      model::whole_gpu_task_us(gpu, attention.projections) + model::whole_gpu_task_us(gpu, attention.core);
+  if (m.dense_layers > 0) {
+    parts.dense_ffn_us = model::whole_gpu_task_us(gpu, fw::dense_ffn_task(m, tokens, fw::kLinearLayerDtype));
+  }
   const uint64_t sequences = (tokens + m.sequence_length - 1) / m.sequence_length;
-  parts.output_head_us = task_us(gpu, fw::output_head_task(m, sequences, kLinearDtype));
+  parts.output_head_us = model::whole_gpu_task_us(gpu, fw::output_head_task(m, sequences, fw::kLinearLayerDtype));
   return parts;
 }
 
@@ -69,7 +60,7 @@ json prefill_estimate(const Scenario& scenario, const json& layer_time_gains) {
           {"attention_us", parts.attention_us},
           {"dense_ffn_us", parts.dense_ffn_us},
           {"output_head_us", parts.output_head_us},
-          {"linear_dtype", fw::to_string(kLinearDtype)},
+          {"linear_dtype", fw::to_string(fw::kLinearLayerDtype)},
           {"schemes", schemes}};
 }
 

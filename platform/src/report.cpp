@@ -594,6 +594,29 @@ void print_stream_summary(const json& stream, std::ostream& os) {
   }
 }
 
+// The training step (report.json's `step`): per scheme its time, throughput and where it goes.
+void print_step_summary(const json& step, std::ostream& os) {
+  os << "step: " << step["kind"].get<std::string>() << ", " << step["layers"] << " layers ("
+     << step["simulated_layers"].size() << " of " << step["moe_layers"] << " MoE layers simulated), "
+     << step["micro_batches"] << " micro batches, " << step["pipeline"]["stages"] << " stage(s) "
+     << step["pipeline"]["schedule"].get<std::string>() << "\n";
+  const char* const parts[] = {"attention_us", "dense_us", "moe_compute_us", "exposed_comm_us", "pipeline_bubble_us"};
+  os << std::left << std::setw(28) << "  scheme" << std::right << std::setw(12) << "step_ms" << std::setw(14)
+     << "tokens/s";
+  for (const char* part : parts) os << std::setw(20) << std::string(part).substr(0, std::string(part).size() - 3);
+  os << "\n";
+  for (const auto& [scheme, s] : step["schemes"].items()) {
+    const json& b = s["breakdown"];
+    os << std::left << std::setw(28) << "  " + scheme << std::right << std::setw(12)
+       << fixed(s["step_time_us"].get<double>() / 1e3, 2) << std::setw(14)
+       << fixed(s["tokens_per_second"].get<double>(), 0);
+    for (const char* part : parts) os << std::setw(20) << fixed(b[part].get<double>() / 1e3, 2);
+    os << "\n";
+  }
+  os << "  (parts in ms per step, each stage's on average)\n";
+  for (const json& failure : step["failures"]) os << "  FAILED " << failure.get<std::string>() << "\n";
+}
+
 }  // namespace
 
 void print_summary(const Report& report, const std::string& out_dir, std::ostream& os) {
@@ -683,6 +706,7 @@ void print_summary(const Report& report, const std::string& out_dir, std::ostrea
        << " M remote token copies/s, peak RSS " << fixed(sim["peak_rss_mb"].get<double>(), 1) << " MB\n";
   }
   if (doc.contains("stream")) print_stream_summary(doc["stream"], os);
+  if (doc.contains("step")) print_step_summary(doc["step"], os);
   os << "report: " << out_dir << "/report.json\n";
 }
 

@@ -17,6 +17,7 @@
 #include "nvsvp/fw/switch_bringup.hpp"
 #include "nvsvp/platform/fabric_resources.hpp"
 #include "nvsvp/platform/platform.hpp"
+#include "nvsvp/platform/model_step.hpp"
 #include "nvsvp/platform/report.hpp"
 #include "nvsvp/platform/routing_generator.hpp"
 #include "nvsvp/platform/tlm_hal.hpp"
@@ -534,6 +535,15 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
     report.passed = report.passed && stream.at("passed").get<bool>();
     report.document["passed"] = report.passed;
     report.document["stream"] = std::move(stream);
+  }
+  if (!scenario.step.kind.empty()) {
+    std::function<void(const std::string&)> on_progress;
+    if (progress.enabled()) on_progress = [&progress](const std::string& what) { progress.show(what); };
+    json step = run_model_step(scenario, on_progress);
+    progress.clear();
+    report.passed = report.passed && step.at("passed").get<bool>();
+    report.document["passed"] = report.passed;
+    report.document["step"] = std::move(step);
   }
   report.document["nvsvp"] = nvsvp_build_json(options.command_line);
   write_report_files(report, out_dir);

@@ -254,6 +254,7 @@ class ScenarioLoader {
     check_faults();
     check_partitions();
     check_stream();
+    check_step();
     check_trace_files();
   }
   void check_fabric() const;
@@ -262,6 +263,7 @@ class ScenarioLoader {
   void check_gpu_resources() const;
   void check_replication() const;
   void check_stream() const;
+  void check_step() const;
   void check_trace_files() const;
   void check_trace_placeholders(const Place& at) const;
   void check_message_size() const;
@@ -868,6 +870,51 @@ void ScenarioLoader::check_stream() const {
     const Place at = origins_.blame({"stream.iterations", "partitions"});
     config_fail(at.origin, at.path, "a stream over every GPU (no partitions)",
                 std::to_string(scenario_.partitions.size()) + " partitions");
+  }
+}
+
+void ScenarioLoader::check_step() const {
+  const StepSpec& step = scenario_.step;
+  if (step.kind.empty()) return;
+  const fw::MoeModel& m = scenario_.workload.model;
+  if (m.layers == 0 || m.attention.kind.empty() || m.vocab == 0 || m.dense_layers >= m.layers) {
+    const Place at = origins_.blame({"workload.model", "step.kind"});
+    config_fail(at.origin, at.path,
+                "a model that gives its layers (at least one MoE layer), attention and vocab for a step of the whole "
+                "model",
+                "model " + m.name + " with " + std::to_string(m.layers) + " layers, " +
+                    std::to_string(m.dense_layers) + " dense" + (m.attention.kind.empty() ? ", no attention" : "") +
+                    (m.vocab == 0 ? ", no vocab" : ""));
+  }
+  const uint32_t moe_layers = m.layers - m.dense_layers;
+  if (step.pipeline.stages > m.layers) {
+    const Place at = origins_.blame({"step.pipeline.stages", "workload.model"});
+    config_fail(at.origin, at.path, "at most one stage per layer (" + std::to_string(m.layers) + " layers)",
+                std::to_string(step.pipeline.stages) + " stages");
+  }
+  if (step.sample_layers > moe_layers) {
+    const Place at = origins_.blame({"step.sample_layers", "workload.model"});
+    config_fail(at.origin, at.path, "at most the model's " + std::to_string(moe_layers) + " MoE layers",
+                std::to_string(step.sample_layers));
+  }
+  // The step runs both passes itself, without replication, streams or partitions.
+  const char* conflict = scenario_.workload.pass == fw::LayerPass::backward ? "workload.pass"
+                         : scenario_.replication.policy != "none"           ? "replication.policy"
+                         : scenario_.stream.iterations > 0                  ? "stream.iterations"
+                         : !scenario_.partitions.empty()                    ? "partitions"
+                                                                            : nullptr;
+  if (conflict != nullptr) {
+    const Place at = origins_.blame({conflict, "step.kind"});
+    config_fail(at.origin, at.path,
+                "a training step alone: it runs both passes itself, with no replication, stream or partitions",
+                std::string(conflict) + " given");
+  }
+  const bool tutel_search = scenario_.software.tutel_degree == 0 &&
+                            std::count(scenario_.schemes.begin(), scenario_.schemes.end(), "tutel") > 0;
+  if (tutel_search) {
+    const Place at = origins_.blame({"step.kind", "software.tutel_degree"});
+    config_fail(at.origin, at.path, "a fixed software.tutel_degree (1 .. 64) for tutel in a step",
+                "tutel_degree 0 (the adaptive search)");
   }
 }
 

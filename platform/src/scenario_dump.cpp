@@ -31,7 +31,7 @@ class SectionDumper {
     if constexpr (std::is_same_v<T, StreamSpec>) {
       if (value.iterations == 0) return;  // no stream: the section is left out, as in the file
     }
-    if constexpr (std::is_same_v<T, fw::AttentionShape>) {
+    if constexpr (std::is_same_v<T, fw::AttentionShape> || std::is_same_v<T, StepSpec>) {
       if (value.kind.empty()) return;  // not given: left out, as in the file
     }
     yaml_.section(key, comment);

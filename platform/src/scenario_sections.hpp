@@ -217,6 +217,26 @@ void visit_section(V& v, StreamSpec& s) {
 }
 
 template <class V>
+void visit_section(V& v, StepPipeline& p) {
+  v("stages", p.stages, "pipeline stages, each one NVLink domain (the platform); the layers split evenly",
+    hw::between(1, 4096));
+  v("schedule", p.schedule, "the pipeline's schedule: 1f1b (one forward, one backward)", hw::Choices{{"1f1b"}});
+  v("link_gbps", p.link_gbps, "link between stages, per GPU and direction, GB/s", Positive{});
+  v("link_latency_us", p.link_latency_us, "link between stages: latency of one transfer, us", hw::between(0.0, 1e6));
+}
+
+template <class V>
+void visit_section(V& v, StepSpec& s) {
+  v("kind", s.kind, "", hw::Choices{{"training"}}, kind_selector());
+  v("micro_batches", s.micro_batches, "micro batches per step, each of workload.tokens_per_gpu tokens per GPU",
+    hw::between(1, 1 << 16));
+  v("sample_layers", s.sample_layers,
+    "MoE layers simulated, evenly spaced; the others take the sampled ones' mean (0: every MoE layer)",
+    hw::between(0, 4096));
+  v.section("pipeline", s.pipeline, "pipeline parallelism across NVLink domains");
+}
+
+template <class V>
 void visit_section(V& v, SimulationSpec& s) {
   v("max_time_us", s.max_time_us, "simulated-time limit, us: a run still busy then is reported as stuck",
     Positive{});
@@ -268,6 +288,7 @@ void visit_section(V& v, Scenario& s) {
     GpuPartitions{});
   v.section("stream", s.stream,
             "compares replication policies over iterations of a drifting routing (docs/configuration.md#stream)");
+  v.section("step", s.step, "a training step of the whole model (docs/configuration.md#step)");
 }
 
 }  // namespace nvsvp::platform

@@ -11,6 +11,10 @@
 
 namespace nvsvp::fw {
 
+// The linear layers around the experts (attention's projections, the dense FFN, the output head)
+// are fp8 GEMMs, DeepSeek-V3's practice, whatever format the experts' weights have.
+inline constexpr WeightDtype kLinearLayerDtype = WeightDtype::fp8;
+
 // Multiply-adds per token of the attention core (scores and the weighted sum of values) for a
 // query that attends `context` tokens.
 double attention_core_macs_per_token(const MoeModel& model, double context);
@@ -38,5 +42,14 @@ hw::Task dense_ffn_task(const MoeModel& model, uint64_t tokens, WeightDtype line
 // `tokens` rows of logits through the output head (hidden x vocab, weights in `linear_dtype`).
 // Throws std::invalid_argument when vocab is 0.
 hw::Task output_head_task(const MoeModel& model, uint64_t tokens, WeightDtype linear_dtype);
+
+// The backward pass of a part whose forward is `forward` over `parameters` weights (0: none):
+// `flops_factor` times its FLOPs (2 for a linear layer: data and weight gradients; 2.5 for the
+// attention core: five matrix products to the forward's two, as FlashAttention-2's backward with
+// the scores recomputed), `flops_factor` times its activation bytes, and its weight gradients
+// accumulated in fp32 (8 bytes a parameter read and written).
+hw::Task backward_task(const hw::Task& forward, double flops_factor, uint64_t parameters);
+inline constexpr double kLinearBackwardFactor = 2.0;
+inline constexpr double kAttentionCoreBackwardFactor = 2.5;
 
 }  // namespace nvsvp::fw

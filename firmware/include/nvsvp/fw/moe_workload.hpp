@@ -32,6 +32,14 @@ bool parse_weight_dtype(const std::string& text, WeightDtype& type);
 // values (0.5625 bytes), fp8 one byte (its per-block scales left out, as before fp4 came), bf16 two.
 uint64_t weight_bytes(WeightDtype type, uint64_t parameters);
 
+// Bytes of one bf16 activation value: the vectors between a layer's parts and the saved
+// activations a backward pass reads.
+inline constexpr uint64_t kActivationBytes = 2;
+// Bytes moved per parameter when a weight gradient is accumulated: its fp32 gradient read and
+// written (assumed: gradients accumulate in fp32 across micro batches, as mixed-precision training
+// keeps them).
+inline constexpr uint64_t kGradientAccumulationBytes = 8;
+
 // The GEMM precision weights of `type` run at: fp4 weights make an NVFP4 GEMM (the activations
 // quantized to fp4 too, as TensorRT-LLM's NVFP4 MoE does), fp8 an fp8 GEMM, bf16 a bf16 GEMM.
 hw::Precision gemm_precision(WeightDtype type);

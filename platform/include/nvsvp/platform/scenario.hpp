@@ -116,6 +116,27 @@ struct StreamSpec {
   uint32_t simulate_every = 0;
 };
 
+// The pipeline of a training step across NVLink domains (the step's `pipeline`): each stage is
+// one domain (the platform), the model's layers split evenly over the stages.
+struct StepPipeline {
+  uint32_t stages = 1;
+  std::string schedule = "1f1b";
+  // Between stages, per GPU and direction (assumed: one 400 Gb/s NIC per GPU, as DGX H100 and
+  // GH200 nodes have, at its line rate, and an RDMA write's latency).
+  double link_gbps = 50.0;
+  double link_latency_us = 5.0;
+};
+
+// A step of the whole model (the `step` section, docs/configuration.md#step): its MoE layers
+// simulated, the parts around them timed on the GPU's roofline, composed by the pipeline's
+// schedule. kind empty: no step.
+struct StepSpec {
+  std::string kind;            // "" or "training"
+  uint32_t micro_batches = 1;  // per step, each of workload.tokens_per_gpu tokens on every GPU of a stage
+  uint32_t sample_layers = 0;  // MoE layers simulated, evenly spaced; the others take their mean (0: every one)
+  StepPipeline pipeline;
+};
+
 struct Scenario {
   std::string name;
   std::string file;  // the scenario file as given
@@ -135,6 +156,7 @@ struct Scenario {
   // GPU. A GPU in no partition is isolated: every access to or from it is refused.
   std::vector<std::vector<uint32_t>> partitions;
   StreamSpec stream;
+  StepSpec step;
   // Where each key was set, so that a check made after loading (check_fabric_resources) names
   // the file and line too. Null for a scenario built in code.
   std::shared_ptr<const KeyOrigins> origins;

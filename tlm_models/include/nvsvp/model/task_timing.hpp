@@ -14,4 +14,9 @@ namespace nvsvp::model {
 // bytes at hbm_gbps, plus its fixed duration_ns.
 double task_seconds(const GpuParams& params, const hw::Task& task, double sms);
 
+// Microseconds `task` takes with the whole GPU's SMs (a part of a model step that runs alone).
+inline double whole_gpu_task_us(const GpuParams& params, const hw::Task& task) {
+  return task_seconds(params, task, static_cast<double>(params.sms)) * 1e6;
+}
+
 }  // namespace nvsvp::model

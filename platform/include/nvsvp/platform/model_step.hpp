@@ -1,0 +1,62 @@
+// A training step of the whole model (the scenario's `step` section, docs/configuration.md#step):
+// every MoE layer's forward and backward pass simulated (one child process per layer, pass and
+// scheme; a sample of them with step.sample_layers), the parts around them (attention, the dense
+// layers' FFN, the output head) timed on the GPU model's roofline (docs/models/model_parts.md),
+// composed over the pipeline's stages by its schedule (pipeline_schedule.hpp).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "nvsvp/platform/pipeline_schedule.hpp"
+#include "nvsvp/platform/scenario.hpp"
+
+namespace nvsvp::platform {
+
+// Where a pass's time goes, us: the parts that compute on every GPU alone, and an MoE layer's
+// compute (its GEMMs, overlapped communication included) and communication that no compute hides.
+struct StepParts {
+  double attention_us = 0.0;
+  double dense_us = 0.0;  // the dense layers' FFN and the output head
+  double moe_compute_us = 0.0;
+  double exposed_comm_us = 0.0;
+  double total_us() const { return attention_us + dense_us + moe_compute_us + exposed_comm_us; }
+  StepParts& operator+=(const StepParts& other);
+  StepParts scaled(double factor) const;
+};
+
+// One layer (or the output head) of one micro batch on every GPU of a stage.
+struct LayerPasses {
+  StepParts forward;
+  StepParts backward;  // input and weight gradients together (1F1B does not split them)
+};
+
+struct TrainingStep {
+  PipelineTiming timing;
+  StepParts busy;  // per stage on average over the step: timing's busy time by part
+  std::vector<uint32_t> first_layer;  // per stage: its first layer (and one past the last stage's last)
+};
+
+// The model's `layers` split evenly over `spec.stages` stages (stage s: layers [s L / P,
+// (s + 1) L / P)), `head` on the last stage, timed by the 1F1B schedule. Throws
+// std::invalid_argument for more stages than layers.
+TrainingStep compose_training_step(const std::vector<LayerPasses>& layers, const LayerPasses& head,
+                                   const PipelineSpec& spec);
+
+// The MoE layers a step simulates: `sample` of the `moe_layers` (0: all), evenly spaced, the first
+// and the last among them; indices from 0, ascending.
+std::vector<uint32_t> sampled_moe_layers(uint32_t moe_layers, uint32_t sample);
+
+// The workload of the model's layer `layer` (0-based, dense layers counted): a seeded routing
+// draws with seed + layer, a drifting or trace routing is that layer's (routing.layer).
+WorkloadSpec workload_of_layer(const WorkloadSpec& workload, uint32_t layer);
+
+// Runs the scenario's step for every scheme: report.json's `step`. `on_progress` (may be empty) is
+// told what runs. `passed` is false when a simulated layer failed its checks or its process.
+nlohmann::json run_model_step(const Scenario& scenario, const std::function<void(const std::string&)>& on_progress);
+
+}  // namespace nvsvp::platform

@@ -1,0 +1,98 @@
+// A training step of a two-layer model end to end (the scenario's `step`): its time is the
+// composition, worked out here, of the layers' simulated forward and backward times (each layer
+// run again here as a scenario of its own, with its own routing seed) and the timed parts around
+// them, over the micro batches of one stage; with sampling, the layers not simulated take the
+// sampled ones' mean.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "../common/test_support.hpp"
+
+namespace nvsvp::platform {
+namespace {
+
+using nlohmann::json;
+
+// Model S cut to `layers` MoE layers (no dense one), 64 tokens per GPU on dgx-h100.
+std::string scenario_text(uint32_t layers, uint64_t seed, const std::string& pass, const std::string& step) {
+  return "name: step_test\n"
+         "platform: {preset: dgx-h100}\n"
+         "workload:\n"
+         "  model: {preset: S, layers: " + std::to_string(layers) + ", dense_layers: 0}\n"
+         "  tokens_per_gpu: 64\n"
+         "  pass: " + pass + "\n"
+         "  routing: {kind: zipf, exponent: 1.1, seed: " + std::to_string(seed) + "}\n"
+         "schemes: [deepep, dysharp]\n" + step;
+}
+
+// The simulated time of model layer `layer`'s `pass`, run as a scenario of its own.
+double layer_time_us(const test::TempDir& dir, uint32_t layer, const std::string& pass, const std::string& scheme) {
+  const std::string name = "layer" + std::to_string(layer) + "_" + pass;
+  const json report = test::run_scenario_text(dir, name, scenario_text(2, 40 + layer, pass, ""));
+  return test::result_of(report, scheme).at("layer_time_us").get<double>();
+}
+
+double part_us(const json& step, const char* part, const char* pass, const char* field) {
+  return step.at("parts").at(part).at(pass).at(field).get<double>();
+}
+
+TEST(ModelStep, TwoLayerStepIsTheCompositionOfItsLayersAndTheSchedule) {
+  test::TempDir dir;
+  const json report = test::run_scenario_text(
+      dir, "step", scenario_text(2, 40, "forward", "step: {kind: training, micro_batches: 3}\n"));
+  ASSERT_TRUE(report.at("passed").get<bool>());
+  const json& step = report.at("step");
+  EXPECT_EQ(step.at("simulated_layers"), json::array({0, 1}));
+  EXPECT_FALSE(step.at("sampled").get<bool>());
+  EXPECT_EQ(step.at("runs").size(), 2u * 2u * 2u);  // layers x passes x schemes
+  const double attention = part_us(step, "attention", "forward", "attention_us") +
+                           part_us(step, "attention", "backward", "attention_us");
+  const double head = part_us(step, "output_head", "forward", "dense_us") +
+                      part_us(step, "output_head", "backward", "dense_us");
+  EXPECT_GT(attention, 0.0);
+  EXPECT_GT(head, 0.0);
+  for (const char* scheme : {"deepep", "dysharp"}) {
+    SCOPED_TRACE(scheme);
+    double moe = 0.0;
+    for (uint32_t layer : {0u, 1u}) {
+      for (const char* pass : {"forward", "backward"}) moe += layer_time_us(dir, layer, pass, scheme);
+    }
+    const json& s = step.at("schemes").at(scheme);
+    // One stage: three micro batches, each through both layers and the head, both passes.
+    const double expected = 3 * (2 * attention + moe + head);
+    EXPECT_NEAR(s.at("step_time_us").get<double>(), expected, 1e-6 * expected);
+    const json& b = s.at("breakdown");
+    EXPECT_NEAR(b.at("moe_compute_us").get<double>() + b.at("exposed_comm_us").get<double>(), 3 * moe, 1e-6 * moe);
+    EXPECT_NEAR(b.at("attention_us").get<double>(), 3 * 2 * attention, 1e-9 * attention);
+    EXPECT_EQ(b.at("pipeline_bubble_us").get<double>(), 0.0);
+    EXPECT_NEAR(s.at("tokens_per_second").get<double>(), 3 * 64 * 8 / (expected * 1e-6), 1e-3);
+  }
+}
+
+TEST(ModelStep, LayersNotSampledTakeTheSampledOnesMean) {
+  test::TempDir dir;
+  const json report = test::run_scenario_text(
+      dir, "step", scenario_text(4, 40, "forward", "step: {kind: training, micro_batches: 2, sample_layers: 2}\n"));
+  ASSERT_TRUE(report.at("passed").get<bool>());
+  const json& step = report.at("step");
+  EXPECT_EQ(step.at("simulated_layers"), json::array({0, 3}));
+  EXPECT_TRUE(step.at("sampled").get<bool>());
+  const double attention = part_us(step, "attention", "forward", "attention_us") +
+                           part_us(step, "attention", "backward", "attention_us");
+  const double head = part_us(step, "output_head", "forward", "dense_us") +
+                      part_us(step, "output_head", "backward", "dense_us");
+  // Layer l draws with seed 40 + l: layers 0 and 3 simulated, 1 and 2 their mean.
+  double sampled = 0.0;
+  for (uint32_t layer : {0u, 3u}) {
+    for (const char* pass : {"forward", "backward"}) sampled += layer_time_us(dir, layer, pass, "deepep");
+  }
+  const double expected = 2 * (4 * attention + 2 * sampled + head);
+  const double got = step.at("schemes").at("deepep").at("step_time_us").get<double>();
+  EXPECT_NEAR(got, expected, 1e-6 * expected);
+}
+
+}  // namespace
+}  // namespace nvsvp::platform

@@ -1,0 +1,96 @@
+// A training step's composition (platform/model_step.hpp) against hand-worked sums: one stage
+// runs every micro batch's passes back to back, equal stages meet 1F1B's closed form with the
+// parts adding up to the step, the layers split evenly over the stages, the sampled layers are
+// evenly spaced, each layer draws its own routing, and a part's backward does its work again.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "../common/test_workloads.hpp"
+#include "nvsvp/fw/model_parts.hpp"
+#include "nvsvp/platform/model_step.hpp"
+
+namespace nvsvp::platform {
+namespace {
+
+LayerPasses passes(double attention, double moe_compute, double exposed, double scale_backward) {
+  LayerPasses p;
+  p.forward.attention_us = attention;
+  p.forward.moe_compute_us = moe_compute;
+  p.forward.exposed_comm_us = exposed;
+  p.backward = p.forward.scaled(scale_backward);
+  return p;
+}
+
+TEST(ModelStep, OneStageRunsEveryMicroBatchBackToBack) {
+  const std::vector<LayerPasses> layers = {passes(10, 20, 5, 2.0), passes(10, 30, 1, 2.5)};
+  LayerPasses head;
+  head.forward.dense_us = 7;
+  head.backward.dense_us = 14;
+  const TrainingStep step = compose_training_step(layers, head, {1, 3, 0.0});
+  // Per micro batch: forward 35 + 41 + 7, backward 70 + 102.5 + 14.
+  const double per_micro_batch = 35 + 41 + 7 + 70 + 102.5 + 14;
+  EXPECT_DOUBLE_EQ(step.timing.step_us, 3 * per_micro_batch);
+  EXPECT_DOUBLE_EQ(step.timing.mean_bubble_us, 0.0);
+  EXPECT_DOUBLE_EQ(step.busy.attention_us, 3 * (10 + 10 + 20 + 25));
+  EXPECT_DOUBLE_EQ(step.busy.moe_compute_us, 3 * (20 + 30 + 40 + 75));
+  EXPECT_DOUBLE_EQ(step.busy.exposed_comm_us, 3 * (5 + 1 + 10 + 2.5));
+  EXPECT_DOUBLE_EQ(step.busy.dense_us, 3 * 21);
+  EXPECT_DOUBLE_EQ(step.busy.total_us(), step.timing.step_us);
+}
+
+TEST(ModelStep, EqualStagesMeetTheOneFOneBClosedFormAndThePartsAddUp) {
+  // Four equal layers over two stages, no head: each stage F = 2 x 30, B = 2 x 60.
+  const std::vector<LayerPasses> layers(4, passes(10, 15, 5, 2.0));
+  const TrainingStep step = compose_training_step(layers, LayerPasses{}, {2, 8, 0.0});
+  const double f = 60, b = 120;
+  EXPECT_DOUBLE_EQ(step.timing.step_us, 8 * (f + b) + (2 - 1) * (f + b));
+  EXPECT_DOUBLE_EQ(step.timing.mean_bubble_us, f + b);
+  EXPECT_DOUBLE_EQ(step.busy.total_us() + step.timing.mean_bubble_us, step.timing.step_us);
+  EXPECT_EQ(step.first_layer, (std::vector<uint32_t>{0, 2, 4}));
+}
+
+TEST(ModelStep, LayersSplitEvenlyAndTheHeadJoinsTheLastStage) {
+  const std::vector<LayerPasses> layers(5, passes(1, 0, 0, 1.0));
+  LayerPasses head;
+  head.forward.dense_us = 100;
+  const TrainingStep step = compose_training_step(layers, head, {2, 1, 0.0});
+  EXPECT_EQ(step.first_layer, (std::vector<uint32_t>{0, 2, 5}));
+  // Stage 0: 2 layers (2 forward + 2 backward); stage 1: 3 layers and the head.
+  ASSERT_EQ(step.timing.busy_us.size(), 2u);
+  EXPECT_DOUBLE_EQ(step.timing.busy_us[0], 4.0);
+  EXPECT_DOUBLE_EQ(step.timing.busy_us[1], 106.0);
+  EXPECT_THROW(compose_training_step(layers, head, {6, 1, 0.0}), std::invalid_argument);
+}
+
+TEST(ModelStep, SampledLayersAreEvenlySpacedFirstToLast) {
+  EXPECT_EQ(sampled_moe_layers(58, 4), (std::vector<uint32_t>{0, 19, 38, 57}));
+  EXPECT_EQ(sampled_moe_layers(58, 2), (std::vector<uint32_t>{0, 57}));
+  EXPECT_EQ(sampled_moe_layers(5, 1), (std::vector<uint32_t>{2}));
+  EXPECT_EQ(sampled_moe_layers(3, 0), (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(sampled_moe_layers(3, 3), (std::vector<uint32_t>{0, 1, 2}));
+}
+
+TEST(ModelStep, EveryLayerDrawsItsOwnRouting) {
+  const WorkloadSpec zipf = test::generated_workload(64, 8, 128, "zipf", 11);
+  EXPECT_EQ(workload_of_layer(zipf, 0).routing.seed, 11u);
+  EXPECT_EQ(workload_of_layer(zipf, 5).routing.seed, 16u);
+  WorkloadSpec drifting = test::generated_workload(64, 8, 128, "drifting", 11);
+  EXPECT_EQ(workload_of_layer(drifting, 5).routing.layer, 5u);
+  EXPECT_EQ(workload_of_layer(drifting, 5).routing.seed, 11u);
+}
+
+TEST(ModelStep, APartsBackwardDoesItsWorkAgainAndAccumulatesItsGradients) {
+  const hw::Task forward = hw::Task::compute(0, 1000.0, hw::Precision::fp8, 64);
+  const hw::Task linear = fw::backward_task(forward, fw::kLinearBackwardFactor, 10);
+  EXPECT_DOUBLE_EQ(linear.flops, 2000.0);
+  EXPECT_EQ(linear.memory_bytes, 2u * 64 + 8u * 10);
+  EXPECT_EQ(linear.precision, hw::Precision::fp8);
+  const hw::Task core = fw::backward_task(forward, fw::kAttentionCoreBackwardFactor, 0);
+  EXPECT_DOUBLE_EQ(core.flops, 2500.0);
+  EXPECT_EQ(core.memory_bytes, 160u);
+}
+
+}  // namespace
+}  // namespace nvsvp::platform
