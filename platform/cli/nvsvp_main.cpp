@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 #include <systemc>
 
+#include "nvsvp/fw/moe_layer.hpp"
 #include "nvsvp/platform/anchors.hpp"
 #include "nvsvp/platform/packet_efficiency.hpp"
 #include "nvsvp/platform/build_info.hpp"
@@ -269,7 +270,10 @@ int presets_command(const Options& o) {
   for (const auto& p : nvsvp::platform::list_presets(o.config_dir)) {
     std::cout << p.kind << "  " << p.name << "  " << p.summary << "\n";
   }
-  for (const std::string& scheme : nvsvp::platform::known_schemes()) std::cout << "scheme  " << scheme << "\n";
+  // "scheme": a layer's; "step-scheme": a step's only, beside them.
+  for (const std::string& scheme : nvsvp::fw::scheme_names()) std::cout << "scheme  " << scheme << "\n";
+  std::cout << "step-scheme  " << nvsvp::platform::kDualPipeScheme
+            << "  DeepEP's all-to-all under the DualPipe schedule (in a step only)\n";
   return 0;
 }
 

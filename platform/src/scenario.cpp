@@ -22,7 +22,16 @@
 
 namespace nvsvp::platform {
 
-const std::vector<std::string>& known_schemes() { return fw::scheme_names(); }
+const std::vector<std::string>& known_schemes() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n = fw::scheme_names();
+    n.emplace_back(kDualPipeScheme);
+    return n;
+  }();
+  return names;
+}
+
+std::string plan_scheme_of(const std::string& scheme) { return scheme == kDualPipeScheme ? "deepep" : scheme; }
 
 namespace {
 
@@ -875,6 +884,14 @@ void ScenarioLoader::check_stream() const {
 
 void ScenarioLoader::check_step() const {
   const StepSpec& step = scenario_.step;
+  const auto dualpipe = std::find(scenario_.schemes.begin(), scenario_.schemes.end(), kDualPipeScheme);
+  if (dualpipe != scenario_.schemes.end() && (step.kind.empty() || step.pipeline.stages > 1)) {
+    const std::string path = "schemes[" + std::to_string(dualpipe - scenario_.schemes.begin()) + "]";
+    const Place at = origins_.blame({path, "step.pipeline.stages"});
+    config_fail(at.origin, at.path,
+                "dualpipe (DeepEP under the DualPipe schedule) in a step over one NVLink domain (pipeline.stages 1)",
+                step.kind.empty() ? std::string("no step") : std::to_string(step.pipeline.stages) + " stages");
+  }
   if (step.kind.empty()) return;
   const fw::MoeModel& m = scenario_.workload.model;
   if (m.layers == 0 || m.attention.kind.empty() || m.vocab == 0 || m.dense_layers >= m.layers) {

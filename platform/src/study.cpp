@@ -404,6 +404,17 @@ Study load_study(const std::string& file, const std::vector<std::string>& overri
   return within_memory(file, "a study", [&] { return StudyLoader(file, config_dir).load(overrides); });
 }
 
+json point_results(const json& report) {
+  if (!report.contains("results")) return json::array();
+  json results = report["results"];
+  const json* steps = report.contains("step") ? &report["step"]["schemes"] : nullptr;
+  for (json& result : results) {
+    const std::string scheme = result.value("scheme", "");
+    if (steps != nullptr && steps->contains(scheme)) result["step"] = (*steps)[scheme];
+  }
+  return results;
+}
+
 std::optional<double> speedup_of_reference(const json& results, const std::string& scheme,
                                            const std::string& reference) {
   const json* of_scheme = passed_result(results, scheme);
@@ -437,17 +448,49 @@ std::vector<SpeedupStatistics> speedup_statistics(const Study& study, const std:
   return statistics;
 }
 
+namespace {
+
+// A training step's columns, after the layer's (only in a study whose scenario runs a step): the
+// column and its path in a result's `step` (point_results).
+const std::pair<const char*, const char*> kStepColumns[] = {
+    {"step_time_us", "step_time_us"},
+    {"step_tokens_per_second", "tokens_per_second"},
+    {"step_attention_us", "breakdown.attention_us"},
+    {"step_dense_us", "breakdown.dense_us"},
+    {"step_moe_compute_us", "breakdown.moe_compute_us"},
+    {"step_exposed_comm_us", "breakdown.exposed_comm_us"},
+    {"step_pipeline_bubble_us", "breakdown.pipeline_bubble_us"},
+};
+
+bool runs_a_step(const Study& study) {
+  return std::any_of(study.points.begin(), study.points.end(),
+                     [](const StudyPoint& p) { return !p.scenario.step.kind.empty(); });
+}
+
+// The cell of `path` ("a.b.c") in `result`, as the CSV writes it.
+std::string csv_cell(const json& result, const std::string& path) {
+  std::string pointer = "/" + path;
+  std::replace(pointer.begin(), pointer.end(), '.', '/');
+  return csv_value(result.value(json::json_pointer(pointer), json()));
+}
+
+}  // namespace
+
 std::string study_csv_header(const Study& study) {
   std::vector<std::string> header = {"point"};
   for (const std::string& key : study.keys) header.push_back(csv_field(key));
   header.push_back("scheme");
   for (const char* column : kResultColumns) header.push_back(column);
   header.push_back("speedup_of_reference");
+  if (runs_a_step(study)) {
+    for (const auto& [column, path] : kStepColumns) header.push_back(column);
+  }
   return join(header, ",");
 }
 
 std::string study_csv(const Study& study, const std::vector<PointRun>& runs) {
   std::string csv = study_csv_header(study) + "\n";
+  const bool step = runs_a_step(study);
 
   for (size_t p = 0; p < study.points.size(); ++p) {
     const StudyPoint& point = study.points[p];
@@ -457,13 +500,12 @@ std::string study_csv(const Study& study, const std::vector<PointRun>& runs) {
       std::vector<std::string> row = {csv_field(point.name)};
       for (const std::string& value : point.values) row.push_back(csv_field(value));
       row.push_back(csv_field(scheme));
-      for (const char* column : kResultColumns) {
-        std::string pointer = std::string("/") + column;
-        std::replace(pointer.begin(), pointer.end(), '.', '/');
-        row.push_back(csv_value(result.value(json::json_pointer(pointer), json())));
-      }
+      for (const char* column : kResultColumns) row.push_back(csv_cell(result, column));
       const std::optional<double> speedup = speedup_of_reference(runs[p].results, scheme, study.reference);
       row.push_back(speedup ? format_number(*speedup) : "");
+      if (step) {
+        for (const auto& [column, path] : kStepColumns) row.push_back(csv_cell(result, std::string("step.") + path));
+      }
       csv += join(row, ",") + "\n";
     }
   }

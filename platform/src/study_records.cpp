@@ -127,7 +127,7 @@ std::string refusal_of_record(const json& record, const json& manifest, size_t p
 json report_results(const std::string& point_dir) {
   std::ifstream report(point_dir + "/report.json");
   const json document = report ? json::parse(report, nullptr, false) : json();
-  return document.is_object() && document.contains("results") ? document["results"] : json::array();
+  return document.is_object() ? point_results(document) : json::array();
 }
 
 }  // namespace

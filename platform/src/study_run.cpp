@@ -69,7 +69,7 @@ PointRun finish_point(int wait_status, const std::string& dir) {
   // A crashed run may leave no file or half of one.
   const json document = report ? json::parse(report, nullptr, false) : json();
   if (document.is_object() && document.contains("results")) {
-    run.results = document["results"];
+    run.results = point_results(document);
   } else if (run.failure.empty()) {
     run.failure = "no readable report.json";
   }

@@ -5,7 +5,10 @@
 // sampled ones' mean.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -25,7 +28,7 @@ std::string scenario_text(uint32_t layers, uint64_t seed, const std::string& pas
          "  tokens_per_gpu: 64\n"
          "  pass: " + pass + "\n"
          "  routing: {kind: zipf, exponent: 1.1, seed: " + std::to_string(seed) + "}\n"
-         "schemes: [deepep, dysharp]\n" + step;
+         "schemes: [deepep, dysharp" + std::string(step.empty() ? "" : ", dualpipe") + "]\n" + step;
 }
 
 // The simulated time of model layer `layer`'s `pass`, run as a scenario of its own.
@@ -47,7 +50,7 @@ TEST(ModelStep, TwoLayerStepIsTheCompositionOfItsLayersAndTheSchedule) {
   const json& step = report.at("step");
   EXPECT_EQ(step.at("simulated_layers"), json::array({0, 1}));
   EXPECT_FALSE(step.at("sampled").get<bool>());
-  EXPECT_EQ(step.at("runs").size(), 2u * 2u * 2u);  // layers x passes x schemes
+  EXPECT_EQ(step.at("runs").size(), 2u * 2u * 3u);  // layers x passes x schemes
   const double attention = part_us(step, "attention", "forward", "attention_us") +
                            part_us(step, "attention", "backward", "attention_us");
   const double head = part_us(step, "output_head", "forward", "dense_us") +
@@ -70,6 +73,32 @@ TEST(ModelStep, TwoLayerStepIsTheCompositionOfItsLayersAndTheSchedule) {
     EXPECT_EQ(b.at("pipeline_bubble_us").get<double>(), 0.0);
     EXPECT_NEAR(s.at("tokens_per_second").get<double>(), 3 * 64 * 8 / (expected * 1e-6), 1e-3);
   }
+  // dualpipe: deepep's layers (the same simulations), each forward beside a backward: here the
+  // pairs (layer 0 F, head B), (layer 1 F, layer 1 B), (head F, layer 0 B), computes slowed by
+  // 132 / (132 - 20), the first forward and the last backward alone.
+  std::map<std::pair<uint32_t, std::string>, json> parts;  // (layer, pass): deepep's run
+  for (const json& run : step.at("runs")) {
+    if (run.at("scheme") == "deepep") parts[{run.at("layer").get<uint32_t>(), run.at("pass")}] = run.at("parts");
+  }
+  auto layer = [&](uint32_t l, const std::string& pass, const char* part) {
+    const double attention_us = part_us(step, "attention", pass.c_str(), "attention_us");
+    const json& p = parts.at({l, pass});
+    return std::string(part) == "comm" ? p.at("exposed_comm_us").get<double>()
+                                       : attention_us + p.at("moe_compute_us").get<double>();
+  };
+  const double head_f = part_us(step, "output_head", "forward", "dense_us");
+  const double head_b = part_us(step, "output_head", "backward", "dense_us");
+  const double slow = 132.0 / 112.0;
+  const double alone = layer(0, "forward", "compute") + layer(0, "forward", "comm") + layer(1, "forward", "compute") +
+                       layer(1, "forward", "comm") + head_f + head_b + layer(1, "backward", "compute") +
+                       layer(1, "backward", "comm") + layer(0, "backward", "compute") + layer(0, "backward", "comm");
+  const double pairs =
+      std::max(slow * (layer(0, "forward", "compute") + head_b), layer(0, "forward", "comm")) +
+      std::max(slow * (layer(1, "forward", "compute") + layer(1, "backward", "compute")),
+               layer(1, "forward", "comm") + layer(1, "backward", "comm")) +
+      std::max(slow * (head_f + layer(0, "backward", "compute")), layer(0, "backward", "comm"));
+  const double dualpipe = alone + 2 * pairs;
+  EXPECT_NEAR(step.at("schemes").at("dualpipe").at("step_time_us").get<double>(), dualpipe, 1e-6 * dualpipe);
 }
 
 TEST(ModelStep, LayersNotSampledTakeTheSampledOnesMean) {

@@ -4,6 +4,7 @@
 // evenly spaced, each layer draws its own routing, and a part's backward does its work again.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -62,6 +63,33 @@ TEST(ModelStep, LayersSplitEvenlyAndTheHeadJoinsTheLastStage) {
   EXPECT_DOUBLE_EQ(step.timing.busy_us[0], 4.0);
   EXPECT_DOUBLE_EQ(step.timing.busy_us[1], 106.0);
   EXPECT_THROW(compose_training_step(layers, head, {6, 1, 0.0}), std::invalid_argument);
+}
+
+TEST(ModelStep, DualPipeHidesEachPassesCommunicationBehindTheOthersCompute) {
+  // Layer 0: forward compute 30 (attention 10, MoE 20) and communication 50, backward twice that;
+  // layer 1: compute 15 and communication 1, backward twice. Head: 7 forward, 14 backward.
+  const std::vector<LayerPasses> layers = {passes(10, 20, 50, 2.0), passes(10, 5, 1, 2.0)};
+  LayerPasses head;
+  head.forward.dense_us = 7;
+  head.backward.dense_us = 14;
+  const double slowdown = 1.25;
+  const TrainingStep step = compose_dualpipe_step(layers, head, 4, slowdown);
+  // Alone: the first forward (80 + 16 + 7) and the last backward (14 + 32 + 160).
+  const double alone = 80 + 16 + 7 + 14 + 32 + 160;
+  // Pairs, forward's k-th beside backward's k-th: (layer 0 F, head B), (layer 1 F, layer 1 B),
+  // (head F, layer 0 B); each the longer of the computes (slowed) and the communications.
+  const double pair0 = std::max(1.25 * (30 + 14), 50.0);
+  const double pair1 = std::max(1.25 * (15 + 30), 1.0 + 2.0);
+  const double pair2 = std::max(1.25 * (7 + 60), 100.0);
+  EXPECT_DOUBLE_EQ(step.timing.step_us, alone + 3 * (pair0 + pair1 + pair2));
+  EXPECT_DOUBLE_EQ(step.busy.total_us(), step.timing.step_us);
+  // Exposed: all of it alone; in the pairs only the third's communication beyond its compute.
+  EXPECT_DOUBLE_EQ(step.busy.exposed_comm_us, (50 + 1 + 2 + 100) + 3 * (100 - 83.75));
+  // Attention: 60 alone, and each pair's (10 + 0, 10 + 20, 0 + 20) slowed.
+  EXPECT_DOUBLE_EQ(step.busy.attention_us, 60 + 3 * 1.25 * 60);
+  // One micro batch: its forward and backward alone.
+  EXPECT_DOUBLE_EQ(compose_dualpipe_step(layers, head, 1, slowdown).timing.step_us, alone);
+  EXPECT_THROW(compose_dualpipe_step({}, head, 1, slowdown), std::invalid_argument);
 }
 
 TEST(ModelStep, SampledLayersAreEvenlySpacedFirstToLast) {

@@ -515,5 +515,51 @@ TEST(ShellWord, PlainWordsStayAndOthersAreQuotedToReadBackAsThemselves) {
   EXPECT_EQ(shell_word("{kind: zipf}"), "'{kind: zipf}'");
 }
 
+// ---------------------------------------------------------------------------------------------
+// A training step's columns
+
+TEST(StudyStep, StepColumnsOnlyWhenTheScenarioRunsAStepEachSchemesOwn) {
+  TempDir dir;
+  const Study layer = load_study(dir.write("layer.yaml", std::string(kHead) + "sweep: {workload.top_k: [8]}\n"), {},
+                                 kConfigDir);
+  EXPECT_EQ(study_csv_header(layer).find("step_"), std::string::npos);
+  const Study step = load_study(dir.write("step.yaml",
+                                          "base:\n"
+                                          "  platform: dgx-h100\n"
+                                          "  workload: {model: S, top_k: 8, tokens_per_gpu: 16, routing: {kind: uniform}}\n"
+                                          "  step: {kind: training}\n"
+                                          "schemes: [deepep, dualpipe]\n"
+                                          "reference: deepep\n"
+                                          "sweep: {step.micro_batches: [2]}\n"),
+                                {}, kConfigDir);
+  const std::string header = study_csv_header(step);
+  EXPECT_NE(header.find(",speedup_of_reference,step_time_us,step_tokens_per_second,step_attention_us,step_dense_us,"
+                        "step_moe_compute_us,step_exposed_comm_us,step_pipeline_bubble_us"),
+            std::string::npos)
+      << header;
+  // A point's report: the layer's results and, apart, the step per scheme.
+  const json report = {
+      {"results", {{{"scheme", "deepep"}, {"layer_time_us", 10.0}}, {{"scheme", "dualpipe"}, {"layer_time_us", 10.0}}}},
+      {"step",
+       {{"schemes",
+         {{"deepep", {{"step_time_us", 500.0}, {"tokens_per_second", 7.0}, {"breakdown", {{"attention_us", 100.0}}}}},
+          {"dualpipe", {{"step_time_us", 400.0}}}}}}}};
+  const json results = point_results(report);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0]["step"]["step_time_us"], 500.0);
+  EXPECT_EQ(results[1]["step"]["step_time_us"], 400.0);
+  PointRun run;
+  run.results = results;
+  const std::string csv = study_csv(step, {run});
+  std::istringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);
+  std::getline(lines, line);
+  EXPECT_NE(line.find(",deepep,"), std::string::npos) << line;
+  EXPECT_NE(line.find(",500,7,100,,,,"), std::string::npos) << line;
+  std::getline(lines, line);
+  EXPECT_NE(line.find(",400,,,,,,"), std::string::npos) << line;
+}
+
 }  // namespace
 }  // namespace nvsvp::platform

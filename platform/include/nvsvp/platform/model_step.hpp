@@ -47,6 +47,16 @@ struct TrainingStep {
 TrainingStep compose_training_step(const std::vector<LayerPasses>& layers, const LayerPasses& head,
                                    const PipelineSpec& spec);
 
+// DualPipe over one NVLink domain (`dualpipe`): one micro batch's forward runs beside another's
+// backward, the forward's k-th layer beside the backward's k-th (the head first backward, last
+// forward), each one's communication behind the other's compute. A pair takes the longer of its
+// two computes together (slowed by `compute_slowdown`: the SMs the communication kernels hold) and
+// its two communications together (the MoE layers' exposed communication); the first micro
+// batch's forward and the last one's backward run alone. Throws std::invalid_argument for no
+// layers or micro batches.
+TrainingStep compose_dualpipe_step(const std::vector<LayerPasses>& layers, const LayerPasses& head,
+                                   uint32_t micro_batches, double compute_slowdown);
+
 // The MoE layers a step simulates: `sample` of the `moe_layers` (0: all), evenly spaced, the first
 // and the last among them; indices from 0, ascending.
 std::vector<uint32_t> sampled_moe_layers(uint32_t moe_layers, uint32_t sample);

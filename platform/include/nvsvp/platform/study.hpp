@@ -54,6 +54,11 @@ struct PointRun {
   nlohmann::json results = nlohmann::json::array();  // report.json's results[] (none: empty)
 };
 
+// The results[] of a point's report.json, each with its scheme's step as `step` when the point
+// ran one (report.json's step.schemes[scheme]), so that the study's columns read both alike.
+// Empty when `report` has no results.
+nlohmann::json point_results(const nlohmann::json& report);
+
 // The speedup of the reference over `scheme` at one point: the scheme's layer time divided by
 // the reference's (1 for the reference itself). None unless both ran and passed their checks, as
 // the time of a failed run means nothing.
