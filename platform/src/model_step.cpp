@@ -289,7 +289,8 @@ json run_model_step(const Scenario& scenario, const std::function<void(const std
                                  : compose_training_step(layers, around.head, pipeline);
       json breakdown = parts_json(t.busy);
       breakdown["pipeline_bubble_us"] = t.timing.mean_bubble_us;
-      schemes[scheme] = {{"step_time_us", t.timing.step_us},
+      schemes[scheme] = {{"schedule", scheme == kDualPipeScheme ? "dualpipe" : step.pipeline.schedule},
+                         {"step_time_us", t.timing.step_us},
                          {"tokens_per_second", tokens_per_step / (t.timing.step_us * 1e-6)},
                          {"breakdown", breakdown},
                          {"stage_busy_us", t.timing.busy_us},

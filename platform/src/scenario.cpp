@@ -18,6 +18,7 @@
 #include "scenario_sections.hpp"
 #include "nvsvp/fw/moe_layer.hpp"
 #include "nvsvp/hw/work.hpp"
+#include "nvsvp/platform/model_step.hpp"
 #include "nvsvp/platform/routing_generator.hpp"
 
 namespace nvsvp::platform {
@@ -954,11 +955,21 @@ void ScenarioLoader::check_trace_files() const {
   check_trace_placeholders(at);
   const StreamSpec& stream = scenario_.stream;
   const bool in_stream = stream.iterations > 0;
-  const uint32_t layers = in_stream ? stream.layers : 1;
+  // The layers whose files a run reads: the stream's, a step's simulated MoE layers (and the
+  // scenario's own layer), or the routing's one.
+  std::vector<uint32_t> layers{routing.layer};
+  if (in_stream) {
+    layers.clear();
+    for (uint32_t l = 0; l < stream.layers; ++l) layers.push_back(l);
+  } else if (!scenario_.step.kind.empty()) {
+    const fw::MoeModel& m = scenario_.workload.model;
+    for (uint32_t k : sampled_moe_layers(m.layers - m.dense_layers, scenario_.step.sample_layers)) {
+      layers.push_back(m.dense_layers + k);
+    }
+  }
   const uint32_t iterations = in_stream ? stream.iterations : 1;
-  for (uint32_t l = 0; l < layers; ++l) {
+  for (uint32_t layer : layers) {
     for (uint32_t i = 0; i < iterations; ++i) {
-      const uint32_t layer = in_stream ? l : routing.layer;
       const uint32_t iteration = in_stream ? i : routing.iteration;
       const std::string file = trace_file_of(routing.file, layer, iteration, at.origin);
       std::error_code ec;

@@ -5,11 +5,11 @@
 // alone; every scheme passes its checks backward, and takes longer than forward (twice the GEMMs).
 #include <gtest/gtest.h>
 
-#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "../common/remote_counts.hpp"
 #include "../common/test_support.hpp"
 #include "nvsvp/fw/moe_layer.hpp"
 #include "nvsvp/platform/runner.hpp"
@@ -48,17 +48,7 @@ TEST(BackwardPass, TrafficPerDirectionIsWhatTheRoutingImplies) {
   EXPECT_EQ(report.at("workload").at("dispatch_bytes_per_token").get<uint64_t>(), gradient_bytes);
   EXPECT_EQ(report.at("workload").at("combine_bytes_per_token").get<uint64_t>(), gradient_bytes);
   // Per token, D = the remote GPUs among its experts'.
-  uint64_t sum_d = 0, tokens_with_remote = 0, remote_experts = 0;
-  for (uint64_t t = 0; t < routing.tokens(); ++t) {
-    std::map<uint32_t, bool> remote;
-    for (uint32_t k = 0; k < routing.top_k; ++k) {
-      const uint32_t gpu = routing.gpu_of_expert(routing.experts_of(t)[k]);
-      if (gpu != routing.home_of_token(t)) remote[gpu] = true;
-      remote_experts += gpu != routing.home_of_token(t);
-    }
-    sum_d += remote.size();
-    tokens_with_remote += remote.empty() ? 0 : 1;
-  }
+  const auto [sum_d, tokens_with_remote, remote_experts] = test::remote_counts(routing);
   ASSERT_GT(sum_d, 2 * tokens_with_remote);
   const uint64_t flags = 8 * 7 * 16;  // deepep's count exchange, dysharp-basic's barrier
 

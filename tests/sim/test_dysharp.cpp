@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../common/remote_counts.hpp"
 #include "../common/test_support.hpp"
 #include "nvsvp/fw/moe_layer.hpp"
 #include "nvsvp/model/multimem_packet.hpp"
@@ -151,17 +152,7 @@ TEST(DysharpSchemes, TrafficPerDirectionIsWhatTheRoutingImpliesUnderTheTable) {
   const model::LinkParams& link = r.scenario.platform.link;
 
   // The table in vectors, summed over tokens: D = remote GPUs of a token.
-  uint64_t sum_d = 0, tokens_with_remote = 0, remote_experts = 0;
-  for (uint64_t t = 0; t < routing.tokens(); ++t) {
-    std::map<uint32_t, bool> remote;
-    for (uint32_t k = 0; k < routing.top_k; ++k) {
-      const uint32_t gpu = routing.gpu_of_expert(routing.experts_of(t)[k]);
-      if (gpu != routing.home_of_token(t)) remote[gpu] = true;
-      remote_experts += gpu != routing.home_of_token(t);
-    }
-    sum_d += remote.size();
-    tokens_with_remote += remote.empty() ? 0 : 1;
-  }
+  const auto [sum_d, tokens_with_remote, remote_experts] = test::remote_counts(routing);
   ASSERT_GT(sum_d, 2 * tokens_with_remote) << "top-8 over 8 GPUs: D well above 1, or the test shows nothing";
   const uint64_t flags = 8 * 7 * 16;
 

@@ -42,6 +42,14 @@ double part_us(const json& step, const char* part, const char* pass, const char*
   return step.at("parts").at(part).at(pass).at(field).get<double>();
 }
 
+// One micro batch's attention of one layer, and its output head, both passes.
+double attention_both_passes_us(const json& step) {
+  return part_us(step, "attention", "forward", "attention_us") + part_us(step, "attention", "backward", "attention_us");
+}
+double head_both_passes_us(const json& step) {
+  return part_us(step, "output_head", "forward", "dense_us") + part_us(step, "output_head", "backward", "dense_us");
+}
+
 TEST(ModelStep, TwoLayerStepIsTheCompositionOfItsLayersAndTheSchedule) {
   test::TempDir dir;
   const json report = test::run_scenario_text(
@@ -51,10 +59,8 @@ TEST(ModelStep, TwoLayerStepIsTheCompositionOfItsLayersAndTheSchedule) {
   EXPECT_EQ(step.at("simulated_layers"), json::array({0, 1}));
   EXPECT_FALSE(step.at("sampled").get<bool>());
   EXPECT_EQ(step.at("runs").size(), 2u * 2u * 3u);  // layers x passes x schemes
-  const double attention = part_us(step, "attention", "forward", "attention_us") +
-                           part_us(step, "attention", "backward", "attention_us");
-  const double head = part_us(step, "output_head", "forward", "dense_us") +
-                      part_us(step, "output_head", "backward", "dense_us");
+  const double attention = attention_both_passes_us(step);
+  const double head = head_both_passes_us(step);
   EXPECT_GT(attention, 0.0);
   EXPECT_GT(head, 0.0);
   for (const char* scheme : {"deepep", "dysharp"}) {
@@ -109,10 +115,8 @@ TEST(ModelStep, LayersNotSampledTakeTheSampledOnesMean) {
   const json& step = report.at("step");
   EXPECT_EQ(step.at("simulated_layers"), json::array({0, 3}));
   EXPECT_TRUE(step.at("sampled").get<bool>());
-  const double attention = part_us(step, "attention", "forward", "attention_us") +
-                           part_us(step, "attention", "backward", "attention_us");
-  const double head = part_us(step, "output_head", "forward", "dense_us") +
-                      part_us(step, "output_head", "backward", "dense_us");
+  const double attention = attention_both_passes_us(step);
+  const double head = head_both_passes_us(step);
   // Layer l draws with seed 40 + l: layers 0 and 3 simulated, 1 and 2 their mean.
   double sampled = 0.0;
   for (uint32_t layer : {0u, 3u}) {
