@@ -33,17 +33,8 @@ void append_fused_weight_gradients(const MoeLayerSpec& spec, const std::array<hw
                                    const FusedTiles& tiles) {
   // Backward: each GEMM group computes its projection's weight gradient once its last tile's data
   // gradient ran, while the combine group drains.
-  std::vector<bool> busy;
-  uint64_t slots = 0;
-  for (const FusedTile& tile : tiles.tiles) {
-    if (tile.expert >= busy.size()) busy.resize(tile.expert + 1, false);
-    busy[tile.expert] = true;
-    slots += tile.tokens;
-  }
-  const auto busy_experts = static_cast<uint32_t>(std::count(busy.begin(), busy.end(), true));
-  auto gradients = weight_gradient_gemms(spec, kExpertsPhase, tiles.tiles.size(), busy_experts, slots);
+  const auto gradients = weight_gradient_gemms(spec, kExpertsPhase, tiles.tokens_per_local_expert, true);
   if (!gradients) return;
-  gradients->down.persistent = gradients->gate_up.persistent = gradients->down.kind == hw::TaskKind::gemm;
   streams[kGemm1Group]->tasks.push_back(gradients->down);
   streams[kGemm2Group]->tasks.push_back(gradients->gate_up);
 }

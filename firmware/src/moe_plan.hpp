@@ -83,17 +83,19 @@ ExpertGemms expert_gemms(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t t
 // The output columns of the chain's first GEMM (the thread blocks a tile of it makes).
 uint64_t first_gemm_columns(const MoeLayerSpec& spec);
 
-// A backward pass's weight gradients over the same tiles: per projection one grouped GEMM over all
-// of its tokens at once (thread blocks over the weight's output tiles, each as deep as the
-// experts' mean padded tokens), reading the saved activations and the output gradients and
-// accumulating into fp32 gradients. The down projection's can run once its data gradient ran, gate
-// and up's once theirs did. None in a forward pass; delays of no time with pure_communication.
+// A backward pass's weight gradients over the experts' tokens (`tokens_per_local_expert`, each
+// padded to whole tiles): per projection one grouped GEMM over all of its tokens at once (thread
+// blocks over the weight's output tiles, each as deep as the experts' mean padded tokens), reading
+// the saved activations and the output gradients and accumulating into fp32 gradients. The down
+// projection's can run once its data gradient ran, gate and up's once theirs did. `persistent` as
+// the data gradients they follow. None in a forward pass; delays of no time with pure_communication.
 struct WeightGradientGemms {
   hw::Task down;
   hw::Task gate_up;
 };
 std::optional<WeightGradientGemms> weight_gradient_gemms(const MoeLayerSpec& spec, hw::PhaseId phase,
-                                                         uint64_t tile_rows, uint32_t busy_experts, uint64_t slots);
+                                                         const std::vector<uint64_t>& tokens_per_local_expert,
+                                                         bool persistent);
 
 // The local experts' work on one GPU as the two grouped GEMMs above (precision and weight bytes
 // of spec.weight_dtype), each expert's tokens (`tokens_per_local_expert`) padded to whole tiles of
@@ -337,6 +339,7 @@ struct FusedTile {
 };
 struct FusedTiles {
   std::vector<FusedTile> tiles;  // in expected order of readiness
+  std::vector<uint64_t> tokens_per_local_expert;  // what the tiles cover
 };
 FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t>& tokens_per_local_expert);
 

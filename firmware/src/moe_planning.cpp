@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 
 #include "moe_plan.hpp"
@@ -189,31 +190,6 @@ ExpertGemms expert_gemms(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t t
                                     down_weights + vectors_out, 0, kernel)};
 }
 
-std::optional<WeightGradientGemms> weight_gradient_gemms(const MoeLayerSpec& spec, hw::PhaseId phase,
-                                                         uint64_t tile_rows, uint32_t busy_experts, uint64_t slots) {
-  if (spec.pass != LayerPass::backward || tile_rows == 0 || busy_experts == 0) return std::nullopt;
-  if (spec.pure_communication) return WeightGradientGemms{hw::Task::delay(phase, 0.0), hw::Task::delay(phase, 0.0)};
-  const MoeModel& m = spec.model;
-  const uint64_t columns = spec.software.tile_columns;
-  // A block is one output tile of one expert's weight gradient, as deep as that expert's padded
-  // tokens; the blocks are given the experts' mean depth, which keeps the FLOPs exact.
-  const double mean_depth = static_cast<double>(tile_rows * spec.software.tile_tokens) / busy_experts;
-  auto tiles_of = [&](uint64_t rows, uint64_t cols) {
-    return busy_experts * ((rows + columns - 1) / columns) * ((cols + columns - 1) / columns);
-  };
-  const double block_flops = 2.0 * static_cast<double>(columns * columns) * mean_depth;
-  const hw::Precision precision = gemm_precision(spec.weight_dtype);
-  // Memory: the output gradients and saved inputs each projection's gradient is the product of,
-  // and its fp32 gradients accumulated.
-  const uint64_t down_bytes = slots * (vector_bytes(spec.dispatch_dtype, m.hidden) + m.moe_hidden * kActivationBytes) +
-                              kGradientAccumulationBytes * m.hidden * m.moe_hidden * busy_experts;
-  const uint64_t gate_up_bytes = slots * (2ull * m.moe_hidden + m.hidden) * kActivationBytes +
-                                 kGradientAccumulationBytes * 2ull * m.hidden * m.moe_hidden * busy_experts;
-  return WeightGradientGemms{
-      hw::Task::gemm(phase, tiles_of(m.hidden, m.moe_hidden), block_flops, precision, down_bytes, 0),
-      hw::Task::gemm(phase, tiles_of(m.hidden, 2ull * m.moe_hidden), block_flops, precision, gate_up_bytes, 0)};
-}
-
 namespace {
 
 // The experts' tiles on one GPU: each expert's tokens padded to whole tiles.
@@ -232,6 +208,42 @@ PaddedTiles padded_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t>& 
   return tiles;
 }
 
+}  // namespace
+
+std::optional<WeightGradientGemms> weight_gradient_gemms(const MoeLayerSpec& spec, hw::PhaseId phase,
+                                                         const std::vector<uint64_t>& tokens_per_local_expert,
+                                                         bool persistent) {
+  const PaddedTiles padded = padded_tiles(spec, tokens_per_local_expert);
+  const uint64_t tile_rows = padded.tile_rows;
+  const uint32_t busy_experts = padded.busy_experts;
+  const uint64_t slots = std::accumulate(tokens_per_local_expert.begin(), tokens_per_local_expert.end(), uint64_t{0});
+  if (spec.pass != LayerPass::backward || tile_rows == 0 || busy_experts == 0) return std::nullopt;
+  if (spec.pure_communication) return WeightGradientGemms{hw::Task::delay(phase, 0.0), hw::Task::delay(phase, 0.0)};
+  const MoeModel& m = spec.model;
+  const uint64_t columns = spec.software.tile_columns;
+  // A block is one output tile of one expert's weight gradient, as deep as that expert's padded
+  // tokens; the blocks are given the experts' mean depth, which keeps the FLOPs exact.
+  const double mean_depth = static_cast<double>(tile_rows * spec.software.tile_tokens) / busy_experts;
+  auto tiles_of = [&](uint64_t rows, uint64_t cols) {
+    return busy_experts * ((rows + columns - 1) / columns) * ((cols + columns - 1) / columns);
+  };
+  const double block_flops = 2.0 * static_cast<double>(columns * columns) * mean_depth;
+  const hw::Precision precision = gemm_precision(spec.weight_dtype);
+  // Memory: the output gradients and saved inputs each projection's gradient is the product of,
+  // and its fp32 gradients accumulated.
+  const uint64_t down_bytes = slots * (vector_bytes(spec.dispatch_dtype, m.hidden) + m.moe_hidden * kActivationBytes) +
+                              kGradientAccumulationBytes * m.hidden * m.moe_hidden * busy_experts;
+  const uint64_t gate_up_bytes = slots * (2ull * m.moe_hidden + m.hidden) * kActivationBytes +
+                                 kGradientAccumulationBytes * 2ull * m.hidden * m.moe_hidden * busy_experts;
+  WeightGradientGemms gradients{
+      hw::Task::gemm(phase, tiles_of(m.hidden, m.moe_hidden), block_flops, precision, down_bytes, 0),
+      hw::Task::gemm(phase, tiles_of(m.hidden, 2ull * m.moe_hidden), block_flops, precision, gate_up_bytes, 0)};
+  gradients.down.persistent = gradients.gate_up.persistent = persistent;
+  return gradients;
+}
+
+namespace {
+
 // The experts' GEMMs over `tokens_per_local_expert`, each expert padded to whole tiles.
 ExpertGemms padded_expert_gemms(const MoeLayerSpec& spec, hw::PhaseId phase,
                                 const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel) {
@@ -245,7 +257,7 @@ void append_expert_gemms(const MoeLayerSpec& spec, hw::WorkSequence& seq, hw::Ph
                          const std::vector<uint64_t>& tokens_per_local_expert, uint64_t slots, uint32_t kernel) {
   const PaddedTiles tiles = padded_tiles(spec, tokens_per_local_expert);
   const ExpertGemms gemms = expert_gemms(spec, phase, tiles.tile_rows, tiles.busy_experts, slots, kernel);
-  const auto gradients = weight_gradient_gemms(spec, phase, tiles.tile_rows, tiles.busy_experts, slots);
+  const auto gradients = weight_gradient_gemms(spec, phase, tokens_per_local_expert, false);
   if (spec.pure_communication) {
     seq.tasks.push_back(gemms.gemm2);  // one delay of no time suffices
     return;
@@ -494,6 +506,7 @@ void append_home_combine(LayerPlan& plan, hw::WorkSequence& seq, uint32_t home) 
 FusedTiles plan_fused_tiles(const MoeLayerSpec& spec, const std::vector<uint64_t>& tokens_per_local_expert) {
   const uint64_t tile = spec.software.tile_tokens;
   FusedTiles plan;
+  plan.tokens_per_local_expert = tokens_per_local_expert;
   std::vector<std::pair<double, size_t>> order;  // (fraction of its expert's tokens needed, tile)
   for (uint32_t j = 0; j < tokens_per_local_expert.size(); ++j) {
     const uint64_t n = tokens_per_local_expert[j];

@@ -222,8 +222,8 @@ void append_shared_experts(const MoeLayerSpec& spec, uint16_t gemm_sms, PhaseStr
   const detail::ExpertGemms gemms = detail::expert_gemms(spec, detail::kSharedExpertPhase, tile_rows, spec.shared_experts,
                                                          uint64_t{spec.shared_experts} * spec.routing.tokens_per_gpu,
                                                          hw::Task::kNoKernel);
-  const auto gradients = detail::weight_gradient_gemms(spec, detail::kSharedExpertPhase, tile_rows, spec.shared_experts,
-                                                       uint64_t{spec.shared_experts} * spec.routing.tokens_per_gpu);
+  const auto gradients = detail::weight_gradient_gemms(
+      spec, detail::kSharedExpertPhase, std::vector<uint64_t>(spec.shared_experts, spec.routing.tokens_per_gpu), false);
   for (auto& gpu : streams) {
     hw::WorkSequence& seq = gpu[kShared];
     seq.tasks.push_back(gemms.gemm1);

@@ -144,9 +144,7 @@ void build_ccfuser(LayerPlan& plan, const DispatchMap& map) {
       for (const RowRange& r : ranges) append_row_sends(plan, rows, epilogue, r, true, kCombinePhase, kCombineCounter);
     }
     // Backward: the weight gradients once every group's data gradients ran, while the epilogue drains.
-    const auto busy = static_cast<uint32_t>(std::count_if(loads.begin(), loads.end(), [](uint64_t n) { return n > 0; }));
-    if (auto gradients = weight_gradient_gemms(spec, kExpertsPhase, tiles.tiles.size(), busy,
-                                               std::accumulate(loads.begin(), loads.end(), uint64_t{0}))) {
+    if (const auto gradients = weight_gradient_gemms(spec, kExpertsPhase, loads, true)) {
       gemms.tasks.push_back(gradients->down);
       gemms.tasks.push_back(gradients->gate_up);
     }
