@@ -410,6 +410,7 @@ void append_second_kernel_wait(hw::WorkSequence& combine, bool comet);
 // Each fills the plan start_plan made with its scheme's work.
 using SchemeBuilder = void (*)(LayerPlan& plan, const DispatchMap& map);
 void build_deepep(LayerPlan& plan, const DispatchMap& map);
+void build_deepep_ll(LayerPlan& plan, const DispatchMap& map);
 void build_nvls(LayerPlan& plan, const DispatchMap& map);
 void build_dysharp_basic(LayerPlan& plan, const DispatchMap& map);
 void build_explicit_addressing(LayerPlan& plan, const DispatchMap& map);

@@ -1,5 +1,6 @@
 // The scheme registry: every scheme this firmware builds, by name, and build_layer, which starts
 // the plan (moe_planning.cpp) and hands it to the scheme's builder (scheme_*.cpp).
+#include <algorithm>
 #include <stdexcept>
 
 #include "moe_plan.hpp"
@@ -17,6 +18,7 @@ struct SchemeEntry {
 const std::vector<SchemeEntry>& schemes() {
   static const std::vector<SchemeEntry> entries{
       {"deepep", &detail::build_deepep, false},
+      {"deepep-ll", &detail::build_deepep_ll, false},
       {"nvls", &detail::build_nvls, false},
       {"dysharp-basic", &detail::build_dysharp_basic, false},
       {"explicit-addressing-basic", &detail::build_explicit_addressing_basic, false},
@@ -29,6 +31,23 @@ const std::vector<SchemeEntry>& schemes() {
       {"explicit-addressing", &detail::build_explicit_addressing, true},
       {"dysharp", &detail::build_dysharp, true}};
   return entries;
+}
+
+// Delays are the plans' fixed software costs: the only compute tasks with a duration of their own.
+std::vector<double> software_delays(const LayerPlan& plan) {
+  std::vector<double> largest(detail::moe_phase_names().size(), 0.0);
+  auto add = [&](const hw::WorkSequence& seq) {
+    std::vector<double> sums(largest.size(), 0.0);
+    for (const hw::Task& t : seq.tasks) {
+      if (t.kind == hw::TaskKind::compute && t.phase < sums.size()) sums[t.phase] += t.duration_ns;
+    }
+    for (size_t p = 0; p < sums.size(); ++p) largest[p] = std::max(largest[p], sums[p]);
+  };
+  for (const hw::WorkSequence& seq : plan.sequences) add(seq);
+  for (const auto& streams : plan.extra_sequences) {
+    for (const hw::WorkSequence& seq : streams) add(seq);
+  }
+  return largest;
 }
 
 const SchemeEntry* find_scheme(const std::string& scheme) {
@@ -70,6 +89,7 @@ LayerPlan build_layer(const std::string& scheme, std::shared_ptr<const MoeLayerS
   const detail::DispatchMap map = detail::map_dispatch(routing);
   LayerPlan plan = detail::start_plan(scheme, std::move(spec), map);
   entry->build(plan, map);
+  plan.software_delay_ns = software_delays(plan);
   return plan;
 }
 

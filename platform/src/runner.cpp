@@ -17,6 +17,7 @@
 #include "nvsvp/fw/switch_bringup.hpp"
 #include "nvsvp/platform/fabric_resources.hpp"
 #include "nvsvp/platform/platform.hpp"
+#include "nvsvp/platform/model_inference.hpp"
 #include "nvsvp/platform/model_step.hpp"
 #include "nvsvp/platform/report.hpp"
 #include "nvsvp/platform/routing_generator.hpp"
@@ -277,6 +278,23 @@ json plan_figures_json(const fw::LayerPlan& plan) {
   return figures;
 }
 
+// `software_delays_us`: the scheme's fixed software costs per phase (the plan's, the largest over
+// the partitions), and their sum.
+json software_delays_json(const std::vector<LayerPart>& parts, const std::vector<std::string>& phase_names) {
+  json delays = json::object();
+  double total = 0.0;
+  for (size_t p = 0; p < phase_names.size(); ++p) {
+    double largest = 0.0;
+    for (const LayerPart& part : parts) {
+      if (p < part.plan.software_delay_ns.size()) largest = std::max(largest, part.plan.software_delay_ns[p] / 1e3);
+    }
+    if (largest > 0.0) delays[phase_names[p]] = largest;
+    total += largest;
+  }
+  delays["total"] = total;
+  return delays;
+}
+
 SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspect) {
   const auto verify_start = Clock::now();
   const std::string stuck = stuck_report();
@@ -330,6 +348,7 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
   result["scheme"] = scheme_;
   result["layer_time_us"] = layer.seconds() * 1e6;
   result["phases"] = phases;
+  result["software_delays_us"] = software_delays_json(parts_, phase_names(platform));
   result["switch"] = switch_json(platform, *fabric_);
   result["hub"] = hub_json(platform);
   result["fusion"] = fusion_json(platform, checks);
@@ -539,7 +558,8 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
   if (!scenario.step.kind.empty()) {
     std::function<void(const std::string&)> on_progress;
     if (progress.enabled()) on_progress = [&progress](const std::string& what) { progress.show(what); };
-    json step = run_model_step(scenario, on_progress);
+    json step = scenario.step.kind == "inference" ? run_inference_request(scenario, on_progress)
+                                                  : run_model_step(scenario, on_progress);
     progress.clear();
     report.passed = report.passed && step.at("passed").get<bool>();
     report.document["passed"] = report.passed;

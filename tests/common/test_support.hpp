@@ -14,6 +14,7 @@
 
 #include <systemc>
 
+#include "nvsvp/fw/moe_layer.hpp"
 #include "nvsvp/fw/switch_bringup.hpp"
 #include <nlohmann/json.hpp>
 
@@ -66,6 +67,13 @@ class TempDir {
 inline sc_core::sc_time ns(double value) { return sc_core::sc_time(value, sc_core::SC_NS); }
 
 inline std::string config_dir() { return std::string(NVSVP_SOURCE_DIR) + "/configs"; }
+
+// Every scheme the firmware builds, as a scenario's list ("deepep, nvls, ...").
+inline std::string every_scheme_list() {
+  std::string list;
+  for (const std::string& scheme : fw::scheme_names()) list += (list.empty() ? "" : ", ") + scheme;
+  return list;
+}
 
 // Runs `scenario` as the command does (a child process per scheme, files in `out_dir`), fails the
 // test unless every check passed, and returns its report.json.

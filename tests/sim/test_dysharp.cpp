@@ -222,9 +222,7 @@ TEST(DysharpSchemes, TrafficPerDirectionIsWhatTheRoutingImpliesUnderTheTable) {
   EXPECT_TRUE(result_of(r.report, "explicit-addressing-basic").at("hub").at("cache_hit_rate").is_null());
 }
 
-const std::string kAllSchemes =
-    "deepep, nvls, dysharp-basic, explicit-addressing-basic, tutel, fastermoe, ccfuser, comet, fusion-only, "
-    "dysharp-comet, explicit-addressing, dysharp";
+const std::string kAllSchemes = test::every_scheme_list();
 
 // Everything in a result but the host's measurements.
 json without_host_measurements(json result) {
@@ -274,7 +272,7 @@ TEST(DysharpSchemes, NoSchemeFinishesFasterThanItsIdealCommunicationTime) {
     }
     const json& p = result_of(pure.report, scheme);
     const json& c = result_of(with_compute.report, scheme);
-    // Same traffic, no expert time (the GPUs are busy only with deepep's software costs: the
+    // Same traffic, no expert time (the GPUs are busy only with the software costs, e.g. deepep's
     // count exchange and two barriers), and a shorter layer.
     EXPECT_EQ(p.at("traffic_bytes"), c.at("traffic_bytes"));
     const fw::SoftwareParams& software = pure.scenario.software;
@@ -283,6 +281,7 @@ TEST(DysharpSchemes, NoSchemeFinishesFasterThanItsIdealCommunicationTime) {
     // have none), and the kernel boundary of the COMET-style schedules.
     const std::map<std::string, double> software_ns{
         {"deepep", software.count_exchange_ns + 2 * software.sync_ns},
+        {"deepep-ll", 2 * software.sync_ns},
         {"tutel", software.count_exchange_ns + software.sync_ns},
         {"fastermoe", software.count_exchange_ns + software.sync_ns},
         {"ccfuser", software.count_exchange_ns + software.sync_ns},
@@ -292,6 +291,9 @@ TEST(DysharpSchemes, NoSchemeFinishesFasterThanItsIdealCommunicationTime) {
     const auto found = software_ns.find(scheme);
     const double software_us = found == software_ns.end() ? 0.0 : found->second / 1e3;
     for (const json& gpu : p.at("gpus")) EXPECT_DOUBLE_EQ(gpu.at("compute_us").get<double>(), software_us);
+    // What the report lists as the scheme's fixed software costs, with and without compute.
+    EXPECT_DOUBLE_EQ(p.at("software_delays_us").at("total").get<double>(), software_us);
+    EXPECT_DOUBLE_EQ(c.at("software_delays_us").at("total").get<double>(), software_us);
     EXPECT_LT(p.at("layer_time_us").get<double>(), c.at("layer_time_us").get<double>());
   }
 }

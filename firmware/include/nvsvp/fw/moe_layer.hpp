@@ -100,6 +100,10 @@ struct LayerPlan {
   uint64_t padding_wire_bytes = 0;
   // Figures of the scheme's plan for report.json ("plan" of the scheme's result): name, value.
   std::vector<std::pair<std::string, double>> figures;
+  // The scheme's fixed software costs (count exchange, barriers, kernel boundaries: the
+  // software.*_ns delays), per phase (PhaseId): the most one executor stream of a GPU spends in
+  // them. Set by build_layer.
+  std::vector<double> software_delay_ns;
 };
 
 struct MoeCheckResult {
