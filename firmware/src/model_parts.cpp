@@ -67,6 +67,28 @@ AttentionTasks attention_tasks(const MoeModel& m, uint64_t tokens, double contex
           hw::Task::compute(0, 2.0 * attention_core_macs_per_token(m, context) * t, hw::Precision::bf16, core_bytes)};
 }
 
+uint64_t kv_cache_bytes_per_token(const MoeModel& m) {
+  const AttentionShape& a = m.attention;
+  if (a.kind == "mla") return (uint64_t{a.kv_lora_rank} + a.qk_rope_head_dim) * kActivationBytes;
+  const HeadShape s = head_shape(m);
+  return static_cast<uint64_t>(s.key_value_heads * (s.qk_dim + s.v_dim)) * kActivationBytes;
+}
+
+AttentionTasks decode_attention_tasks(const MoeModel& m, uint64_t tokens, double context, WeightDtype linear_dtype) {
+  const HeadShape s = head_shape(m);
+  const AttentionShape& a = m.attention;
+  const double t = static_cast<double>(tokens);
+  // Per head, what a query multiplies with a cached token and what a value contributes.
+  const double score_dim = a.kind == "mla" ? double(a.kv_lora_rank) + a.qk_rope_head_dim : s.qk_dim;
+  const double value_dim = a.kind == "mla" ? double(a.kv_lora_rank) : s.v_dim;
+  const double macs = s.query_heads * (score_dim + value_dim) * context;
+  const double cache_read = static_cast<double>(kv_cache_bytes_per_token(m)) * context;
+  const double queries_and_outputs = s.query_heads * (score_dim + value_dim) * kActivationBytes;
+  const auto core_bytes = static_cast<uint64_t>(t * (cache_read + queries_and_outputs));
+  return {attention_tasks(m, tokens, context, linear_dtype).projections,
+          hw::Task::compute(0, 2.0 * macs * t, hw::Precision::bf16, core_bytes)};
+}
+
 hw::Task dense_ffn_task(const MoeModel& m, uint64_t tokens, WeightDtype linear_dtype) {
   if (m.dense_hidden == 0) throw std::invalid_argument("model " + m.name + ": no dense FFN given (model.dense_hidden)");
   const uint64_t parameters = 3ull * m.hidden * m.dense_hidden;  // gate, up and down

@@ -6,9 +6,9 @@
 #include <map>
 #include <stdexcept>
 
+#include "layer_simulations.hpp"
 #include "nvsvp/fw/model_parts.hpp"
 #include "nvsvp/model/task_timing.hpp"
-#include "nvsvp/platform/runner.hpp"
 
 namespace nvsvp::platform {
 
@@ -116,6 +116,10 @@ WorkloadSpec workload_of_layer(const WorkloadSpec& workload, uint32_t layer) {
 
 namespace {
 
+// The cases of LayerSimulations a training step runs.
+constexpr size_t kForwardCase = 0;
+constexpr size_t kBackwardCase = 1;
+
 // The parts of one micro batch around the MoE layers, per GPU, both passes.
 struct AroundParts {
   LayerPasses attention;  // one layer's
@@ -156,94 +160,20 @@ AroundParts around_parts(const Scenario& scenario) {
   return parts;
 }
 
-json parts_json(const StepParts& p) {
-  return {{"attention_us", p.attention_us},
-          {"dense_us", p.dense_us},
-          {"moe_compute_us", p.moe_compute_us},
-          {"exposed_comm_us", p.exposed_comm_us}};
-}
-
 json passes_json(const LayerPasses& p) { return {{"forward", parts_json(p.forward)}, {"backward", parts_json(p.backward)}}; }
-
-// One simulated MoE layer pass: its compute (the slowest GPU's compute, overlapped communication
-// included) and the rest of its time, communication that no compute hid.
-StepParts moe_parts(const json& result) {
-  const json& breakdown = result.at("time_breakdown");
-  StepParts parts;
-  parts.moe_compute_us = breakdown.at("compute_only_us").get<double>() + breakdown.at("overlap_us").get<double>();
-  parts.exposed_comm_us = result.at("layer_time_us").get<double>() - parts.moe_compute_us;
-  return parts;
-}
-
-// Every sampled MoE layer's two passes under every scheme, each in a child process.
-class LayerSimulations {
- public:
-  LayerSimulations(const Scenario& scenario, std::function<void(const std::string&)> on_progress)
-      : scenario_(scenario), on_progress_(std::move(on_progress)) {}
-
-  // The passes of the model's layer `layer` for each scheme.
-  void run(uint32_t layer) {
-    for (const fw::LayerPass pass : {fw::LayerPass::forward, fw::LayerPass::backward}) {
-      Scenario of_layer = scenario_;
-      of_layer.workload = workload_of_layer(scenario_.workload, layer);
-      of_layer.workload.pass = pass;
-      const auto spec = make_layer_spec(of_layer);
-      std::map<std::string, json> by_plan;  // dualpipe's layer is deepep's: simulated once
-      for (const std::string& scheme : scenario_.schemes) {
-        const std::string what = "layer " + std::to_string(layer) + " " + fw::to_string(pass) + " " + scheme;
-        auto known = by_plan.find(plan_scheme_of(scheme));
-        if (known == by_plan.end()) {
-          if (on_progress_) on_progress_("step: " + what);
-          known = by_plan.emplace(plan_scheme_of(scheme), run_scheme_in_child(of_layer, scheme, spec).result).first;
-        }
-        const json& result = known->second;
-        json entry = {{"layer", layer}, {"pass", fw::to_string(pass)}, {"scheme", scheme}};
-        const bool passed = !result.contains("error") && result.at("checks").at("passed").get<bool>();
-        if (!passed) {
-          failures_.push_back(what + (result.contains("error") ? ": " + result["error"].get<std::string>()
-                                                               : ": its checks failed"));
-          entry["passed"] = false;
-          runs_.push_back(entry);
-          continue;
-        }
-        const StepParts parts = moe_parts(result);
-        LayerPasses& passes = layers_[scheme][layer];
-        (pass == fw::LayerPass::forward ? passes.forward : passes.backward) = parts;
-        entry["passed"] = true;
-        entry["layer_time_us"] = result.at("layer_time_us");
-        entry["parts"] = parts_json(parts);
-        runs_.push_back(entry);
-      }
-    }
-  }
-
-  bool passed() const { return failures_.empty(); }
-  const std::vector<std::string>& failures() const { return failures_; }
-  const json& runs() const { return runs_; }
-  // The scheme's simulated MoE layers, by model layer.
-  const std::map<uint32_t, LayerPasses>& layers_of(const std::string& scheme) { return layers_[scheme]; }
-
- private:
-  const Scenario& scenario_;
-  std::function<void(const std::string&)> on_progress_;
-  std::map<std::string, std::map<uint32_t, LayerPasses>> layers_;
-  std::vector<std::string> failures_;
-  json runs_ = json::array();
-};
 
 // Every layer of the model for one scheme: a dense layer its attention and FFN, an MoE layer its
 // attention and its simulated passes (an MoE layer not simulated the mean of those that were).
-std::vector<LayerPasses> model_layers(const fw::MoeModel& m, const AroundParts& around,
-                                      const std::map<uint32_t, LayerPasses>& simulated) {
-  LayerPasses mean;
-  for (const auto& [layer, passes] : simulated) {
-    mean.forward += passes.forward.scaled(1.0 / simulated.size());
-    mean.backward += passes.backward.scaled(1.0 / simulated.size());
-  }
+std::vector<LayerPasses> model_layers(const fw::MoeModel& m, const AroundParts& around, LayerSimulations& simulations,
+                                      const std::string& scheme) {
+  const std::map<uint32_t, std::vector<StepParts>>& simulated = simulations.layers_of(scheme);
+  const LayerPasses mean{simulations.mean_of(scheme, kForwardCase), simulations.mean_of(scheme, kBackwardCase)};
   std::vector<LayerPasses> layers(m.layers, around.attention);
   for (uint32_t l = 0; l < m.layers; ++l) {
     const auto it = simulated.find(l);
-    const LayerPasses& ffn = l < m.dense_layers ? around.dense_ffn : it != simulated.end() ? it->second : mean;
+    const LayerPasses ffn = l < m.dense_layers      ? around.dense_ffn
+                            : it != simulated.end() ? LayerPasses{it->second[kForwardCase], it->second[kBackwardCase]}
+                                                    : mean;
     layers[l].forward += ffn.forward;
     layers[l].backward += ffn.backward;
   }
@@ -257,7 +187,11 @@ json run_model_step(const Scenario& scenario, const std::function<void(const std
   const fw::MoeModel& m = scenario.workload.model;
   const uint32_t moe_layers = m.layers - m.dense_layers;
   const AroundParts around = around_parts(scenario);
-  LayerSimulations simulations(scenario, on_progress);
+  const uint32_t tokens = scenario.workload.tokens_per_gpu;
+  LayerSimulations simulations(scenario,
+                               {LayerCase{"forward", fw::LayerPass::forward, tokens},
+                                LayerCase{"backward", fw::LayerPass::backward, tokens}},
+                               on_progress);
   const std::vector<uint32_t> sampled = sampled_moe_layers(moe_layers, step.sample_layers);
   json simulated_layers = json::array();
   for (uint32_t k : sampled) {
@@ -283,7 +217,7 @@ json run_model_step(const Scenario& scenario, const std::function<void(const std
   json schemes = json::object();
   if (simulations.passed()) {
     for (const std::string& scheme : scenario.schemes) {
-      const std::vector<LayerPasses> layers = model_layers(m, around, simulations.layers_of(scheme));
+      const std::vector<LayerPasses> layers = model_layers(m, around, simulations, scheme);
       const TrainingStep t = scheme == kDualPipeScheme
                                  ? compose_dualpipe_step(layers, around.head, step.micro_batches, dualpipe_slowdown)
                                  : compose_training_step(layers, around.head, pipeline);

@@ -595,7 +595,31 @@ void print_stream_summary(const json& stream, std::ostream& os) {
 }
 
 // The training step (report.json's `step`): per scheme its time, throughput and where it goes.
+void print_inference_summary(const json& step, std::ostream& os) {
+  os << "inference: " << step["layers"] << " layers (" << step["simulated_layers"].size() << " of "
+     << step["moe_layers"] << " MoE layers simulated), " << step["sequences_per_gpu"] << " sequence(s) per GPU of "
+     << step["prompt_tokens"] << " prompt tokens, " << step["decode_steps"] << " decode steps\n";
+  os << std::left << std::setw(28) << "  scheme" << std::right << std::setw(12) << "request_ms" << std::setw(12)
+     << "ttft_ms" << std::setw(12) << "tpot_us" << std::setw(14) << "out_tok/s" << std::setw(18) << "decode_moe_us"
+     << std::setw(20) << "decode_fixed_us" << "\n";
+  for (const auto& [scheme, s] : step["schemes"].items()) {
+    os << std::left << std::setw(28) << "  " + scheme << std::right << std::setw(12)
+       << fixed(s["step_time_us"].get<double>() / 1e3, 2) << std::setw(12)
+       << fixed(s["time_to_first_token_us"].get<double>() / 1e3, 2) << std::setw(12)
+       << fixed(s["time_per_output_token_us"].get<double>(), 1) << std::setw(14)
+       << fixed(s["tokens_per_second"].get<double>(), 0) << std::setw(18)
+       << fixed(s["moe_layer_us"]["decode"].get<double>(), 1) << std::setw(20)
+       << fixed(s["software_delays_us"]["decode"].get<double>(), 1) << "\n";
+  }
+  os << "  (decode_moe_us: one MoE layer of a decode step; decode_fixed_us: its software delays)\n";
+  for (const json& failure : step["failures"]) os << "  FAILED " << failure.get<std::string>() << "\n";
+}
+
 void print_step_summary(const json& step, std::ostream& os) {
+  if (step["kind"] == "inference") {
+    print_inference_summary(step, os);
+    return;
+  }
   os << "step: " << step["kind"].get<std::string>() << ", " << step["layers"] << " layers ("
      << step["simulated_layers"].size() << " of " << step["moe_layers"] << " MoE layers simulated), "
      << step["micro_batches"] << " micro batches, " << step["pipeline"]["stages"] << " stage(s) "

@@ -274,6 +274,7 @@ class ScenarioLoader {
   void check_replication() const;
   void check_stream() const;
   void check_step() const;
+  void check_inference() const;
   void check_trace_files() const;
   void check_trace_placeholders(const Place& at) const;
   void check_message_size() const;
@@ -886,12 +887,15 @@ void ScenarioLoader::check_stream() const {
 void ScenarioLoader::check_step() const {
   const StepSpec& step = scenario_.step;
   const auto dualpipe = std::find(scenario_.schemes.begin(), scenario_.schemes.end(), kDualPipeScheme);
-  if (dualpipe != scenario_.schemes.end() && (step.kind.empty() || step.pipeline.stages > 1)) {
+  if (dualpipe != scenario_.schemes.end() && (step.kind != "training" || step.pipeline.stages > 1)) {
     const std::string path = "schemes[" + std::to_string(dualpipe - scenario_.schemes.begin()) + "]";
     const Place at = origins_.blame({path, "step.pipeline.stages"});
     config_fail(at.origin, at.path,
-                "dualpipe (DeepEP under the DualPipe schedule) in a step over one NVLink domain (pipeline.stages 1)",
-                step.kind.empty() ? std::string("no step") : std::to_string(step.pipeline.stages) + " stages");
+                "dualpipe (DeepEP under the DualPipe schedule) in a training step over one NVLink domain "
+                "(pipeline.stages 1)",
+                step.kind.empty()           ? std::string("no step")
+                : step.kind != "training" ? "an " + step.kind + " step"
+                                            : std::to_string(step.pipeline.stages) + " stages");
   }
   if (step.kind.empty()) return;
   const fw::MoeModel& m = scenario_.workload.model;
@@ -915,7 +919,8 @@ void ScenarioLoader::check_step() const {
     config_fail(at.origin, at.path, "at most the model's " + std::to_string(moe_layers) + " MoE layers",
                 std::to_string(step.sample_layers));
   }
-  // The step runs both passes itself, without replication, streams or partitions.
+  if (step.kind == "inference") check_inference();
+  // The step runs its passes itself, without replication, streams or partitions.
   const char* conflict = scenario_.workload.pass == fw::LayerPass::backward ? "workload.pass"
                          : scenario_.replication.policy != "none"           ? "replication.policy"
                          : scenario_.stream.iterations > 0                  ? "stream.iterations"
@@ -924,7 +929,7 @@ void ScenarioLoader::check_step() const {
   if (conflict != nullptr) {
     const Place at = origins_.blame({conflict, "step.kind"});
     config_fail(at.origin, at.path,
-                "a training step alone: it runs both passes itself, with no replication, stream or partitions",
+                "a step alone: it runs its passes itself, with no replication, stream or partitions",
                 std::string(conflict) + " given");
   }
   const bool tutel_search = scenario_.software.tutel_degree == 0 &&
@@ -933,6 +938,25 @@ void ScenarioLoader::check_step() const {
     const Place at = origins_.blame({"step.kind", "software.tutel_degree"});
     config_fail(at.origin, at.path, "a fixed software.tutel_degree (1 .. 64) for tutel in a step",
                 "tutel_degree 0 (the adaptive search)");
+  }
+}
+
+// An inference request's prompts fill the GPUs' tokens evenly, and its decode batches are drawn.
+void ScenarioLoader::check_inference() const {
+  const StepSpec& step = scenario_.step;
+  const uint32_t prompt = step.prompt_of(scenario_.workload.model);
+  const uint32_t tokens = scenario_.workload.tokens_per_gpu;
+  if (prompt == 0 || tokens % prompt != 0) {
+    const Place at = origins_.blame({"step.prompt_tokens", "workload.tokens_per_gpu"});
+    config_fail(at.origin, at.path,
+                "a prompt length (step.prompt_tokens, or the model's sequence_length) that divides "
+                "workload.tokens_per_gpu into whole sequences",
+                "prompt " + std::to_string(prompt) + " tokens for " + std::to_string(tokens) + " tokens per GPU");
+  }
+  if (scenario_.workload.routing.kind == "trace") {
+    const Place at = origins_.blame({"workload.routing.kind", "step.kind"});
+    config_fail(at.origin, at.path,
+                "a drawn routing for an inference request (its decode batches are smaller than a trace's)", "trace");
   }
 }
 

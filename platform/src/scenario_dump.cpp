@@ -27,7 +27,8 @@ class SectionDumper {
     kind_.note(value, use);
   }
   template <class T>
-  void section(const char* key, T& value, const char* comment = "", const KeyUse& = {}) {
+  void section(const char* key, T& value, const char* comment = "", const KeyUse& use = {}) {
+    if (!kind_.applies(use)) return;
     if constexpr (std::is_same_v<T, StreamSpec>) {
       if (value.iterations == 0) return;  // no stream: the section is left out, as in the file
     }

@@ -227,13 +227,19 @@ void visit_section(V& v, StepPipeline& p) {
 
 template <class V>
 void visit_section(V& v, StepSpec& s) {
-  v("kind", s.kind, "", hw::Choices{{"training"}}, kind_selector());
+  v("kind", s.kind, "", hw::Choices{{"training", "inference"}}, kind_selector());
   v("micro_batches", s.micro_batches, "micro batches per step, each of workload.tokens_per_gpu tokens per GPU",
-    hw::between(1, 1 << 16));
+    hw::between(1, 1 << 16), of_kinds({"training"}));
   v("sample_layers", s.sample_layers,
     "MoE layers simulated, evenly spaced; the others take the sampled ones' mean (0: every MoE layer)",
     hw::between(0, 4096));
-  v.section("pipeline", s.pipeline, "pipeline parallelism across NVLink domains");
+  v.section("pipeline", s.pipeline, "pipeline parallelism across NVLink domains", of_kinds({"training"}));
+  v("prompt_tokens", s.prompt_tokens,
+    "every sequence's prompt; workload.tokens_per_gpu / prompt_tokens sequences per GPU (0: the model's "
+    "sequence_length)",
+    hw::between(0, 1 << 24), of_kinds({"inference"}));
+  v("decode_steps", s.decode_steps, "decode steps after the prefill, each one new token of every sequence",
+    hw::between(1, 1 << 20), of_kinds({"inference"}));
 }
 
 template <class V>
@@ -288,7 +294,8 @@ void visit_section(V& v, Scenario& s) {
     GpuPartitions{});
   v.section("stream", s.stream,
             "compares replication policies over iterations of a drifting routing (docs/configuration.md#stream)");
-  v.section("step", s.step, "a training step of the whole model (docs/configuration.md#step)");
+  v.section("step", s.step,
+            "a step of the whole model: a training step or an inference request (docs/configuration.md#step)");
 }
 
 }  // namespace nvsvp::platform

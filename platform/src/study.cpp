@@ -450,8 +450,8 @@ std::vector<SpeedupStatistics> speedup_statistics(const Study& study, const std:
 
 namespace {
 
-// A training step's columns, after the layer's (only in a study whose scenario runs a step): the
-// column and its path in a result's `step` (point_results).
+// A step's columns, after the layer's (only in a study whose scenario runs a step): the column
+// and its path in a result's `step` (point_results). An inference request's two more after them.
 const std::pair<const char*, const char*> kStepColumns[] = {
     {"step_time_us", "step_time_us"},
     {"step_tokens_per_second", "tokens_per_second"},
@@ -462,9 +462,19 @@ const std::pair<const char*, const char*> kStepColumns[] = {
     {"step_pipeline_bubble_us", "breakdown.pipeline_bubble_us"},
 };
 
+const std::pair<const char*, const char*> kInferenceColumns[] = {
+    {"step_time_to_first_token_us", "time_to_first_token_us"},
+    {"step_time_per_output_token_us", "time_per_output_token_us"},
+};
+
 bool runs_a_step(const Study& study) {
   return std::any_of(study.points.begin(), study.points.end(),
                      [](const StudyPoint& p) { return !p.scenario.step.kind.empty(); });
+}
+
+bool runs_an_inference(const Study& study) {
+  return std::any_of(study.points.begin(), study.points.end(),
+                     [](const StudyPoint& p) { return p.scenario.step.kind == "inference"; });
 }
 
 // The cell of `path` ("a.b.c") in `result`, as the CSV writes it.
@@ -485,12 +495,16 @@ std::string study_csv_header(const Study& study) {
   if (runs_a_step(study)) {
     for (const auto& [column, path] : kStepColumns) header.push_back(column);
   }
+  if (runs_an_inference(study)) {
+    for (const auto& [column, path] : kInferenceColumns) header.push_back(column);
+  }
   return join(header, ",");
 }
 
 std::string study_csv(const Study& study, const std::vector<PointRun>& runs) {
   std::string csv = study_csv_header(study) + "\n";
   const bool step = runs_a_step(study);
+  const bool inference = runs_an_inference(study);
 
   for (size_t p = 0; p < study.points.size(); ++p) {
     const StudyPoint& point = study.points[p];
@@ -505,6 +519,11 @@ std::string study_csv(const Study& study, const std::vector<PointRun>& runs) {
       row.push_back(speedup ? format_number(*speedup) : "");
       if (step) {
         for (const auto& [column, path] : kStepColumns) row.push_back(csv_cell(result, std::string("step.") + path));
+      }
+      if (inference) {
+        for (const auto& [column, path] : kInferenceColumns) {
+          row.push_back(csv_cell(result, std::string("step.") + path));
+        }
       }
       csv += join(row, ",") + "\n";
     }

@@ -85,6 +85,40 @@ TEST(ModelParts, TasksCarryTheFlopsBytesAndPrecisions) {
   EXPECT_DOUBLE_EQ(head.flops, 2.0 * 7168.0 * 129280.0 * 2);
 }
 
+TEST(ModelParts, DecodeAttentionReadsEachSequencesCacheInMlasAbsorbedForm) {
+  const fw::MoeModel m = deepseek_v3();
+  // A cached token: the 512-wide latent and the 64-wide rotary key, bf16.
+  EXPECT_EQ(fw::kv_cache_bytes_per_token(m), (512u + 64u) * 2u);
+  const uint64_t sequences = 4;
+  const double context = 1500.0;
+  const fw::AttentionTasks d = fw::decode_attention_tasks(m, sequences, context, fw::WeightDtype::fp8);
+  // The projections are the prefill's for as many tokens (the absorbed form reuses the weights).
+  const fw::AttentionTasks a = fw::attention_tasks(m, sequences, context, fw::WeightDtype::fp8);
+  EXPECT_DOUBLE_EQ(d.projections.flops, a.projections.flops);
+  EXPECT_EQ(d.projections.memory_bytes, a.projections.memory_bytes);
+  // Per head a score over 576 and a value of 512 per cached token; each sequence reads its cache
+  // and its 128 heads' latent queries and outputs (bf16).
+  EXPECT_DOUBLE_EQ(d.core.flops, 2.0 * 128.0 * (576.0 + 512.0) * context * sequences);
+  EXPECT_EQ(d.core.memory_bytes, sequences * (1152ull * 1500 + 128ull * 1088 * 2));
+  EXPECT_EQ(d.core.precision, hw::Precision::bf16);
+
+  fw::MoeModel s;  // model S: 32 heads of 64, as many key/value heads
+  s.name = "S";
+  s.hidden = 2048;
+  s.heads = 32;
+  s.attention.kind = "mha";
+  EXPECT_EQ(fw::kv_cache_bytes_per_token(s), 32u * (64u + 64u) * 2u);
+  const fw::AttentionTasks sd = fw::decode_attention_tasks(s, 2, 100.0, fw::WeightDtype::fp8);
+  EXPECT_DOUBLE_EQ(sd.core.flops, 2.0 * fw::attention_core_macs_per_token(s, 100.0) * 2);
+  // MHA's decode core is bound by reading the cache (a FLOP per byte); MLA's by its math, its 128
+  // heads sharing each cached latent (242 FLOPs per byte), as FlashMLA's compute-bound figures show.
+  model::GpuParams gpu;
+  const hw::Task mha = fw::decode_attention_tasks(s, 64, 32768.0, fw::WeightDtype::fp8).core;
+  EXPECT_NEAR(model::task_seconds(gpu, mha, gpu.sms), static_cast<double>(mha.memory_bytes) / 4800e9, 1e-12);
+  const hw::Task mla = fw::decode_attention_tasks(m, 64, 32768.0, fw::WeightDtype::fp8).core;
+  EXPECT_NEAR(model::task_seconds(gpu, mla, gpu.sms), mla.flops / (989e12 * 0.66), 1e-12);
+}
+
 TEST(ModelParts, AModelWithoutItsPartsIsRefused) {
   fw::MoeModel bare;
   bare.name = "bare";

@@ -10,6 +10,7 @@
 
 #include "../common/test_workloads.hpp"
 #include "nvsvp/fw/model_parts.hpp"
+#include "nvsvp/platform/model_inference.hpp"
 #include "nvsvp/platform/model_step.hpp"
 
 namespace nvsvp::platform {
@@ -118,6 +119,34 @@ TEST(ModelStep, APartsBackwardDoesItsWorkAgainAndAccumulatesItsGradients) {
   const hw::Task core = fw::backward_task(forward, fw::kAttentionCoreBackwardFactor, 0);
   EXPECT_DOUBLE_EQ(core.flops, 2500.0);
   EXPECT_EQ(core.memory_bytes, 160u);
+}
+
+// An inference request: the prefill once (every layer and the head), then per decode step every
+// layer's decode FFN and attention at that step's context and the head.
+TEST(InferenceRequest, PrefillOnceThenEveryDecodeStepAtItsContext) {
+  auto parts = [](double attention, double dense, double moe, double exposed) {
+    StepParts p;
+    p.attention_us = attention;
+    p.dense_us = dense;
+    p.moe_compute_us = moe;
+    p.exposed_comm_us = exposed;
+    return p;
+  };
+  const std::vector<StepParts> prefill{parts(10, 40, 0, 0), parts(10, 0, 30, 5), parts(10, 0, 20, 15)};
+  const std::vector<StepParts> decode{parts(0, 4, 0, 0), parts(0, 0, 3, 2), parts(0, 0, 1, 6)};
+  const StepParts head = parts(0, 7, 0, 0);
+  const std::vector<double> attention{1.0, 1.5, 2.0, 2.5};  // one layer's, steps 1 .. 4
+  const InferenceRequest r = compose_inference_request(prefill, head, decode, head, attention);
+  EXPECT_DOUBLE_EQ(r.prefill.total_us(), 30 + 40 + 35 + 35 + 7);
+  EXPECT_EQ(r.decode_steps, 4u);
+  // Per step: 4 + 5 + 7 of FFN, 7 of head; attention over the three layers: 3 x 7 in all.
+  EXPECT_DOUBLE_EQ(r.decode.attention_us, 3 * 7.0);
+  EXPECT_DOUBLE_EQ(r.decode.dense_us, 4 * (4 + 7.0));
+  EXPECT_DOUBLE_EQ(r.decode.moe_compute_us, 4 * 4.0);
+  EXPECT_DOUBLE_EQ(r.decode.exposed_comm_us, 4 * 8.0);
+  EXPECT_DOUBLE_EQ(r.request_us(), 147 + 21 + 44 + 16 + 32);
+  EXPECT_DOUBLE_EQ(r.time_per_output_token_us(), (21 + 44 + 16 + 32) / 4.0);
+  EXPECT_THROW(compose_inference_request(prefill, head, {}, head, attention), std::invalid_argument);
 }
 
 }  // namespace

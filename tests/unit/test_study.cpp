@@ -559,6 +559,40 @@ TEST(StudyStep, StepColumnsOnlyWhenTheScenarioRunsAStepEachSchemesOwn) {
   EXPECT_NE(line.find(",500,7,100,,,,"), std::string::npos) << line;
   std::getline(lines, line);
   EXPECT_NE(line.find(",400,,,,,,"), std::string::npos) << line;
+  EXPECT_EQ(header.find("time_to_first_token"), std::string::npos);  // a training study's
+}
+
+TEST(StudyStep, AnInferenceStudyAddsTheFirstTokensAndEachOutputTokensTime) {
+  TempDir dir;
+  const Study study = load_study(dir.write("inference.yaml",
+                                           "base:\n"
+                                           "  platform: dgx-h100\n"
+                                           "  workload: {model: S, top_k: 8, tokens_per_gpu: 64, routing: {kind: uniform}}\n"
+                                           "  step: {kind: inference, prompt_tokens: 32}\n"
+                                           "schemes: [deepep, deepep-ll]\n"
+                                           "reference: deepep\n"
+                                           "sweep: {step.decode_steps: [8]}\n"),
+                                 {}, kConfigDir);
+  const std::string header = study_csv_header(study);
+  EXPECT_NE(header.find(",step_pipeline_bubble_us,step_time_to_first_token_us,step_time_per_output_token_us"),
+            std::string::npos)
+      << header;
+  const json report = {
+      {"results", {{{"scheme", "deepep"}, {"layer_time_us", 10.0}}, {{"scheme", "deepep-ll"}, {"layer_time_us", 9.0}}}},
+      {"step",
+       {{"schemes",
+         {{"deepep", {{"step_time_us", 900.0}, {"time_to_first_token_us", 100.0}, {"time_per_output_token_us", 100.0}}},
+          {"deepep-ll", {{"step_time_us", 850.0}, {"time_to_first_token_us", 130.0}, {"time_per_output_token_us", 90.0}}}}}}}};
+  PointRun run;
+  run.results = point_results(report);
+  std::istringstream lines(study_csv(study, {run}));
+  std::string line;
+  std::getline(lines, line);
+  std::getline(lines, line);
+  EXPECT_NE(line.find(",deepep,"), std::string::npos) << line;
+  EXPECT_EQ(line.substr(line.size() - 8), ",100,100") << line;
+  std::getline(lines, line);
+  EXPECT_EQ(line.substr(line.size() - 7), ",130,90") << line;
 }
 
 }  // namespace

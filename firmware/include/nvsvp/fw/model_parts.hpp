@@ -35,6 +35,18 @@ struct AttentionTasks {
 };
 AttentionTasks attention_tasks(const MoeModel& model, uint64_t tokens, double context, WeightDtype linear_dtype);
 
+// One token's keys and values in one layer's KV cache, bf16: MLA's compressed latent and rotary
+// key (kv_lora_rank + qk_rope_head_dim), else kv_heads x (key + value) dimensions.
+uint64_t kv_cache_bytes_per_token(const MoeModel& model);
+
+// A decode step's attention on one GPU: `tokens` sequences' next token each, attending `context`
+// tokens of its own KV cache. The projections as attention_tasks' (their weights read once for
+// the batch); the core reads each sequence's cache and appends the new token's. MLA runs in its
+// absorbed form (FlashMLA's): the heads' queries and outputs stay in the latent space, so a cached
+// token is never expanded per head and its scores and values take kv_lora_rank + rope and
+// kv_lora_rank multiply-adds per head.
+AttentionTasks decode_attention_tasks(const MoeModel& model, uint64_t tokens, double context, WeightDtype linear_dtype);
+
 // `tokens` tokens of one GPU through a dense layer's FFN (gate, up and down projections of
 // dense_hidden, weights in `linear_dtype`). Throws std::invalid_argument when dense_hidden is 0.
 hw::Task dense_ffn_task(const MoeModel& model, uint64_t tokens, WeightDtype linear_dtype);

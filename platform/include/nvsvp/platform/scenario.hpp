@@ -128,13 +128,21 @@ struct StepPipeline {
 };
 
 // A step of the whole model (the `step` section, docs/configuration.md#step): its MoE layers
-// simulated, the parts around them timed on the GPU's roofline, composed by the pipeline's
-// schedule. kind empty: no step.
+// simulated, the parts around them timed on the GPU's roofline. A training step is both passes
+// composed by the pipeline's schedule; an inference request is the prefill of a batch of
+// sequences, then decode_steps steps each generating one token of every sequence. kind empty: no
+// step.
 struct StepSpec {
-  std::string kind;            // "" or "training"
-  uint32_t micro_batches = 1;  // per step, each of workload.tokens_per_gpu tokens on every GPU of a stage
+  std::string kind;            // "", "training" or "inference"
+  uint32_t micro_batches = 1;  // training: per step, each of workload.tokens_per_gpu tokens on every GPU of a stage
   uint32_t sample_layers = 0;  // MoE layers simulated, evenly spaced; the others take their mean (0: every one)
-  StepPipeline pipeline;
+  StepPipeline pipeline;       // training
+  // Inference: every sequence's prompt (0: the model's sequence_length); workload.tokens_per_gpu
+  // prompt tokens per GPU make tokens_per_gpu / prompt_tokens sequences per GPU, the decode batch.
+  uint32_t prompt_tokens = 0;
+  uint32_t decode_steps = 512;
+  // The prompt of a request's sequences: prompt_tokens, or the model's sequence_length.
+  uint32_t prompt_of(const fw::MoeModel& model) const { return prompt_tokens != 0 ? prompt_tokens : model.sequence_length; }
 };
 
 struct Scenario {

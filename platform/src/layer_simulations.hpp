@@ -1,0 +1,56 @@
+// Private to platform/: the simulated MoE layers of a whole-model step (model_step.cpp: a
+// training step, model_inference.cpp: an inference request). Every (layer, case, scheme) is one
+// child process; a case is a pass at a number of tokens per GPU (training: forward and backward;
+// inference: the prefill and a decode step).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "nvsvp/platform/model_step.hpp"
+
+namespace nvsvp::platform {
+
+struct LayerCase {
+  std::string name;  // report.json's step.runs[].pass
+  fw::LayerPass pass = fw::LayerPass::forward;
+  uint32_t tokens_per_gpu = 0;
+};
+
+// One simulated MoE layer: its compute (the slowest GPU's compute, overlapped communication
+// included) and the rest of its time, communication that no compute hid.
+StepParts moe_parts(const nlohmann::json& result);
+nlohmann::json parts_json(const StepParts& parts);
+
+class LayerSimulations {
+ public:
+  LayerSimulations(const Scenario& scenario, std::vector<LayerCase> cases,
+                   std::function<void(const std::string&)> on_progress);
+
+  // Every case of the model's layer `layer` (routing: workload_of_layer) for each scheme;
+  // dualpipe's layers are deepep's, simulated once.
+  void run(uint32_t layer);
+
+  bool passed() const { return failures_.empty(); }
+  const std::vector<std::string>& failures() const { return failures_; }
+  const nlohmann::json& runs() const { return runs_; }
+  // The scheme's simulated layers by model layer, each its parts per case (in the cases' order).
+  const std::map<uint32_t, std::vector<StepParts>>& layers_of(const std::string& scheme) { return layers_[scheme]; }
+  // The mean over the scheme's simulated layers of a case's parts.
+  StepParts mean_of(const std::string& scheme, size_t case_index);
+
+ private:
+  const Scenario& scenario_;
+  std::vector<LayerCase> cases_;
+  std::function<void(const std::string&)> on_progress_;
+  std::map<std::string, std::map<uint32_t, std::vector<StepParts>>> layers_;
+  std::vector<std::string> failures_;
+  nlohmann::json runs_ = nlohmann::json::array();
+};
+
+}  // namespace nvsvp::platform
