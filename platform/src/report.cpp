@@ -594,7 +594,8 @@ void print_stream_summary(const json& stream, std::ostream& os) {
   }
 }
 
-// The training step (report.json's `step`): per scheme its time, throughput and where it goes.
+// An inference request (report.json's `step`): per scheme the request, the first token, each
+// output token, and a decode step's MoE layer and its fixed costs.
 void print_inference_summary(const json& step, std::ostream& os) {
   os << "inference: " << step["layers"] << " layers (" << step["simulated_layers"].size() << " of "
      << step["moe_layers"] << " MoE layers simulated), " << step["sequences_per_gpu"] << " sequence(s) per GPU of "
@@ -615,6 +616,7 @@ void print_inference_summary(const json& step, std::ostream& os) {
   for (const json& failure : step["failures"]) os << "  FAILED " << failure.get<std::string>() << "\n";
 }
 
+// The training step (report.json's `step`): per scheme its time, throughput and where it goes.
 void print_step_summary(const json& step, std::ostream& os) {
   if (step["kind"] == "inference") {
     print_inference_summary(step, os);
