@@ -18,7 +18,7 @@ for study in "${studies[@]}"; do
   jobs=$(nproc)
   # One point at a time where two of the study's largest points would not fit in memory together
   # (ccfuser at L-32 with 8192 tokens per GPU peaks near 16 GB: docs/performance.md).
-  case $study in models_topk_nvl32) jobs=1 ;; esac
+  case $study in models_topk_nvl32|e2e_training_nvl32|e2e_inference_nvl32) jobs=1 ;; esac
   echo "== $study ($jobs of $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ))"
   start=$(date +%s)
   status=0
