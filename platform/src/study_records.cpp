@@ -27,7 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kManifestFormat = 1;
+constexpr int kManifestFormat = 2;  // 2: each point names its step kind
 
 std::string read_text(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
@@ -172,6 +172,7 @@ json study_manifest(const Study& study) {
                       {"name", point.name},
                       {"directory", point.directory},
                       {"values", point.values},
+                      {"step", point.scenario.step.kind},  // the step columns of a merge's study.csv
                       {"scenario_hash", scenario_fingerprint(dump_effective(point.scenario))}});
   }
   json manifest = {{"format", kManifestFormat}, {"study", study.name},         {"file", study.file},
@@ -188,7 +189,7 @@ Study study_of_manifest(const json& manifest, const std::string& file) {
     throw ConfigError(file + ": expected " + expected + " (the study.json an nvsvp study command writes)");
   };
   if (!manifest.is_object() || !manifest.contains("format") || manifest["format"] != kManifestFormat) {
-    fail("\"format\": 1");
+    fail("\"format\": " + std::to_string(kManifestFormat));
   }
   Study study;
   try {
@@ -206,6 +207,7 @@ Study study_of_manifest(const json& manifest, const std::string& file) {
       point.name = entry.at("name").get<std::string>();
       point.directory = entry.at("directory").get<std::string>();
       point.values = entry.at("values").get<std::vector<std::string>>();
+      point.scenario.step.kind = entry.at("step").get<std::string>();
       entry.at("scenario_hash").get<std::string>();
       if (entry.at("number").get<size_t>() != study.points.size() + 1 || point.values.size() != study.keys.size() ||
           point.directory.find('/') != std::string::npos || point.directory.empty()) {

@@ -74,7 +74,7 @@ sed -i 's/"failure": null/"failure": 5/' "$work/broken/2_top_k=4/point.json"
 expect broken 2 "2_top_k=4/point.json: not a point record \(expected study, number, name" \
   "$nvsvp" study-merge "$work/broken"
 printf '{"format": "1"}' >"$work/broken/study.json"
-expect broken_manifest 2 "broken/study.json: expected \"format\": 1" "$nvsvp" study-merge "$work/broken"
+expect broken_manifest 2 "broken/study.json: expected \"format\": 2" "$nvsvp" study-merge "$work/broken"
 
 # A point folder run again by hand with another scenario: refused, exit 2.
 copy_of_base rerun

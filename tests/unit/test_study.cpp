@@ -503,7 +503,7 @@ TEST(StudyManifest, AnEditedOrBrokenManifestIsRefused) {
   edited = manifest;
   edited["points"][1]["directory"] = "../elsewhere";
   EXPECT_NE(error_of(edited).find("a folder name"), std::string::npos);
-  EXPECT_NE(error_of(json::array()).find("expected \"format\": 1"), std::string::npos);
+  EXPECT_NE(error_of(json::array()).find("expected \"format\": 2"), std::string::npos);
 }
 
 TEST(ShellWord, PlainWordsStayAndOthersAreQuotedToReadBackAsThemselves) {
@@ -560,6 +560,9 @@ TEST(StudyStep, StepColumnsOnlyWhenTheScenarioRunsAStepEachSchemesOwn) {
   std::getline(lines, line);
   EXPECT_NE(line.find(",400,,,,,,"), std::string::npos) << line;
   EXPECT_EQ(header.find("time_to_first_token"), std::string::npos);  // a training study's
+  // A merge knows the study only from its study.json: the step columns come back from it.
+  EXPECT_EQ(study_csv_header(study_of_manifest(study_manifest(step), "study.json")), header);
+  EXPECT_EQ(study_csv_header(study_of_manifest(study_manifest(layer), "study.json")), study_csv_header(layer));
 }
 
 TEST(StudyStep, AnInferenceStudyAddsTheFirstTokensAndEachOutputTokensTime) {
@@ -593,6 +596,7 @@ TEST(StudyStep, AnInferenceStudyAddsTheFirstTokensAndEachOutputTokensTime) {
   EXPECT_EQ(line.substr(line.size() - 8), ",100,100") << line;
   std::getline(lines, line);
   EXPECT_EQ(line.substr(line.size() - 7), ",130,90") << line;
+  EXPECT_EQ(study_csv_header(study_of_manifest(study_manifest(study), "study.json")), header);
 }
 
 }  // namespace
