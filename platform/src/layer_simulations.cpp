@@ -1,6 +1,8 @@
 // The simulated MoE layers of a whole-model step (layer_simulations.hpp).
 #include "layer_simulations.hpp"
 
+#include <stdexcept>
+
 #include "nvsvp/platform/runner.hpp"
 
 namespace nvsvp::platform {
@@ -53,9 +55,9 @@ void LayerSimulations::run(uint32_t layer) {
         continue;
       }
       const StepParts parts = moe_parts(result);
-      std::vector<StepParts>& of_cases = layers_[scheme][layer];
+      std::vector<SimulatedCase>& of_cases = layers_[scheme][layer];
       of_cases.resize(cases_.size());
-      of_cases[c] = parts;
+      of_cases[c] = {parts, result.at("software_delays_us").at("total").get<double>()};
       entry["passed"] = true;
       entry["layer_time_us"] = result.at("layer_time_us");
       entry["parts"] = parts_json(parts);
@@ -65,11 +67,42 @@ void LayerSimulations::run(uint32_t layer) {
   }
 }
 
-StepParts LayerSimulations::mean_of(const std::string& scheme, size_t case_index) {
-  const auto& simulated = layers_[scheme];
+std::vector<uint32_t> LayerSimulations::run_sampled() {
+  const fw::MoeModel& m = scenario_.workload.model;
+  std::vector<uint32_t> layers;
+  for (uint32_t k : sampled_moe_layers(m.layers - m.dense_layers, scenario_.step.sample_layers)) {
+    layers.push_back(m.dense_layers + k);
+    run(layers.back());
+  }
+  return layers;
+}
+
+const LayerSimulations::SimulatedLayers& LayerSimulations::of_scheme(const std::string& scheme) const {
+  const auto it = layers_.find(scheme);
+  if (it == layers_.end() || it->second.empty()) {
+    throw std::logic_error("layer simulations: no simulated layer of scheme " + scheme);
+  }
+  return it->second;
+}
+
+StepParts LayerSimulations::moe_layer(const std::string& scheme, uint32_t layer, size_t case_index) const {
+  const SimulatedLayers& simulated = of_scheme(scheme);
+  const auto it = simulated.find(layer);
+  return it != simulated.end() ? it->second.at(case_index).parts : mean_moe_layer(scheme, case_index);
+}
+
+StepParts LayerSimulations::mean_moe_layer(const std::string& scheme, size_t case_index) const {
+  const SimulatedLayers& simulated = of_scheme(scheme);
   StepParts mean;
-  for (const auto& [layer, parts] : simulated) mean += parts[case_index].scaled(1.0 / simulated.size());
+  for (const auto& [number, cases] : simulated) mean += cases.at(case_index).parts.scaled(1.0 / simulated.size());
   return mean;
+}
+
+double LayerSimulations::mean_software_delays_us(const std::string& scheme, size_t case_index) const {
+  const SimulatedLayers& simulated = of_scheme(scheme);
+  double sum = 0.0;
+  for (const auto& [number, cases] : simulated) sum += cases.at(case_index).software_delays_us;
+  return sum / simulated.size();
 }
 
 }  // namespace nvsvp::platform

@@ -32,23 +32,36 @@ class LayerSimulations {
   LayerSimulations(const Scenario& scenario, std::vector<LayerCase> cases,
                    std::function<void(const std::string&)> on_progress);
 
-  // Every case of the model's layer `layer` (routing: workload_of_layer) for each scheme;
-  // dualpipe's layers are deepep's, simulated once.
-  void run(uint32_t layer);
+  // The scenario model's sampled MoE layers (step.sample_layers, sampled_moe_layers), each run;
+  // their numbers in the model.
+  std::vector<uint32_t> run_sampled();
 
   bool passed() const { return failures_.empty(); }
   const std::vector<std::string>& failures() const { return failures_; }
   const nlohmann::json& runs() const { return runs_; }
-  // The scheme's simulated layers by model layer, each its parts per case (in the cases' order).
-  const std::map<uint32_t, std::vector<StepParts>>& layers_of(const std::string& scheme) { return layers_[scheme]; }
-  // The mean over the scheme's simulated layers of a case's parts.
-  StepParts mean_of(const std::string& scheme, size_t case_index);
+  // A case's parts of the scheme's MoE layer `layer` (a model layer number): its own simulation's,
+  // or, for a layer not simulated, the mean of those that were.
+  StepParts moe_layer(const std::string& scheme, uint32_t layer, size_t case_index) const;
+  StepParts mean_moe_layer(const std::string& scheme, size_t case_index) const;
+  // A case's software delays (the fixed costs), the mean over the scheme's simulated layers.
+  double mean_software_delays_us(const std::string& scheme, size_t case_index) const;
 
  private:
+  struct SimulatedCase {
+    StepParts parts;
+    double software_delays_us = 0.0;
+  };
+  using SimulatedLayers = std::map<uint32_t, std::vector<SimulatedCase>>;  // [model layer][case]
+
+  // Every case of the model's layer `layer` (routing: workload_of_layer) for each scheme;
+  // dualpipe's layers are deepep's, simulated once.
+  void run(uint32_t layer);
+  const SimulatedLayers& of_scheme(const std::string& scheme) const;
+
   const Scenario& scenario_;
   std::vector<LayerCase> cases_;
   std::function<void(const std::string&)> on_progress_;
-  std::map<std::string, std::map<uint32_t, std::vector<StepParts>>> layers_;
+  std::map<std::string, SimulatedLayers> layers_;
   std::vector<std::string> failures_;
   nlohmann::json runs_ = nlohmann::json::array();
 };

@@ -77,18 +77,6 @@ RequestParts request_parts(const Scenario& scenario) {
   return parts;
 }
 
-// A case's mean software delays (the fixed costs) over the scheme's simulated layers.
-double mean_software_delays_us(const json& runs, const std::string& scheme, const std::string& pass) {
-  double sum = 0.0;
-  uint32_t count = 0;
-  for (const json& run : runs) {
-    if (run.at("scheme") != scheme || run.at("pass") != pass || !run.at("passed").get<bool>()) continue;
-    sum += run.at("software_delays_us").at("total").get<double>();
-    ++count;
-  }
-  return count == 0 ? 0.0 : sum / count;
-}
-
 }  // namespace
 
 json run_inference_request(const Scenario& scenario, const std::function<void(const std::string&)>& on_progress) {
@@ -100,30 +88,18 @@ json run_inference_request(const Scenario& scenario, const std::function<void(co
                                {LayerCase{"prefill", fw::LayerPass::forward, scenario.workload.tokens_per_gpu},
                                 LayerCase{"decode", fw::LayerPass::forward, around.sequences}},
                                on_progress);
-  const std::vector<uint32_t> sampled = sampled_moe_layers(moe_layers, step.sample_layers);
-  json simulated_layers = json::array();
-  for (uint32_t k : sampled) {
-    simulations.run(m.dense_layers + k);
-    simulated_layers.push_back(m.dense_layers + k);
-  }
+  const std::vector<uint32_t> simulated_layers = simulations.run_sampled();
   const double gpus = scenario.platform.gpus;
   const double output_tokens = gpus * around.sequences * step.decode_steps;
   json schemes = json::object();
   if (simulations.passed()) {
     for (const std::string& scheme : scenario.schemes) {
-      const auto& simulated = simulations.layers_of(scheme);
-      const StepParts mean_prefill = simulations.mean_of(scheme, kPrefillCase);
-      const StepParts mean_decode = simulations.mean_of(scheme, kDecodeCase);
       std::vector<StepParts> prefill_layers(m.layers, around.prefill_attention);
       std::vector<StepParts> decode_layers(m.layers);
       for (uint32_t l = 0; l < m.layers; ++l) {
-        const auto it = simulated.find(l);
-        prefill_layers[l] += l < m.dense_layers      ? around.prefill_dense_ffn
-                             : it != simulated.end() ? it->second[kPrefillCase]
-                                                     : mean_prefill;
-        decode_layers[l] = l < m.dense_layers      ? around.decode_dense_ffn
-                           : it != simulated.end() ? it->second[kDecodeCase]
-                                                   : mean_decode;
+        const bool dense = l < m.dense_layers;
+        prefill_layers[l] += dense ? around.prefill_dense_ffn : simulations.moe_layer(scheme, l, kPrefillCase);
+        decode_layers[l] = dense ? around.decode_dense_ffn : simulations.moe_layer(scheme, l, kDecodeCase);
       }
       const InferenceRequest r = compose_inference_request(prefill_layers, around.prefill_head, decode_layers,
                                                            around.decode_head, around.decode_attention_us);
@@ -141,10 +117,12 @@ json run_inference_request(const Scenario& scenario, const std::function<void(co
           {"breakdown", breakdown},
           {"prefill", parts_json(r.prefill)},
           {"decode", parts_json(r.decode)},
-          {"moe_layer_us", {{"prefill", mean_prefill.total_us()}, {"decode", mean_decode.total_us()}}},
+          {"moe_layer_us",
+           {{"prefill", simulations.mean_moe_layer(scheme, kPrefillCase).total_us()},
+            {"decode", simulations.mean_moe_layer(scheme, kDecodeCase).total_us()}}},
           {"software_delays_us",
-           {{"prefill", mean_software_delays_us(simulations.runs(), scheme, "prefill")},
-            {"decode", mean_software_delays_us(simulations.runs(), scheme, "decode")}}}};
+           {{"prefill", simulations.mean_software_delays_us(scheme, kPrefillCase)},
+            {"decode", simulations.mean_software_delays_us(scheme, kDecodeCase)}}}};
     }
   }
   const double first_attention = around.decode_attention_us.front();
@@ -154,7 +132,7 @@ json run_inference_request(const Scenario& scenario, const std::function<void(co
           {"dense_layers", m.dense_layers},
           {"moe_layers", moe_layers},
           {"simulated_layers", simulated_layers},
-          {"sampled", sampled.size() < moe_layers},
+          {"sampled", simulated_layers.size() < moe_layers},
           {"prompt_tokens", around.prompt},
           {"sequences_per_gpu", around.sequences},
           {"decode_steps", step.decode_steps},

@@ -164,16 +164,13 @@ json passes_json(const LayerPasses& p) { return {{"forward", parts_json(p.forwar
 
 // Every layer of the model for one scheme: a dense layer its attention and FFN, an MoE layer its
 // attention and its simulated passes (an MoE layer not simulated the mean of those that were).
-std::vector<LayerPasses> model_layers(const fw::MoeModel& m, const AroundParts& around, LayerSimulations& simulations,
-                                      const std::string& scheme) {
-  const std::map<uint32_t, std::vector<StepParts>>& simulated = simulations.layers_of(scheme);
-  const LayerPasses mean{simulations.mean_of(scheme, kForwardCase), simulations.mean_of(scheme, kBackwardCase)};
+std::vector<LayerPasses> model_layers(const fw::MoeModel& m, const AroundParts& around,
+                                      const LayerSimulations& simulations, const std::string& scheme) {
   std::vector<LayerPasses> layers(m.layers, around.attention);
   for (uint32_t l = 0; l < m.layers; ++l) {
-    const auto it = simulated.find(l);
-    const LayerPasses ffn = l < m.dense_layers      ? around.dense_ffn
-                            : it != simulated.end() ? LayerPasses{it->second[kForwardCase], it->second[kBackwardCase]}
-                                                    : mean;
+    const LayerPasses ffn = l < m.dense_layers ? around.dense_ffn
+                                               : LayerPasses{simulations.moe_layer(scheme, l, kForwardCase),
+                                                             simulations.moe_layer(scheme, l, kBackwardCase)};
     layers[l].forward += ffn.forward;
     layers[l].backward += ffn.backward;
   }
@@ -192,12 +189,7 @@ json run_model_step(const Scenario& scenario, const std::function<void(const std
                                {LayerCase{"forward", fw::LayerPass::forward, tokens},
                                 LayerCase{"backward", fw::LayerPass::backward, tokens}},
                                on_progress);
-  const std::vector<uint32_t> sampled = sampled_moe_layers(moe_layers, step.sample_layers);
-  json simulated_layers = json::array();
-  for (uint32_t k : sampled) {
-    simulations.run(m.dense_layers + k);
-    simulated_layers.push_back(m.dense_layers + k);
-  }
+  const std::vector<uint32_t> simulated_layers = simulations.run_sampled();
 
   PipelineSpec pipeline;
   pipeline.stages = step.pipeline.stages;
@@ -236,7 +228,7 @@ json run_model_step(const Scenario& scenario, const std::function<void(const std
           {"dense_layers", m.dense_layers},
           {"moe_layers", moe_layers},
           {"simulated_layers", simulated_layers},
-          {"sampled", sampled.size() < moe_layers},
+          {"sampled", simulated_layers.size() < moe_layers},
           {"micro_batches", step.micro_batches},
           {"tokens_per_micro_batch_per_gpu", scenario.workload.tokens_per_gpu},
           {"tokens_per_step", tokens_per_step},
