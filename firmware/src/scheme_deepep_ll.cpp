@@ -29,6 +29,30 @@ namespace {
 constexpr uint64_t kExpertCountFlags = 0x2300'0000'0000;
 constexpr uint64_t kCountFlagBytes = 16;
 
+// GPU g's rows with every other GPU, round them from the next one, software.chunk_tokens rows of
+// each at a time: the dispatch sends g's rows to each peer, the combine returns each home's rows
+// from g.
+void append_rows_round_robin(LayerPlan& plan, const ExpertRows& rows, hw::WorkSequence& seq, uint32_t g,
+                             bool combine) {
+  const uint32_t gpus = plan.spec->routing.gpus;
+  const uint32_t chunk = plan.spec->software.chunk_tokens;
+  const auto all_of = [&](uint32_t other) {
+    return combine ? RowRange{other, g, 0, rows.rows[other][g].size()} : RowRange{g, other, 0, rows.rows[g][other].size()};
+  };
+  uint64_t rounds = 0;
+  for (uint32_t other = 0; other < gpus; ++other) rounds = std::max(rounds, all_of(other).end);
+  for (uint64_t r = 0; r < rounds; r += chunk) {
+    for (uint32_t n = 1; n <= gpus; ++n) {
+      RowRange range = all_of((g + n) % gpus);
+      range.begin = r;
+      range.end = std::min(r + chunk, range.end);
+      if (range.begin >= range.end) continue;
+      append_row_sends(plan, rows, seq, range, combine, combine ? kCombinePhase : kDispatchPhase,
+                       combine ? kCombineCounter : kDispatchCounter);
+    }
+  }
+}
+
 }  // namespace
 
 void build_deepep_ll(LayerPlan& plan, const DispatchMap& map) {
@@ -36,7 +60,6 @@ void build_deepep_ll(LayerPlan& plan, const DispatchMap& map) {
   const MoeRouting& routing = spec.routing;
   const uint32_t gpus = routing.gpus;
   const uint32_t per_gpu = routing.experts_per_gpu();
-  const uint32_t chunk = spec.software.chunk_tokens;
   const ExpertRows rows = expert_rows(map, routing, false);
   expect_row_regions(plan, rows);
   const auto all_sms = static_cast<uint16_t>(std::min<uint32_t>(spec.gpu_sms, 0xFFFF));
@@ -44,15 +67,7 @@ void build_deepep_ll(LayerPlan& plan, const DispatchMap& map) {
   for (uint32_t g = 0; g < gpus; ++g) {
     hw::WorkSequence& seq = start_sequence(plan, g, kMoeCounters);
     seq.issue_sms = all_sms;
-    uint64_t rounds = 0;
-    for (uint32_t p = 0; p < gpus; ++p) rounds = std::max<uint64_t>(rounds, rows.rows[g][p].size());
-    for (uint64_t r = 0; r < rounds; r += chunk) {
-      for (uint32_t n = 1; n <= gpus; ++n) {
-        const uint32_t peer = (g + n) % gpus;
-        const uint64_t end = std::min<uint64_t>(r + chunk, rows.rows[g][peer].size());
-        if (r < end) append_row_sends(plan, rows, seq, RowRange{g, peer, r, end}, false, kDispatchPhase, kDispatchCounter);
-      }
-    }
+    append_rows_round_robin(plan, rows, seq, g, false);
     for (uint32_t n = 1; n < gpus; ++n) {
       const uint32_t peer = (g + n) % gpus;
       for (uint32_t j = 0; j < per_gpu; ++j) {
@@ -75,16 +90,7 @@ void build_deepep_ll(LayerPlan& plan, const DispatchMap& map) {
     const RowWork work = row_work(plan, rows, g, everything);
     const uint32_t kernel = add_row_kernel(plan, seq, g, work);
     append_expert_gemms(spec, seq, kExpertsPhase, work.tokens_per_local_expert, work.rows, kernel);
-
-    uint64_t rounds = 0;
-    for (uint32_t h = 0; h < gpus; ++h) rounds = std::max<uint64_t>(rounds, rows.rows[h][g].size());
-    for (uint64_t r = 0; r < rounds; r += chunk) {
-      for (uint32_t n = 1; n <= gpus; ++n) {
-        const uint32_t home = (g + n) % gpus;
-        const uint64_t end = std::min<uint64_t>(r + chunk, rows.rows[home][g].size());
-        if (r < end) append_row_sends(plan, rows, seq, RowRange{home, g, r, end}, true, kCombinePhase, kCombineCounter);
-      }
-    }
+    append_rows_round_robin(plan, rows, seq, g, true);
   }
   // The home sums its tokens' k rows (not one partial per GPU, as deepep's).
   for (uint32_t home = 0; home < gpus; ++home) {
