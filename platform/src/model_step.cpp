@@ -2,6 +2,7 @@
 #include "nvsvp/platform/model_step.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -26,32 +27,89 @@ StepParts StepParts::scaled(double factor) const {
   return {attention_us * factor, dense_us * factor, moe_compute_us * factor, exposed_comm_us * factor};
 }
 
-TrainingStep compose_training_step(const std::vector<LayerPasses>& layers, const LayerPasses& head,
-                                   const PipelineSpec& spec) {
+namespace {
+
+// The layers split evenly over the stages (stage s: layers [s L / P, (s + 1) L / P)), the head
+// on the last: each stage's forward layers in the order the forward runs them, and its backward
+// layers in the order the backward runs them.
+struct StageLayers {
+  std::vector<uint32_t> first_layer;              // per stage, and one past the last stage's last
+  std::vector<std::vector<LayerPasses>> forward;  // [stage]: its layers, then the head on the last
+  std::vector<std::vector<LayerPasses>> backward;  // [stage]: the head on the last, then its layers from the last
+  std::vector<LayerPasses> sum;                    // [stage]
+};
+
+StageLayers split_stages(const std::vector<LayerPasses>& layers, const LayerPasses& head, uint32_t stages) {
   const auto count = static_cast<uint32_t>(layers.size());
-  if (spec.stages == 0 || spec.stages > count) {
-    throw std::invalid_argument("training step: " + std::to_string(spec.stages) + " stages for " +
-                                std::to_string(count) + " layers");
+  if (stages == 0 || stages > count) {
+    throw std::invalid_argument("training step: " + std::to_string(stages) + " stages for " + std::to_string(count) +
+                                " layers");
   }
-  TrainingStep step;
-  std::vector<StageCosts> costs(spec.stages);
-  std::vector<LayerPasses> stage_parts(spec.stages);
-  for (uint32_t s = 0; s <= spec.stages; ++s) {
-    step.first_layer.push_back(static_cast<uint32_t>(uint64_t{s} * count / spec.stages));
-  }
-  for (uint32_t s = 0; s < spec.stages; ++s) {
-    for (uint32_t l = step.first_layer[s]; l < step.first_layer[s + 1]; ++l) {
-      stage_parts[s].forward += layers[l].forward;
-      stage_parts[s].backward += layers[l].backward;
+  StageLayers split;
+  for (uint32_t s = 0; s <= stages; ++s) split.first_layer.push_back(static_cast<uint32_t>(uint64_t{s} * count / stages));
+  split.forward.resize(stages);
+  split.backward.resize(stages);
+  split.sum.resize(stages);
+  for (uint32_t s = 0; s < stages; ++s) {
+    for (uint32_t l = split.first_layer[s]; l < split.first_layer[s + 1]; ++l) split.forward[s].push_back(layers[l]);
+    if (s + 1 == stages) split.forward[s].push_back(head);
+    split.backward[s].assign(split.forward[s].rbegin(), split.forward[s].rend());
+    for (const LayerPasses& layer : split.forward[s]) {
+      split.sum[s].forward += layer.forward;
+      split.sum[s].backward += layer.backward;
+      split.sum[s].weight += layer.weight;
     }
   }
-  stage_parts.back().forward += head.forward;
-  stage_parts.back().backward += head.backward;
+  return split;
+}
+
+// One pass's layers beside the other's, the k-th beside the k-th: a pair takes the longer of its
+// two computes together (slowed by `compute_slowdown`: the SMs the communication kernels hold)
+// and its two communications together; the layers beyond the shorter list run alone.
+StepParts overlapped(const std::vector<StepParts>& forward, const std::vector<StepParts>& backward,
+                     double compute_slowdown) {
+  StepParts total;
+  for (size_t k = 0; k < std::max(forward.size(), backward.size()); ++k) {
+    if (k >= forward.size() || k >= backward.size()) {
+      total += k < forward.size() ? forward[k] : backward[k];
+      continue;
+    }
+    StepParts computes = forward[k];
+    computes += backward[k];
+    const double communication = computes.exposed_comm_us;
+    computes.exposed_comm_us = 0.0;
+    computes = computes.scaled(compute_slowdown);
+    computes.exposed_comm_us = std::max(0.0, communication - computes.total_us());
+    total += computes;
+  }
+  return total;
+}
+
+std::vector<StepParts> forward_parts(const std::vector<LayerPasses>& layers) {
+  std::vector<StepParts> parts;
+  for (const LayerPasses& layer : layers) parts.push_back(layer.forward);
+  return parts;
+}
+
+std::vector<StepParts> backward_parts(const std::vector<LayerPasses>& layers) {
+  std::vector<StepParts> parts;
+  for (const LayerPasses& layer : layers) parts.push_back(layer.backward);
+  return parts;
+}
+
+}  // namespace
+
+TrainingStep compose_training_step(const std::vector<LayerPasses>& layers, const LayerPasses& head,
+                                   const PipelineSpec& spec) {
+  const StageLayers split = split_stages(layers, head, spec.stages);
+  TrainingStep step;
+  step.first_layer = split.first_layer;
+  std::vector<StageCosts> costs(spec.stages);
   for (uint32_t s = 0; s < spec.stages; ++s) {
-    costs[s].forward_us = stage_parts[s].forward.total_us();
-    costs[s].backward_us = stage_parts[s].backward.total_us();
-    StepParts both = stage_parts[s].forward;
-    both += stage_parts[s].backward;
+    costs[s].forward_us = split.sum[s].forward.total_us();
+    costs[s].backward_us = split.sum[s].backward.total_us();
+    StepParts both = split.sum[s].forward;
+    both += split.sum[s].backward;
     step.busy += both.scaled(static_cast<double>(spec.micro_batches) / spec.stages);
   }
   step.timing = time_one_f_one_b(spec, costs);
@@ -64,29 +122,54 @@ TrainingStep compose_dualpipe_step(const std::vector<LayerPasses>& layers, const
     throw std::invalid_argument("dualpipe step: " + std::to_string(layers.size()) + " layers, " +
                                 std::to_string(micro_batches) + " micro batches");
   }
-  std::vector<StepParts> forward, backward;  // in the order each pass runs them
-  for (const LayerPasses& layer : layers) forward.push_back(layer.forward);
-  forward.push_back(head.forward);
-  backward.push_back(head.backward);
-  for (auto it = layers.rbegin(); it != layers.rend(); ++it) backward.push_back(it->backward);
-
+  const StageLayers split = split_stages(layers, head, 1);
   TrainingStep step;
-  for (size_t k = 0; k < forward.size(); ++k) {
-    step.busy += forward[k];   // the first micro batch's forward, alone
-    step.busy += backward[k];  // the last one's backward, alone
-  }
-  for (size_t k = 0; k < forward.size(); ++k) {
-    StepParts computes = forward[k];
-    computes += backward[k];
-    const double communication = computes.exposed_comm_us;
-    computes.exposed_comm_us = 0.0;
-    computes = computes.scaled(compute_slowdown);
-    computes.exposed_comm_us = std::max(0.0, communication - computes.total_us());
-    step.busy += computes.scaled(micro_batches - 1.0);
-  }
+  step.busy = split.sum[0].forward;    // the first micro batch's forward, alone
+  step.busy += split.sum[0].backward;  // the last one's backward, alone
+  step.busy += overlapped(forward_parts(split.forward[0]), backward_parts(split.backward[0]), compute_slowdown)
+                   .scaled(micro_batches - 1.0);
   step.timing.step_us = step.busy.total_us();
   step.timing.busy_us = {step.timing.step_us};
-  step.first_layer = {0, static_cast<uint32_t>(layers.size())};
+  step.first_layer = split.first_layer;
+  return step;
+}
+
+TrainingStep compose_dualpipe_pipeline_step(const std::vector<LayerPasses>& layers, const LayerPasses& head,
+                                            const PipelineSpec& spec, double compute_slowdown) {
+  const StageLayers split = split_stages(layers, head, spec.stages);
+  const uint32_t P = spec.stages;
+  auto stage_of = [P](int direction, uint32_t rank) { return direction == 0 ? rank : P - 1 - rank; };
+  std::vector<DualPipeRankCosts> costs(P);
+  std::vector<std::array<StepParts, 2>> pairs(P);  // [rank][d]: d's forward beside the other's backward
+  for (uint32_t r = 0; r < P; ++r) {
+    for (int d = 0; d < 2; ++d) {
+      const LayerPasses& sum = split.sum[stage_of(d, r)];
+      StepParts input_gradients = sum.backward;
+      input_gradients += sum.weight.scaled(-1.0);
+      costs[r].direction[d] = {sum.forward.total_us(), input_gradients.total_us(), sum.weight.total_us()};
+      pairs[r][d] = overlapped(forward_parts(split.forward[stage_of(d, r)]),
+                               backward_parts(split.backward[stage_of(1 - d, r)]), compute_slowdown);
+      costs[r].forward_backward_us[d] = pairs[r][d].total_us();
+    }
+  }
+  TrainingStep step;
+  step.first_layer = split.first_layer;
+  step.timing = time_dualpipe(spec, costs);
+  // Each operation's parts, as the schedule ran it, per rank on average.
+  for (const PipelineOp& op : step.timing.ops) {
+    const LayerPasses& sum = split.sum[stage_of(op.direction, op.rank)];
+    StepParts parts;
+    switch (op.kind) {
+      case PipelineOpKind::forward: parts = sum.forward; break;
+      case PipelineOpKind::backward:
+        parts = sum.backward;
+        if (!op.with_weight) parts += sum.weight.scaled(-1.0);
+        break;
+      case PipelineOpKind::weight: parts = sum.weight; break;
+      case PipelineOpKind::forward_backward: parts = pairs[op.rank][op.direction]; break;
+    }
+    step.busy += parts.scaled(1.0 / P);
+  }
   return step;
 }
 
@@ -127,11 +210,15 @@ struct AroundParts {
   LayerPasses head;
 };
 
+// A part's passes. A part with parameters computes its input gradients in its forward's time
+// and its weight gradients (and their accumulation) in the rest of its backward; one without
+// (the attention core) has no weight gradients.
 LayerPasses timed(const model::GpuParams& gpu, const hw::Task& forward, double factor, uint64_t parameters,
                   double StepParts::*part) {
   LayerPasses passes;
   passes.forward.*part = model::whole_gpu_task_us(gpu, forward);
   passes.backward.*part = model::whole_gpu_task_us(gpu, fw::backward_task(forward, factor, parameters));
+  if (parameters > 0) passes.weight.*part = std::max(0.0, passes.backward.*part - passes.forward.*part);
   return passes;
 }
 
@@ -146,10 +233,10 @@ AroundParts around_parts(const Scenario& scenario) {
   const LayerPasses projections = timed(gpu, attention.projections, fw::kLinearBackwardFactor,
                                         fw::attention_parameters(m), &StepParts::attention_us);
   const LayerPasses core = timed(gpu, attention.core, fw::kAttentionCoreBackwardFactor, 0, &StepParts::attention_us);
-  parts.attention.forward = projections.forward;
+  parts.attention = projections;
   parts.attention.forward += core.forward;
-  parts.attention.backward = projections.backward;
   parts.attention.backward += core.backward;
+  parts.attention.weight += core.weight;
   if (m.dense_layers > 0) {
     parts.dense_ffn = timed(gpu, fw::dense_ffn_task(m, tokens, dtype), fw::kLinearBackwardFactor,
                             3ull * m.hidden * m.dense_hidden, &StepParts::dense_us);
@@ -160,7 +247,19 @@ AroundParts around_parts(const Scenario& scenario) {
   return parts;
 }
 
-json passes_json(const LayerPasses& p) { return {{"forward", parts_json(p.forward)}, {"backward", parts_json(p.backward)}}; }
+json passes_json(const LayerPasses& p) {
+  return {{"forward", parts_json(p.forward)}, {"backward", parts_json(p.backward)}, {"weight", parts_json(p.weight)}};
+}
+
+// An MoE layer's simulated passes. Its weight gradients are taken as long as its forward's
+// compute: their GEMMs do the forward GEMMs' FLOPs over the same tokens (the simulated backward
+// runs them among its data gradients, so its own split is not measured).
+LayerPasses moe_passes(const LayerSimulations& simulations, const std::string& scheme, uint32_t layer) {
+  LayerPasses passes{simulations.moe_layer(scheme, layer, kForwardCase),
+                     simulations.moe_layer(scheme, layer, kBackwardCase), StepParts{}};
+  passes.weight.moe_compute_us = std::min(passes.forward.moe_compute_us, passes.backward.moe_compute_us);
+  return passes;
+}
 
 // Every layer of the model for one scheme: a dense layer its attention and FFN, an MoE layer its
 // attention and its simulated passes (an MoE layer not simulated the mean of those that were).
@@ -168,11 +267,10 @@ std::vector<LayerPasses> model_layers(const fw::MoeModel& m, const AroundParts& 
                                       const LayerSimulations& simulations, const std::string& scheme) {
   std::vector<LayerPasses> layers(m.layers, around.attention);
   for (uint32_t l = 0; l < m.layers; ++l) {
-    const LayerPasses ffn = l < m.dense_layers ? around.dense_ffn
-                                               : LayerPasses{simulations.moe_layer(scheme, l, kForwardCase),
-                                                             simulations.moe_layer(scheme, l, kBackwardCase)};
+    const LayerPasses ffn = l < m.dense_layers ? around.dense_ffn : moe_passes(simulations, scheme, l);
     layers[l].forward += ffn.forward;
     layers[l].backward += ffn.backward;
+    layers[l].weight += ffn.weight;
   }
   return layers;
 }
@@ -202,25 +300,31 @@ json run_model_step(const Scenario& scenario, const std::function<void(const std
                              : 0.0;
   const double tokens_per_step =
       static_cast<double>(step.micro_batches) * scenario.workload.tokens_per_gpu * scenario.platform.gpus;
-  // DualPipe's communication kernels hold software.comm_sms SMs while the paired compute runs
-  // (DeepSeek-V3 gives its all-to-all 20 of the H800's 132).
+  // Under DualPipe the communication kernels hold software.comm_sms SMs while the paired compute
+  // runs (DeepSeek-V3 gives its all-to-all 20 of the H800's 132); a scheme whose fused kernel
+  // issues its own communication holds none beside it.
   const model::GpuParams& gpu = scenario.platform.gpu;
   const double dualpipe_slowdown = static_cast<double>(gpu.sms) / (gpu.sms - scenario.software.comm_sms);
   json schemes = json::object();
   if (simulations.passed()) {
     for (const std::string& scheme : scenario.schemes) {
       const std::vector<LayerPasses> layers = model_layers(m, around, simulations, scheme);
-      const TrainingStep t = scheme == kDualPipeScheme
-                                 ? compose_dualpipe_step(layers, around.head, step.micro_batches, dualpipe_slowdown)
-                                 : compose_training_step(layers, around.head, pipeline);
+      // `dualpipe` is deepep's layers under DualPipe whatever the step's schedule.
+      const bool dualpipe = scheme == kDualPipeScheme || step.pipeline.schedule == "dualpipe";
+      const double slowdown = fw::uses_fused_kernel(plan_scheme_of(scheme)) ? 1.0 : dualpipe_slowdown;
+      const TrainingStep t =
+          !dualpipe              ? compose_training_step(layers, around.head, pipeline)
+          : pipeline.stages == 1 ? compose_dualpipe_step(layers, around.head, step.micro_batches, slowdown)
+                                 : compose_dualpipe_pipeline_step(layers, around.head, pipeline, slowdown);
       json breakdown = parts_json(t.busy);
       breakdown["pipeline_bubble_us"] = t.timing.mean_bubble_us;
-      schemes[scheme] = {{"schedule", scheme == kDualPipeScheme ? "dualpipe" : step.pipeline.schedule},
+      schemes[scheme] = {{"schedule", dualpipe ? "dualpipe" : step.pipeline.schedule},
                          {"step_time_us", t.timing.step_us},
                          {"tokens_per_second", tokens_per_step / (t.timing.step_us * 1e-6)},
                          {"breakdown", breakdown},
                          {"stage_busy_us", t.timing.busy_us},
                          {"stage_first_layers", t.first_layer}};
+      if (dualpipe) schemes[scheme]["dualpipe_compute_slowdown"] = slowdown;
     }
   }
   return {{"kind", step.kind},

@@ -887,15 +887,22 @@ void ScenarioLoader::check_stream() const {
 void ScenarioLoader::check_step() const {
   const StepSpec& step = scenario_.step;
   const auto dualpipe = std::find(scenario_.schemes.begin(), scenario_.schemes.end(), kDualPipeScheme);
-  if (dualpipe != scenario_.schemes.end() && (step.kind != "training" || step.pipeline.stages > 1)) {
+  if (dualpipe != scenario_.schemes.end() && step.kind != "training") {
     const std::string path = "schemes[" + std::to_string(dualpipe - scenario_.schemes.begin()) + "]";
-    const Place at = origins_.blame({path, "step.pipeline.stages"});
+    const Place at = origins_.blame({path, "step.kind"});
+    config_fail(at.origin, at.path, "dualpipe (DeepEP under the DualPipe schedule) in a training step",
+                step.kind.empty() ? std::string("no step") : "an " + step.kind + " step");
+  }
+  const uint32_t stages = step.pipeline.stages, micro_batches = step.micro_batches;
+  const bool under_dualpipe = dualpipe != scenario_.schemes.end() || step.pipeline.schedule == "dualpipe";
+  if (step.kind == "training" && under_dualpipe && stages > 1 &&
+      (stages % 2 != 0 || micro_batches % 2 != 0 || micro_batches < 2 * stages)) {
+    const Place at = stages % 2 != 0 ? origins_.blame({"step.pipeline.stages", "step.pipeline.schedule"})
+                                     : origins_.blame({"step.micro_batches", "step.pipeline.schedule"});
     config_fail(at.origin, at.path,
-                "dualpipe (DeepEP under the DualPipe schedule) in a training step over one NVLink domain "
-                "(pipeline.stages 1)",
-                step.kind.empty()           ? std::string("no step")
-                : step.kind != "training" ? "an " + step.kind + " step"
-                                            : std::to_string(step.pipeline.stages) + " stages");
+                "for DualPipe over several stages (scheme dualpipe or pipeline.schedule dualpipe): an even number of "
+                "stages and an even number of micro_batches, at least twice the stages",
+                std::to_string(stages) + " stages and " + std::to_string(micro_batches) + " micro batches");
   }
   if (step.kind.empty()) return;
   const fw::MoeModel& m = scenario_.workload.model;

@@ -220,7 +220,10 @@ template <class V>
 void visit_section(V& v, StepPipeline& p) {
   v("stages", p.stages, "pipeline stages, each one NVLink domain (the platform); the layers split evenly",
     hw::between(1, 4096));
-  v("schedule", p.schedule, "the pipeline's schedule: 1f1b (one forward, one backward)", hw::Choices{{"1f1b"}});
+  v("schedule", p.schedule,
+    "the pipeline's schedule for every scheme: 1f1b (one forward, one backward) or dualpipe (DeepSeek-V3's "
+    "bidirectional schedule; over more than one stage: stages even, micro_batches even and at least twice the stages)",
+    hw::Choices{{"1f1b", "dualpipe"}});
   v("link_gbps", p.link_gbps, "link between stages, per GPU and direction, GB/s", Positive{});
   v("link_latency_us", p.link_latency_us, "link between stages: latency of one transfer, us", hw::between(0.0, 1e6));
 }

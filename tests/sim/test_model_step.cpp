@@ -2,7 +2,8 @@
 // composition, worked out here, of the layers' simulated forward and backward times (each layer
 // run again here as a scenario of its own, with its own routing seed) and the timed parts around
 // them, over the micro batches of one stage; with sampling, the layers not simulated take the
-// sampled ones' mean.
+// sampled ones' mean; under DualPipe over two stages, every scheme's step is the schedule of its
+// simulated layers' passes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../common/test_support.hpp"
+#include "nvsvp/platform/model_step.hpp"
 
 namespace nvsvp::platform {
 namespace {
@@ -105,6 +107,63 @@ TEST(ModelStep, TwoLayerStepIsTheCompositionOfItsLayersAndTheSchedule) {
       std::max(slow * (head_f + layer(0, "backward", "compute")), layer(0, "backward", "comm"));
   const double dualpipe = alone + 2 * pairs;
   EXPECT_NEAR(step.at("schemes").at("dualpipe").at("step_time_us").get<double>(), dualpipe, 1e-6 * dualpipe);
+}
+
+StepParts parts_of(const json& j) {
+  StepParts p;
+  p.attention_us = j.at("attention_us").get<double>();
+  p.dense_us = j.at("dense_us").get<double>();
+  p.moe_compute_us = j.at("moe_compute_us").get<double>();
+  p.exposed_comm_us = j.at("exposed_comm_us").get<double>();
+  return p;
+}
+
+LayerPasses passes_of(const json& j) { return {parts_of(j.at("forward")), parts_of(j.at("backward")), parts_of(j.at("weight"))}; }
+
+TEST(ModelStep, DualPipeOverTwoStagesIsTheScheduleOfEachSchemesSimulatedLayers) {
+  test::TempDir dir;
+  const json report = test::run_scenario_text(
+      dir, "step",
+      scenario_text(4, 40, "forward",
+                    "step: {kind: training, micro_batches: 4, pipeline: {stages: 2, schedule: dualpipe}}\n"));
+  ASSERT_TRUE(report.at("passed").get<bool>());
+  const json& step = report.at("step");
+  const double transfer = step.at("pipeline").at("transfer_us").get<double>();
+  EXPECT_GT(transfer, 0.0);
+  const LayerPasses attention = passes_of(step.at("parts").at("attention"));
+  const LayerPasses head = passes_of(step.at("parts").at("output_head"));
+  // A linear part's weight gradients: the rest of its backward after its forward's time.
+  EXPECT_GT(attention.weight.attention_us, 0.0);
+  EXPECT_LT(attention.weight.attention_us, attention.backward.attention_us - attention.forward.attention_us + 1e-9);
+  EXPECT_NEAR(head.weight.dense_us, head.backward.dense_us - head.forward.dense_us, 1e-9);
+  for (const char* scheme : {"deepep", "dysharp", "dualpipe"}) {
+    SCOPED_TRACE(scheme);
+    std::vector<LayerPasses> layers(4, attention);
+    for (const json& run : step.at("runs")) {
+      if (run.at("scheme") != scheme) continue;
+      const StepParts moe = parts_of(run.at("parts"));
+      LayerPasses& layer = layers.at(run.at("layer").get<uint32_t>());
+      if (run.at("pass") == "forward") {
+        layer.forward += moe;
+        layer.weight.moe_compute_us = moe.moe_compute_us;  // an MoE layer's weight gradients: its forward's compute
+      } else {
+        layer.backward += moe;
+      }
+    }
+    // deepep's all-to-all kernels hold 20 of the 132 SMs beside the paired compute; dysharp's fused
+    // kernel issues its own communication and holds none.
+    const double slowdown = std::string(scheme) == "dysharp" ? 1.0 : 132.0 / 112.0;
+    const TrainingStep expected = compose_dualpipe_pipeline_step(layers, head, {2, 4, transfer}, slowdown);
+    EXPECT_DOUBLE_EQ(step.at("schemes").at(scheme).at("dualpipe_compute_slowdown").get<double>(), slowdown);
+    const json& s = step.at("schemes").at(scheme);
+    EXPECT_EQ(s.at("schedule"), "dualpipe");
+    EXPECT_NEAR(s.at("step_time_us").get<double>(), expected.timing.step_us, 1e-6 * expected.timing.step_us);
+    EXPECT_NEAR(s.at("breakdown").at("pipeline_bubble_us").get<double>(), expected.timing.mean_bubble_us, 1e-6);
+    EXPECT_GT(expected.timing.mean_bubble_us, 0.0);
+    EXPECT_EQ(s.at("stage_first_layers"), json::array({0, 2, 4}));
+  }
+  // dualpipe is deepep's layers under the same schedule.
+  EXPECT_EQ(step.at("schemes").at("dualpipe").at("step_time_us"), step.at("schemes").at("deepep").at("step_time_us"));
 }
 
 TEST(ModelStep, LayersNotSampledTakeTheSampledOnesMean) {

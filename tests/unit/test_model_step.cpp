@@ -93,6 +93,42 @@ TEST(ModelStep, DualPipeHidesEachPassesCommunicationBehindTheOthersCompute) {
   EXPECT_THROW(compose_dualpipe_step({}, head, 1, slowdown), std::invalid_argument);
 }
 
+// DualPipe over two ranks: rank 0 holds stage 0 (layers 0, 1) of the micro batches that enter
+// there and stage 1 (layers 2, 3 and the head) of those that enter at rank 1; rank 1 the other way.
+TEST(ModelStep, DualPipeOverStagesTimesEachRanksTwoStagesAndItsPairs) {
+  LayerPasses layer = passes(10, 15, 5, 2.0);  // F: compute 25, comm 5; B: compute 50, comm 10
+  layer.weight.attention_us = 10;
+  layer.weight.moe_compute_us = 15;
+  const std::vector<LayerPasses> layers(4, layer);
+  LayerPasses head;
+  head.forward.dense_us = 7;
+  head.backward.dense_us = 14;
+  head.weight.dense_us = 7;
+  const double s = 1.25;
+  const PipelineSpec spec{2, 4, 3.0};
+  const TrainingStep step = compose_dualpipe_pipeline_step(layers, head, spec, s);
+  EXPECT_EQ(step.first_layer, (std::vector<uint32_t>{0, 2, 4}));
+  // Stage 0: F 60, whole B 120, W 50; stage 1: F 67, whole B 134, W 57.
+  const StageCosts stage0{60, 120 - 50, 50}, stage1{67, 134 - 57, 57};
+  // A forward of stage 0 beside a backward of stage 1: (L0 F, head B), (L1 F, L3 B), then L2 B
+  // alone; of stage 1 beside stage 0's: (L2 F, L1 B), (L3 F, L0 B), then the head's F alone.
+  const double f0_beside_b1 = std::max(s * (25 + 14), 5.0) + std::max(s * (25 + 50), 15.0) + 60;
+  const double f1_beside_b0 = 2 * std::max(s * (25 + 50), 15.0) + 7;
+  std::vector<DualPipeRankCosts> costs(2);
+  costs[0].direction = {stage0, stage1};
+  costs[0].forward_backward_us = {f0_beside_b1, f1_beside_b0};
+  costs[1].direction = {stage1, stage0};
+  costs[1].forward_backward_us = {f1_beside_b0, f0_beside_b1};
+  const PipelineTiming expected = time_dualpipe(spec, costs);
+  EXPECT_DOUBLE_EQ(step.timing.step_us, expected.step_us);
+  EXPECT_EQ(step.timing.busy_us, expected.busy_us);
+  // The parts add up to each rank's busy time on average, and with the bubble to the step.
+  EXPECT_NEAR(step.busy.total_us(), (expected.busy_us[0] + expected.busy_us[1]) / 2, 1e-9);
+  EXPECT_NEAR(step.busy.total_us() + step.timing.mean_bubble_us, step.timing.step_us, 1e-9);
+  EXPECT_THROW(compose_dualpipe_pipeline_step(layers, head, {2, 3, 0.0}, s), std::invalid_argument);
+  EXPECT_THROW(compose_dualpipe_pipeline_step(layers, head, {3, 6, 0.0}, s), std::invalid_argument);
+}
+
 TEST(ModelStep, SampledLayersAreEvenlySpacedFirstToLast) {
   EXPECT_EQ(sampled_moe_layers(58, 4), (std::vector<uint32_t>{0, 19, 38, 57}));
   EXPECT_EQ(sampled_moe_layers(58, 2), (std::vector<uint32_t>{0, 57}));

@@ -33,6 +33,7 @@ struct StepParts {
 struct LayerPasses {
   StepParts forward;
   StepParts backward;  // input and weight gradients together (1F1B does not split them)
+  StepParts weight;    // the part of `backward` that is weight gradients (DualPipe runs it apart)
 };
 
 struct TrainingStep {
@@ -56,6 +57,16 @@ TrainingStep compose_training_step(const std::vector<LayerPasses>& layers, const
 // layers or micro batches.
 TrainingStep compose_dualpipe_step(const std::vector<LayerPasses>& layers, const LayerPasses& head,
                                    uint32_t micro_batches, double compute_slowdown);
+
+// DualPipe across `spec.stages` pipeline ranks (even; micro batches even and at least twice the
+// ranks): the layers split over the stages as compose_training_step splits them, rank r holding
+// stage r of the micro batches that enter at rank 0 and stage P - 1 - r of those that enter at the
+// last rank, timed by time_dualpipe. A forward-backward pair overlaps as compose_dualpipe_step's
+// (one stage's forward layers beside the other stage's backward layers, k-th beside k-th, the
+// layers beyond the shorter list alone); a zero-bubble backward leaves its `weight` parts for
+// later. Throws std::invalid_argument as time_dualpipe, or for more stages than layers.
+TrainingStep compose_dualpipe_pipeline_step(const std::vector<LayerPasses>& layers, const LayerPasses& head,
+                                            const PipelineSpec& spec, double compute_slowdown);
 
 // The MoE layers a step simulates: `sample` of the `moe_layers` (0: all), evenly spaced, the first
 // and the last among them; indices from 0, ascending.
