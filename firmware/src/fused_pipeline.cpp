@@ -30,11 +30,18 @@ FusedCounters install_fused_counters(const LayerPlan& plan, const std::array<hw:
 namespace {
 
 void append_fused_weight_gradients(const MoeLayerSpec& spec, const std::array<hw::WorkSequence*, 4>& streams,
-                                   const FusedTiles& tiles) {
-  // Backward: each GEMM group computes its projection's weight gradient once its last tile's data
-  // gradient ran, while the combine group drains.
+                                   const FusedTiles& tiles, bool comet) {
   const auto gradients = weight_gradient_gemms(spec, kExpertsPhase, tiles.tokens_per_local_expert, true);
   if (!gradients) return;
+  if (comet) {
+    // COMET's two GEMM groups are the same SMs, one kernel after the other: both weight gradients
+    // follow GEMM-2's last tile there (on two streams they would run on twice the GPU's GEMM SMs).
+    streams[kGemm2Group]->tasks.push_back(gradients->down);
+    streams[kGemm2Group]->tasks.push_back(gradients->gate_up);
+    return;
+  }
+  // Backward: each GEMM group (SMs of its own) computes its projection's weight gradient once its
+  // last tile's data gradient ran, while the combine group drains.
   streams[kGemm1Group]->tasks.push_back(gradients->down);
   streams[kGemm2Group]->tasks.push_back(gradients->gate_up);
 }
@@ -70,7 +77,7 @@ void append_tile_pipeline(const MoeLayerSpec& spec, const std::array<hw::WorkSeq
     gemm2.tasks.push_back(gemms.gemm2);
     gemm2.tasks.push_back(work[t].after_gemm2);
   }
-  append_fused_weight_gradients(spec, streams, tiles);
+  append_fused_weight_gradients(spec, streams, tiles, comet);
 }
 
 void append_second_kernel_wait(hw::WorkSequence& combine, bool comet) {

@@ -2,10 +2,16 @@
 // output gradients go from their homes to the experts as the forward's tokens do (bf16 on the
 // wire), the input gradients come back and are summed as the forward's partials are, and per link
 // direction each scheme moves exactly what the routing implies, counted here from the routing
-// alone; every scheme passes its checks backward, and takes longer than forward (twice the GEMMs).
+// alone; every scheme passes its checks backward, and takes longer than forward (twice the GEMMs);
+// COMET's schedule runs its GEMMs one kernel after the other, weight gradients included.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -92,6 +98,40 @@ TEST(BackwardPass, EverySchemePassesItsChecksAndTakesLongerThanForward) {
     EXPECT_TRUE(result.at("checks").at("passed").get<bool>()) << result.at("checks").dump(2);
     EXPECT_GT(result.at("layer_time_us").get<double>(),
               test::result_of(forward, scheme).at("layer_time_us").get<double>());
+  }
+}
+
+// COMET's GEMM-1 and GEMM-2 groups are the same SMs, the second kernel after the first: on no GPU
+// do two streams compute in the experts phase at once, in either pass. (The weight gradients
+// once ran on both groups' streams together, as if the GPU had twice its GEMM SMs.)
+TEST(BackwardPass, CometsGemmGroupsNeverComputeAtOnce) {
+  test::TempDir dir;
+  for (const char* pass : {"forward", "backward"}) {
+    SCOPED_TRACE(pass);
+    const json report = test::run_scenario_text(dir, pass, scenario_text("comet, dysharp-comet", pass));
+    for (const char* scheme : {"comet", "dysharp-comet"}) {
+      SCOPED_TRACE(scheme);
+      std::ifstream file(dir.path() + "/" + pass + "/trace_" + scheme + ".json");
+      const json trace = json::parse(file);
+      std::map<int, std::vector<std::pair<double, double>>> by_stream;  // (GPU x 100 + stream): intervals
+      std::map<int, int> intervals;
+      for (const json& e : trace.at("traceEvents")) {
+        if (e.value("ph", "") != "X" || e.value("name", "") != "compute (experts)") continue;
+        if (!(e.at("dur").get<double>() > 0.0)) continue;
+        const int gpu = e.at("pid").get<int>();
+        const double start = e.at("ts").get<double>(), end = start + e.at("dur").get<double>();
+        for (const auto& [key, list] : by_stream) {
+          if (key / 100 != gpu || key % 100 == e.at("tid").get<int>()) continue;
+          for (const auto& [a, b] : list) {
+            EXPECT_FALSE(start < b - 1e-6 && a < end - 1e-6)
+                << "GPU " << gpu << " streams " << key % 100 << " and " << e.at("tid") << " at " << start;
+          }
+        }
+        by_stream[gpu * 100 + e.at("tid").get<int>()].push_back({start, end});
+        ++intervals[gpu];
+      }
+      EXPECT_EQ(intervals.size(), 8u);  // every GPU computed
+    }
   }
 }
 
