@@ -67,14 +67,26 @@ void LayerSimulations::run(uint32_t layer) {
   }
 }
 
-std::vector<uint32_t> LayerSimulations::run_sampled() {
+void LayerSimulations::run_sampled() {
   const fw::MoeModel& m = scenario_.workload.model;
-  std::vector<uint32_t> layers;
   for (uint32_t k : sampled_moe_layers(m.layers - m.dense_layers, scenario_.step.sample_layers)) {
-    layers.push_back(m.dense_layers + k);
-    run(layers.back());
+    sampled_.push_back(m.dense_layers + k);
+    run(sampled_.back());
   }
-  return layers;
+}
+
+json LayerSimulations::step_json() const {
+  const fw::MoeModel& m = scenario_.workload.model;
+  const uint32_t moe_layers = m.layers - m.dense_layers;
+  return {{"kind", scenario_.step.kind},
+          {"layers", m.layers},
+          {"dense_layers", m.dense_layers},
+          {"moe_layers", moe_layers},
+          {"simulated_layers", sampled_},
+          {"sampled", sampled_.size() < moe_layers},
+          {"runs", runs_},
+          {"passed", passed()},
+          {"failures", failures_}};
 }
 
 const LayerSimulations::SimulatedLayers& LayerSimulations::of_scheme(const std::string& scheme) const {

@@ -32,9 +32,12 @@ class LayerSimulations {
   LayerSimulations(const Scenario& scenario, std::vector<LayerCase> cases,
                    std::function<void(const std::string&)> on_progress);
 
-  // The scenario model's sampled MoE layers (step.sample_layers, sampled_moe_layers), each run;
-  // their numbers in the model.
-  std::vector<uint32_t> run_sampled();
+  // Runs the scenario model's sampled MoE layers (step.sample_layers, sampled_moe_layers).
+  void run_sampled();
+
+  // report.json's `step` keys of every step kind: kind, the model's layers (dense, MoE), the
+  // simulated ones and whether they are a sample, runs, passed and failures.
+  nlohmann::json step_json() const;
 
   bool passed() const { return failures_.empty(); }
   const std::vector<std::string>& failures() const { return failures_; }
@@ -61,6 +64,7 @@ class LayerSimulations {
   const Scenario& scenario_;
   std::vector<LayerCase> cases_;
   std::function<void(const std::string&)> on_progress_;
+  std::vector<uint32_t> sampled_;  // run_sampled's layers
   std::map<std::string, SimulatedLayers> layers_;
   std::vector<std::string> failures_;
   nlohmann::json runs_ = nlohmann::json::array();

@@ -82,13 +82,12 @@ RequestParts request_parts(const Scenario& scenario) {
 json run_inference_request(const Scenario& scenario, const std::function<void(const std::string&)>& on_progress) {
   const StepSpec& step = scenario.step;
   const fw::MoeModel& m = scenario.workload.model;
-  const uint32_t moe_layers = m.layers - m.dense_layers;
   const RequestParts around = request_parts(scenario);
   LayerSimulations simulations(scenario,
                                {LayerCase{"prefill", fw::LayerPass::forward, scenario.workload.tokens_per_gpu},
                                 LayerCase{"decode", fw::LayerPass::forward, around.sequences}},
                                on_progress);
-  const std::vector<uint32_t> simulated_layers = simulations.run_sampled();
+  simulations.run_sampled();
   const double gpus = scenario.platform.gpus;
   const double output_tokens = gpus * around.sequences * step.decode_steps;
   json schemes = json::object();
@@ -127,13 +126,8 @@ json run_inference_request(const Scenario& scenario, const std::function<void(co
   }
   const double first_attention = around.decode_attention_us.front();
   const double last_attention = around.decode_attention_us.back();
-  return {{"kind", step.kind},
-          {"layers", m.layers},
-          {"dense_layers", m.dense_layers},
-          {"moe_layers", moe_layers},
-          {"simulated_layers", simulated_layers},
-          {"sampled", simulated_layers.size() < moe_layers},
-          {"prompt_tokens", around.prompt},
+  json out = simulations.step_json();
+  out.update({{"prompt_tokens", around.prompt},
           {"sequences_per_gpu", around.sequences},
           {"decode_steps", step.decode_steps},
           {"prompt_tokens_per_request", gpus * scenario.workload.tokens_per_gpu},
@@ -148,10 +142,8 @@ json run_inference_request(const Scenario& scenario, const std::function<void(co
               {"attention_last_step_us", last_attention},
               {"dense_ffn_us", around.decode_dense_ffn.dense_us},
               {"output_head_us", around.decode_head.dense_us}}}}},
-          {"runs", simulations.runs()},
-          {"schemes", schemes},
-          {"passed", simulations.passed()},
-          {"failures", simulations.failures()}};
+          {"schemes", schemes}});
+  return out;
 }
 
 }  // namespace nvsvp::platform

@@ -280,14 +280,13 @@ std::vector<LayerPasses> model_layers(const fw::MoeModel& m, const AroundParts& 
 json run_model_step(const Scenario& scenario, const std::function<void(const std::string&)>& on_progress) {
   const StepSpec& step = scenario.step;
   const fw::MoeModel& m = scenario.workload.model;
-  const uint32_t moe_layers = m.layers - m.dense_layers;
   const AroundParts around = around_parts(scenario);
   const uint32_t tokens = scenario.workload.tokens_per_gpu;
   LayerSimulations simulations(scenario,
                                {LayerCase{"forward", fw::LayerPass::forward, tokens},
                                 LayerCase{"backward", fw::LayerPass::backward, tokens}},
                                on_progress);
-  const std::vector<uint32_t> simulated_layers = simulations.run_sampled();
+  simulations.run_sampled();
 
   PipelineSpec pipeline;
   pipeline.stages = step.pipeline.stages;
@@ -327,13 +326,8 @@ json run_model_step(const Scenario& scenario, const std::function<void(const std
       if (dualpipe) schemes[scheme]["dualpipe_compute_slowdown"] = slowdown;
     }
   }
-  return {{"kind", step.kind},
-          {"layers", m.layers},
-          {"dense_layers", m.dense_layers},
-          {"moe_layers", moe_layers},
-          {"simulated_layers", simulated_layers},
-          {"sampled", simulated_layers.size() < moe_layers},
-          {"micro_batches", step.micro_batches},
+  json out = simulations.step_json();
+  out.update({{"micro_batches", step.micro_batches},
           {"tokens_per_micro_batch_per_gpu", scenario.workload.tokens_per_gpu},
           {"tokens_per_step", tokens_per_step},
           {"pipeline",
@@ -346,10 +340,8 @@ json run_model_step(const Scenario& scenario, const std::function<void(const std
            {{"attention", passes_json(around.attention)},
             {"dense_ffn", passes_json(around.dense_ffn)},
             {"output_head", passes_json(around.head)}}},
-          {"runs", simulations.runs()},
-          {"schemes", schemes},
-          {"passed", simulations.passed()},
-          {"failures", simulations.failures()}};
+          {"schemes", schemes}});
+  return out;
 }
 
 }  // namespace nvsvp::platform

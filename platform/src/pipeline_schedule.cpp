@@ -30,24 +30,26 @@ void check(const PipelineSpec& spec, const std::vector<StageCosts>& costs) {
   check_times(spec, costs);
 }
 
+PipelineOp make_op(PipelineOpKind kind, uint32_t rank, uint8_t direction, uint32_t micro_batch) {
+  PipelineOp op;
+  op.kind = kind;
+  op.rank = rank;
+  op.direction = direction;
+  op.micro_batch = micro_batch;
+  return op;
+}
+
 // Stage s's operations in 1F1B order: the warm-up forwards, then one forward and one backward
 // (with its weight gradients) in turn, then the remaining backwards.
 std::vector<PipelineOp> one_f_one_b_order(uint32_t stage, uint32_t stages, uint32_t micro_batches) {
   std::vector<PipelineOp> order;
   const uint32_t warmup = std::min(stages - 1 - stage, micro_batches);
-  auto op = [&](PipelineOpKind kind, uint32_t micro_batch) {
-    PipelineOp o;
-    o.kind = kind;
-    o.rank = stage;
-    o.micro_batch = micro_batch;
-    return o;
-  };
   uint32_t next_forward = 0;
-  for (; next_forward < warmup; ++next_forward) order.push_back(op(PipelineOpKind::forward, next_forward));
+  for (; next_forward < warmup; ++next_forward) order.push_back(make_op(PipelineOpKind::forward, stage, 0, next_forward));
   for (uint32_t b = 0; b < micro_batches; ++b) {
-    if (next_forward < micro_batches) order.push_back(op(PipelineOpKind::forward, next_forward++));
-    order.push_back(op(PipelineOpKind::backward, b));
-    order.push_back(op(PipelineOpKind::weight, b));
+    if (next_forward < micro_batches) order.push_back(make_op(PipelineOpKind::forward, stage, 0, next_forward++));
+    order.push_back(make_op(PipelineOpKind::backward, stage, 0, b));
+    order.push_back(make_op(PipelineOpKind::weight, stage, 0, b));
   }
   return order;
 }
@@ -63,22 +65,16 @@ std::vector<PipelineOp> dualpipe_order(uint32_t rank, uint32_t ranks, uint32_t m
   std::vector<PipelineOp> order;
   uint32_t forwards[2] = {0, 0}, backwards[2] = {0, 0};
   std::deque<PipelineOp> deferred;  // backwards whose weight gradients wait, oldest first
-  auto op = [&](PipelineOpKind kind, uint8_t direction) {
-    PipelineOp o;
-    o.kind = kind;
-    o.rank = rank;
-    o.direction = direction;
-    return o;
-  };
+  auto direction_of = [&](int phase) { return static_cast<uint8_t>(phase ^ second_half); };
   auto forward = [&](int phase, bool output_with_next = false) {
-    PipelineOp o = op(PipelineOpKind::forward, static_cast<uint8_t>(phase ^ second_half));
-    o.micro_batch = forwards[o.direction]++;
+    const uint8_t d = direction_of(phase);
+    PipelineOp o = make_op(PipelineOpKind::forward, rank, d, forwards[d]++);
     o.output_with_next = output_with_next;
     order.push_back(o);
   };
   auto backward = [&](int phase, bool zero_bubble) {
-    PipelineOp o = op(PipelineOpKind::backward, static_cast<uint8_t>(phase ^ second_half));
-    o.micro_batch = backwards[o.direction]++;
+    const uint8_t d = direction_of(phase);
+    PipelineOp o = make_op(PipelineOpKind::backward, rank, d, backwards[d]++);
     o.with_weight = !zero_bubble;
     order.push_back(o);
     if (zero_bubble) deferred.push_back(o);
@@ -91,9 +87,9 @@ std::vector<PipelineOp> dualpipe_order(uint32_t rank, uint32_t ranks, uint32_t m
     order.push_back(o);
   };
   auto forward_backward = [&](int forward_phase) {
-    PipelineOp o = op(PipelineOpKind::forward_backward, static_cast<uint8_t>(forward_phase ^ second_half));
-    o.micro_batch = forwards[o.direction]++;
-    o.backward_micro_batch = backwards[1 - o.direction]++;
+    const uint8_t d = direction_of(forward_phase);
+    PipelineOp o = make_op(PipelineOpKind::forward_backward, rank, d, forwards[d]++);
+    o.backward_micro_batch = backwards[1 - d]++;
     o.with_weight = true;
     order.push_back(o);
   };
