@@ -5,7 +5,8 @@
 set -euo pipefail
 packages=(build-essential cmake pkg-config libsystemc-dev verilator libyaml-cpp-dev
           libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libspdlog-dev
-          zlib1g-dev gtkwave python3-matplotlib parallel slurm-wlm munge openssh-server)
+          zlib1g-dev gtkwave python3-matplotlib parallel slurm-wlm munge openssh-server ccache)
+# ccache: both builds (make test, make sanitize) reuse what an earlier build compiled;
 # zlib: the RTL's FST writer; gtkwave: fst2vcd, which the tests read FST with; matplotlib: `nvsvp plot`;
 # parallel, slurm-wlm and munge: the cluster scripts (scripts/study-parallel.sh, study-slurm.sh) and
 # their tests, which start a one-node Slurm on this machine; openssh-server: the test of

@@ -2,7 +2,8 @@
 # Where a binary finds its presets (docs/configuration.md#where-presets-are-found): a copy of the
 # binary alone finds none and names every place it searched (exit 2); NVSVP_CONFIG_PATH and
 # --config-dir point it to some; configs/ in share/nvsvp beside it is found; and `cmake --install`
-# gives a prefix whose bin/nvsvp reads its own share/nvsvp/configs, with the docs in share/doc/nvsvp.
+# gives a prefix whose bin/nvsvp reads its own share/nvsvp/configs, with the docs in share/doc/nvsvp;
+# the build tree's share/nvsvp links to the source tree's configs/ and plot script.
 # usage: config_search.sh NVSVP BUILD_DIR SOURCE_DIR WORKDIR
 set -u
 nvsvp=$1 build=$2 source=$3 work=$4
@@ -39,12 +40,23 @@ mkdir -p "$work/moved/share/nvsvp"
 cp -r "$source/configs" "$work/moved/share/nvsvp/configs"
 "$work/moved/nvsvp" presets | grep -q "^platform  dgx-h100 " || fail "the copy does not list its share/nvsvp/configs"
 
+# The build tree's presets are the source tree's own (a link), so that an edit under configs/
+# takes effect on the next run without a build; the plot script likewise.
+for pair in "configs configs" "nvsvp_plot.py scripts/nvsvp_plot.py"; do
+  set -- $pair
+  linked=$(readlink -f "$build/share/nvsvp/$1")
+  [ "$linked" = "$(readlink -f "$source/$2")" ] ||
+    fail "$build/share/nvsvp/$1 is not the source tree's $2 (it resolves to $linked)"
+done
+
 # cmake --install into a prefix.
 cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" 2>&1 || fail "cmake --install: $(cat "$work/install.log")"
 for file in bin/nvsvp share/nvsvp/configs/platforms/dgx-h100.yaml share/nvsvp/configs/scenarios/default.yaml \
             share/doc/nvsvp/README.md share/doc/nvsvp/docs/configuration.md; do
   [ -e "$work/prefix/$file" ] || fail "cmake --install did not install $file"
 done
+# An installed binary keeps the copy the install made.
+[ -L "$work/prefix/share/nvsvp/configs" ] && fail "the installed configs/ is a link, not a copy"
 "$work/prefix/bin/nvsvp" validate "$work/prefix/share/nvsvp/configs/scenarios/default.yaml" >/dev/null ||
   fail "the installed binary does not validate the installed default scenario"
 "$work/prefix/bin/nvsvp" run "$scenario" --quiet --no-timelines --set workload.tokens_per_gpu=16 --out "$work/run" ||
