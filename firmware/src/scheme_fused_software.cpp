@@ -13,7 +13,7 @@
 //             expert of the token) are done, goes home followed by its flag; a token of this GPU,
 //             once the partial and flag of every copy are in, is summed (token-centric).
 // Where the in-switch schemes multicast one store, notify and reduce in the switch, these copy
-// per destination GPU, write flags and sum at the home (decisions.md, issue 19).
+// per destination GPU, write flags and sum at the home (decisions.md, "The software fused schemes").
 #include <algorithm>
 
 #include "moe_plan.hpp"

@@ -16,6 +16,7 @@
 #include <systemc>
 
 #include "nvsvp/fw/moe_layer.hpp"
+#include "nvsvp/fw/scheme_registry.hpp"
 #include "nvsvp/platform/anchors.hpp"
 #include "nvsvp/platform/packet_efficiency.hpp"
 #include "nvsvp/platform/build_info.hpp"
@@ -270,10 +271,13 @@ int presets_command(const Options& o) {
   for (const auto& p : nvsvp::platform::list_presets(o.config_dir)) {
     std::cout << p.kind << "  " << p.name << "  " << p.summary << "\n";
   }
-  // "scheme": a layer's; "step-scheme": a step's only, beside them.
-  for (const std::string& scheme : nvsvp::fw::scheme_names()) std::cout << "scheme  " << scheme << "\n";
-  std::cout << "step-scheme  " << nvsvp::platform::kDualPipeScheme
-            << "  DeepEP's all-to-all under the DualPipe schedule (in a step only)\n";
+  // The scheme registry: "scheme" runs a layer, "step-scheme" only a training step. Then the
+  // multicast the scheme needs in the switch (multicast:none, groups or dynamic), and its summary.
+  for (const nvsvp::fw::SchemeTraits& s : nvsvp::fw::scheme_registry()) {
+    std::cout << (s.training_step_only ? "step-scheme  " : "scheme  ") << s.name
+              << "  multicast:" << nvsvp::fw::to_string(s.multicast) << "  " << s.summary
+              << (s.training_step_only ? " (in a training step only)" : "") << "\n";
+  }
   return 0;
 }
 

@@ -87,7 +87,7 @@ std::vector<LayerPart> plan_layer_parts(const Scenario& scenario, const std::str
       part.gpus = scenario.partitions[p];
     }
     part.layer = specs[p];
-    part.plan = fw::build_layer(plan_scheme_of(scheme), part.layer);
+    part.plan = fw::build_layer(scheme, part.layer);
     part.replication = fw::build_replication_phase(*part.layer, part.plan);
     for (size_t g = 0; g < part.replication.expected_link_arrivals.size(); ++g) {
       part.plan.expected_link_arrivals[g] += part.replication.expected_link_arrivals[g];

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "nvsvp/fw/scheme_registry.hpp"
 #include "nvsvp/platform/runner.hpp"
 
 namespace nvsvp::platform {
@@ -36,13 +37,14 @@ void LayerSimulations::run(uint32_t layer) {
     of_layer.workload.pass = layer_case.pass;
     of_layer.workload.tokens_per_gpu = layer_case.tokens_per_gpu;
     const auto spec = make_layer_spec(of_layer);
-    std::map<std::string, json> by_plan;  // dualpipe's layer is deepep's: simulated once
+    std::map<std::string, json> by_plan;  // schemes that run the same plan (dualpipe, deepep): simulated once
     for (const std::string& scheme : scenario_.schemes) {
       const std::string what = "layer " + std::to_string(layer) + " " + layer_case.name + " " + scheme;
-      auto known = by_plan.find(plan_scheme_of(scheme));
+      const std::string plan = fw::scheme_traits(scheme).plan;
+      auto known = by_plan.find(plan);
       if (known == by_plan.end()) {
         if (on_progress_) on_progress_("step: " + what);
-        known = by_plan.emplace(plan_scheme_of(scheme), run_scheme_in_child(of_layer, scheme, spec).result).first;
+        known = by_plan.emplace(plan, run_scheme_in_child(of_layer, scheme, spec).result).first;
       }
       const json& result = known->second;
       json entry = {{"layer", layer}, {"pass", layer_case.name}, {"scheme", scheme}};

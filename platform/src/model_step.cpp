@@ -9,6 +9,7 @@
 
 #include "layer_simulations.hpp"
 #include "nvsvp/fw/model_parts.hpp"
+#include "nvsvp/fw/scheme_registry.hpp"
 #include "nvsvp/model/task_timing.hpp"
 
 namespace nvsvp::platform {
@@ -308,9 +309,10 @@ json run_model_step(const Scenario& scenario, const std::function<void(const std
   if (simulations.passed()) {
     for (const std::string& scheme : scenario.schemes) {
       const std::vector<LayerPasses> layers = model_layers(m, around, simulations, scheme);
-      // `dualpipe` is deepep's layers under DualPipe whatever the step's schedule.
-      const bool dualpipe = scheme == kDualPipeScheme || step.pipeline.schedule == "dualpipe";
-      const double slowdown = fw::uses_fused_kernel(plan_scheme_of(scheme)) ? 1.0 : dualpipe_slowdown;
+      // A scheme may run under DualPipe whatever the step's schedule (dualpipe: deepep's layers).
+      const fw::SchemeTraits& traits = fw::scheme_traits(scheme);
+      const bool dualpipe = traits.schedule == fw::StepSchedule::dualpipe || step.pipeline.schedule == "dualpipe";
+      const double slowdown = fw::scheme_traits(traits.plan).fused_kernel ? 1.0 : dualpipe_slowdown;
       const TrainingStep t =
           !dualpipe              ? compose_training_step(layers, around.head, pipeline)
           : pipeline.stages == 1 ? compose_dualpipe_step(layers, around.head, step.micro_batches, slowdown)

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "nvsvp/fw/scheme_registry.hpp"
 #include "nvsvp/platform/build_info.hpp"
 #include "nvsvp/platform/report.hpp"
 
@@ -25,15 +26,15 @@ bool is_per_scheme_output(const std::string& name) {
   for (const std::string& kind : run_output_kinds()) {
     if (stem.rfind(kind + "_", 0) != 0) continue;
     std::string scheme = stem.substr(kind.size() + 1);
-    // Tutel's search writes each candidate degree's traces as tutel_degree<d>.
-    const std::string candidate = "tutel_degree";
-    if (scheme.rfind(candidate, 0) == 0 && scheme.size() > candidate.size() &&
-        std::all_of(scheme.begin() + static_cast<std::ptrdiff_t>(candidate.size()), scheme.end(),
+    // A degree search writes each candidate degree's traces as <scheme>_degree<d>.
+    const size_t degree = scheme.rfind("_degree");
+    if (degree != std::string::npos && degree + 7 < scheme.size() &&
+        std::all_of(scheme.begin() + static_cast<std::ptrdiff_t>(degree + 7), scheme.end(),
                     [](char c) { return c >= '0' && c <= '9'; })) {
-      scheme = "tutel";
+      const fw::SchemeTraits* searched = fw::find_scheme(scheme.substr(0, degree));
+      if (searched != nullptr && searched->searches_degree) return true;
     }
-    const std::vector<std::string>& schemes = known_schemes();
-    if (std::find(schemes.begin(), schemes.end(), scheme) != schemes.end()) return true;
+    if (fw::find_scheme(scheme) != nullptr) return true;
   }
   return false;
 }

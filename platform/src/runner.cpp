@@ -14,6 +14,7 @@
 #include "nvsvp/fw/moe_layer.hpp"
 #include "nvsvp/fw/replication_phase.hpp"
 #include "nvsvp/fw/layer_bring_up.hpp"
+#include "nvsvp/fw/scheme_registry.hpp"
 #include "nvsvp/fw/switch_bringup.hpp"
 #include "nvsvp/platform/fabric_resources.hpp"
 #include "nvsvp/platform/platform.hpp"
@@ -461,23 +462,25 @@ std::function<void(double)> progress_of(const std::function<void(const std::stri
   return [on_progress, label](double simulated_us) { on_progress(label, simulated_us); };
 }
 
-// Tutel's adaptive pipelining (software.tutel_degree 0): Tutel tries the degrees online and keeps
-// the fastest; the platform plans and simulates each candidate, each in its own process, and
-// reports the fastest run with every candidate's time under "tutel_search" (docs/decisions.md).
-SchemeRun run_tutel_search(const Scenario& scenario, const std::shared_ptr<const fw::MoeLayerSpec>& layer,
-                           bool timelines, const Observability& observe,
-                           const std::function<void(const std::string&, double)>& on_progress) {
+// Tutel's adaptive pipelining (software.tutel_degree 0, a scheme whose traits search the degree):
+// Tutel tries the degrees online and keeps the fastest; the platform plans and simulates each
+// candidate, each in its own process, and reports the fastest run with every candidate's time
+// under "tutel_search" (docs/decisions.md).
+SchemeRun run_degree_search(const Scenario& scenario, const std::string& scheme,
+                            const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool timelines,
+                            const Observability& observe,
+                            const std::function<void(const std::string&, double)>& on_progress) {
   std::optional<SchemeRun> best;
   json candidates = json::array();
   double wall = 0.0;
   for (uint32_t degree : fw::tutel_degree_candidates()) {
     auto spec = std::make_shared<fw::MoeLayerSpec>(*layer);
     spec->software.tutel_degree = degree;
-    // Every candidate's traces, each in files of its own: tutel_degree<d>.
+    // Every candidate's traces, each in files of its own: <scheme>_degree<d>.
     Observability candidate_observe = observe;
-    candidate_observe.file_label = "tutel_degree" + std::to_string(degree);
-    SchemeRun run = run_scheme_in_child(scenario, "tutel", spec, timelines, candidate_observe,
-                                        progress_of(on_progress, "tutel (degree " + std::to_string(degree) + ")"));
+    candidate_observe.file_label = scheme + "_degree" + std::to_string(degree);
+    SchemeRun run = run_scheme_in_child(scenario, scheme, spec, timelines, candidate_observe,
+                                        progress_of(on_progress, scheme + " (degree " + std::to_string(degree) + ")"));
     const double time = run.result.at("layer_time_us").get<double>();
     const json planned = run.result.value("plan", json::object()).value("degree", json(degree));
     wall += run.result.at("sim").at("wall_seconds").get<double>();
@@ -527,8 +530,8 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
                       fixed(us, 1) + " us");
       };
     }
-    const bool search = scheme == "tutel" && layer->software.tutel_degree == 0;
-    runs.push_back(search ? run_tutel_search(scenario, layer, options.timelines, observe, on_progress)
+    const bool search = fw::scheme_traits(scheme).searches_degree && layer->software.tutel_degree == 0;
+    runs.push_back(search ? run_degree_search(scenario, scheme, layer, options.timelines, observe, on_progress)
                           : run_scheme_in_child(scenario, scheme, layer, options.timelines, observe,
                                                 progress_of(on_progress, scheme)));
     if (scenario.faults.empty()) continue;
@@ -537,7 +540,7 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
     Scenario fault_free = scenario;
     fault_free.faults.clear();
     const Observability quiet;
-    const SchemeRun twin = search ? run_tutel_search(fault_free, layer, false, quiet, on_progress)
+    const SchemeRun twin = search ? run_degree_search(fault_free, scheme, layer, false, quiet, on_progress)
                                   : run_scheme_in_child(fault_free, scheme, layer, false, quiet,
                                                         progress_of(on_progress, scheme + " without faults"));
     add_fault_free_comparison(runs.back().result, twin.result);

@@ -17,22 +17,12 @@
 #include "scenario_document.hpp"
 #include "scenario_sections.hpp"
 #include "nvsvp/fw/moe_layer.hpp"
+#include "nvsvp/fw/scheme_registry.hpp"
 #include "nvsvp/hw/work.hpp"
 #include "nvsvp/platform/model_step.hpp"
 #include "nvsvp/platform/routing_generator.hpp"
 
 namespace nvsvp::platform {
-
-const std::vector<std::string>& known_schemes() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> n = fw::scheme_names();
-    n.emplace_back(kDualPipeScheme);
-    return n;
-  }();
-  return names;
-}
-
-std::string plan_scheme_of(const std::string& scheme) { return scheme == kDualPipeScheme ? "deepep" : scheme; }
 
 namespace {
 
@@ -251,6 +241,13 @@ class ScenarioLoader {
                   describe(node));
     }
     return load_config_file(preset_file(config_dir_, kind_dir, name));
+  }
+
+  // Whether any of the scenario's schemes has a trait (its scheme registry entry).
+  template <class Predicate>
+  bool any_scheme(Predicate has) const {
+    return std::any_of(scenario_.schemes.begin(), scenario_.schemes.end(),
+                       [&](const std::string& s) { return has(fw::scheme_traits(s)); });
   }
 
   // Constraints between keys, each reported at the most specific key involved.
@@ -488,7 +485,7 @@ void SectionReader::read_value(const char*, const ConfigNode& node, const std::s
 
 void SectionReader::read_value(const char*, const ConfigNode& node, const std::string& path,
                                std::vector<std::string>& value, const char*, const SchemeList&) {
-  const std::vector<std::string>& known = known_schemes();
+  const std::vector<std::string>& known = fw::scheme_names();
   const std::string expected = "a non-empty list of schemes among " + join_list(known);
   if (!node.is_sequence() || node.items.empty()) config_fail(node.origin, path, expected, describe(node));
   std::vector<std::string> schemes;
@@ -659,8 +656,7 @@ void ScenarioLoader::check_gpu_resources() const {
     config_fail(at.origin, at.path, "comm_sms below the GPU's SMs (the GEMMs need at least one)",
                 std::to_string(sw.comm_sms) + " of " + std::to_string(gpu.sms) + " SMs");
   }
-  const bool on_nccl = std::any_of(scenario_.schemes.begin(), scenario_.schemes.end(),
-                                   [](const std::string& s) { return s == "tutel" || s == "fastermoe"; });
+  const bool on_nccl = any_scheme([](const fw::SchemeTraits& t) { return t.nccl_channels; });
   if (on_nccl && sw.nccl_channels >= gpu.sms) {
     const Place at = origins_.blame({"software.nccl_channels", "platform.gpu.sms"});
     config_fail(at.origin, at.path, "nccl_channels below the GPU's SMs (the GEMMs need at least one)",
@@ -673,7 +669,7 @@ void ScenarioLoader::check_gpu_resources() const {
   }
   const uint64_t fusion_sms = static_cast<uint64_t>(sw.fusion_dispatch_sms) + sw.fusion_gemm1_sms + sw.fusion_gemm2_sms +
                               sw.fusion_combine_sms;
-  const bool fused = std::any_of(scenario_.schemes.begin(), scenario_.schemes.end(), fw::uses_fused_kernel);
+  const bool fused = any_scheme([](const fw::SchemeTraits& t) { return t.fused_kernel; });
   if (fused && fusion_sms > gpu.sms) {
     const Place at = origins_.blame({"software.fusion_dispatch_sms", "software.fusion_gemm1_sms",
                                      "software.fusion_gemm2_sms", "software.fusion_combine_sms", "platform.gpu.sms"});
@@ -870,9 +866,9 @@ void ScenarioLoader::check_stream() const {
                   routing.file);
     }
   }
-  const bool tutel_search = scenario_.software.tutel_degree == 0 &&
-                            std::count(scenario_.schemes.begin(), scenario_.schemes.end(), "tutel") > 0;
-  if (scenario_.stream.simulate_every > 0 && tutel_search) {
+  const bool degree_search =
+      scenario_.software.tutel_degree == 0 && any_scheme([](const fw::SchemeTraits& t) { return t.searches_degree; });
+  if (scenario_.stream.simulate_every > 0 && degree_search) {
     const Place at = origins_.blame({"stream.simulate_every", "software.tutel_degree"});
     config_fail(at.origin, at.path, "a fixed software.tutel_degree (1 .. 64) for tutel in a stream's simulations",
                 "tutel_degree 0 (the adaptive search)");
@@ -886,15 +882,20 @@ void ScenarioLoader::check_stream() const {
 
 void ScenarioLoader::check_step() const {
   const StepSpec& step = scenario_.step;
-  const auto dualpipe = std::find(scenario_.schemes.begin(), scenario_.schemes.end(), kDualPipeScheme);
-  if (dualpipe != scenario_.schemes.end() && step.kind != "training") {
-    const std::string path = "schemes[" + std::to_string(dualpipe - scenario_.schemes.begin()) + "]";
+  const auto step_only = std::find_if(scenario_.schemes.begin(), scenario_.schemes.end(), [](const std::string& s) {
+    return fw::scheme_traits(s).training_step_only;
+  });
+  if (step_only != scenario_.schemes.end() && step.kind != "training") {
+    const std::string path = "schemes[" + std::to_string(step_only - scenario_.schemes.begin()) + "]";
     const Place at = origins_.blame({path, "step.kind"});
-    config_fail(at.origin, at.path, "dualpipe (DeepEP under the DualPipe schedule) in a training step",
+    config_fail(at.origin, at.path,
+                *step_only + " (" + fw::scheme_traits(*step_only).summary + ") in a training step",
                 step.kind.empty() ? std::string("no step") : "an " + step.kind + " step");
   }
   const uint32_t stages = step.pipeline.stages, micro_batches = step.micro_batches;
-  const bool under_dualpipe = dualpipe != scenario_.schemes.end() || step.pipeline.schedule == "dualpipe";
+  const bool under_dualpipe =
+      step.pipeline.schedule == "dualpipe" ||
+      any_scheme([](const fw::SchemeTraits& t) { return t.schedule == fw::StepSchedule::dualpipe; });
   if (step.kind == "training" && under_dualpipe && stages > 1 &&
       (stages % 2 != 0 || micro_batches % 2 != 0 || micro_batches < 2 * stages)) {
     const Place at = stages % 2 != 0 ? origins_.blame({"step.pipeline.stages", "step.pipeline.schedule"})
@@ -939,9 +940,9 @@ void ScenarioLoader::check_step() const {
                 "a step alone: it runs its passes itself, with no replication, stream or partitions",
                 std::string(conflict) + " given");
   }
-  const bool tutel_search = scenario_.software.tutel_degree == 0 &&
-                            std::count(scenario_.schemes.begin(), scenario_.schemes.end(), "tutel") > 0;
-  if (tutel_search) {
+  const bool degree_search =
+      scenario_.software.tutel_degree == 0 && any_scheme([](const fw::SchemeTraits& t) { return t.searches_degree; });
+  if (degree_search) {
     const Place at = origins_.blame({"step.kind", "software.tutel_degree"});
     config_fail(at.origin, at.path, "a fixed software.tutel_degree (1 .. 64) for tutel in a step",
                 "tutel_degree 0 (the adaptive search)");

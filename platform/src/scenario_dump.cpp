@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config_reader.hpp"
+#include "nvsvp/fw/scheme_registry.hpp"
 #include "scenario_sections.hpp"
 
 namespace nvsvp::platform {
@@ -89,7 +90,7 @@ class SectionDumper {
   void write(const char* key, const std::vector<std::string>& schemes, const char*, const SchemeList&) {
     std::string text = "[";
     for (size_t i = 0; i < schemes.size(); ++i) text += (i ? ", " : "") + yaml_quote(schemes[i]);
-    yaml_.line(key, text + "]", "known: " + join(known_schemes(), ", "));
+    yaml_.line(key, text + "]", "known: " + join(fw::scheme_names(), ", "));
   }
   // Left out when not given.
   void write(const char* key, const std::optional<uint32_t>& value, const char* description, const OptionalIndex&) {

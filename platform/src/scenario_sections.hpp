@@ -38,7 +38,7 @@ struct Positive {
 };
 // The scenario's name: it names the output directory (valid_name()).
 struct OutputName {};
-// The schemes to run: a non-empty list of known_schemes(), each once. Its dump comment lists them.
+// The schemes to run: a non-empty list of fw::scheme_names(), each once. Its dump comment lists them.
 struct SchemeList {};
 // A routing trace: a readable file, relative to the directory of the file that names it.
 struct TraceFile {};

@@ -17,10 +17,12 @@ set(NVSVP_PRESET_CHECKS)
 foreach(preset dgx-h100 gh200-nvl32 nvl64 hgx-h800 gb200-nvl72 hgx-b200 S M L gpt-oss-120b qwen3-235b deepseek-v4-pro-like)
   list(APPEND NVSVP_PRESET_CHECKS --stdout "^(platform|model) +${preset} ")
 endforeach()
-foreach(scheme deepep nvls dysharp-basic explicit-addressing-basic tutel fastermoe ccfuser comet fusion-only dysharp-comet
-               explicit-addressing dysharp)
-  list(APPEND NVSVP_PRESET_CHECKS --stdout "^scheme  ${scheme}$")
+# The registry's schemes as presets lists them: name, the multicast it needs, a summary.
+foreach(scheme deepep deepep-ll nvls dysharp-basic explicit-addressing-basic tutel fastermoe ccfuser comet fusion-only
+               dysharp-comet explicit-addressing dysharp)
+  list(APPEND NVSVP_PRESET_CHECKS --stdout "^scheme  ${scheme}  multicast:(none|groups|dynamic)  [A-Za-z]")
 endforeach()
+list(APPEND NVSVP_PRESET_CHECKS --stdout "^step-scheme  dualpipe  multicast:none  .*in a training step only")
 nvsvp_cli_test(presets_lists_every_preset_and_scheme ${NVSVP_PRESET_CHECKS} -- $<TARGET_FILE:nvsvp> presets)
 
 nvsvp_cli_test(validate_default --stdout "default.yaml: ok"
@@ -154,7 +156,7 @@ set_tests_properties(cli.runs_are_deterministic PROPERTIES TIMEOUT 120
 add_test(NAME cli.every_scheme_is_deterministic
          COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
                  ${NVSVP_CLI_OUT}/determinism_all_schemes
-                 --set "schemes=[deepep,nvls,dysharp-basic,explicit-addressing-basic,tutel,fastermoe,ccfuser,comet,fusion-only,dysharp-comet,explicit-addressing,dysharp]")
+                 --every-scheme)
 set_tests_properties(cli.every_scheme_is_deterministic PROPERTIES TIMEOUT 120
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 # And with hot-expert replication (the scheduler, the broadcasts, the re-routed tokens), which
@@ -162,7 +164,7 @@ set_tests_properties(cli.every_scheme_is_deterministic PROPERTIES TIMEOUT 120
 add_test(NAME cli.every_scheme_with_replication_is_deterministic
          COMMAND bash ${NVSVP_CLI_DIR}/determinism.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_replication.yaml
                  ${NVSVP_CLI_OUT}/determinism_replication
-                 --set "schemes=[deepep,nvls,dysharp-basic,explicit-addressing-basic,tutel,fastermoe,ccfuser,comet,fusion-only,dysharp-comet,explicit-addressing,dysharp]"
+                 --every-scheme
                  --set software.tutel_degree=2)  # one tutel run: the search's determinism is the test above's
 set_tests_properties(cli.every_scheme_with_replication_is_deterministic PROPERTIES TIMEOUT 300
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)

@@ -3,11 +3,19 @@
 # (wall-clock times, memory) and the command line; a run with another routing seed must differ, so the comparison
 # itself can fail.
 # usage: determinism.sh NVSVP SCENARIO WORKDIR [nvsvp run options, e.g. --set schemes=[...]]
+# The option --every-scheme stands for --set schemes=[every layer scheme of the registry].
 nvsvp=$1
 scenario=$2
 work=$3
 shift 3
-options=("$@")
+options=()
+for option in "$@"; do
+  if [ "$option" = "--every-scheme" ]; then
+    options+=(--set "$(bash "$(dirname "$0")/every_scheme.sh" "$nvsvp")") || exit 1
+  else
+    options+=("$option")
+  fi
+done
 rm -rf "$work"
 mkdir -p "$work"
 

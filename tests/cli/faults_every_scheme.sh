@@ -9,19 +9,20 @@ scenario=$2
 work=$3
 rm -rf "$work"
 mkdir -p "$work"
-schemes="schemes=[deepep,nvls,dysharp-basic,explicit-addressing-basic,tutel,fastermoe,ccfuser,comet,fusion-only,dysharp-comet,explicit-addressing,dysharp]"
+schemes=$(bash "$(dirname "$0")/every_scheme.sh" "$nvsvp")
 faults="faults=[{kind: bit_errors, rate_per_flit: 2.0e-4, seed: 3}, {kind: credit_loss, gpu: 2, link: 5, at_us: 0, credits: 250}]"
 "$nvsvp" run "$scenario" --set "$schemes" --set "$faults" --set software.tutel_degree=2 --out "$work/faults" --quiet ||
   { echo "FAIL: the run with faults exited $?"; exit 1; }
 "$nvsvp" run "$scenario" --set "schemes=[deepep,dysharp]" --set "faults=[{kind: bit_errors, rate_per_flit: 0}]" \
   --out "$work/rate0" --quiet || { echo "FAIL: the run with rate 0 exited $?"; exit 1; }
-python3 - "$work" <<'PY'
+python3 - "$work" "$schemes" <<'PY'
 import json, sys
 work = sys.argv[1]
+schemes = sys.argv[2][len("schemes=["):-1].split(",")  # every layer scheme of the registry
 failures = []
 results = json.load(open(f"{work}/faults/report.json"))["results"]
-if len(results) != 12:
-    failures.append(f"{len(results)} results, expected 12")
+if [r["scheme"] for r in results] != schemes:
+    failures.append(f"results of {[r['scheme'] for r in results]}, expected {schemes}")
 for r in results:
     s, f = r["scheme"], r.get("faults")
     if not r["checks"]["passed"]:

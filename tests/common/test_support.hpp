@@ -15,6 +15,7 @@
 #include <systemc>
 
 #include "nvsvp/fw/moe_layer.hpp"
+#include "nvsvp/fw/scheme_registry.hpp"
 #include "nvsvp/fw/switch_bringup.hpp"
 #include <nlohmann/json.hpp>
 
@@ -71,7 +72,7 @@ inline std::string config_dir() { return std::string(NVSVP_SOURCE_DIR) + "/confi
 // Every scheme the firmware builds, as a scenario's list ("deepep, nvls, ...").
 inline std::string every_scheme_list() {
   std::string list;
-  for (const std::string& scheme : fw::scheme_names()) list += (list.empty() ? "" : ", ") + scheme;
+  for (const std::string& scheme : fw::layer_scheme_names()) list += (list.empty() ? "" : ", ") + scheme;
   return list;
 }
 

@@ -18,6 +18,7 @@
 #include "../common/remote_counts.hpp"
 #include "../common/test_support.hpp"
 #include "nvsvp/fw/moe_layer.hpp"
+#include "nvsvp/fw/scheme_registry.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
 
@@ -91,7 +92,7 @@ TEST(BackwardPass, EverySchemePassesItsChecksAndTakesLongerThanForward) {
   test::TempDir dir;
   const json backward = test::run_scenario_text(dir, "backward", scenario_text(kAllSchemes, "backward"));
   const json forward = test::run_scenario_text(dir, "forward", scenario_text(kAllSchemes, "forward"));
-  ASSERT_EQ(backward.at("results").size(), fw::scheme_names().size());
+  ASSERT_EQ(backward.at("results").size(), fw::layer_scheme_names().size());
   for (const json& result : backward.at("results")) {
     const std::string scheme = result.at("scheme");
     SCOPED_TRACE(scheme);

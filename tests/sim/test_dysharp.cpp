@@ -27,6 +27,7 @@
 #include "../common/remote_counts.hpp"
 #include "../common/test_support.hpp"
 #include "nvsvp/fw/moe_layer.hpp"
+#include "nvsvp/fw/scheme_registry.hpp"
 #include "nvsvp/model/multimem_packet.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
@@ -235,7 +236,7 @@ TEST(DysharpSchemes, EverySchemePassesWithTheRtlBackendAndMatchesTheModel) {
   const std::string schemes = kAllSchemes;
   const ScenarioRun model = run(dir, "model", scenario_text(schemes, "model", 16));
   const ScenarioRun rtl = run(dir, "rtl", scenario_text(schemes, "rtl", 16));
-  for (const std::string& scheme : fw::scheme_names()) {
+  for (const std::string& scheme : fw::layer_scheme_names()) {
     SCOPED_TRACE(scheme);
     const json& m = result_of(model.report, scheme);
     const json& r = result_of(rtl.report, scheme);
@@ -256,7 +257,7 @@ TEST(DysharpSchemes, NoSchemeFinishesFasterThanItsIdealCommunicationTime) {
   const ScenarioRun with_compute = run(dir, "compute", scenario_text(schemes, "model", 32));
   const ScenarioRun pure = run(dir, "pure", scenario_text(schemes, "model", 32) + "pure_communication: true\n");
   EXPECT_TRUE(pure.report.at("scenario").at("pure_communication").get<bool>());
-  for (const std::string& scheme : fw::scheme_names()) {
+  for (const std::string& scheme : fw::layer_scheme_names()) {
     SCOPED_TRACE(scheme);
     for (const json* report : {&with_compute.report, &pure.report}) {
       const json& r = result_of(*report, scheme);

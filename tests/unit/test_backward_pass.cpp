@@ -9,6 +9,7 @@
 
 #include "../common/test_workloads.hpp"
 #include "nvsvp/fw/moe_layer.hpp"
+#include "nvsvp/fw/scheme_registry.hpp"
 #include "nvsvp/fw/replication_phase.hpp"
 #include "nvsvp/platform/routing_generator.hpp"
 
@@ -67,7 +68,7 @@ TEST(BackwardPass, EverySchemesExpertGemmsDoTwiceTheForwardFlops) {
   double padded_rows = 0;
   for (uint64_t n : per_expert) padded_rows += std::ceil(n / 128.0) * 128.0;
   const double forward_flops = 6.0 * 512 * 256 * padded_rows;
-  for (const std::string& scheme : fw::scheme_names()) {
+  for (const std::string& scheme : fw::layer_scheme_names()) {
     SCOPED_TRACE(scheme);
     const GemmWork f = gemm_work(fw::build_layer(scheme, forward));
     const GemmWork b = gemm_work(fw::build_layer(scheme, backward));

@@ -17,6 +17,7 @@
 #include "../common/mock_hal.hpp"
 #include "nvsvp/fw/hal.hpp"
 #include "nvsvp/fw/moe_data.hpp"
+#include "nvsvp/fw/scheme_registry.hpp"
 #include "nvsvp/fw/moe_layer.hpp"
 #include "nvsvp/hw/switch_registers.hpp"
 #include "nvsvp/model/gpu_memory.hpp"
@@ -897,6 +898,29 @@ TEST(Firmware, UnknownSchemeAndInconsistentRoutingThrow) {
   EXPECT_THROW(build_layer("deepep", uneven), std::invalid_argument);
   const auto& names = scheme_names();
   EXPECT_NE(std::find(names.begin(), names.end(), "deepep"), names.end());
+  EXPECT_THROW(scheme_traits("no-such-scheme"), std::invalid_argument);
+}
+
+// The registry's multicast trait is what the scheme's plan asks of the switch: multicast groups
+// exactly for `groups`, dynamic objects exactly for `dynamic_objects`. A scheme that runs another's
+// plan gets that plan; a training-step-only scheme is no layer scheme.
+TEST(SchemeRegistry, TraitsAgreeWithThePlans) {
+  for (const SchemeTraits& traits : scheme_registry()) {
+    SCOPED_TRACE(traits.name);
+    const SchemeTraits* plan_traits = find_scheme(traits.plan);
+    ASSERT_NE(plan_traits, nullptr) << "plan " << traits.plan;
+    EXPECT_STREQ(plan_traits->plan, traits.plan) << "a plan scheme runs its own plan";
+    const LayerPlan plan = build_layer(traits.name, small_layer());
+    EXPECT_EQ(plan.scheme, traits.plan);
+    EXPECT_EQ(!plan.multicast_groups.empty(), plan_traits->multicast == SwitchMulticast::groups);
+    EXPECT_EQ(!plan.dynamic_objects.empty(), plan_traits->multicast == SwitchMulticast::dynamic_objects);
+    const auto& layer_schemes = layer_scheme_names();
+    EXPECT_EQ(std::count(layer_schemes.begin(), layer_schemes.end(), traits.name), traits.training_step_only ? 0 : 1);
+    EXPECT_FALSE(std::string(traits.summary).empty());
+  }
+  EXPECT_EQ(scheme_names().size(), scheme_registry().size());
+  EXPECT_TRUE(scheme_traits("tutel").searches_degree);
+  EXPECT_TRUE(scheme_traits("dualpipe").training_step_only);
 }
 
 }  // namespace

@@ -122,16 +122,8 @@ struct MoeCheckResult {
   }
 };
 
-// The schemes this firmware can build, by name.
-const std::vector<std::string>& scheme_names();
-// Whether `scheme` runs the fused kernel whose SM groups are software.fusion_*_sms.
-bool uses_fused_kernel(const std::string& scheme);
-
-// Tutel's adaptive pipelining degrees, tried in turn when software.tutel_degree is 0 (Tutel's
-// online search over {1, 2, 4, 8}; github microsoft/tutel, a2a_ffn_overlap_degree).
-const std::vector<uint32_t>& tutel_degree_candidates();
-
-// Builds the plan of `scheme` for the layer. Throws std::invalid_argument for an unknown scheme.
+// Builds the plan of `scheme` for the layer (the plan its registry entry names: a scheme may run
+// another's, scheme_registry.hpp). Throws std::invalid_argument for an unknown scheme.
 LayerPlan build_layer(const std::string& scheme, std::shared_ptr<const MoeLayerSpec> spec);
 
 // The experts' two grouped GEMMs: GEMM-1 (gate and up: N = 2 x moe_hidden output columns, depth

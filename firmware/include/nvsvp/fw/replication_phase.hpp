@@ -29,7 +29,7 @@ struct ReplicationParams {
   uint32_t slots_per_gpu = 2;
   // SMs that issue the multimem stores of the multicast and multiport methods while the shared
   // experts compute on the rest (assumed: a few, so the shared experts keep 94 % of a 132-SM GPU;
-  // at gpu.sm_store_gbps = 25 they issue 200 GB/s, under one GPU's 394 GB/s of links).
+  // at the calibrated gpu.sm_store_gbps = 33 they issue 264 GB/s, under one GPU's 394 GB/s of links).
   uint32_t broadcast_sms = 8;
   // Weights move in chunks of this many bytes (one message each); the ring forwards per chunk.
   uint32_t chunk_bytes = 16384;

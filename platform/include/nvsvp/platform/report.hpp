@@ -117,7 +117,7 @@ void print_summary(const Report& report, const std::string& out_dir, std::ostrea
 // The per-scheme file kinds a run writes, <kind>_<scheme>.<ext> (links, utilization, trace, ...).
 const std::vector<std::string>& run_output_kinds();
 // The files of `dir` that an earlier run wrote and this one would not overwrite as they are:
-// report.json, stream.csv and every <kind>_<scheme>.<ext> of run_output_kinds() and known_schemes(). Nothing
+// report.json, stream.csv and every <kind>_<scheme>.<ext> of run_output_kinds() and fw::scheme_names(). Nothing
 // else (scenario.yaml, which may be the run's input, and files nvsvp does not write stay).
 std::vector<std::string> earlier_run_outputs(const std::string& dir);
 // Removes earlier_run_outputs(dir); throws std::runtime_error naming a file it cannot remove.

@@ -170,16 +170,6 @@ struct Scenario {
   std::shared_ptr<const KeyOrigins> origins;
 };
 
-// The communication schemes a scenario may name in `schemes`: those the firmware can build
-// (fw::scheme_names()), and `dualpipe` (kDualPipeScheme) in a step.
-const std::vector<std::string>& known_schemes();
-
-// DeepEP's all-to-all under the DualPipe schedule: a step's scheme of its own (the cross-micro-
-// batch overlap baseline), whose layers are deepep's (a layer alone is deepep's layer).
-inline constexpr const char* kDualPipeScheme = "dualpipe";
-// The firmware scheme whose plan a scenario's scheme runs: itself, or deepep for dualpipe.
-std::string plan_scheme_of(const std::string& scheme);
-
 // Loads a scenario. `overrides` are "a.b.c=value" strings applied to the file's tree before it is
 // checked (the CLI's --set). Preset names resolve in `config_dir` (configs/ by default).
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
