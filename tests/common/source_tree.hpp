@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "source_paths.hpp"
+
 namespace nvsvp::test {
 
 inline const std::filesystem::path& source_root() {

@@ -23,6 +23,7 @@
 #include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
 #include "nvsvp/platform/tlm_hal.hpp"
+#include "source_paths.hpp"
 #include "trace_nesting.hpp"
 
 namespace nvsvp::test {

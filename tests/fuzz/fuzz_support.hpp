@@ -8,6 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "../common/source_paths.hpp"
+
+// The presets the harnesses read: the source tree's configs/ (its path in one generated file,
+// source_paths.hpp, so that the harnesses' objects are the same in every clone).
+#define NVSVP_FUZZ_CONFIG_DIR (std::string(NVSVP_SOURCE_DIR) + "/configs")
+
 // The libFuzzer entry point each harness defines; the replay main (plain C++) and libFuzzer's
 // main both call it.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);

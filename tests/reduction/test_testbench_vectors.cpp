@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "../common/source_paths.hpp"
 #include "nvsvp/reduction/rtl_reduction_unit.hpp"
 #include "nvsvp/testbench/lanes.hpp"
 #include "nvsvp/testbench/vector_file.hpp"
@@ -61,7 +62,7 @@ TEST_F(VectorFileTest, MalformedLinesNameFileLineAndWhatWasExpected) {
 
 TEST_F(VectorFileTest, ShippedMalformedFileFailsAtLineFive) {
   try {
-    read_vector_file(std::string(NVSVP_VECTOR_DIR) + "/malformed.txt", ReduceType::f16);
+    read_vector_file(std::string(NVSVP_SOURCE_DIR) + "/tests/data/vectors/malformed.txt", ReduceType::f16);
     FAIL() << "no error";
   } catch (const VectorFileError& e) {
     EXPECT_NE(std::string(e.what()).find("malformed.txt:5: field 2 (B) 'ZZ00'"), std::string::npos) << e.what();

@@ -10,7 +10,7 @@ file(GLOB NVSVP_TESTBENCH_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test
 add_executable(nvsvp_testbench_tests ${NVSVP_TESTBENCH_TESTS})
 # The host-arithmetic references must not contract a*b+c into one rounding (not that they multiply).
 target_compile_options(nvsvp_testbench_tests PRIVATE -ffp-contract=off)
-target_compile_definitions(nvsvp_testbench_tests PRIVATE NVSVP_VECTOR_DIR="${PROJECT_SOURCE_DIR}/tests/data/vectors")
+target_link_libraries(nvsvp_testbench_tests PRIVATE nvsvp_test_source_paths)  # NVSVP_SOURCE_DIR
 target_link_libraries(nvsvp_testbench_tests PRIVATE nvsvp_testbench GTest::gtest GTest::gtest_main nvsvp_warnings)
 gtest_discover_tests(nvsvp_testbench_tests TEST_PREFIX "reduction.testbench." DISCOVERY_TIMEOUT 60
   PROPERTIES TIMEOUT 60)

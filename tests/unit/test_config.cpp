@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/source_paths.hpp"
 #include "nvsvp/platform/routing_generator.hpp"
 #include "nvsvp/platform/scenario.hpp"
 

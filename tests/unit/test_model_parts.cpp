@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "../common/source_paths.hpp"
 #include "nvsvp/fw/model_parts.hpp"
 #include "nvsvp/model/task_timing.hpp"
 #include "nvsvp/platform/scenario.hpp"

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "../common/source_paths.hpp"
 #include "nvsvp/platform/packet_efficiency.hpp"
 #include "nvsvp/platform/study.hpp"
 
