@@ -19,8 +19,10 @@
 #include "nvsvp/fw/switch_bringup.hpp"
 #include <nlohmann/json.hpp>
 
+#include "nvsvp/platform/layer_spec.hpp"
 #include "nvsvp/platform/platform.hpp"
 #include "nvsvp/platform/runner.hpp"
+#include "nvsvp/platform/scenario_run.hpp"
 #include "nvsvp/platform/scenario.hpp"
 #include "nvsvp/platform/tlm_hal.hpp"
 #include "source_paths.hpp"

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "fuzz_support.hpp"
-#include "nvsvp/platform/runner.hpp"
+#include "nvsvp/platform/layer_spec.hpp"
 #include "nvsvp/platform/scenario.hpp"
 
 namespace {

@@ -77,11 +77,3 @@ DocumentAndOverrides split_overrides(const uint8_t* data, size_t size) {
 }
 
 }  // namespace nvsvp::fuzz
-
-// libsystemc.so defines main() (which calls sc_main) and so needs an sc_main to link against.
-// A harness's own main, the replay's or libFuzzer's, is in the executable and takes precedence over
-// the library's, so this one is never called. extern "C" as SystemC declares it.
-extern "C" int sc_main(int, char*[]) {
-  std::fputs("fuzz: sc_main reached: the harness's own main was not linked\n", stderr);
-  std::abort();
-}

@@ -80,7 +80,7 @@ INSTANTIATE_TEST_SUITE_P(DecodeToPrefill, DeepEpLowLatency,
                          ::testing::Values(std::make_pair(1u, std::string("{kind: uniform, seed: 3}")),
                                            std::make_pair(16u, std::string("{kind: zipf, exponent: 1.2, seed: 4}")),
                                            std::make_pair(256u, std::string("{kind: uniform, seed: 5}"))),
-                         [](const auto& info) { return "tokens_per_gpu_" + std::to_string(info.param.first); });
+                         [](const auto& param_info) { return "tokens_per_gpu_" + std::to_string(param_info.param.first); });
 
 }  // namespace
 }  // namespace nvsvp::platform

@@ -70,6 +70,22 @@ TEST(Layering, FirmwareUsesOnlyHwAndFwHeaders) {
   }
 }
 
+// The switch firmware (firmware/switch/) stands alone: of nvsvp's headers it includes only nvsvp/hw
+// and its own, never the communication library's (firmware/comm/), so that it builds for the
+// switch's management core without the host's code.
+TEST(Layering, SwitchFirmwareStandsAlone) {
+  const auto files = scan("firmware/switch");
+  ASSERT_GE(files.size(), 8u) << "the scan found too few switch firmware files to mean anything";
+  const fs::path own = kRoot / "firmware/switch/include";
+  for (const auto& [file, includes] : files) {
+    for (const std::string& inc : includes) {
+      if (!starts_with(inc, "nvsvp/")) continue;
+      EXPECT_TRUE(starts_with(inc, "nvsvp/hw/") || fs::exists(own / inc))
+          << file << " includes " << inc << " (the switch firmware may only use nvsvp/hw and its own headers)";
+    }
+  }
+}
+
 TEST(Layering, ModelsKnowNothingOfPlatformOrFirmware) {
   const auto files = scan("tlm_models");
   ASSERT_GE(files.size(), 10u);

@@ -7,6 +7,7 @@
 
 #include "../common/test_support.hpp"
 #include "nvsvp/fw/replication_phase.hpp"
+#include "nvsvp/platform/layer_spec.hpp"
 #include "nvsvp/platform/runner.hpp"
 #include "nvsvp/platform/scenario.hpp"
 

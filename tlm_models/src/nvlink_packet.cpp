@@ -2,33 +2,6 @@
 
 namespace nvsvp::model {
 
-const char* to_string(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::write: return "write";
-    case Opcode::read: return "read";
-    case Opcode::read_response: return "read_response";
-    case Opcode::write_ack: return "write_ack";
-    case Opcode::multimem_store: return "multimem_store";
-    case Opcode::multimem_red: return "multimem_red";
-    case Opcode::multimem_ld_reduce: return "multimem_ld_reduce";
-    case Opcode::reduce_write: return "reduce_write";
-    case Opcode::member_read: return "member_read";
-    case Opcode::member_read_response: return "member_read_response";
-    case Opcode::multimem_error: return "multimem_error";
-    case Opcode::dynamic_store: return "dynamic_store";
-    case Opcode::dynamic_ld_reduce: return "dynamic_ld_reduce";
-    case Opcode::dynamic_write: return "dynamic_write";
-    case Opcode::dynamic_member_read: return "dynamic_member_read";
-    case Opcode::reduce_partial: return "reduce_partial";
-    case Opcode::access_error: return "access_error";
-  }
-  return "?";
-}
-
-const char* to_string(TrafficClass traffic_class) {
-  return traffic_class == TrafficClass::request ? "request" : "response";
-}
-
 PooledPayload::PooledPayload(tlm::tlm_mm_interface* mm) : tlm::tlm_generic_payload(mm) {
   // The extension belongs to the payload object, so it is set once and never freed by TLM.
   set_extension(&extension);
