@@ -1,5 +1,5 @@
 # Run at every build (cmake -P): writes OUTPUT, a .cpp that defines nvsvp_version() and
-# nvsvp_git_commit() (platform/include/nvsvp/platform/build_info.hpp), from VERSION and the git
+# nvsvp_git_commit() (platform/report/include/nvsvp/platform/build_info.hpp), from VERSION and the git
 # state of SOURCE_DIR. The file is rewritten only when its text changes, so that an unchanged
 # commit rebuilds nothing.
 execute_process(COMMAND git -C "${SOURCE_DIR}" rev-parse HEAD

@@ -1,7 +1,9 @@
-// The size rules of the models and the platform, checked on the source tree: no source file under
-// tlm_models/src/ over 600 lines, and no function in tlm_models/ or platform/ over 100 lines (from
-// the line of its opening brace to the line of its closing one). A model file is one hardware
-// block and a function one step; past these sizes they have stopped being either.
+// The size rules, checked on every product folder's sources (tlm_models/, firmware/, platform/,
+// testbench/; rtl/ aside): no source file over 600 lines, no function over 100 lines (from the line
+// of its opening brace to the line of its closing one), and no class local to a source file over
+// 300 lines (from its `class`/`struct` line to its closing brace). A model file is one hardware
+// block, a function one step and a local class one helper; past these sizes they have stopped
+// being either.
 //
 // Functions are found by brace matching on the text with comments, string and character literals
 // blanked: a brace opens a function body when the text before it (since the last `;`, `{` or `}`)
@@ -29,6 +31,9 @@ using nvsvp::test::read_text;
 const fs::path kRoot = NVSVP_SOURCE_DIR;
 constexpr size_t kMaxFileLines = 600;
 constexpr size_t kMaxFunctionLines = 100;
+constexpr size_t kMaxLocalClassLines = 300;
+// The folders of the product's C++ sources.
+const char* const kProductFolders[] = {"tlm_models", "firmware", "platform", "testbench"};
 
 // `text` with comments and literals replaced by spaces (newlines kept, so lines still count).
 std::string blank_comments_and_literals(const std::string& text) {
@@ -130,6 +135,28 @@ std::vector<LongFunction> long_functions(const fs::path& file, size_t limit) {
   return found;
 }
 
+// The classes and structs defined in `file` (a source file: its classes are local to it) of more
+// than `limit` lines: a `class` or `struct` keyword followed by a name and, before any `;`, an
+// opening brace; measured to its matching closing brace.
+std::vector<LongFunction> long_local_classes(const fs::path& file, size_t limit) {
+  const std::string text = blank_comments_and_literals(read_text(file));
+  static const std::regex head(R"(\b(class|struct)\s+[A-Za-z_]\w*[^;{()]*\{)");
+  std::vector<LongFunction> found;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), head); it != std::sregex_iterator(); ++it) {
+    const size_t open = static_cast<size_t>(it->position() + it->length() - 1);
+    int depth = 0;
+    size_t close = open;
+    for (; close < text.size(); ++close) {
+      depth += text[close] == '{' ? 1 : text[close] == '}' ? -1 : 0;
+      if (depth == 0) break;
+    }
+    const size_t first = static_cast<size_t>(std::count(text.begin(), text.begin() + it->position(), '\n')) + 1;
+    const size_t last = static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(close), '\n')) + 1;
+    if (last - first + 1 > limit) found.push_back(LongFunction{fs::relative(file, kRoot).string(), first, last - first + 1});
+  }
+  return found;
+}
+
 size_t line_count(const fs::path& file) {
   const std::string text = read_text(file);
   return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
@@ -152,18 +179,45 @@ TEST(CodeSize, FunctionFinderMeasuresDefinitionsOnly) {
   EXPECT_EQ(over_two[2].lines, 5u);
 }
 
-TEST(CodeSize, NoModelSourceFileOver600Lines) {
-  for (const fs::path& file : nvsvp::test::cpp_sources_under("tlm_models/src")) {
-    EXPECT_LE(line_count(file), kMaxFileLines) << fs::relative(file, kRoot).string();
+TEST(CodeSize, LocalClassFinderMeasuresClassBodies) {
+  const fs::path file = fs::temp_directory_path() / ("nvsvp_class_size_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".cpp");
+  std::ofstream(file) << "class Fwd;\nstruct A {\n  int f() { return 1; }\n};\n"
+                         "namespace {\nclass B : public A {\n public:\n  void g();\n\n};\n}\nstruct C c{};\n";
+  const std::vector<LongFunction> over_two = long_local_classes(file, 2);
+  fs::remove(file);
+  ASSERT_EQ(over_two.size(), 2u);
+  EXPECT_EQ(over_two[0].line, 2u);  // A, 3 lines
+  EXPECT_EQ(over_two[0].lines, 3u);
+  EXPECT_EQ(over_two[1].line, 6u);  // B, 5 lines
+  EXPECT_EQ(over_two[1].lines, 5u);
+}
+
+TEST(CodeSize, NoSourceFileOver600Lines) {
+  for (const char* dir : kProductFolders) {
+    for (const fs::path& file : nvsvp::test::cpp_sources_under(dir)) {
+      EXPECT_LE(line_count(file), kMaxFileLines) << fs::relative(file, kRoot).string();
+    }
   }
 }
 
-TEST(CodeSize, NoModelOrPlatformFunctionOver100Lines) {
-  for (const char* dir : {"tlm_models", "platform"}) {
+TEST(CodeSize, NoFunctionOver100Lines) {
+  for (const char* dir : kProductFolders) {
     for (const fs::path& file : nvsvp::test::cpp_sources_under(dir)) {
       for (const LongFunction& f : long_functions(file, kMaxFunctionLines)) {
         ADD_FAILURE() << f.file << ":" << f.line << ": a function of " << f.lines << " lines (at most "
                       << kMaxFunctionLines << ")";
+      }
+    }
+  }
+}
+
+TEST(CodeSize, NoLocalClassOver300Lines) {
+  for (const char* dir : kProductFolders) {
+    for (const fs::path& file : nvsvp::test::cpp_sources_under(dir)) {
+      if (file.extension() != ".cpp") continue;
+      for (const LongFunction& c : long_local_classes(file, kMaxLocalClassLines)) {
+        ADD_FAILURE() << c.file << ":" << c.line << ": a local class of " << c.lines << " lines (at most "
+                      << kMaxLocalClassLines << ")";
       }
     }
   }

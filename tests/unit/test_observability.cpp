@@ -8,6 +8,7 @@
 
 #include "nvsvp/hw/switch_registers.hpp"
 #include "nvsvp/platform/observability.hpp"
+#include "nvsvp/platform/register_names.hpp"
 
 namespace nvsvp::platform {
 namespace {

@@ -1,5 +1,6 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn: one process per link or chip fault
 #include "nvsvp/platform/platform.hpp"
+#include "nvsvp/platform/register_names.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -7,7 +8,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "nvsvp/platform/observability.hpp"
 
 namespace nvsvp::platform {
 

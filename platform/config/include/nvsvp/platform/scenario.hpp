@@ -1,7 +1,7 @@
 // A scenario: platform preset (+ overrides), MoE workload, schemes. Loaded from YAML with every
 // key checked; bad input raises ConfigError naming file, line, key path and what was expected.
 // The keys of the scenario's own sections, their descriptions and rules are declared once, in
-// platform/src/scenario_sections.hpp; the parameter structs declare theirs in their visit().
+// platform/config/include/nvsvp/platform/scenario_sections.hpp; the parameter structs declare theirs in their visit().
 #pragma once
 
 #include <cstdint>

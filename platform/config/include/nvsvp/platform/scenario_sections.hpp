@@ -1,6 +1,6 @@
-// The scenario file's own sections, private to platform/: each key is declared once, in a
-// visit_section() overload, as the parameter structs of the models and the firmware declare
-// theirs in visit(). The loader (scenario.cpp) reads and checks a section through that
+// The scenario file's own sections (read in platform/config; report.cpp's routing summary reads
+// them too): each key is declared once, in a visit_section() overload, as the parameter structs of
+// the models and the firmware declare theirs in visit(). The loader (scenario_loader.cpp) reads and checks a section through that
 // declaration, rejecting keys it does not declare; `validate --dump` (scenario_dump.cpp) writes
 // the section back through it. Keys are dumped in declaration order, and an unknown key's message
 // lists the valid ones in that order.

@@ -58,10 +58,6 @@ std::vector<std::string> component_names(const PlatformSpec& spec);
 // message lists the component names).
 void check_patterns(const Observability& observe, const PlatformSpec& spec);
 
-// The register map's name of `offset` (docs/registers.md): "ID", "ROUTE_LO[3]",
-// "GROUP[2].BASE_HI", "COUNTER_REPLICATIONS_LO", ...; "" for an offset the map does not have.
-std::string switch_register_name(uint32_t offset);
-
 // Sets the levels of the components the settings name and sends every printed line to stderr
 // through spdlog, as "<simulated time> ns [<level>] <component>: <message>".
 void configure_logs(Platform& platform, TlmHal& hal, const std::vector<LogSetting>& logs);
