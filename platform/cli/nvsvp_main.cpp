@@ -395,7 +395,7 @@ int calibrate_command(const nvsvp::platform::Scenario& scenario, Options o) {
 int validate_command(const nvsvp::platform::Scenario& scenario, const Options& o) {
   // The routing is generated too: a trace file is only read (and checked) then. Each scheme's
   // plan is brought up on the register models: the fabric must hold what it needs.
-  nvsvp::platform::check_fabric_resources(scenario, nvsvp::platform::make_layer_spec(scenario));
+  nvsvp::platform::check_fabric_resources(scenario, nvsvp::platform::resolve_layer(scenario));
   if (o.dump) std::cout << nvsvp::platform::dump_effective(scenario);
   // With --dump stdout is the YAML alone, so that `validate --dump > s.yaml` writes a scenario.
   std::ostream& status = o.dump ? std::cerr : std::cout;

@@ -217,7 +217,7 @@ TEST(TimelineFiles, AFailedSchemeHasAnErrorAndNoTimeline) {
   EXPECT_TRUE(runs[0].links.empty());
   EXPECT_FALSE(runs[0].timeline.has_value());
 
-  const Report report = make_report(scenario, *layer, std::move(runs), 0.0);
+  const Report report = make_report(scenario, resolve_layer(scenario, layer), std::move(runs), 0.0);
   EXPECT_FALSE(report.passed);
   const std::string out_dir = dir.path() + "/out";
   write_report_files(report, out_dir);

@@ -119,6 +119,27 @@ std::vector<std::shared_ptr<const fw::MoeLayerSpec>> layer_part_specs(const Scen
   return specs;
 }
 
+ResolvedLayer resolve_layer(const Scenario& scenario) { return resolve_layer(scenario, make_layer_spec(scenario)); }
+
+ResolvedLayer resolve_layer(const Scenario& scenario, std::shared_ptr<const fw::MoeLayerSpec> layer) {
+  ResolvedLayer resolved;
+  resolved.parts = layer_part_specs(scenario, layer);
+  resolved.layer = std::move(layer);
+  return resolved;
+}
+
+ResolvedLayer with_software(const ResolvedLayer& resolved, const fw::SoftwareParams& software) {
+  auto copy = [&](const std::shared_ptr<const fw::MoeLayerSpec>& spec) {
+    auto changed = std::make_shared<fw::MoeLayerSpec>(*spec);
+    changed->software = software;
+    return std::shared_ptr<const fw::MoeLayerSpec>(std::move(changed));
+  };
+  ResolvedLayer changed;
+  changed.layer = copy(resolved.layer);
+  for (const auto& part : resolved.parts) changed.parts.push_back(part == resolved.layer ? changed.layer : copy(part));
+  return changed;
+}
+
 fw::BroadcastCosts replication_broadcast_costs(const Scenario& scenario) {
   const PlatformSpec& p = scenario.platform;
   const fw::ReplicationParams& r = scenario.replication;

@@ -50,7 +50,7 @@ json routing_summary(const RoutingSpec& routing) {
 
 }  // namespace
 
-Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std::vector<SchemeRun> runs,
+Report make_report(const Scenario& scenario, const ResolvedLayer& resolved, std::vector<SchemeRun> runs,
                    double wall_seconds) {
   Report report;
   report.passed = true;
@@ -73,8 +73,8 @@ Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std:
     peak_rss = std::max(peak_rss, r["sim"]["peak_rss_mb"].get<double>());
   }
   // The layer, or each partition's (its own GPUs and routing seed): tokens and copies summed.
-  const std::vector<std::shared_ptr<const fw::MoeLayerSpec>> parts =
-      layer_part_specs(scenario, std::shared_ptr<const fw::MoeLayerSpec>(&layer, [](const fw::MoeLayerSpec*) {}));
+  const fw::MoeLayerSpec& layer = *resolved.layer;
+  const std::vector<std::shared_ptr<const fw::MoeLayerSpec>>& parts = resolved.parts;
   uint64_t tokens = 0, copies = 0;
   json partitions = json::array();
   for (size_t p = 0; p < parts.size(); ++p) {

@@ -74,7 +74,7 @@ class RegisterModelHal final : public fw::Hal {
 
 }  // namespace
 
-void check_fabric_resources(const Scenario& scenario, const std::shared_ptr<const fw::MoeLayerSpec>& layer) {
+void check_fabric_resources(const Scenario& scenario, const ResolvedLayer& layer) {
   const fw::FabricTopology topology = fabric_topology(scenario.platform);
   for (const std::string& scheme : scenario.schemes) {
     std::vector<LayerPart> parts = within_memory(scenario.file, "a plan for scheme " + scheme,

@@ -29,8 +29,8 @@ uint64_t multimem_span(const std::vector<LayerPart>& parts) {
 }  // namespace
 
 std::vector<LayerPart> plan_layer_parts(const Scenario& scenario, const std::string& scheme,
-                                        const std::shared_ptr<const fw::MoeLayerSpec>& layer) {
-  const std::vector<std::shared_ptr<const fw::MoeLayerSpec>> specs = layer_part_specs(scenario, layer);
+                                        const ResolvedLayer& layer) {
+  const std::vector<std::shared_ptr<const fw::MoeLayerSpec>>& specs = layer.parts;
   std::vector<LayerPart> parts(specs.size());
   for (size_t p = 0; p < parts.size(); ++p) {
     LayerPart& part = parts[p];

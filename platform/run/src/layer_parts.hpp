@@ -29,14 +29,12 @@ struct LayerPart {
   fw::ReplicationPhase replication;
 };
 
-// Plans `scheme` on every part: one part of every GPU with `layer` when the scenario has no
-// partitions; else one per partition, each with the layer of partition_alone (with `layer`'s
-// software, so that a tutel degree search reaches every partition: layer_part_specs). Each plan's expected link
-// arrivals include its replication phase's. Throws ConfigError naming `partitions[p]` for a
-// partition whose layer cannot be made (experts not divisible by its GPUs, a trace of another
-// size), std::invalid_argument for an unknown scheme.
+// Plans `scheme` on every part of the resolved layer: one part of every GPU when the scenario has
+// no partitions, else one per partition, each on its own spec (layer.parts). Each plan's expected
+// link arrivals include its replication phase's. Throws std::invalid_argument for an unknown
+// scheme.
 std::vector<LayerPart> plan_layer_parts(const Scenario& scenario, const std::string& scheme,
-                                        const std::shared_ptr<const fw::MoeLayerSpec>& layer);
+                                        const ResolvedLayer& layer);
 
 // The HALs the parts run through: the machine's for the one part of every GPU, else a
 // fw::PartitionHal per partition (its GPUs, its multimem offset).

@@ -53,8 +53,8 @@ struct FirmwareRecord {
 // firmware script runs in the firmware thread during simulate). One per process.
 class SchemeSimulation {
  public:
-  SchemeSimulation(const Scenario& scenario, const std::string& scheme, std::shared_ptr<const fw::MoeLayerSpec> layer,
-                   bool with_timeline, const Observability& observe)
+  SchemeSimulation(const Scenario& scenario, const std::string& scheme, ResolvedLayer layer, bool with_timeline,
+                   const Observability& observe)
       : wall_start_(Clock::now()),
         scenario_(scenario),
         scheme_(scheme),
@@ -218,7 +218,7 @@ class SchemeSimulation {
   const Clock::time_point wall_start_;
   const Scenario& scenario_;
   const std::string& scheme_;
-  const std::shared_ptr<const fw::MoeLayerSpec> layer_;
+  const ResolvedLayer layer_;
   const bool with_timeline_;
   const Observability& observe_;
   std::optional<ComponentTrace> trace_;
@@ -372,10 +372,10 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
 
 }  // namespace
 
-SchemeRun run_scheme(const Scenario& scenario, const std::string& scheme, std::shared_ptr<const fw::MoeLayerSpec> layer,
+SchemeRun run_scheme(const Scenario& scenario, const std::string& scheme, const ResolvedLayer& layer,
                      bool with_timeline, const std::function<void(Platform&)>& inspect, const Observability& observe,
                      std::atomic<uint64_t>* simulated_ps) {
-  SchemeSimulation run(scenario, scheme, std::move(layer), with_timeline, observe);
+  SchemeSimulation run(scenario, scheme, layer, with_timeline, observe);
   run.plan();
   run.elaborate();
   run.simulate(simulated_ps);
@@ -384,7 +384,7 @@ SchemeRun run_scheme(const Scenario& scenario, const std::string& scheme, std::s
 
 json simulate_scheme(const Scenario& scenario, const std::string& scheme,
                      std::shared_ptr<const fw::MoeLayerSpec> layer, const std::function<void(Platform&)>& inspect) {
-  return run_scheme(scenario, scheme, std::move(layer), false, inspect).result;
+  return run_scheme(scenario, scheme, resolve_layer(scenario, std::move(layer)), false, inspect).result;
 }
 
 namespace {
@@ -400,20 +400,21 @@ std::function<void(double)> progress_of(const std::function<void(const std::stri
 // Tutel tries the degrees online and keeps the fastest; the platform plans and simulates each
 // candidate, each in its own process, and reports the fastest run with every candidate's time
 // under "tutel_search" (docs/decisions.md).
-SchemeRun run_degree_search(const Scenario& scenario, const std::string& scheme,
-                            const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool timelines,
+SchemeRun run_degree_search(const Scenario& scenario, const std::string& scheme, const ResolvedLayer& layer,
+                            bool timelines,
                             const Observability& observe,
                             const std::function<void(const std::string&, double)>& on_progress) {
   std::optional<SchemeRun> best;
   json candidates = json::array();
   double wall = 0.0;
   for (uint32_t degree : fw::tutel_degree_candidates()) {
-    auto spec = std::make_shared<fw::MoeLayerSpec>(*layer);
-    spec->software.tutel_degree = degree;
+    fw::SoftwareParams software = layer.layer->software;
+    software.tutel_degree = degree;
+    const ResolvedLayer candidate = with_software(layer, software);
     // Every candidate's traces, each in files of its own: <scheme>_degree<d>.
     Observability candidate_observe = observe;
     candidate_observe.file_label = scheme + "_degree" + std::to_string(degree);
-    SchemeRun run = run_scheme_in_child(scenario, scheme, spec, timelines, candidate_observe,
+    SchemeRun run = run_scheme_in_child(scenario, scheme, candidate, timelines, candidate_observe,
                                         progress_of(on_progress, scheme + " (degree " + std::to_string(degree) + ")"));
     const double time = run.result.at("layer_time_us").get<double>();
     const json planned = run.result.value("plan", json::object()).value("degree", json(degree));
@@ -429,11 +430,10 @@ SchemeRun run_degree_search(const Scenario& scenario, const std::string& scheme,
 
 }  // namespace
 
-SchemeRun run_scheme_as_configured(const Scenario& scenario, const std::string& scheme,
-                                   const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool timelines,
-                                   const Observability& observe,
+SchemeRun run_scheme_as_configured(const Scenario& scenario, const std::string& scheme, const ResolvedLayer& layer,
+                                   bool timelines, const Observability& observe,
                                    const std::function<void(const std::string&, double)>& on_progress) {
-  const bool search = fw::scheme_traits(scheme).searches_degree && layer->software.tutel_degree == 0;
+  const bool search = fw::scheme_traits(scheme).searches_degree && layer.layer->software.tutel_degree == 0;
   return search ? run_degree_search(scenario, scheme, layer, timelines, observe, on_progress)
                 : run_scheme_in_child(scenario, scheme, layer, timelines, observe, progress_of(on_progress, scheme));
 }

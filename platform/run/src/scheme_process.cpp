@@ -153,7 +153,7 @@ SchemeRun decode(const std::string& bytes) {
 // when every check passed, 1 otherwise. The simulation's own leaks are LeakSanitizer's to find in
 // the simulating tests, which run schemes in their own process without a fork.
 [[noreturn]] void run_as_child(int fd, const Scenario& scenario, const std::string& scheme,
-                               const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline,
+                               const ResolvedLayer& layer, bool with_timeline,
                                const Observability& observe, std::atomic<uint64_t>* simulated_ps) {
   int code = 0;
   std::string bytes;
@@ -257,6 +257,12 @@ class SharedSimulatedTime {
 SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& scheme,
                               const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline,
                               const Observability& observe, const std::function<void(double simulated_us)>& on_progress) {
+  return run_scheme_in_child(scenario, scheme, resolve_layer(scenario, layer), with_timeline, observe, on_progress);
+}
+
+SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& scheme, const ResolvedLayer& layer,
+                              bool with_timeline, const Observability& observe,
+                              const std::function<void(double simulated_us)>& on_progress) {
   std::optional<SharedSimulatedTime> simulated;
   if (on_progress) simulated.emplace();
   int fds[2];

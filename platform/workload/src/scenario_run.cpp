@@ -43,7 +43,9 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
   const auto wall_start = std::chrono::steady_clock::now();
   // Patterns that name no component are bad input, found before anything runs.
   check_patterns(options.observe, scenario.platform);
-  const auto layer = make_layer_spec(scenario);
+  // The layer resolved once (routing drawn, replication decided, each partition's spec), and what
+  // checks, runs and reports it takes it from here.
+  const ResolvedLayer layer = resolve_layer(scenario);
   // A plan the fabric cannot hold is bad input, found before any scheme starts.
   check_fabric_resources(scenario, layer);
   const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
@@ -77,7 +79,7 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
   progress.clear();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
-  Report report = make_report(scenario, *layer, std::move(runs), wall);
+  Report report = make_report(scenario, layer, std::move(runs), wall);
   if (scenario.stream.iterations > 0) {
     std::function<void(const std::string&)> on_progress;
     if (progress.enabled()) on_progress = [&progress](const std::string& what) { progress.show(what); };

@@ -34,6 +34,23 @@ Scenario partition_alone(const Scenario& scenario, size_t p);
 std::vector<std::shared_ptr<const fw::MoeLayerSpec>> layer_part_specs(const Scenario& scenario,
                                                                       const std::shared_ptr<const fw::MoeLayerSpec>& layer);
 
+// The layer a run simulates, resolved once from the scenario and handed down to everything that
+// checks, plans, runs or reports it: the machine's layer spec (its routing drawn, its replication
+// decided) and the spec each part of the simulation runs (layer_part_specs: the layer itself, or
+// one per partition).
+struct ResolvedLayer {
+  std::shared_ptr<const fw::MoeLayerSpec> layer;
+  std::vector<std::shared_ptr<const fw::MoeLayerSpec>> parts;
+};
+
+// The scenario's layer, resolved: make_layer_spec, then its parts.
+ResolvedLayer resolve_layer(const Scenario& scenario);
+// `layer` (made elsewhere: a step's layer, a stream's iteration) with its parts.
+ResolvedLayer resolve_layer(const Scenario& scenario, std::shared_ptr<const fw::MoeLayerSpec> layer);
+// The same layer with other software parameters (a degree search's candidate): every spec copied
+// with `software`, routings and replication kept, nothing drawn again.
+ResolvedLayer with_software(const ResolvedLayer& resolved, const fw::SoftwareParams& software);
+
 // The platform's figures the replication scheduler's broadcast estimates use.
 fw::BroadcastCosts replication_broadcast_costs(const Scenario& scenario);
 

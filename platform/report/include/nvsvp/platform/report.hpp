@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nvsvp/fw/moe_workload.hpp"
+#include "nvsvp/platform/layer_spec.hpp"
 #include "nvsvp/platform/scenario.hpp"
 
 namespace nvsvp::platform {
@@ -107,7 +108,9 @@ struct Report {
   bool passed = false;
 };
 
-Report make_report(const Scenario& scenario, const fw::MoeLayerSpec& layer, std::vector<SchemeRun> runs,
+// report.json of the runs of the resolved layer's schemes (its summary of the workload from
+// layer.parts: every partition's own), with the links', timelines' and statistics' data.
+Report make_report(const Scenario& scenario, const ResolvedLayer& layer, std::vector<SchemeRun> runs,
                    double wall_seconds);
 // Creates `out_dir` and writes report.json, every scheme's links CSV and the timeline files of
 // those that have one. Throws std::runtime_error naming the path it cannot create or write.

@@ -8,13 +8,13 @@
 
 #include <memory>
 
-#include "nvsvp/fw/moe_workload.hpp"
+#include "nvsvp/platform/layer_spec.hpp"
 #include "nvsvp/platform/scenario.hpp"
 
 namespace nvsvp::platform {
 
 // Throws ConfigError naming the scenario's place of the key that sizes the exhausted resource
 // (platform.switch.multicast_slots, ...), the scheme and the firmware's own message.
-void check_fabric_resources(const Scenario& scenario, const std::shared_ptr<const fw::MoeLayerSpec>& layer);
+void check_fabric_resources(const Scenario& scenario, const ResolvedLayer& layer);
 
 }  // namespace nvsvp::platform

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nvsvp/fw/moe_workload.hpp"
+#include "nvsvp/platform/layer_spec.hpp"
 #include "nvsvp/platform/observability.hpp"
 #include "nvsvp/platform/report.hpp"
 #include "nvsvp/platform/scenario.hpp"
@@ -27,7 +28,7 @@ class Platform;
 // `simulated_ps` (the progress line): where to store the simulated time reached, in picoseconds,
 // as the simulation goes; the kernel then runs in slices of kProgressSliceUs of simulated time,
 // which changes no result.
-SchemeRun run_scheme(const Scenario& scenario, const std::string& scheme, std::shared_ptr<const fw::MoeLayerSpec> layer,
+SchemeRun run_scheme(const Scenario& scenario, const std::string& scheme, const ResolvedLayer& layer,
                      bool with_timeline, const std::function<void(Platform&)>& inspect = {},
                      const Observability& observe = Observability{}, std::atomic<std::uint64_t>* simulated_ps = nullptr);
 constexpr double kProgressSliceUs = 1.0;
@@ -41,6 +42,10 @@ nlohmann::json simulate_scheme(const Scenario& scenario, const std::string& sche
 // one process can run several. A child that failed or died gives {"scheme", "error"}. With
 // `on_progress`, the parent calls it with the child's simulated time (us) when the child starts,
 // about every quarter second while it runs, and when it ends.
+SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& scheme, const ResolvedLayer& layer,
+                              bool with_timeline = false, const Observability& observe = Observability{},
+                              const std::function<void(double simulated_us)>& on_progress = {});
+// The same for a layer made elsewhere (a step's, a stream's iteration): resolved (its parts) first.
 SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& scheme,
                               const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline = false,
                               const Observability& observe = Observability{},
@@ -51,8 +56,8 @@ SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& schem
 // degree in a process of its own, the fastest kept; its result lists every candidate under
 // "tutel_search". `on_progress` (may be empty) is told a label (the scheme, or the scheme and the
 // candidate degree) and the simulated time reached (us).
-SchemeRun run_scheme_as_configured(const Scenario& scenario, const std::string& scheme,
-                                   const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool timelines,
+SchemeRun run_scheme_as_configured(const Scenario& scenario, const std::string& scheme, const ResolvedLayer& layer,
+                                   bool timelines,
                                    const Observability& observe,
                                    const std::function<void(const std::string& label, double simulated_us)>& on_progress);
 
