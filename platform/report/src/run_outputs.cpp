@@ -26,10 +26,12 @@ bool is_per_scheme_output(const std::string& name) {
   for (const std::string& kind : run_output_kinds()) {
     if (stem.rfind(kind + "_", 0) != 0) continue;
     std::string scheme = stem.substr(kind.size() + 1);
-    // A degree search writes each candidate degree's traces as <scheme>_degree<d>.
-    const size_t degree = scheme.rfind("_degree");
-    if (degree != std::string::npos && degree + 7 < scheme.size() &&
-        std::all_of(scheme.begin() + static_cast<std::ptrdiff_t>(degree + 7), scheme.end(),
+    // A degree search writes each candidate degree's traces as <scheme>_degree<d> (runner.cpp).
+    const std::string marker = "_degree";
+    const size_t degree = scheme.rfind(marker);
+    const size_t digits = degree + marker.size();
+    if (degree != std::string::npos && digits < scheme.size() &&
+        std::all_of(scheme.begin() + static_cast<std::ptrdiff_t>(digits), scheme.end(),
                     [](char c) { return c >= '0' && c <= '9'; })) {
       const fw::SchemeTraits* searched = fw::find_scheme(scheme.substr(0, degree));
       if (searched != nullptr && searched->searches_degree) return true;
