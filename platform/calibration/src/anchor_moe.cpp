@@ -51,7 +51,7 @@ double mean(const std::vector<uint64_t>& v) {
 json measure_moe_phase(const Scenario& scenario, const std::string& scheme, const std::string& phase) {
   using fw::DataType;
   const std::shared_ptr<const fw::MoeLayerSpec> layer = make_layer_spec(scenario);
-  const SchemeRun run = run_scheme(scenario, scheme, resolve_layer(scenario, layer), false);
+  const SchemeRun run = run_scheme(plan_scheme(scenario, scheme, resolve_layer(scenario, layer)), false);
   const json& r = run.result;
   if (r.contains("error")) return {{"passed", false}, {"failure", r["error"]}, {"metric", nullptr}};
 

@@ -111,19 +111,17 @@ Scenario partition_alone(const Scenario& scenario, size_t p) {
   return alone;
 }
 
-std::vector<std::shared_ptr<const fw::MoeLayerSpec>> layer_part_specs(const Scenario& scenario,
-                                                                      const std::shared_ptr<const fw::MoeLayerSpec>& layer) {
-  if (scenario.partitions.empty()) return {layer};
-  std::vector<std::shared_ptr<const fw::MoeLayerSpec>> specs;
-  for (size_t p = 0; p < scenario.partitions.size(); ++p) specs.push_back(partition_spec(scenario, p, layer->software));
-  return specs;
-}
-
 ResolvedLayer resolve_layer(const Scenario& scenario) { return resolve_layer(scenario, make_layer_spec(scenario)); }
 
 ResolvedLayer resolve_layer(const Scenario& scenario, std::shared_ptr<const fw::MoeLayerSpec> layer) {
   ResolvedLayer resolved;
-  resolved.parts = layer_part_specs(scenario, layer);
+  if (scenario.partitions.empty()) {
+    resolved.parts = {layer};
+  } else {
+    for (size_t p = 0; p < scenario.partitions.size(); ++p) {
+      resolved.parts.push_back(partition_spec(scenario, p, layer->software));
+    }
+  }
   resolved.layer = std::move(layer);
   return resolved;
 }

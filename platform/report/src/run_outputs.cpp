@@ -26,8 +26,8 @@ bool is_per_scheme_output(const std::string& name) {
   for (const std::string& kind : run_output_kinds()) {
     if (stem.rfind(kind + "_", 0) != 0) continue;
     std::string scheme = stem.substr(kind.size() + 1);
-    // A degree search writes each candidate degree's traces as <scheme>_degree<d> (runner.cpp).
-    const std::string marker = "_degree";
+    // A degree search's candidates: degree_candidate_label.
+    const std::string marker = kDegreeCandidateMarker;
     const size_t degree = scheme.rfind(marker);
     const size_t digits = degree + marker.size();
     if (degree != std::string::npos && digits < scheme.size() &&

@@ -1,5 +1,6 @@
 #include "nvsvp/platform/fabric_resources.hpp"
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -74,41 +75,55 @@ class RegisterModelHal final : public fw::Hal {
 
 }  // namespace
 
+namespace {
+
+// Brings `job`'s plans up on the register models alone; throws ConfigError when they cannot run
+// within the scenario's partitions or the fabric cannot hold them.
+void check_job(const Scenario& scenario, const SchemeJob& job) {
+  const std::string& scheme = job.scheme;
+  const std::vector<LayerPart>& parts = *job.parts;
+  RegisterModelHal hal(scenario.platform);
+  LayerPartHals hals(hal, parts, !scenario.partitions.empty());
+  try {
+    hals.check_plans(parts);
+  } catch (const std::invalid_argument& e) {
+    const Place at = scenario.origins ? scenario.origins->blame({"schemes", "partitions"})
+                                      : Place{"schemes", scenario.file, kDefault};
+    config_fail(at.origin, at.path, "schemes that run within a partition (with partitions: no dynamic multimem)",
+                scheme + ": " + e.what());
+  }
+  fw::SwitchFabric fabric(hal);
+  try {
+    hals.bring_up(fabric, fabric_topology(scenario.platform), parts, scenario.partitions);
+  } catch (const fw::MulticastSlotsExhausted& e) {
+    // Anything else bring-up throws is a firmware or model defect, not bad input: it propagates.
+    size_t layer_groups = 0, replication_groups = 0;
+    for (const LayerPart& part : parts) {
+      layer_groups += part.plan.multicast_groups.size();
+      replication_groups += part.replication.multicast_groups.size();
+    }
+    const Place at = scenario.origins ? scenario.origins->blame({"platform.switch.multicast_slots", "schemes",
+                                                                 "replication.policy", "replication.broadcast"})
+                                      : Place{"platform.switch.multicast_slots", scenario.file, kDefault};
+    config_fail(at.origin, at.path,
+                "enough multicast slots for scheme " + scheme + ": " +
+                    std::to_string(layer_groups + replication_groups) + " groups (the layer's " +
+                    std::to_string(layer_groups) + ", replication's " + std::to_string(replication_groups) + ")",
+                std::to_string(scenario.platform.switch_chip.multicast_slots) +
+                    " slots per chip (platform.switch.multicast_slots): " + e.what());
+  }
+}
+
+}  // namespace
+
 void check_fabric_resources(const Scenario& scenario, const ResolvedLayer& layer) {
-  const fw::FabricTopology topology = fabric_topology(scenario.platform);
+  // One plan at a time, and none kept: holding every scheme's plans would cost more memory (in
+  // the run and in every scheme's process) than planning each once more takes time
+  // (docs/decisions.md).
+  const auto machine = std::make_shared<const MachineSetup>(machine_setup(scenario));
   for (const std::string& scheme : scenario.schemes) {
-    std::vector<LayerPart> parts = within_memory(scenario.file, "a plan for scheme " + scheme,
-                                                 [&] { return plan_layer_parts(scenario, scheme, layer); });
-    RegisterModelHal hal(scenario.platform);
-    LayerPartHals hals(hal, parts, !scenario.partitions.empty());
-    try {
-      hals.check_plans(parts);
-    } catch (const std::invalid_argument& e) {
-      const Place at = scenario.origins ? scenario.origins->blame({"schemes", "partitions"})
-                                        : Place{"schemes", scenario.file, kDefault};
-      config_fail(at.origin, at.path, "schemes that run within a partition (with partitions: no dynamic multimem)",
-                  scheme + ": " + e.what());
-    }
-    fw::SwitchFabric fabric(hal);
-    try {
-      hals.bring_up(fabric, topology, parts, scenario.partitions);
-    } catch (const fw::MulticastSlotsExhausted& e) {
-      // Anything else bring-up throws is a firmware or model defect, not bad input: it propagates.
-      size_t layer_groups = 0, replication_groups = 0;
-      for (const LayerPart& part : parts) {
-        layer_groups += part.plan.multicast_groups.size();
-        replication_groups += part.replication.multicast_groups.size();
-      }
-      const Place at = scenario.origins ? scenario.origins->blame({"platform.switch.multicast_slots", "schemes",
-                                                                   "replication.policy", "replication.broadcast"})
-                                        : Place{"platform.switch.multicast_slots", scenario.file, kDefault};
-      config_fail(at.origin, at.path,
-                  "enough multicast slots for scheme " + scheme + ": " +
-                      std::to_string(layer_groups + replication_groups) + " groups (the layer's " +
-                      std::to_string(layer_groups) + ", replication's " + std::to_string(replication_groups) + ")",
-                  std::to_string(scenario.platform.switch_chip.multicast_slots) +
-                      " slots per chip (platform.switch.multicast_slots): " + e.what());
-    }
+    check_job(scenario, within_memory(scenario.file, "a plan for scheme " + scheme,
+                                      [&] { return plan_scheme(machine, scheme, layer); }));
   }
 }
 

@@ -1,7 +1,7 @@
-// The layers one simulation runs: one over every GPU, or one per partition of the scenario's
-// `partitions:` (docs/configuration.md#partitions), each planned by the firmware on its own
-// partition's GPUs and run through a fw::PartitionHal. Private to platform/: the runner and the
-// fabric resource check plan the same parts.
+// The HALs a scheme job's parts (scheme_job.hpp) run through: the machine's for one part of every
+// GPU, or a fw::PartitionHal per partition of the scenario's `partitions:`
+// (docs/configuration.md#partitions). Private to platform/run: the runner and the fabric resource
+// check bring the same parts up.
 #pragma once
 
 #include <cstdint>
@@ -14,27 +14,9 @@
 #include "nvsvp/fw/partition_hal.hpp"
 #include "nvsvp/fw/replication_phase.hpp"
 #include "nvsvp/fw/switch_bringup.hpp"
-#include "nvsvp/platform/layer_spec.hpp"
-#include "nvsvp/platform/scenario.hpp"
+#include "nvsvp/platform/scheme_job.hpp"
 
 namespace nvsvp::platform {
-
-// One layer of the simulation: the GPUs it runs on, its spec, and the firmware's plans of it in
-// its own GPUs' terms (0 .. gpus.size()-1).
-struct LayerPart {
-  std::vector<uint32_t> gpus;        // the machine's GPUs, in the partition's order
-  uint64_t multimem_offset = 0;      // added to its static multimem addresses (0 unpartitioned)
-  std::shared_ptr<const fw::MoeLayerSpec> layer;
-  fw::LayerPlan plan;
-  fw::ReplicationPhase replication;
-};
-
-// Plans `scheme` on every part of the resolved layer: one part of every GPU when the scenario has
-// no partitions, else one per partition, each on its own spec (layer.parts). Each plan's expected
-// link arrivals include its replication phase's. Throws std::invalid_argument for an unknown
-// scheme.
-std::vector<LayerPart> plan_layer_parts(const Scenario& scenario, const std::string& scheme,
-                                        const ResolvedLayer& layer);
 
 // The HALs the parts run through: the machine's for the one part of every GPU, else a
 // fw::PartitionHal per partition (its GPUs, its multimem offset).

@@ -1,5 +1,5 @@
-// One scheme's run as named steps (plan, elaborate, firmware script, simulate, collect), the layer
-// spec a scenario describes, and a whole scenario's run. The child process each scheme runs in is
+// One scheme's run as named steps (elaborate, firmware script, simulate, collect) of a job planned
+// before it (scheme_job.hpp), and a scheme's run as a scenario configures it (a degree search). The child process each scheme runs in is
 // scheme_process.cpp's; collect's pieces are in link_statistics.cpp and scheme_result.cpp.
 #include "nvsvp/platform/runner.hpp"
 
@@ -49,25 +49,19 @@ struct FirmwareRecord {
   std::string bring_up_error;                  // empty when the switch came up
 };
 
-// One scheme's run. Call its steps once each, in order: plan, elaborate, simulate, collect (the
+// One scheme's run. Call its steps once each, in order: elaborate, simulate, collect (the
 // firmware script runs in the firmware thread during simulate). One per process.
 class SchemeSimulation {
  public:
-  SchemeSimulation(const Scenario& scenario, const std::string& scheme, ResolvedLayer layer, bool with_timeline,
-                   const Observability& observe)
+  // Takes the job's plans: the firmware submits their work (moves it out).
+  SchemeSimulation(SchemeJob job, bool with_timeline, const Observability& observe)
       : wall_start_(Clock::now()),
-        scenario_(scenario),
-        scheme_(scheme),
-        layer_(std::move(layer)),
+        machine_(std::move(job.machine)),
+        scheme_(std::move(job.scheme)),
+        parts_(std::move(*job.parts)),
+        plan_seconds_(job.plan_seconds),
         with_timeline_(with_timeline),
         observe_(observe) {}
-
-  // The firmware's plan of the layer, and of the replication phase before it: one of each per
-  // partition when the scenario has partitions.
-  void plan() {
-    parts_ = plan_layer_parts(scenario_, scheme_, layer_);
-    plan_seconds_ = seconds_since(wall_start_);
-  }
 
   // The platform, the HAL over it and the firmware thread. The modules live as long as the
   // process (SystemC elaborates once per process, and modules are not destroyed while the kernel
@@ -75,11 +69,11 @@ class SchemeSimulation {
   // model state. The firmware thread never runs after the run is over: the simulation is over by
   // then.
   void elaborate() {
-    platform_ = new Platform("platform", scenario_.platform);
-    timeline_bin_ps_ = static_cast<uint64_t>(std::llround(scenario_.simulation.timeline_bin_us * 1e6));
+    platform_ = new Platform("platform", machine_->platform);
+    timeline_bin_ps_ = static_cast<uint64_t>(std::llround(machine_->simulation.timeline_bin_us * 1e6));
     if (with_timeline_) platform_->record_link_timelines(timeline_bin_ps_);
     hal_.emplace(*platform_);
-    part_hals_.emplace(*hal_, parts_, !scenario_.partitions.empty());
+    part_hals_.emplace(*hal_, parts_, !machine_->partitions.empty());
     fabric_.emplace(*hal_);
     record_.broadcast_bytes_sent.assign(platform_->gpu_count(), 0);
     host_ = new FirmwareHost("firmware", [this] { firmware_script(); });
@@ -95,7 +89,7 @@ class SchemeSimulation {
   // is an error (the run has no result). With `simulated_ps`, in slices, storing the time reached
   // after each: the kernel runs the same events in the same order, paused between slices.
   void simulate(std::atomic<uint64_t>* simulated_ps) {
-    const sc_core::sc_time limit(scenario_.simulation.max_time_us, sc_core::SC_US);
+    const sc_core::sc_time limit(machine_->simulation.max_time_us, sc_core::SC_US);
     const auto start = Clock::now();
     if (simulated_ps == nullptr) {
       sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
@@ -144,7 +138,7 @@ class SchemeSimulation {
       return;
     }
     record_.layer_start = sc_core::sc_time_stamp();
-    platform_->inject_faults(scenario_.faults, record_.layer_start);
+    platform_->inject_faults(machine_->faults, record_.layer_start);
     for (size_t p = 0; p < parts_.size(); ++p) fw::load_inputs((*part_hals_)[p], parts_[p].plan);
     if (replicating()) run_replication_phase();
     // Every partition's layer starts at once; then the runtime service loop: switch interrupts
@@ -163,7 +157,7 @@ class SchemeSimulation {
   }
 
   void bring_up_fabric() {
-    part_hals_->bring_up(*fabric_, platform_->fabric_topology(), parts_, scenario_.partitions);
+    part_hals_->bring_up(*fabric_, platform_->fabric_topology(), parts_, machine_->partitions);
   }
 
   bool replicating() const {
@@ -193,7 +187,7 @@ class SchemeSimulation {
     if (host_->done() && outstanding == 0) return "";
     std::ostringstream os;
     if (sc_core::sc_pending_activity()) {
-      os << "simulated-time limit of " << scenario_.simulation.max_time_us << " us reached with work outstanding:\n";
+      os << "simulated-time limit of " << machine_->simulation.max_time_us << " us reached with work outstanding:\n";
     } else {
       os << "simulation ended at " << to_us(sc_core::sc_time_stamp())
          << " us with work outstanding (nothing left that could make progress):\n";
@@ -204,9 +198,9 @@ class SchemeSimulation {
 
   // The host's view of the run: the wall time of its steps, the transactions, the memory.
   json sim_json(double verify_seconds, uint64_t transactions, uint64_t remote_token_copies) const {
-    const double wall = seconds_since(wall_start_);
+    const double wall = plan_seconds_ + seconds_since(wall_start_);  // the scheme's run, its plans included
     return {{"wall_seconds", wall},
-            {"plan_seconds", plan_seconds_},
+            {"plan_seconds", plan_seconds_},  // the plans' making, before this process
             {"simulate_seconds", simulate_seconds_},
             {"verify_seconds", verify_seconds},
             {"transactions", transactions},
@@ -216,14 +210,13 @@ class SchemeSimulation {
   }
 
   const Clock::time_point wall_start_;
-  const Scenario& scenario_;
-  const std::string& scheme_;
-  const ResolvedLayer layer_;
+  const std::shared_ptr<const MachineSetup> machine_;
+  const std::string scheme_;
+  std::vector<LayerPart> parts_;  // one, or one per partition
+  const double plan_seconds_;
   const bool with_timeline_;
   const Observability& observe_;
   std::optional<ComponentTrace> trace_;
-  std::vector<LayerPart> parts_;  // one, or one per partition
-  double plan_seconds_ = 0.0;
   double simulate_seconds_ = 0.0;
   uint64_t timeline_bin_ps_ = 0;
   Platform* platform_ = nullptr;
@@ -316,8 +309,8 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
   const json phases = phases_json(platform, layer);
   const double replication_end_us = replicating() ? layer.since_start_us(record_.replication_end) : 0.0;
   bool faults_accounted = true;
-  const json faults = scenario_.faults.empty() ? json()
-                                                : faults_json(platform, scenario_.faults, *fabric_,
+  const json faults = machine_->faults.empty() ? json()
+                                               : faults_json(platform, machine_->faults, *fabric_,
                                                               record_.layer_start.to_seconds() * 1e9,
                                                               layer.seconds() * 1e6, faults_accounted);
   const bool passed = checks.passed() && replication_checks.passed() && stuck.empty() && faults_accounted;
@@ -338,7 +331,7 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
          {"checks", checks_json(part_checks[p], part_replication_checks[p], stuck,
                                 part_checks[p].passed() && part_replication_checks[p].passed() && stuck.empty())}});
   }
-  const bool partitioned = !scenario_.partitions.empty();
+  const bool partitioned = !machine_->partitions.empty();
   json& result = run.result = link_figures(totals, layer.seconds());
   result["scheme"] = scheme_;
   result["layer_time_us"] = layer.seconds() * 1e6;
@@ -354,7 +347,7 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
   result["gpus"] = gpus_json(platform, layer);
   result["checks"] = checks_json(checks, replication_checks, stuck, passed);
   if (partitioned) result["partitions"] = part_json;
-  if (!scenario_.faults.empty()) {
+  if (!machine_->faults.empty()) {
     result["faults"] = faults;
     result["checks"]["faults_accounted"] = faults_accounted;
   }
@@ -372,11 +365,9 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
 
 }  // namespace
 
-SchemeRun run_scheme(const Scenario& scenario, const std::string& scheme, const ResolvedLayer& layer,
-                     bool with_timeline, const std::function<void(Platform&)>& inspect, const Observability& observe,
-                     std::atomic<uint64_t>* simulated_ps) {
-  SchemeSimulation run(scenario, scheme, layer, with_timeline, observe);
-  run.plan();
+SchemeRun run_scheme(SchemeJob job, bool with_timeline, const std::function<void(Platform&)>& inspect,
+                     const Observability& observe, std::atomic<uint64_t>* simulated_ps) {
+  SchemeSimulation run(std::move(job), with_timeline, observe);
   run.elaborate();
   run.simulate(simulated_ps);
   return run.collect(inspect);
@@ -384,7 +375,7 @@ SchemeRun run_scheme(const Scenario& scenario, const std::string& scheme, const 
 
 json simulate_scheme(const Scenario& scenario, const std::string& scheme,
                      std::shared_ptr<const fw::MoeLayerSpec> layer, const std::function<void(Platform&)>& inspect) {
-  return run_scheme(scenario, scheme, resolve_layer(scenario, std::move(layer)), false, inspect).result;
+  return run_scheme(plan_scheme(scenario, scheme, resolve_layer(scenario, std::move(layer))), false, inspect).result;
 }
 
 namespace {
@@ -400,21 +391,20 @@ std::function<void(double)> progress_of(const std::function<void(const std::stri
 // Tutel tries the degrees online and keeps the fastest; the platform plans and simulates each
 // candidate, each in its own process, and reports the fastest run with every candidate's time
 // under "tutel_search" (docs/decisions.md).
-SchemeRun run_degree_search(const Scenario& scenario, const std::string& scheme, const ResolvedLayer& layer,
-                            bool timelines,
-                            const Observability& observe,
+SchemeRun run_degree_search(const SchemeJob& job, bool timelines, const Observability& observe,
                             const std::function<void(const std::string&, double)>& on_progress) {
+  const std::string& scheme = job.scheme;
   std::optional<SchemeRun> best;
   json candidates = json::array();
   double wall = 0.0;
   for (uint32_t degree : fw::tutel_degree_candidates()) {
-    fw::SoftwareParams software = layer.layer->software;
+    fw::SoftwareParams software = job.layer.layer->software;
     software.tutel_degree = degree;
-    const ResolvedLayer candidate = with_software(layer, software);
+    const SchemeJob candidate = plan_scheme(job.machine, scheme, with_software(job.layer, software));
     // Every candidate's traces, each in files of its own: <scheme>_degree<d>.
     Observability candidate_observe = observe;
-    candidate_observe.file_label = scheme + "_degree" + std::to_string(degree);
-    SchemeRun run = run_scheme_in_child(scenario, scheme, candidate, timelines, candidate_observe,
+    candidate_observe.file_label = degree_candidate_label(scheme, degree);
+    SchemeRun run = run_scheme_in_child(candidate, timelines, candidate_observe,
                                         progress_of(on_progress, scheme + " (degree " + std::to_string(degree) + ")"));
     const double time = run.result.at("layer_time_us").get<double>();
     const json planned = run.result.value("plan", json::object()).value("degree", json(degree));
@@ -430,12 +420,11 @@ SchemeRun run_degree_search(const Scenario& scenario, const std::string& scheme,
 
 }  // namespace
 
-SchemeRun run_scheme_as_configured(const Scenario& scenario, const std::string& scheme, const ResolvedLayer& layer,
-                                   bool timelines, const Observability& observe,
+SchemeRun run_scheme_as_configured(const SchemeJob& job, bool timelines, const Observability& observe,
                                    const std::function<void(const std::string&, double)>& on_progress) {
-  const bool search = fw::scheme_traits(scheme).searches_degree && layer.layer->software.tutel_degree == 0;
-  return search ? run_degree_search(scenario, scheme, layer, timelines, observe, on_progress)
-                : run_scheme_in_child(scenario, scheme, layer, timelines, observe, progress_of(on_progress, scheme));
+  const bool search = fw::scheme_traits(job.scheme).searches_degree && job.layer.layer->software.tutel_degree == 0;
+  return search ? run_degree_search(job, timelines, observe, on_progress)
+                : run_scheme_in_child(job, timelines, observe, progress_of(on_progress, job.scheme));
 }
 
 }  // namespace nvsvp::platform

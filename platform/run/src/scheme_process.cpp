@@ -19,6 +19,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 #include "nvsvp/platform/child_processes.hpp"
 #include "nvsvp/platform/runner.hpp"
@@ -152,13 +153,15 @@ SchemeRun decode(const std::string& bytes) {
 // The child's side: runs the scheme, writes its result (or the error) to `fd` and exits with 0
 // when every check passed, 1 otherwise. The simulation's own leaks are LeakSanitizer's to find in
 // the simulating tests, which run schemes in their own process without a fork.
-[[noreturn]] void run_as_child(int fd, const Scenario& scenario, const std::string& scheme,
-                               const ResolvedLayer& layer, bool with_timeline,
-                               const Observability& observe, std::atomic<uint64_t>* simulated_ps) {
+[[noreturn]] void run_as_child(int fd, const SchemeJob& job, bool with_timeline, const Observability& observe,
+                               std::atomic<uint64_t>* simulated_ps) {
+  const std::string& scheme = job.scheme;
   int code = 0;
   std::string bytes;
   try {
-    const SchemeRun run = run_scheme(scenario, scheme, layer, with_timeline, {}, observe, simulated_ps);
+    // The job's plans are this process's copy of the parent's memory: the run consumes them, and
+    // the parent's stay whole.
+    const SchemeRun run = run_scheme(job, with_timeline, {}, observe, simulated_ps);
     code = run.result["checks"]["passed"].get<bool>() ? 0 : 1;
     bytes = encode(run);
   } catch (const std::exception& e) {
@@ -257,11 +260,19 @@ class SharedSimulatedTime {
 SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& scheme,
                               const std::shared_ptr<const fw::MoeLayerSpec>& layer, bool with_timeline,
                               const Observability& observe, const std::function<void(double simulated_us)>& on_progress) {
-  return run_scheme_in_child(scenario, scheme, resolve_layer(scenario, layer), with_timeline, observe, on_progress);
+  ResolvedLayer resolved = resolve_layer(scenario, layer);
+  std::optional<SchemeJob> job;
+  try {
+    job = plan_scheme(scenario, scheme, std::move(resolved));
+  } catch (const std::exception& e) {  // as the scheme's process reports a failed run
+    SchemeRun failed;
+    failed.result = {{"scheme", scheme}, {"error", e.what()}};
+    return failed;
+  }
+  return run_scheme_in_child(*job, with_timeline, observe, on_progress);
 }
 
-SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& scheme, const ResolvedLayer& layer,
-                              bool with_timeline, const Observability& observe,
+SchemeRun run_scheme_in_child(const SchemeJob& job, bool with_timeline, const Observability& observe,
                               const std::function<void(double simulated_us)>& on_progress) {
   std::optional<SharedSimulatedTime> simulated;
   if (on_progress) simulated.emplace();
@@ -271,7 +282,7 @@ SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& schem
   const pid_t pid = fork_child();
   if (pid == 0) {
     close(fds[0]);
-    run_as_child(fds[1], scenario, scheme, layer, with_timeline, observe, simulated ? simulated->ps() : nullptr);
+    run_as_child(fds[1], job, with_timeline, observe, simulated ? simulated->ps() : nullptr);
   }
   close(fds[1]);
   std::function<void()> report_progress;
@@ -281,7 +292,7 @@ SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& schem
   }
   const std::string bytes = read_all(fds[0], report_progress);
   if (simulated) report_progress();
-  return result_of_child(pid, bytes, scheme);
+  return result_of_child(pid, bytes, job.scheme);
 }
 
 }  // namespace nvsvp::platform

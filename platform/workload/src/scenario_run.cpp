@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "nvsvp/platform/progress_line.hpp"
 #include "nvsvp/platform/report.hpp"
 #include "nvsvp/platform/runner.hpp"
+#include "nvsvp/platform/scheme_job.hpp"
 #include "nvsvp/platform/text.hpp"
 #include "replication_stream_run.hpp"
 
@@ -48,6 +50,7 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
   const ResolvedLayer layer = resolve_layer(scenario);
   // A plan the fabric cannot hold is bad input, found before any scheme starts.
   check_fabric_resources(scenario, layer);
+  const auto machine = std::make_shared<const MachineSetup>(machine_setup(scenario));
   const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
   prepare_output_directory(scenario, out_dir);
   Observability observe = options.observe;
@@ -56,6 +59,8 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
   ProgressLine progress(options.progress);
   const size_t count = scenario.schemes.size();
   for (const std::string& scheme : scenario.schemes) {
+    // Planned here, once: the scheme's process and its run without faults take this job.
+    const SchemeJob job = plan_scheme(machine, scheme, layer);
     std::function<void(const std::string&, double)> on_progress;  // "scheme 2/5 comet: simulated 153.0 us"
     if (progress.enabled()) {
       on_progress = [&, k = runs.size() + 1](const std::string& label, double us) {
@@ -63,17 +68,19 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
                       fixed(us, 1) + " us");
       };
     }
-    runs.push_back(run_scheme_as_configured(scenario, scheme, layer, options.timelines, observe, on_progress));
+    runs.push_back(run_scheme_as_configured(job, options.timelines, observe, on_progress));
     if (scenario.faults.empty()) continue;
-    // The slowdown the faults caused: the same scheme on the same layer without them, in a
+    // The slowdown the faults caused: the same plans on the same machine without them, in a
     // process of its own, with no timelines and no traces.
-    Scenario fault_free = scenario;
-    fault_free.faults.clear();
+    SchemeJob fault_free = job;
+    MachineSetup without_faults = *machine;
+    without_faults.faults.clear();
+    fault_free.machine = std::make_shared<const MachineSetup>(std::move(without_faults));
     std::function<void(const std::string&, double)> twin_progress;
     if (on_progress) {
       twin_progress = [&on_progress](const std::string& label, double us) { on_progress(label + " without faults", us); };
     }
-    const SchemeRun twin = run_scheme_as_configured(fault_free, scheme, layer, false, Observability{}, twin_progress);
+    const SchemeRun twin = run_scheme_as_configured(fault_free, false, Observability{}, twin_progress);
     add_fault_free_comparison(runs.back().result, twin.result);
   }
   progress.clear();

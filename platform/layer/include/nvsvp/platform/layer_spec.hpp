@@ -26,24 +26,19 @@ std::shared_ptr<const fw::MoeLayerSpec> make_layer_spec(const Scenario& scenario
 // partitions route differently and each can be rerun alone with `--set`.
 Scenario partition_alone(const Scenario& scenario, size_t p);
 
-// The layers' specs, one per part of the simulation: `layer` when the scenario has no partitions;
-// else one per partition, each with the layer of partition_alone (with `layer`'s software, so that
-// a tutel degree search reaches every partition). Throws ConfigError naming `partitions[p]` for a
-// partition whose layer cannot be made (experts not divisible by its GPUs, a trace of another
-// size).
-std::vector<std::shared_ptr<const fw::MoeLayerSpec>> layer_part_specs(const Scenario& scenario,
-                                                                      const std::shared_ptr<const fw::MoeLayerSpec>& layer);
-
 // The layer a run simulates, resolved once from the scenario and handed down to everything that
 // checks, plans, runs or reports it: the machine's layer spec (its routing drawn, its replication
-// decided) and the spec each part of the simulation runs (layer_part_specs: the layer itself, or
-// one per partition).
+// decided) and the spec each part of the simulation runs: the layer itself when the scenario has
+// no partitions, else one per partition, each with the layer of partition_alone (with `layer`'s
+// software, so that a tutel degree search reaches every partition).
 struct ResolvedLayer {
   std::shared_ptr<const fw::MoeLayerSpec> layer;
   std::vector<std::shared_ptr<const fw::MoeLayerSpec>> parts;
 };
 
-// The scenario's layer, resolved: make_layer_spec, then its parts.
+// The scenario's layer, resolved: make_layer_spec, then its parts. Throws ConfigError naming
+// `partitions[p]` for a partition whose layer cannot be made (experts not divisible by its GPUs, a
+// trace of another size).
 ResolvedLayer resolve_layer(const Scenario& scenario);
 // `layer` (made elsewhere: a step's layer, a stream's iteration) with its parts.
 ResolvedLayer resolve_layer(const Scenario& scenario, std::shared_ptr<const fw::MoeLayerSpec> layer);

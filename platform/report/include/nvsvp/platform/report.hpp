@@ -119,6 +119,11 @@ void print_summary(const Report& report, const std::string& out_dir, std::ostrea
 
 // The per-scheme file kinds a run writes, <kind>_<scheme>.<ext> (links, utilization, trace, ...).
 const std::vector<std::string>& run_output_kinds();
+// What stands for the scheme in the file names of a degree search's candidate: <scheme>_degree<d>.
+constexpr const char* kDegreeCandidateMarker = "_degree";
+inline std::string degree_candidate_label(const std::string& scheme, uint32_t degree) {
+  return scheme + kDegreeCandidateMarker + std::to_string(degree);
+}
 // The files of `dir` that an earlier run wrote and this one would not overwrite as they are:
 // report.json, stream.csv and every <kind>_<scheme>.<ext> of run_output_kinds() and fw::scheme_names(). Nothing
 // else (scenario.yaml, which may be the run's input, and files nvsvp does not write stay).

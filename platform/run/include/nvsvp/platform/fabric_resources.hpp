@@ -14,7 +14,8 @@
 namespace nvsvp::platform {
 
 // Throws ConfigError naming the scenario's place of the key that sizes the exhausted resource
-// (platform.switch.multicast_slots, ...), the scheme and the firmware's own message.
+// (platform.switch.multicast_slots, ...), the scheme and the firmware's own message. Plans each
+// scheme (scheme_job.hpp's plan_scheme) and keeps none.
 void check_fabric_resources(const Scenario& scenario, const ResolvedLayer& layer);
 
 }  // namespace nvsvp::platform
