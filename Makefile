@@ -30,9 +30,12 @@ SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:detect_stack_use_afte
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp:print_suppressions=0
 SANITIZE_TESTS ?= .
+# The sanitized tree compiles in batches (a unity build: one compiler run per eight sources of a
+# target, about 2.7x less compile time) with line tables only (-g1: a report's stack still has
+# files and lines); docs/decisions.md, "Sanitizers and CI".
 sanitize-configure: deps
-	@cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
-	  -DNVSVP_SANITIZE=ON > /dev/null
+	@cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+	  -DNVSVP_SANITIZE=ON -DCMAKE_UNITY_BUILD=ON > /dev/null
 sanitize: sanitize-configure
 	@cmake --build $(SANITIZE_DIR) -j $(JOBS)
 	cd $(SANITIZE_DIR) && $(SANITIZE_ENV) ctest --output-on-failure -j $(JOBS) -R '$(SANITIZE_TESTS)' \

@@ -16,7 +16,10 @@ target_link_libraries(nvsvp_systemc INTERFACE PkgConfig::SYSTEMC Threads::Thread
 # Under ASan every executable that runs SystemC carries the fix of SystemC's coroutine annotations
 # (tests/sanitize/systemc_fiber_bounds.cpp says why).
 if(NVSVP_SANITIZE)
-  target_sources(nvsvp_systemc INTERFACE ${PROJECT_SOURCE_DIR}/tests/sanitize/systemc_fiber_bounds.cpp)
+  # In executables only: in a library's unity batch (make sanitize's build) it would be linked
+  # along with the batch's other code and clash with the executable's copy.
+  target_sources(nvsvp_systemc INTERFACE
+    $<$<STREQUAL:$<TARGET_PROPERTY:TYPE>,EXECUTABLE>:${PROJECT_SOURCE_DIR}/tests/sanitize/systemc_fiber_bounds.cpp>)
   target_link_libraries(nvsvp_systemc INTERFACE ${CMAKE_DL_LIBS})
   target_link_options(nvsvp_systemc INTERFACE
     -Wl,--export-dynamic-symbol=__sanitizer_start_switch_fiber

@@ -106,6 +106,13 @@ inline const nlohmann::json& result_of(const nlohmann::json& report, const std::
   throw std::runtime_error("no result for " + scheme);
 }
 
+// A report.json result without what the host measured (`sim`: wall times, memory): what two runs
+// of the same layer must agree on.
+inline nlohmann::json without_host_measurements(nlohmann::json result) {
+  result.erase("sim");
+  return result;
+}
+
 // A link whose flit takes exactly 1 ns (16 B at 16 GB/s, no overhead), so that expected times are
 // whole nanoseconds that a test can write down.
 inline model::LinkParams exact_link(double latency_ns = 100.0) {

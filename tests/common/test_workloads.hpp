@@ -3,8 +3,11 @@
 // `kind` with `seed` (its other keys at their defaults, for the test to set).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <string>
+#include <vector>
 
 #include "nvsvp/platform/scenario.hpp"
 
@@ -22,6 +25,12 @@ inline platform::WorkloadSpec generated_workload(uint32_t experts, uint32_t top_
   w.routing.seed = seed;
   w.routing.origin = "test:1";
   return w;
+}
+
+// The largest of `load` over its mean: 1 is perfectly balanced.
+inline double max_over_mean(const std::vector<double>& load) {
+  const double total = std::accumulate(load.begin(), load.end(), 0.0);
+  return *std::max_element(load.begin(), load.end()) * static_cast<double>(load.size()) / total;
 }
 
 }  // namespace nvsvp::test

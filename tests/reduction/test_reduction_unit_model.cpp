@@ -31,7 +31,7 @@ ReductionUnitConfig tiny_config() {
   return config;
 }
 
-std::vector<ResultBeat> run(ReductionModel& model, const std::vector<Command>& commands) {
+std::vector<ResultBeat> run_model_unit(ReductionModel& model, const std::vector<Command>& commands) {
   std::vector<ResultBeat> results;
   model.process(commands, results);
   return results;
@@ -39,17 +39,17 @@ std::vector<ResultBeat> run(ReductionModel& model, const std::vector<Command>& c
 
 TEST(ReductionModel, CompletesABeatWhenItsLastContributionArrives) {
   ReductionModel model;
-  EXPECT_TRUE(run(model, {open_command(0, 3, ReduceOp::add, ReduceType::u32, 2),
+  EXPECT_TRUE(run_model_unit(model, {open_command(0, 3, ReduceOp::add, ReduceType::u32, 2),
                           contribution(0, 0, u32_beat(1, 2, 3, 4)),
                           contribution(0, 0, u32_beat(10, 20, 30, 40))})
                   .empty());
-  EXPECT_EQ(run(model, {contribution(0, 0, u32_beat(100, 200, 300, 0xFFFFFFFFu))}),
+  EXPECT_EQ(run_model_unit(model, {contribution(0, 0, u32_beat(100, 200, 300, 0xFFFFFFFFu))}),
             std::vector<ResultBeat>{result_beat(0, 0, u32_beat(111, 222, 333, 43), 3, false)});
   EXPECT_EQ(model.status().counters.completed_beats, 1u);
   EXPECT_EQ(model.status().counters.contexts_completed, 0u);
 
   // Beat 1 completes the context: 2 beats x 3 contributions.
-  const auto results = run(model, {contribution(0, 1, u32_splat(5)), contribution(0, 1, u32_splat(6)),
+  const auto results = run_model_unit(model, {contribution(0, 1, u32_splat(5)), contribution(0, 1, u32_splat(6)),
                                    contribution(0, 1, u32_splat(7))});
   EXPECT_EQ(results, std::vector<ResultBeat>{result_beat(0, 1, u32_splat(18), 3, false)});
   const ReductionStatus status = model.status();
@@ -65,7 +65,7 @@ TEST(ReductionModel, CompletesABeatWhenItsLastContributionArrives) {
 TEST(ReductionModel, AddsF32AndS64Lanes) {
   ReductionModel model;
   // Exactly representable sums, so the host's float arithmetic is the reference.
-  const auto results = run(
+  const auto results = run_model_unit(
       model, {open_command(1, 3, ReduceOp::add, ReduceType::f32, 1),
               contribution(1, 0, f32_beat(1.5f, -2.0f, 0.25f, 1e30f)),
               contribution(1, 0, f32_beat(2.25f, 0.5f, 0.25f, 1e30f)),
@@ -86,7 +86,7 @@ TEST(ReductionModel, AccumulatesF16InF32AndRoundsOnce) {
   ReductionModel model;
   // 1 + 2^-11 + 2^-11 = 1 + 2^-10, one f16 ulp above 1 (0x3C01). Rounding after every step would
   // give 1 + 2^-11 -> 1 (tie to even) twice, so 0x3C00.
-  const auto results = run(model, {open_command(0, 3, ReduceOp::add, ReduceType::f16, 1),
+  const auto results = run_model_unit(model, {open_command(0, 3, ReduceOp::add, ReduceType::f16, 1),
                                    contribution(0, 0, u16_splat(0x3C00)),
                                    contribution(0, 0, u16_splat(0x1000)),
                                    contribution(0, 0, u16_splat(0x1000))});
@@ -96,11 +96,11 @@ TEST(ReductionModel, AccumulatesF16InF32AndRoundsOnce) {
 TEST(ReductionModel, SingleContributionContextsCompleteWithoutTakingAWay) {
   ReductionModel model(tiny_config());
   // Context 0 fills set 0 (beats 0 and 4) with partials.
-  run(model, {open_command(0, 2, ReduceOp::add, ReduceType::u32, 16),
+  run_model_unit(model, {open_command(0, 2, ReduceOp::add, ReduceType::u32, 16),
               contribution(0, 0, u32_splat(1)), contribution(0, 4, u32_splat(2))});
   // Context 4 (set = beat + 4 mod 4 = beat mod 4) has one contribution per beat: beats 0 and 8 of
   // set 0 complete at once and evict nothing.
-  const auto results = run(model, {open_command(4, 1, ReduceOp::max, ReduceType::s32, 9),
+  const auto results = run_model_unit(model, {open_command(4, 1, ReduceOp::max, ReduceType::s32, 9),
                                    contribution(4, 0, u32_splat(7)),
                                    contribution(4, 8, u32_splat(9))});
   EXPECT_EQ(results, (std::vector<ResultBeat>{result_beat(4, 0, u32_splat(7), 1, false),
@@ -108,7 +108,7 @@ TEST(ReductionModel, SingleContributionContextsCompleteWithoutTakingAWay) {
   EXPECT_EQ(model.status().counters.evicted_beats, 0u);
   EXPECT_EQ(model.status().counters.completed_beats, 2u);
   // Context 0's partials are still there: completing beat 0 gives 1 + 10.
-  EXPECT_EQ(run(model, {contribution(0, 0, u32_splat(10))}),
+  EXPECT_EQ(run_model_unit(model, {contribution(0, 0, u32_splat(10))}),
             std::vector<ResultBeat>{result_beat(0, 0, u32_splat(11), 2, false)});
 }
 
@@ -116,28 +116,28 @@ TEST(ReductionModel, EvictsTheRoundRobinVictimAndTakesTheLowestFreeWayFirst) {
   ReductionModel model(tiny_config());
   // Context 0, two contributions per beat; beats 0, 4, 8, ... all map to set 0 (2 ways).
   std::vector<ResultBeat> results =
-      run(model, {open_command(0, 2, ReduceOp::add, ReduceType::u32, 32),
+      run_model_unit(model, {open_command(0, 2, ReduceOp::add, ReduceType::u32, 32),
                   contribution(0, 0, u32_splat(0xA)),    // way 0
                   contribution(0, 4, u32_splat(0xB))});  // way 1
   EXPECT_TRUE(results.empty());
   // Set full: the pointer (0) picks way 0, beat 0 leaves as a partial, beat 8 takes its way.
-  EXPECT_EQ(run(model, {contribution(0, 8, u32_splat(0xC))}),
+  EXPECT_EQ(run_model_unit(model, {contribution(0, 8, u32_splat(0xC))}),
             std::vector<ResultBeat>{result_beat(0, 0, u32_splat(0xA), 1, true)});
   // The pointer moved on to way 1: beat 4 leaves, beat 12 takes way 1; the pointer wraps to 0.
-  EXPECT_EQ(run(model, {contribution(0, 12, u32_splat(0xD))}),
+  EXPECT_EQ(run_model_unit(model, {contribution(0, 12, u32_splat(0xD))}),
             std::vector<ResultBeat>{result_beat(0, 4, u32_splat(0xB), 1, true)});
   // Beat 8 (way 0) completes and frees its way.
-  EXPECT_EQ(run(model, {contribution(0, 8, u32_splat(0x100))}),
+  EXPECT_EQ(run_model_unit(model, {contribution(0, 8, u32_splat(0x100))}),
             std::vector<ResultBeat>{result_beat(0, 8, u32_splat(0x10C), 2, false)});
   // A miss with a free way takes it (way 0) and does not move the pointer...
-  EXPECT_TRUE(run(model, {contribution(0, 16, u32_splat(0x1))}).empty());
+  EXPECT_TRUE(run_model_unit(model, {contribution(0, 16, u32_splat(0x1))}).empty());
   // ... so the next miss evicts way 0 (beat 16), and the one after way 1 (beat 12).
-  EXPECT_EQ(run(model, {contribution(0, 20, u32_splat(0x2))}),
+  EXPECT_EQ(run_model_unit(model, {contribution(0, 20, u32_splat(0x2))}),
             std::vector<ResultBeat>{result_beat(0, 16, u32_splat(0x1), 1, true)});
-  EXPECT_EQ(run(model, {contribution(0, 24, u32_splat(0x3))}),
+  EXPECT_EQ(run_model_unit(model, {contribution(0, 24, u32_splat(0x3))}),
             std::vector<ResultBeat>{result_beat(0, 12, u32_splat(0xD), 1, true)});
   // Other sets are untouched: beat 1 (set 1) buffers without an eviction.
-  EXPECT_TRUE(run(model, {contribution(0, 1, u32_splat(0x4))}).empty());
+  EXPECT_TRUE(run_model_unit(model, {contribution(0, 1, u32_splat(0x4))}).empty());
   const ReductionCounters counters = model.status().counters;
   EXPECT_EQ(counters.evicted_beats, 4u);
   EXPECT_EQ(counters.completed_beats, 1u);
@@ -148,12 +148,12 @@ TEST(ReductionModel, EvictsTheRoundRobinVictimAndTakesTheLowestFreeWayFirst) {
 
 TEST(ReductionModel, PassesContributionsToAnEvictedBeatThroughUnreduced) {
   ReductionModel model(tiny_config());
-  run(model, {open_command(0, 3, ReduceOp::add, ReduceType::f16, 16),
+  run_model_unit(model, {open_command(0, 3, ReduceOp::add, ReduceType::f16, 16),
               contribution(0, 0, u16_splat(0x3C00)),   // 1.0, set 0 way 0
               contribution(0, 4, u16_splat(0x4000))});  // 2.0, set 0 way 1
-  EXPECT_EQ(run(model, {contribution(0, 0, u16_splat(0x3C00))}).size(), 0u);  // beat 0: 2.0
+  EXPECT_EQ(run_model_unit(model, {contribution(0, 0, u16_splat(0x3C00))}).size(), 0u);  // beat 0: 2.0
   // Beat 8 evicts way 0 (beat 0, two contributions, 1 + 1 = 2.0 = 0x4000).
-  EXPECT_EQ(run(model, {contribution(0, 8, u16_splat(0x3800))}),
+  EXPECT_EQ(run_model_unit(model, {contribution(0, 8, u16_splat(0x3800))}),
             std::vector<ResultBeat>{result_beat(0, 0, u16_splat(0x4000), 2, true)});
   // Beat 0 is evicted now: its third contribution passes through on its own. A NaN with a
   // payload comes out as the canonical f16 NaN, a normal value unchanged.
@@ -163,7 +163,7 @@ TEST(ReductionModel, PassesContributionsToAnEvictedBeatThroughUnreduced) {
   Beat mixed_out = u16_splat(0x3555);
   mixed_out[0] = 0x00;
   mixed_out[1] = 0x7E;
-  EXPECT_EQ(run(model, {contribution(0, 0, mixed)}),
+  EXPECT_EQ(run_model_unit(model, {contribution(0, 0, mixed)}),
             std::vector<ResultBeat>{result_beat(0, 0, mixed_out, 1, true)});
   const ReductionCounters counters = model.status().counters;
   EXPECT_EQ(counters.passthrough_beats, 1u);
@@ -174,7 +174,7 @@ TEST(ReductionModel, PassesContributionsToAnEvictedBeatThroughUnreduced) {
 
 TEST(ReductionModel, UnknownContextIsAnErrorAndDropsTheCommand) {
   ReductionModel model(tiny_config());
-  EXPECT_TRUE(run(model, {contribution(3, 0, u32_splat(1)),      // never opened
+  EXPECT_TRUE(run_model_unit(model, {contribution(3, 0, u32_splat(1)),      // never opened
                           contribution(8, 0, u32_splat(1))})      // no such context (8 of 8)
                   .empty());
   const ReductionStatus status = model.status();
@@ -185,7 +185,7 @@ TEST(ReductionModel, UnknownContextIsAnErrorAndDropsTheCommand) {
 
 TEST(ReductionModel, ContributionAfterCompletionIsAnError) {
   ReductionModel model(tiny_config());
-  EXPECT_EQ(run(model, {open_command(2, 1, ReduceOp::add, ReduceType::u32, 1),
+  EXPECT_EQ(run_model_unit(model, {open_command(2, 1, ReduceOp::add, ReduceType::u32, 1),
                         contribution(2, 0, u32_splat(5)), contribution(2, 0, u32_splat(6))})
                 .size(),
             1u);
@@ -198,7 +198,7 @@ TEST(ReductionModel, ContributionAfterCompletionIsAnError) {
 
 TEST(ReductionModel, ContributionToACompleteBeatOfAnOpenContextIsTooMany) {
   ReductionModel model(tiny_config());
-  const auto results = run(model, {open_command(2, 2, ReduceOp::add, ReduceType::u32, 2),
+  const auto results = run_model_unit(model, {open_command(2, 2, ReduceOp::add, ReduceType::u32, 2),
                                    contribution(2, 1, u32_splat(5)), contribution(2, 1, u32_splat(6)),
                                    contribution(2, 1, u32_splat(7)),   // too many: dropped
                                    contribution(2, 0, u32_splat(1)), contribution(2, 0, u32_splat(2))});
@@ -213,7 +213,7 @@ TEST(ReductionModel, ContributionToACompleteBeatOfAnOpenContextIsTooMany) {
 
 TEST(ReductionModel, BeatOutOfRangeIsAnError) {
   ReductionModel model(tiny_config());
-  EXPECT_TRUE(run(model, {open_command(1, 1, ReduceOp::add, ReduceType::u32, 3),
+  EXPECT_TRUE(run_model_unit(model, {open_command(1, 1, ReduceOp::add, ReduceType::u32, 3),
                           contribution(1, 3, u32_splat(5)), contribution(1, 0xFFFFFFFFu, u32_splat(5))})
                   .empty());
   const ReductionStatus status = model.status();
@@ -224,7 +224,7 @@ TEST(ReductionModel, BeatOutOfRangeIsAnError) {
 
 TEST(ReductionModel, OpeningAnOpenContextIsBusyAndKeepsTheFirstOpen) {
   ReductionModel model(tiny_config());
-  const auto results = run(model, {open_command(1, 2, ReduceOp::add, ReduceType::u32, 1),
+  const auto results = run_model_unit(model, {open_command(1, 2, ReduceOp::add, ReduceType::u32, 1),
                                    open_command(1, 1, ReduceOp::max, ReduceType::u32, 4),
                                    contribution(1, 0, u32_splat(5)),   // still 2 per beat, add
                                    contribution(1, 0, u32_splat(6))});
@@ -248,25 +248,25 @@ TEST(ReductionModel, EveryInvalidOpenIsBadOpen) {
       open_command(0, 2, ReduceOp::bit_xor, ReduceType::bf16, 4),
       open_command(8, 2, ReduceOp::add, ReduceType::u32, 4),        // no such context
   };
-  EXPECT_TRUE(run(model, bad).empty());
+  EXPECT_TRUE(run_model_unit(model, bad).empty());
   ReductionStatus status = model.status();
   EXPECT_EQ(status.sticky, status_bad_open);
   EXPECT_EQ(status.counters.errors, bad.size());
   EXPECT_EQ(status.counters.contexts_opened, 0u);
   // The limits themselves are valid, and so are the bitwise ops on integers.
-  run(model, {open_command(0, 0xFFFF, ReduceOp::add, ReduceType::u32, 64),
+  run_model_unit(model, {open_command(0, 0xFFFF, ReduceOp::add, ReduceType::u32, 64),
               open_command(7, 1, ReduceOp::bit_xor, ReduceType::u64, 1)});
   EXPECT_EQ(model.status().counters.contexts_opened, 2u);
   EXPECT_EQ(model.status().counters.errors, bad.size());
   // A bad open on an open context is bad_open, not busy: the fields are checked first.
   model.clear_status(status_bad_open);
-  run(model, {open_command(7, 0, ReduceOp::add, ReduceType::u32, 1)});
+  run_model_unit(model, {open_command(7, 0, ReduceOp::add, ReduceType::u32, 1)});
   EXPECT_EQ(model.status().sticky, status_bad_open);
 }
 
 TEST(ReductionModel, StickyBitsStayUntilClearedAndClearOnlyTheMask) {
   ReductionModel model(tiny_config());
-  run(model, {contribution(0, 0, u32_splat(1)),                               // unknown
+  run_model_unit(model, {contribution(0, 0, u32_splat(1)),                               // unknown
               open_command(0, 1, ReduceOp::add, ReduceType::u32, 1),
               contribution(0, 5, u32_splat(1)),                               // out of range
               contribution(0, 0, u32_splat(1)),                               // completes
@@ -277,7 +277,7 @@ TEST(ReductionModel, StickyBitsStayUntilClearedAndClearOnlyTheMask) {
   EXPECT_EQ(model.status().sticky, status_unknown_context | status_after_completion);
   EXPECT_EQ(model.status().counters.errors, 3u);  // counters are not cleared
   // A new error sets its bit again.
-  run(model, {open_command(1, 1, ReduceOp::add, ReduceType::u32, 1), contribution(1, 5, u32_splat(1))});
+  run_model_unit(model, {open_command(1, 1, ReduceOp::add, ReduceType::u32, 1), contribution(1, 5, u32_splat(1))});
   EXPECT_EQ(model.status().sticky,
             status_unknown_context | status_beat_out_of_range | status_after_completion);
   model.clear_status(0x3F);
@@ -288,7 +288,7 @@ TEST(ReductionModel, StickyBitsStayUntilClearedAndClearOnlyTheMask) {
 TEST(ReductionModel, ReopensACompletedContextWithNewParameters) {
   ReductionModel model(tiny_config());
   std::vector<ResultBeat> results =
-      run(model, {open_command(3, 2, ReduceOp::add, ReduceType::u32, 1),
+      run_model_unit(model, {open_command(3, 2, ReduceOp::add, ReduceType::u32, 1),
                   contribution(3, 0, u32_splat(4)), contribution(3, 0, u32_splat(5)),
                   open_command(3, 3, ReduceOp::min, ReduceType::s32, 2),
                   contribution(3, 0, u32_splat(0xFFFFFFFEu)),  // -2
@@ -305,7 +305,7 @@ TEST(ReductionModel, ReopensACompletedContextWithNewParameters) {
 TEST(ReductionModel, InterleavedContextsReduceIndependently) {
   ReductionModel model;
   // s32 max and u32 min over the same bit patterns give different answers.
-  const auto results = run(model, {open_command(5, 2, ReduceOp::max, ReduceType::s32, 2),
+  const auto results = run_model_unit(model, {open_command(5, 2, ReduceOp::max, ReduceType::s32, 2),
                                    open_command(9, 2, ReduceOp::min, ReduceType::u32, 2),
                                    contribution(5, 1, u32_splat(0xFFFFFFFBu)),   // -5
                                    contribution(9, 1, u32_splat(0xFFFFFFFBu)),
@@ -329,7 +329,7 @@ TEST(ReductionModel, LeftoverSlotsOfAClosedIncarnationNeverCombineAndLeaveWhenEv
   // state cannot see. With beat 1's first contribution the context reaches 4 accepted
   // contributions and completes, leaving beat 1's partial (0x40) in set 1.
   std::vector<ResultBeat> results =
-      run(model, {open_command(0, 2, ReduceOp::add, ReduceType::u32, 2),
+      run_model_unit(model, {open_command(0, 2, ReduceOp::add, ReduceType::u32, 2),
                   open_command(1, 2, ReduceOp::add, ReduceType::u32, 8),
                   contribution(0, 0, u32_splat(0x10)),    // set 0 way 0
                   contribution(1, 3, u32_splat(0x20)),    // set 0 way 1
@@ -344,17 +344,17 @@ TEST(ReductionModel, LeftoverSlotsOfAClosedIncarnationNeverCombineAndLeaveWhenEv
   EXPECT_EQ(model.status().counters.contexts_completed, 1u);
   EXPECT_EQ(model.status().sticky, status_after_completion);
   // Reopened, beat 1 starts afresh: the old partial (0x40) is stale and is not combined.
-  results = run(model, {open_command(0, 2, ReduceOp::add, ReduceType::u32, 2),
+  results = run_model_unit(model, {open_command(0, 2, ReduceOp::add, ReduceType::u32, 2),
                         contribution(0, 1, u32_splat(0x50)),    // set 1 way 1
                         contribution(0, 1, u32_splat(0x60))});  // completes 0x50 + 0x60
   EXPECT_EQ(results, std::vector<ResultBeat>{result_beat(0, 1, u32_splat(0xB0), 2, false)});
   // Context 1's beats 0 and 4 map to set 1: the first takes the free way 1, the second evicts the
   // pointer's way 0, the stale slot, which leaves with its old context, beat and count.
-  results = run(model, {contribution(1, 0, u32_splat(0x70)), contribution(1, 4, u32_splat(0x80))});
+  results = run_model_unit(model, {contribution(1, 0, u32_splat(0x70)), contribution(1, 4, u32_splat(0x80))});
   EXPECT_EQ(results, std::vector<ResultBeat>{result_beat(0, 1, u32_splat(0x40), 1, true)});
   // The stale eviction did not mark the new incarnation's beat 1 evicted: it is complete, so one
   // more contribution is too many (not a pass-through).
-  EXPECT_TRUE(run(model, {contribution(0, 1, u32_splat(0x90))}).empty());
+  EXPECT_TRUE(run_model_unit(model, {contribution(0, 1, u32_splat(0x90))}).empty());
   EXPECT_EQ(model.status().sticky, status_after_completion | status_too_many_contributions);
   EXPECT_EQ(model.status().counters.evicted_beats, 2u);
   EXPECT_EQ(model.status().counters.passthrough_beats, 2u);
@@ -363,14 +363,14 @@ TEST(ReductionModel, LeftoverSlotsOfAClosedIncarnationNeverCombineAndLeaveWhenEv
 TEST(ReductionModel, EstimatesCommandsPlusPipelineDepthClocksPerCall) {
   ReductionModel model;
   EXPECT_EQ(model.cycles(), 0u);
-  run(model, {open_command(0, 1, ReduceOp::add, ReduceType::u32, 4), contribution(0, 0, u32_splat(1)),
+  run_model_unit(model, {open_command(0, 1, ReduceOp::add, ReduceType::u32, 4), contribution(0, 0, u32_splat(1)),
               contribution(0, 1, u32_splat(1))});
   EXPECT_EQ(model.cycles(), 3u + 5u);
-  run(model, {});
+  run_model_unit(model, {});
   EXPECT_EQ(model.cycles(), 8u);  // nothing to do, no clocks
   model.clear_status(status_bad_open);
   EXPECT_EQ(model.cycles(), 9u);  // the clear pulse takes one
-  run(model, {contribution(0, 2, u32_splat(1))});
+  run_model_unit(model, {contribution(0, 2, u32_splat(1))});
   EXPECT_EQ(model.cycles(), 9u + 1u + 5u);
 }
 

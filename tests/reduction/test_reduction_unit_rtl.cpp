@@ -29,7 +29,7 @@ using test::result_beat;
 using test::u16_splat;
 using test::u32_splat;
 
-std::vector<ResultBeat> run(ReductionUnit& unit, const std::vector<Command>& commands) {
+std::vector<ResultBeat> run_rtl_unit(ReductionUnit& unit, const std::vector<Command>& commands) {
   std::vector<ResultBeat> results;
   unit.process(commands, results);
   return results;
@@ -58,7 +58,7 @@ TEST(ReductionRtl, StartsIdleWithClearStatus) {
   EXPECT_EQ(status.counters.contributions, 0u);
   EXPECT_EQ(status.counters.errors, 0u);
   EXPECT_EQ(rtl.cycles(), 0u);
-  EXPECT_TRUE(run(rtl, {}).empty());
+  EXPECT_TRUE(run_rtl_unit(rtl, {}).empty());
   EXPECT_EQ(rtl.cycles(), 0u);
 }
 
@@ -68,7 +68,7 @@ TEST(ReductionRtl, ReducesBackToBackContributionsToOneBeat) {
   // predecessor writes in the same clock (forwarding), or the one before (the buffer).
   std::vector<Command> commands{open_command(0, 8, ReduceOp::add, ReduceType::u32, 1)};
   for (std::uint32_t i = 1; i <= 8; ++i) commands.push_back(contribution(0, 0, u32_splat(i << 4 | i)));
-  EXPECT_EQ(run(rtl, commands),
+  EXPECT_EQ(run_rtl_unit(rtl, commands),
             std::vector<ResultBeat>{result_beat(0, 0, u32_splat(36 * 16 + 36), 8, false)});
   EXPECT_EQ(rtl.status().counters.contexts_completed, 1u);
 }
@@ -76,7 +76,7 @@ TEST(ReductionRtl, ReducesBackToBackContributionsToOneBeat) {
 TEST(ReductionRtl, F16ContributionsAccumulateInF32) {
   RtlReductionUnit rtl;
   // 1 + 2^-11 + 2^-11 = 1 + 2^-10 (0x3C01): rounded once, not after each step.
-  EXPECT_EQ(run(rtl, {open_command(3, 3, ReduceOp::add, ReduceType::f16, 1),
+  EXPECT_EQ(run_rtl_unit(rtl, {open_command(3, 3, ReduceOp::add, ReduceType::f16, 1),
                       contribution(3, 0, u16_splat(0x3C00)), contribution(3, 0, u16_splat(0x1000)),
                       contribution(3, 0, u16_splat(0x1000))}),
             std::vector<ResultBeat>{result_beat(3, 0, u16_splat(0x3C01), 3, false)});
@@ -91,30 +91,30 @@ TEST(ReductionRtl, EvictsRoundRobinFromAFullSetAndPassesTheRestThrough) {
     commands.push_back(open_command(c, 3, ReduceOp::add, ReduceType::u32, 512));
   for (std::uint16_t c = 0; c < 8; ++c)
     commands.push_back(contribution(c, beat_in_set(c, 17), u32_splat(c + 1u)));
-  EXPECT_TRUE(run(rtl, commands).empty());
+  EXPECT_TRUE(run_rtl_unit(rtl, commands).empty());
   const std::uint32_t b0 = beat_in_set(0, 17);
   // Context 0's beat takes a second contribution (way 0: 1 + 0x100) and on the very next clock
   // context 8 misses in the full set: the victim is way 0, whose accumulator is being written in
   // that clock, so the victim read must see 0x101.
-  EXPECT_EQ(run(rtl, {contribution(0, b0, u32_splat(0x100)),
+  EXPECT_EQ(run_rtl_unit(rtl, {contribution(0, b0, u32_splat(0x100)),
                       contribution(8, beat_in_set(8, 17), u32_splat(9))}),
             std::vector<ResultBeat>{result_beat(0, b0, u32_splat(0x101), 2, true)});
   // Context 0's beat is evicted: its third contribution passes through alone.
-  EXPECT_EQ(run(rtl, {contribution(0, b0, u32_splat(0x5))}),
+  EXPECT_EQ(run_rtl_unit(rtl, {contribution(0, b0, u32_splat(0x5))}),
             std::vector<ResultBeat>{result_beat(0, b0, u32_splat(0x5), 1, true)});
   // The pointer moved to way 1: the next miss evicts context 1's beat.
   const std::uint32_t b1 = beat_in_set(1, 17);
-  EXPECT_EQ(run(rtl, {contribution(1, b1 + 256, u32_splat(0x7))}),
+  EXPECT_EQ(run_rtl_unit(rtl, {contribution(1, b1 + 256, u32_splat(0x7))}),
             std::vector<ResultBeat>{result_beat(1, b1, u32_splat(2), 1, true)});
   // Context 2's beat (way 2) completes: 3 + 0x10 + 0x20, and frees way 2.
   const std::uint32_t b2 = beat_in_set(2, 17);
-  EXPECT_EQ(run(rtl, {contribution(2, b2, u32_splat(0x10)), contribution(2, b2, u32_splat(0x20))}),
+  EXPECT_EQ(run_rtl_unit(rtl, {contribution(2, b2, u32_splat(0x10)), contribution(2, b2, u32_splat(0x20))}),
             std::vector<ResultBeat>{result_beat(2, b2, u32_splat(0x33), 3, false)});
   // A miss takes the free way 2 without moving the pointer (still 2), so the next miss evicts
   // the newcomer.
   const std::uint32_t b3 = beat_in_set(3, 17);
-  EXPECT_TRUE(run(rtl, {contribution(3, b3 + 256, u32_splat(0x44))}).empty());
-  EXPECT_EQ(run(rtl, {contribution(4, beat_in_set(4, 17) + 256, u32_splat(0x55))}),
+  EXPECT_TRUE(run_rtl_unit(rtl, {contribution(3, b3 + 256, u32_splat(0x44))}).empty());
+  EXPECT_EQ(run_rtl_unit(rtl, {contribution(4, beat_in_set(4, 17) + 256, u32_splat(0x55))}),
             std::vector<ResultBeat>{result_beat(3, b3 + 256, u32_splat(0x44), 1, true)});
   const ReductionStatus status = rtl.status();
   EXPECT_EQ(status.sticky, 0u);
@@ -128,7 +128,7 @@ TEST(ReductionRtl, EvictsRoundRobinFromAFullSetAndPassesTheRestThrough) {
 TEST(ReductionRtl, SetsEveryErrorBitAndCountsEveryError) {
   RtlReductionUnit rtl;
   const auto results =
-      run(rtl, {contribution(5, 0, u32_splat(1)),                          // unknown context
+      run_rtl_unit(rtl, {contribution(5, 0, u32_splat(1)),                          // unknown context
                 contribution(64, 0, u32_splat(1)),                         // no such context
                 open_command(1, 1, ReduceOp::add, ReduceType::u32, 2),
                 contribution(1, 0, u32_splat(1)),                          // completes beat 0
@@ -162,8 +162,8 @@ void expect_rtl_matches_model(RtlReductionUnit& rtl, ReductionModel& model,
     const std::vector<Command> part(commands.begin() + static_cast<std::ptrdiff_t>(start),
                                     commands.begin() + static_cast<std::ptrdiff_t>(
                                         std::min(commands.size(), start + chunk)));
-    const std::vector<ResultBeat> expected = run(model, part);
-    const std::vector<ResultBeat> actual = run(rtl, part);
+    const std::vector<ResultBeat> expected = run_rtl_unit(model, part);
+    const std::vector<ResultBeat> actual = run_rtl_unit(rtl, part);
     ASSERT_EQ(actual.size(), expected.size()) << "chunk at command " << start;
     for (std::size_t i = 0; i < expected.size(); ++i) {
       ASSERT_EQ(actual[i], expected[i])
@@ -201,13 +201,13 @@ TEST(ReductionRtl, LeftoverSlotOfAClosedIncarnationLeavesLikeTheModelSays) {
   // Hand-worked: evicted context 0 beat 0 (0x10), two pass-throughs, then the reopened beat 1
   // completes as 0x50 + 0x60 (not with 0x40); filling set 1 (stale way 0, then contexts 1..8 from
   // way 1, freed by the completion) evicts the stale slot: context 0, beat 1, 0x40, 1 contribution.
-  const std::vector<ResultBeat> results = run(rtl, commands);
+  const std::vector<ResultBeat> results = run_rtl_unit(rtl, commands);
   EXPECT_EQ(results, (std::vector<ResultBeat>{result_beat(0, 0, u32_splat(0x10), 1, true),
                                               result_beat(0, 0, u32_splat(0x11), 1, true),
                                               result_beat(0, 0, u32_splat(0x12), 1, true),
                                               result_beat(0, 1, u32_splat(0xB0), 2, false),
                                               result_beat(0, 1, u32_splat(0x40), 1, true)}));
-  EXPECT_EQ(results, run(model, commands));
+  EXPECT_EQ(results, run_rtl_unit(model, commands));
   expect_same_status(model.status(), rtl.status());
   EXPECT_EQ(rtl.status().counters.evicted_beats, 2u);
   EXPECT_EQ(rtl.status().counters.contexts_completed, 1u);
@@ -359,7 +359,7 @@ TEST(ReductionRtl, WritesAVcdOnRequest) {
   {
     RtlReductionUnit rtl;
     rtl.enable_wave(path);
-    run(rtl, {open_command(0, 2, ReduceOp::add, ReduceType::u32, 1), contribution(0, 0, u32_splat(1)),
+    run_rtl_unit(rtl, {open_command(0, 2, ReduceOp::add, ReduceType::u32, 1), contribution(0, 0, u32_splat(1)),
               contribution(0, 0, u32_splat(2))});
     rtl.disable_wave();
   }
@@ -405,7 +405,7 @@ TEST(ReductionRtl, AWaveWindowDumpsOnlyTheClocksInsideIt) {
   rtl.enable_wave(path, WaveWindow{20, 30});
   std::vector<Command> commands{open_command(0, 40, ReduceOp::add, ReduceType::u32, 1)};
   for (int i = 0; i < 40; ++i) commands.push_back(contribution(0, 0, u32_splat(1)));
-  run(rtl, commands);
+  run_rtl_unit(rtl, commands);
   EXPECT_GE(rtl.wave_time_ns(), 2u + 41u);  // the run went past the window: the file is closed
   const std::string vcd = read_text(path);
   const std::vector<std::uint64_t> times = vcd_times(vcd);
@@ -440,7 +440,7 @@ TEST(ReductionRtl, WritesAnFstOnRequest) {
     RtlReductionUnit rtl(ReductionUnitConfig{}, WaveFormat::fst);
     EXPECT_EQ(rtl.wave_format(), WaveFormat::fst);
     rtl.enable_wave(path);
-    EXPECT_EQ(run(rtl, {open_command(0, 2, ReduceOp::add, ReduceType::u32, 1), contribution(0, 0, u32_splat(1)),
+    EXPECT_EQ(run_rtl_unit(rtl, {open_command(0, 2, ReduceOp::add, ReduceType::u32, 1), contribution(0, 0, u32_splat(1)),
                         contribution(0, 0, u32_splat(2))}),
               std::vector<ResultBeat>{result_beat(0, 0, u32_splat(3), 2, false)});
   }
@@ -457,9 +457,9 @@ TEST(ReductionRtl, ReopensAVcdAfterClosingIt) {
   const std::string second = ::testing::TempDir() + "reduction_unit_second.vcd";
   RtlReductionUnit rtl;
   rtl.enable_wave(first);
-  run(rtl, {open_command(0, 1, ReduceOp::add, ReduceType::u32, 2), contribution(0, 0, u32_splat(1))});
+  run_rtl_unit(rtl, {open_command(0, 1, ReduceOp::add, ReduceType::u32, 2), contribution(0, 0, u32_splat(1))});
   rtl.enable_wave(second);  // closes the first
-  run(rtl, {contribution(0, 1, u32_splat(1))});
+  run_rtl_unit(rtl, {contribution(0, 1, u32_splat(1))});
   rtl.disable_wave();
   for (const std::string& path : {first, second}) {
     std::ifstream file(path);
@@ -477,7 +477,7 @@ TEST(ReductionRtl, RefusesAnUnwritableVcdAndABadReadyProbability) {
   for (double p : {0.0, -0.5, 1.5, std::numeric_limits<double>::quiet_NaN()})
     EXPECT_THROW(rtl.set_output_ready_probability(p, 1), std::invalid_argument) << p;
   // Still usable afterwards.
-  EXPECT_EQ(run(rtl, {open_command(0, 1, ReduceOp::add, ReduceType::u32, 1),
+  EXPECT_EQ(run_rtl_unit(rtl, {open_command(0, 1, ReduceOp::add, ReduceType::u32, 1),
                       contribution(0, 0, u32_splat(4))}),
             std::vector<ResultBeat>{result_beat(0, 0, u32_splat(4), 1, false)});
 }

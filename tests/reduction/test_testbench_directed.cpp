@@ -77,13 +77,13 @@ TEST(TestbenchDirected, SilentUnitFailsTheSuite) {
 
 // ---- The lane facts against the host's arithmetic -------------------------------------------
 
-float float_of(std::uint64_t bits) {
+float directed_float_of(std::uint64_t bits) {
   const auto word = static_cast<std::uint32_t>(bits);
   float f;
   std::memcpy(&f, &word, sizeof f);
   return f;
 }
-std::uint32_t bits_of(float f) {
+std::uint32_t directed_bits_of(float f) {
   std::uint32_t word;
   std::memcpy(&word, &f, sizeof word);
   return word;
@@ -100,19 +100,19 @@ std::uint16_t half_bits(float f) {
   std::memcpy(&word, &h, sizeof word);
   return word;
 }
-float widen_brain(std::uint64_t bits) { return float_of(bits << 16); }  // bf16 is the top half of f32
+float widen_brain(std::uint64_t bits) { return directed_float_of(bits << 16); }  // bf16 is the top half of f32
 // Round to bf16 with the host's double arithmetic: 8 significant bits (fixed quantum 2^-133
 // below the normal range), ties to even by nearbyint in the default rounding mode.
 std::uint16_t brain_bits(float f) {
   if (std::isnan(f)) return 0x7FC0;
-  if (std::isinf(f) || f == 0) return static_cast<std::uint16_t>(bits_of(f) >> 16);
+  if (std::isinf(f) || f == 0) return static_cast<std::uint16_t>(directed_bits_of(f) >> 16);
   int exponent = 0;
   std::frexp(static_cast<double>(f), &exponent);  // |f| in [2^(exponent-1), 2^exponent)
   const int quantum = std::max(exponent - 8, -133);
   const double rounded = std::ldexp(std::nearbyint(std::ldexp(static_cast<double>(f), -quantum)), quantum);
   const double largest = std::ldexp(255.0, 120);  // 0x7F7F
   if (std::fabs(rounded) > largest) return f > 0 ? 0x7F80 : 0xFF80;
-  return static_cast<std::uint16_t>(bits_of(static_cast<float>(rounded)) >> 16);
+  return static_cast<std::uint16_t>(directed_bits_of(static_cast<float>(rounded)) >> 16);
 }
 
 // IEEE 754-2019 minimumNumber / maximumNumber on host floats; returns the index of the operand
@@ -131,13 +131,13 @@ int pick_min_max(float a, float b, bool want_max) {
 std::uint64_t host_float_result(const LaneFact& fact) {
   const ReduceType type = fact.type;
   auto widen = [&](std::uint64_t bits) {
-    return type == ReduceType::f32 ? float_of(bits) : type == ReduceType::f16 ? widen_half(bits) : widen_brain(bits);
+    return type == ReduceType::f32 ? directed_float_of(bits) : type == ReduceType::f16 ? widen_half(bits) : widen_brain(bits);
   };
   if (fact.op == ReduceOp::add) {
     float acc = widen(fact.operands[0]);
     for (std::size_t i = 1; i < fact.operands.size(); ++i) acc = acc + widen(fact.operands[i]);
     if (std::isnan(acc)) return canonical_nan(type);
-    if (type == ReduceType::f32) return bits_of(acc);
+    if (type == ReduceType::f32) return directed_bits_of(acc);
     return type == ReduceType::f16 ? half_bits(acc) : brain_bits(acc);
   }
   std::uint64_t chosen = fact.operands[0];
@@ -180,12 +180,12 @@ TEST(TestbenchDirected, HandWorkedLaneResultsAgreeWithHostArithmetic) {
 
 TEST(TestbenchDirected, HostBrainRoundingIsRoundToNearestEven) {
   // The bf16 helper itself, on hand-worked values: ties both ways, overflow, subnormals.
-  EXPECT_EQ(brain_bits(float_of(0x3F808000)), 0x3F80);  // 1 + 2^-8: tie, even is down
-  EXPECT_EQ(brain_bits(float_of(0x3F818000)), 0x3F82);  // tie, even is up
-  EXPECT_EQ(brain_bits(float_of(0x3F808001)), 0x3F81);  // above the tie
-  EXPECT_EQ(brain_bits(float_of(0x7F7F8000)), 0x7F80);  // max + half ulp: overflow
-  EXPECT_EQ(brain_bits(float_of(0x00018000)), 0x0002);  // subnormal tie, up to even
-  EXPECT_EQ(brain_bits(float_of(0x80008000)), 0x8000);  // subnormal tie, down to -0
+  EXPECT_EQ(brain_bits(directed_float_of(0x3F808000)), 0x3F80);  // 1 + 2^-8: tie, even is down
+  EXPECT_EQ(brain_bits(directed_float_of(0x3F818000)), 0x3F82);  // tie, even is up
+  EXPECT_EQ(brain_bits(directed_float_of(0x3F808001)), 0x3F81);  // above the tie
+  EXPECT_EQ(brain_bits(directed_float_of(0x7F7F8000)), 0x7F80);  // max + half ulp: overflow
+  EXPECT_EQ(brain_bits(directed_float_of(0x00018000)), 0x0002);  // subnormal tie, up to even
+  EXPECT_EQ(brain_bits(directed_float_of(0x80008000)), 0x8000);  // subnormal tie, down to -0
 }
 
 }  // namespace

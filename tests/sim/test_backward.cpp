@@ -27,7 +27,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string scenario_text(const std::string& schemes, const std::string& pass) {
+std::string backward_scenario(const std::string& schemes, const std::string& pass) {
   return "name: backward_test\n"
          "platform: {preset: dgx-h100}\n"
          "workload:\n"
@@ -43,7 +43,7 @@ std::string scenario_text(const std::string& schemes, const std::string& pass) {
 
 TEST(BackwardPass, TrafficPerDirectionIsWhatTheRoutingImplies) {
   test::TempDir dir;
-  const std::string text = scenario_text("deepep, dysharp-basic, dysharp", "backward");
+  const std::string text = backward_scenario("deepep, dysharp-basic, dysharp", "backward");
   const Scenario scenario = load_scenario(dir.write("backward.yaml", text), {}, test::config_dir());
   const json report = test::run_and_read_report(scenario, dir.path() + "/backward");
   const auto layer = make_layer_spec(scenario);
@@ -90,8 +90,8 @@ const std::string kAllSchemes = test::every_scheme_list();
 
 TEST(BackwardPass, EverySchemePassesItsChecksAndTakesLongerThanForward) {
   test::TempDir dir;
-  const json backward = test::run_scenario_text(dir, "backward", scenario_text(kAllSchemes, "backward"));
-  const json forward = test::run_scenario_text(dir, "forward", scenario_text(kAllSchemes, "forward"));
+  const json backward = test::run_scenario_text(dir, "backward", backward_scenario(kAllSchemes, "backward"));
+  const json forward = test::run_scenario_text(dir, "forward", backward_scenario(kAllSchemes, "forward"));
   ASSERT_EQ(backward.at("results").size(), fw::layer_scheme_names().size());
   for (const json& result : backward.at("results")) {
     const std::string scheme = result.at("scheme");
@@ -109,7 +109,7 @@ TEST(BackwardPass, CometsGemmGroupsNeverComputeAtOnce) {
   test::TempDir dir;
   for (const char* pass : {"forward", "backward"}) {
     SCOPED_TRACE(pass);
-    const json report = test::run_scenario_text(dir, pass, scenario_text("comet, dysharp-comet", pass));
+    const json report = test::run_scenario_text(dir, pass, backward_scenario("comet, dysharp-comet", pass));
     for (const char* scheme : {"comet", "dysharp-comet"}) {
       SCOPED_TRACE(scheme);
       std::ifstream file(dir.path() + "/" + pass + "/trace_" + scheme + ".json");

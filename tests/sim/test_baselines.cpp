@@ -32,12 +32,7 @@ const char* const kScenario =
     "schemes: [deepep, tutel, fastermoe, ccfuser]\n"
     "simulation: {max_time_us: 20000}\n";
 
-const json& result_of(const json& report, const std::string& scheme) {
-  for (const json& r : report.at("results")) {
-    if (r.at("scheme") == scheme) return r;
-  }
-  throw std::runtime_error("no result for " + scheme);
-}
+using test::result_of;
 
 // Each test runs in its own process (ctest), so each runs the scenario once.
 class Baselines : public ::testing::Test {

@@ -39,7 +39,7 @@ void small_workload(TlmHal& hal, Platform&) {
   hal.wait_all_finished();
 }
 
-std::vector<std::vector<std::string>> read_csv(const std::string& path, std::string& header) {
+std::vector<std::vector<std::string>> read_csv_with_header(const std::string& path, std::string& header) {
   std::ifstream file(path);
   EXPECT_TRUE(file.good()) << path;
   std::getline(file, header);
@@ -85,7 +85,7 @@ TEST(ComponentTrace, HoldsExactlyTheNamedLinksMessagesAndRegisterAccesses) {
   trace.close();
 
   std::string header;
-  const auto rows = read_csv(dir.path() + "/transactions_test.csv", header);
+  const auto rows = read_csv_with_header(dir.path() + "/transactions_test.csv", header);
   EXPECT_EQ(header,
             "time_ns,component,direction,gpu,link,chip,port,kind,traffic_class,vc,source,destination,bytes,"
             "payload_bytes,sequence,arrival_ns");
@@ -137,7 +137,7 @@ TEST(ComponentTrace, HoldsExactlyTheNamedLinksMessagesAndRegisterAccesses) {
   // Chip 1's bring-up (fw::SwitchFabric::bring_up): 10 reads (7 identity registers, ERROR_STATUS
   // before and after programming, CONTEXTS_ENABLED read back) and 2 + 2 x GPUs writes (INT_ENABLE,
   // CONTEXTS_ENABLED, route words 0 and 1 per GPU: a chip of up to 64 ports). Chip 0's accesses are not in the file.
-  const auto registers = read_csv(dir.path() + "/registers_test.csv", header);
+  const auto registers = read_csv_with_header(dir.path() + "/registers_test.csv", header);
   EXPECT_EQ(header, "time_ns,chip,access,offset,register,data,status,access_ns");
   std::map<std::string, uint64_t> accesses;  // "read ID", ...
   for (const auto& row : registers) {

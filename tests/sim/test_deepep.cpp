@@ -22,7 +22,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string scenario_text(uint32_t tokens_per_gpu, double max_time_us, double register_access_ns = 0.0) {
+std::string deepep_scenario(uint32_t tokens_per_gpu, double max_time_us, double register_access_ns = 0.0) {
   return "name: deepep_test\n"
          "platform:\n"
          "  preset: dgx-h100\n"
@@ -42,7 +42,7 @@ std::string scenario_text(uint32_t tokens_per_gpu, double max_time_us, double re
 
 TEST(Deepep, DgxH100TrafficMatchesTheRouting) {
   test::TempDir dir;
-  const Scenario scenario = load_scenario(dir.write("s.yaml", scenario_text(128, 10000)), {}, test::config_dir());
+  const Scenario scenario = load_scenario(dir.write("s.yaml", deepep_scenario(128, 10000)), {}, test::config_dir());
   const auto layer = make_layer_spec(scenario);
   const json result = simulate_scheme(scenario, "deepep", layer);
 
@@ -140,7 +140,7 @@ TEST(Deepep, DgxH100TrafficMatchesTheRouting) {
 // is timed from its own start: layer time, phases and traffic are those of free register access.
 TEST(Deepep, RegisterAccessTimeDoesNotChangeTheLayer) {
   test::TempDir dir;
-  const Scenario scenario = load_scenario(dir.write("s.yaml", scenario_text(128, 10000, 1000.0)), {}, test::config_dir());
+  const Scenario scenario = load_scenario(dir.write("s.yaml", deepep_scenario(128, 10000, 1000.0)), {}, test::config_dir());
   ASSERT_EQ(scenario.platform.switch_chip.register_access_ns, 1000.0);
   const json result = simulate_scheme(scenario, "deepep", make_layer_spec(scenario));
   EXPECT_TRUE(result["checks"]["passed"].get<bool>()) << result["checks"].dump(2);
@@ -157,7 +157,7 @@ TEST(Deepep, RegisterAccessTimeDoesNotChangeTheLayer) {
 // nothing could make progress) and name a GPU waiting on its counter.
 TEST(Deepep, RunCutShortByTheTimeLimitIsReportedStuck) {
   test::TempDir dir;
-  const Scenario scenario = load_scenario(dir.write("s.yaml", scenario_text(64, 9)), {}, test::config_dir());
+  const Scenario scenario = load_scenario(dir.write("s.yaml", deepep_scenario(64, 9)), {}, test::config_dir());
   const json result = simulate_scheme(scenario, "deepep", make_layer_spec(scenario));
   const json& checks = result["checks"];
   EXPECT_FALSE(checks["passed"].get<bool>());
@@ -177,7 +177,7 @@ TEST(Deepep, RunCutShortByTheTimeLimitIsReportedStuck) {
 // ring no sender can fill never makes one wait.
 // Each run in a child process of the runner (one simulation per process).
 json run_with_rings(const test::TempDir& dir, uint32_t ring_tokens, fw::LayerPlan& plan) {
-  std::string text = scenario_text(256, 100000);
+  std::string text = deepep_scenario(256, 100000);
   const std::string software = "software: {chunk_tokens: 4}";
   text.replace(text.find(software), software.size(),
                "software: {chunk_tokens: 4, recv_queue_tokens: " + std::to_string(ring_tokens) + "}");

@@ -21,7 +21,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string scenario_text(uint32_t tokens, const std::string& routing) {
+std::string deepep_ll_scenario(uint32_t tokens, const std::string& routing) {
   return "name: deepep_ll_test\n"
          "platform: {preset: dgx-h100}\n"
          "workload:\n"
@@ -40,7 +40,7 @@ class DeepEpLowLatency : public ::testing::TestWithParam<std::pair<uint32_t, std
 TEST_P(DeepEpLowLatency, MovesOneRowPerRemoteExpertAndOneCountPerRemoteExpertOfAGpu) {
   test::TempDir dir;
   const auto& [tokens, routing_text] = GetParam();
-  const Scenario scenario = load_scenario(dir.write("ll.yaml", scenario_text(tokens, routing_text)), {},
+  const Scenario scenario = load_scenario(dir.write("ll.yaml", deepep_ll_scenario(tokens, routing_text)), {},
                                           test::config_dir());
   const json report = test::run_and_read_report(scenario, dir.path() + "/ll");
   const auto layer = make_layer_spec(scenario);

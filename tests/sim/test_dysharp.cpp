@@ -37,7 +37,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string scenario_text(const std::string& schemes, const std::string& backend, uint32_t tokens_per_gpu) {
+std::string dysharp_scenario(const std::string& schemes, const std::string& backend, uint32_t tokens_per_gpu) {
   return "name: dysharp_test\n"
          "platform:\n"
          "  preset: dgx-h100\n"
@@ -57,18 +57,13 @@ struct ScenarioRun {
   json report;
 };
 
-ScenarioRun run(const test::TempDir& dir, const std::string& name, const std::string& text) {
+ScenarioRun run_dysharp_scenario(const test::TempDir& dir, const std::string& name, const std::string& text) {
   ScenarioRun r{load_scenario(dir.write(name + ".yaml", text), {}, test::config_dir()), {}};
   r.report = test::run_and_read_report(r.scenario, dir.path() + "/" + name);
   return r;
 }
 
-const json& result_of(const json& report, const std::string& scheme) {
-  for (const json& r : report.at("results")) {
-    if (r.at("scheme") == scheme) return r;
-  }
-  throw std::runtime_error("no result for " + scheme);
-}
+using test::result_of;
 
 // Per link direction: payload bytes, wire flits, messages.
 struct Direction {
@@ -142,9 +137,9 @@ void expect_direction(const json& result, const char* direction, const Direction
 
 TEST(DysharpSchemes, TrafficPerDirectionIsWhatTheRoutingImpliesUnderTheTable) {
   test::TempDir dir;
-  const ScenarioRun r = run(
+  const ScenarioRun r = run_dysharp_scenario(
       dir, "traffic",
-      scenario_text("deepep, dysharp-basic, explicit-addressing-basic, dysharp, explicit-addressing, fusion-only, comet",
+      dysharp_scenario("deepep, dysharp-basic, explicit-addressing-basic, dysharp, explicit-addressing, fusion-only, comet",
                     "model", 64));
   const auto layer = make_layer_spec(r.scenario);
   const fw::MoeRouting& routing = layer->routing;
@@ -226,16 +221,13 @@ TEST(DysharpSchemes, TrafficPerDirectionIsWhatTheRoutingImpliesUnderTheTable) {
 const std::string kAllSchemes = test::every_scheme_list();
 
 // Everything in a result but the host's measurements.
-json without_host_measurements(json result) {
-  result.erase("sim");
-  return result;
-}
+using test::without_host_measurements;
 
 TEST(DysharpSchemes, EverySchemePassesWithTheRtlBackendAndMatchesTheModel) {
   test::TempDir dir;
   const std::string schemes = kAllSchemes;
-  const ScenarioRun model = run(dir, "model", scenario_text(schemes, "model", 16));
-  const ScenarioRun rtl = run(dir, "rtl", scenario_text(schemes, "rtl", 16));
+  const ScenarioRun model = run_dysharp_scenario(dir, "model", dysharp_scenario(schemes, "model", 16));
+  const ScenarioRun rtl = run_dysharp_scenario(dir, "rtl", dysharp_scenario(schemes, "rtl", 16));
   for (const std::string& scheme : fw::layer_scheme_names()) {
     SCOPED_TRACE(scheme);
     const json& m = result_of(model.report, scheme);
@@ -254,8 +246,8 @@ TEST(DysharpSchemes, EverySchemePassesWithTheRtlBackendAndMatchesTheModel) {
 TEST(DysharpSchemes, NoSchemeFinishesFasterThanItsIdealCommunicationTime) {
   test::TempDir dir;
   const std::string schemes = kAllSchemes;
-  const ScenarioRun with_compute = run(dir, "compute", scenario_text(schemes, "model", 32));
-  const ScenarioRun pure = run(dir, "pure", scenario_text(schemes, "model", 32) + "pure_communication: true\n");
+  const ScenarioRun with_compute = run_dysharp_scenario(dir, "compute", dysharp_scenario(schemes, "model", 32));
+  const ScenarioRun pure = run_dysharp_scenario(dir, "pure", dysharp_scenario(schemes, "model", 32) + "pure_communication: true\n");
   EXPECT_TRUE(pure.report.at("scenario").at("pure_communication").get<bool>());
   for (const std::string& scheme : fw::layer_scheme_names()) {
     SCOPED_TRACE(scheme);

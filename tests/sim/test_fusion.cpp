@@ -30,7 +30,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string scenario_text(const std::string& scheme, const std::string& gpu_overrides) {
+std::string fusion_scenario(const std::string& scheme, const std::string& gpu_overrides) {
   return "name: fusion_test\n"
          "platform:\n"
          "  preset: dgx-h100\n" +
@@ -54,9 +54,9 @@ struct Observed {
 };
 
 // Runs `scheme` and checks the fusion invariants on every GPU.
-Observed run_fused(const std::string& scheme, const std::string& gpu_overrides = "") {
+Observed run_fusion_case(const std::string& scheme, const std::string& gpu_overrides = "") {
   test::TempDir dir;
-  const Scenario scenario = load_scenario(dir.write("s.yaml", scenario_text(scheme, gpu_overrides)), {}, test::config_dir());
+  const Scenario scenario = load_scenario(dir.write("s.yaml", fusion_scenario(scheme, gpu_overrides)), {}, test::config_dir());
   const auto layer = make_layer_spec(scenario);
   // The plan the run uses (build_layer is deterministic): its GEMM-1 streams name the tiles.
   const fw::LayerPlan plan = fw::build_layer(scheme, layer);
@@ -142,7 +142,7 @@ Observed run_fused(const std::string& scheme, const std::string& gpu_overrides =
 }
 
 TEST(Fusion, DysharpRunsTilesAfterTheirTokensAndCombinesAfterTopKNotifications) {
-  const Observed seen = run_fused("dysharp");
+  const Observed seen = run_fusion_case("dysharp");
   EXPECT_EQ(seen.loads_taken, 8u * 256u);
   EXPECT_GT(seen.loads_out_of_order, 0u) << "the combine group takes tokens as they become ready";
   const json& fusion = seen.result.at("fusion");
@@ -150,18 +150,18 @@ TEST(Fusion, DysharpRunsTilesAfterTheirTokensAndCombinesAfterTopKNotifications) 
   EXPECT_GT(fusion.at("tile_status").at("taken").get<uint64_t>(), 0u);
 }
 
-TEST(Fusion, DysharpCometRunsTilesAfterTheirTokens) { run_fused("dysharp-comet"); }
+TEST(Fusion, DysharpCometRunsTilesAfterTheirTokens) { run_fusion_case("dysharp-comet"); }
 
-TEST(Fusion, ExplicitAddressingRunsTilesAfterTheirTokens) { run_fused("explicit-addressing"); }
+TEST(Fusion, ExplicitAddressingRunsTilesAfterTheirTokens) { run_fusion_case("explicit-addressing"); }
 
-TEST(Fusion, FusionOnlyRunsTilesAfterTheirTokens) { run_fused("fusion-only"); }
+TEST(Fusion, FusionOnlyRunsTilesAfterTheirTokens) { run_fusion_case("fusion-only"); }
 
-TEST(Fusion, CometRunsTilesAfterTheirTokens) { run_fused("comet"); }
+TEST(Fusion, CometRunsTilesAfterTheirTokens) { run_fusion_case("comet"); }
 
 // Tables of 4 and 16 entries for 64 tiles and 256 tokens per GPU: entries spill to memory, none
 // is lost, every check passes, and the layer is no faster than with the study's tables.
 TEST(Fusion, SmallTablesSpillWithoutLosingEntries) {
-  const Observed seen = run_fused("dysharp", "tile_status_entries: 4, readiness_entries: 16, table_spill_ns: 2000");
+  const Observed seen = run_fusion_case("dysharp", "tile_status_entries: 4, readiness_entries: 16, table_spill_ns: 2000");
   const json& fusion = seen.result.at("fusion");
   for (const char* table : {"tile_status", "output_readiness"}) {
     SCOPED_TRACE(table);

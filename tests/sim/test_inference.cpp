@@ -22,7 +22,7 @@ constexpr uint32_t kDecodeSteps = 5;
 
 // Model S cut to 3 layers, the first dense, on dgx-h100: kSequences prompts of kPrompt tokens
 // per GPU (or `tokens` per GPU for one layer alone).
-std::string scenario_text(uint64_t seed, uint32_t tokens, const std::string& step) {
+std::string inference_scenario(uint64_t seed, uint32_t tokens, const std::string& step) {
   return "name: inference_test\n"
          "platform: {preset: dgx-h100}\n"
          "workload:\n"
@@ -34,9 +34,9 @@ std::string scenario_text(uint64_t seed, uint32_t tokens, const std::string& ste
 }
 
 // Model layer `layer`'s MoE at `tokens` per GPU, run as a scenario of its own.
-double layer_time_us(const test::TempDir& dir, uint32_t layer, uint32_t tokens, const std::string& scheme) {
+double inference_layer_time_us(const test::TempDir& dir, uint32_t layer, uint32_t tokens, const std::string& scheme) {
   const std::string name = "layer" + std::to_string(layer) + "_" + std::to_string(tokens);
-  const json report = test::run_scenario_text(dir, name, scenario_text(40 + layer, tokens, ""));
+  const json report = test::run_scenario_text(dir, name, inference_scenario(40 + layer, tokens, ""));
   return test::result_of(report, scheme).at("layer_time_us").get<double>();
 }
 
@@ -44,7 +44,7 @@ TEST(Inference, RequestIsTheCompositionOfItsLayersAndItsDecodeSteps) {
   test::TempDir dir;
   const std::string step = "step: {kind: inference, prompt_tokens: " + std::to_string(kPrompt) +
                            ", decode_steps: " + std::to_string(kDecodeSteps) + "}\n";
-  const json report = test::run_scenario_text(dir, "request", scenario_text(40, kPrompt * kSequences, step));
+  const json report = test::run_scenario_text(dir, "request", inference_scenario(40, kPrompt * kSequences, step));
   ASSERT_TRUE(report.at("passed").get<bool>());
   const json& request = report.at("step");
   EXPECT_EQ(request.at("simulated_layers"), json::array({1, 2}));
@@ -65,8 +65,8 @@ TEST(Inference, RequestIsTheCompositionOfItsLayersAndItsDecodeSteps) {
     SCOPED_TRACE(scheme);
     double prefill_moe = 0.0, decode_moe = 0.0;
     for (uint32_t layer : {1u, 2u}) {
-      prefill_moe += layer_time_us(dir, layer, kPrompt * kSequences, scheme);
-      decode_moe += layer_time_us(dir, layer, kSequences, scheme);
+      prefill_moe += inference_layer_time_us(dir, layer, kPrompt * kSequences, scheme);
+      decode_moe += inference_layer_time_us(dir, layer, kSequences, scheme);
     }
     const json& s = request.at("schemes").at(scheme);
     const double ttft = 3 * prefill.at("attention_us").get<double>() + prefill.at("dense_ffn_us").get<double>() +

@@ -22,7 +22,7 @@ namespace {
 using nlohmann::json;
 
 // Model S cut to `layers` MoE layers (no dense one), 64 tokens per GPU on dgx-h100.
-std::string scenario_text(uint32_t layers, uint64_t seed, const std::string& pass, const std::string& step) {
+std::string model_step_scenario(uint32_t layers, uint64_t seed, const std::string& pass, const std::string& step) {
   return "name: step_test\n"
          "platform: {preset: dgx-h100}\n"
          "workload:\n"
@@ -34,9 +34,9 @@ std::string scenario_text(uint32_t layers, uint64_t seed, const std::string& pas
 }
 
 // The simulated time of model layer `layer`'s `pass`, run as a scenario of its own.
-double layer_time_us(const test::TempDir& dir, uint32_t layer, const std::string& pass, const std::string& scheme) {
+double step_layer_time_us(const test::TempDir& dir, uint32_t layer, const std::string& pass, const std::string& scheme) {
   const std::string name = "layer" + std::to_string(layer) + "_" + pass;
-  const json report = test::run_scenario_text(dir, name, scenario_text(2, 40 + layer, pass, ""));
+  const json report = test::run_scenario_text(dir, name, model_step_scenario(2, 40 + layer, pass, ""));
   return test::result_of(report, scheme).at("layer_time_us").get<double>();
 }
 
@@ -55,7 +55,7 @@ double head_both_passes_us(const json& step) {
 TEST(ModelStep, TwoLayerStepIsTheCompositionOfItsLayersAndTheSchedule) {
   test::TempDir dir;
   const json report = test::run_scenario_text(
-      dir, "step", scenario_text(2, 40, "forward", "step: {kind: training, micro_batches: 3}\n"));
+      dir, "step", model_step_scenario(2, 40, "forward", "step: {kind: training, micro_batches: 3}\n"));
   ASSERT_TRUE(report.at("passed").get<bool>());
   const json& step = report.at("step");
   EXPECT_EQ(step.at("simulated_layers"), json::array({0, 1}));
@@ -69,7 +69,7 @@ TEST(ModelStep, TwoLayerStepIsTheCompositionOfItsLayersAndTheSchedule) {
     SCOPED_TRACE(scheme);
     double moe = 0.0;
     for (uint32_t layer : {0u, 1u}) {
-      for (const char* pass : {"forward", "backward"}) moe += layer_time_us(dir, layer, pass, scheme);
+      for (const char* pass : {"forward", "backward"}) moe += step_layer_time_us(dir, layer, pass, scheme);
     }
     const json& s = step.at("schemes").at(scheme);
     // One stage: three micro batches, each through both layers and the head, both passes.
@@ -124,7 +124,7 @@ TEST(ModelStep, DualPipeOverTwoStagesIsTheScheduleOfEachSchemesSimulatedLayers) 
   test::TempDir dir;
   const json report = test::run_scenario_text(
       dir, "step",
-      scenario_text(4, 40, "forward",
+      model_step_scenario(4, 40, "forward",
                     "step: {kind: training, micro_batches: 4, pipeline: {stages: 2, schedule: dualpipe}}\n"));
   ASSERT_TRUE(report.at("passed").get<bool>());
   const json& step = report.at("step");
@@ -169,7 +169,7 @@ TEST(ModelStep, DualPipeOverTwoStagesIsTheScheduleOfEachSchemesSimulatedLayers) 
 TEST(ModelStep, LayersNotSampledTakeTheSampledOnesMean) {
   test::TempDir dir;
   const json report = test::run_scenario_text(
-      dir, "step", scenario_text(4, 40, "forward", "step: {kind: training, micro_batches: 2, sample_layers: 2}\n"));
+      dir, "step", model_step_scenario(4, 40, "forward", "step: {kind: training, micro_batches: 2, sample_layers: 2}\n"));
   ASSERT_TRUE(report.at("passed").get<bool>());
   const json& step = report.at("step");
   EXPECT_EQ(step.at("simulated_layers"), json::array({0, 3}));
@@ -179,7 +179,7 @@ TEST(ModelStep, LayersNotSampledTakeTheSampledOnesMean) {
   // Layer l draws with seed 40 + l: layers 0 and 3 simulated, 1 and 2 their mean.
   double sampled = 0.0;
   for (uint32_t layer : {0u, 3u}) {
-    for (const char* pass : {"forward", "backward"}) sampled += layer_time_us(dir, layer, pass, "deepep");
+    for (const char* pass : {"forward", "backward"}) sampled += step_layer_time_us(dir, layer, pass, "deepep");
   }
   const double expected = 2 * (4 * attention + 2 * sampled + head);
   const double got = step.at("schemes").at("deepep").at("step_time_us").get<double>();

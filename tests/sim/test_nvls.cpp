@@ -23,7 +23,7 @@ using nlohmann::json;
 
 constexpr uint32_t kTokensPerGpu = 32;
 
-std::string scenario_text(const std::string& schemes, const std::string& backend) {
+std::string nvls_scenario(const std::string& schemes, const std::string& backend) {
   return "name: nvls_test\n"
          "platform:\n"
          "  preset: dgx-h100\n"
@@ -46,12 +46,7 @@ json run_and_read(const test::TempDir& dir, const std::string& name, const std::
   return test::run_and_read_report(scenario, dir.path() + "/" + name);
 }
 
-const json& result_of(const json& report, const std::string& scheme) {
-  for (const json& r : report.at("results")) {
-    if (r.at("scheme") == scheme) return r;
-  }
-  throw std::runtime_error("no result for " + scheme);
-}
+using test::result_of;
 
 uint64_t total(const json& directions) {
   return directions.at("gpu_to_switch").get<uint64_t>() + directions.at("switch_to_gpu").get<uint64_t>();
@@ -59,7 +54,7 @@ uint64_t total(const json& directions) {
 
 TEST(NvlsScheme, PassesTheChecksAndMovesMoreBytesThanDeepep) {
   test::TempDir dir;
-  const json report = run_and_read(dir, "both", scenario_text("deepep, nvls", "model"));
+  const json report = run_and_read(dir, "both", nvls_scenario("deepep, nvls", "model"));
   const json& nvls = result_of(report, "nvls");
   const json& deepep = result_of(report, "deepep");
   EXPECT_TRUE(nvls.at("checks").at("passed").get<bool>()) << nvls.at("checks").dump(2);
@@ -91,15 +86,12 @@ TEST(NvlsScheme, PassesTheChecksAndMovesMoreBytesThanDeepep) {
 }
 
 // Everything in a result but the host's measurements.
-json without_host_measurements(json result) {
-  result.erase("sim");
-  return result;
-}
+using test::without_host_measurements;
 
 TEST(NvlsScheme, RtlReductionBackendGivesTheSameResultAsModel) {
   test::TempDir dir;
-  const json model = run_and_read(dir, "model", scenario_text("nvls", "model"));
-  const json rtl = run_and_read(dir, "rtl", scenario_text("nvls", "rtl"));
+  const json model = run_and_read(dir, "model", nvls_scenario("nvls", "model"));
+  const json rtl = run_and_read(dir, "rtl", nvls_scenario("nvls", "rtl"));
   const json& model_result = result_of(model, "nvls");
   const json& rtl_result = result_of(rtl, "nvls");
   EXPECT_TRUE(rtl_result.at("checks").at("passed").get<bool>()) << rtl_result.at("checks").dump(2);

@@ -29,7 +29,7 @@ using test::Bytes16;
 using test::chips_counter;
 using test::read16;
 
-constexpr uint32_t kGpus = 3;
+constexpr uint32_t kPartitionedGpus = 3;
 constexpr uint64_t kSource = 0x1000;
 constexpr uint64_t kTarget = 0x8000;
 constexpr uint64_t kReadInto = 0x9000;
@@ -38,7 +38,7 @@ constexpr uint64_t kReadInto = 0x9000;
 // GPU); fails the test if the firmware does not finish within 1 ms.
 void run_partitioned(const std::vector<uint32_t>& partition_of_gpu,
                      const std::function<void(TlmHal&, Platform&, fw::SwitchFabric&)>& body) {
-  auto& platform = *new Platform("platform", test::small_platform(kGpus, {2, 1}));
+  auto& platform = *new Platform("platform", test::small_platform(kPartitionedGpus, {2, 1}));
   auto& hal = *new TlmHal(platform);
   auto& host = *new FirmwareHost("firmware", [&] {
     fw::SwitchFabric fabric(hal);

@@ -22,7 +22,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string scenario_text(const std::string& replication, uint32_t tokens_per_gpu = 64,
+std::string replication_scenario(const std::string& replication, uint32_t tokens_per_gpu = 64,
                           const std::string& routing = "{kind: uniform, seed: 3}", const std::string& schemes = "[deepep]") {
   return "name: replication_test\n"
          "platform: dgx-h100\n"
@@ -42,7 +42,7 @@ json run_one_broadcast(const std::string& method, uint32_t group_size, uint32_t 
                        uint32_t broadcast_sms = 8) {
   test::TempDir dir;
   const Scenario scenario = load_scenario(
-      dir.write("s.yaml", scenario_text("{policy: iser, broadcast: " + method + ", groups: [" +
+      dir.write("s.yaml", replication_scenario("{policy: iser, broadcast: " + method + ", groups: [" +
                                         std::to_string(group_size) + "], slots_per_gpu: 1, chunk_bytes: 4096, "
                                         "broadcast_sms: " + std::to_string(broadcast_sms) + "}")),
       {}, test::config_dir());
@@ -155,7 +155,7 @@ TEST(Replication, MulticastFromOutsideTheGroupGoesThroughOneRelayMember) {
 TEST(Replication, IserLevelsAZipfLayerAndTheLayerStillChecks) {
   test::TempDir dir;
   const Scenario scenario = load_scenario(
-      dir.write("s.yaml", scenario_text("{policy: iser, broadcast: multiport, slots_per_gpu: 2}", 4096,
+      dir.write("s.yaml", replication_scenario("{policy: iser, broadcast: multiport, slots_per_gpu: 2}", 4096,
                                         "{kind: zipf, exponent: 1.2, seed: 5}", "[deepep, dysharp-basic, dysharp]")),
       {}, test::config_dir());
   const json report = test::run_and_read_report(scenario, dir.path() + "/out");
@@ -192,7 +192,7 @@ TEST(Replication, ALastChunkShorterThanTheOthersLandsToo) {
   // 3 MiB in chunks of 40000 bytes: 78 chunks and one of 25728; every one is checked.
   test::TempDir dir;
   const Scenario scenario = load_scenario(
-      dir.write("s.yaml", scenario_text("{policy: iser, broadcast: ring, slots_per_gpu: 2, chunk_bytes: 40000}", 4096,
+      dir.write("s.yaml", replication_scenario("{policy: iser, broadcast: ring, slots_per_gpu: 2, chunk_bytes: 40000}", 4096,
                                         "{kind: zipf, exponent: 1.0, seed: 5}")),
       {}, test::config_dir());
   const json report = test::run_and_read_report(scenario, dir.path() + "/out");
@@ -207,7 +207,7 @@ TEST(Replication, ALastChunkShorterThanTheOthersLandsToo) {
 TEST(Replication, StaticReplicasAreResidentAndBalanceFromTheAverageLoads) {
   test::TempDir dir;
   const Scenario scenario = load_scenario(
-      dir.write("s.yaml", scenario_text("{policy: static, slots_per_gpu: 2}", 1024, "{kind: zipf, exponent: 1.0, seed: 5}",
+      dir.write("s.yaml", replication_scenario("{policy: static, slots_per_gpu: 2}", 1024, "{kind: zipf, exponent: 1.0, seed: 5}",
                                         "[deepep, dysharp]")),
       {}, test::config_dir());
   const json report = test::run_and_read_report(scenario, dir.path() + "/out");

@@ -152,7 +152,7 @@ TEST(SmLending, TakeReadyTilesRunOnceEachAtTheTimesLendingGives) {
 
 // ---- The fused schemes ---------------------------------------------------------------------------
 
-std::string scenario_text(const std::string& scheme, bool lending) {
+std::string sm_lending_scenario(const std::string& scheme, bool lending) {
   return "name: lending_test\n"
          "platform:\n"
          "  preset: dgx-h100\n"
@@ -170,9 +170,9 @@ std::string scenario_text(const std::string& scheme, bool lending) {
 // Runs `scheme`; per GPU, the GEMM groups' compute spans must be one per GEMM task of the plan
 // (every tile once), and their total, against the tiles' times on their own groups, equal
 // (without lending) or shorter (with).
-void run_fused(const std::string& scheme, bool lending) {
+void run_lending_case(const std::string& scheme, bool lending) {
   test::TempDir dir;
-  const Scenario scenario = load_scenario(dir.write("s.yaml", scenario_text(scheme, lending)), {}, test::config_dir());
+  const Scenario scenario = load_scenario(dir.write("s.yaml", sm_lending_scenario(scheme, lending)), {}, test::config_dir());
   const auto layer = make_layer_spec(scenario);
   const fw::LayerPlan plan = fw::build_layer(scheme, layer);
   uint64_t lent_on = 0;
@@ -213,10 +213,10 @@ void run_fused(const std::string& scheme, bool lending) {
   }
 }
 
-TEST(SmLending, DysharpRunsEveryTileOnceFasterWithLending) { run_fused("dysharp", true); }
-TEST(SmLending, DysharpTilesTakeTheirGroupsTimeWithoutLending) { run_fused("dysharp", false); }
-TEST(SmLending, FusionOnlyRunsEveryTileOnceFasterWithLending) { run_fused("fusion-only", true); }
-TEST(SmLending, FusionOnlyTilesTakeTheirGroupsTimeWithoutLending) { run_fused("fusion-only", false); }
+TEST(SmLending, DysharpRunsEveryTileOnceFasterWithLending) { run_lending_case("dysharp", true); }
+TEST(SmLending, DysharpTilesTakeTheirGroupsTimeWithoutLending) { run_lending_case("dysharp", false); }
+TEST(SmLending, FusionOnlyRunsEveryTileOnceFasterWithLending) { run_lending_case("fusion-only", true); }
+TEST(SmLending, FusionOnlyTilesTakeTheirGroupsTimeWithoutLending) { run_lending_case("fusion-only", false); }
 
 }  // namespace
 }  // namespace nvsvp::platform

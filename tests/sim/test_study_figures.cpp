@@ -22,7 +22,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string scenario_text(const std::string& schemes, const std::string& extra) {
+std::string study_figures_scenario(const std::string& schemes, const std::string& extra) {
   return "name: study_figures\n"
          "platform:\n"
          "  preset: dgx-h100\n" + extra +
@@ -38,7 +38,7 @@ std::string scenario_text(const std::string& schemes, const std::string& extra) 
 
 using test::result_of;
 
-json run(const test::TempDir& dir, const std::string& name, const std::string& text) {
+json run_study_point(const test::TempDir& dir, const std::string& name, const std::string& text) {
   return test::run_scenario_text(dir, name, text);
 }
 
@@ -49,7 +49,7 @@ double sum_of_parts(const json& b) {
 
 TEST(StudyFigures, TimeBreakdownSumsToTheLayerAndFusionOverlapsMore) {
   test::TempDir dir;
-  const json report = run(dir, "breakdown", scenario_text("deepep, dysharp", ""));
+  const json report = run_study_point(dir, "breakdown", study_figures_scenario("deepep, dysharp", ""));
   for (const char* scheme : {"deepep", "dysharp"}) {
     SCOPED_TRACE(scheme);
     const json& r = result_of(report, scheme);
@@ -78,7 +78,7 @@ TEST(StudyFigures, TimeBreakdownSumsToTheLayerAndFusionOverlapsMore) {
 
 TEST(StudyFigures, PureCommunicationHasNoComputeInItsBreakdown) {
   test::TempDir dir;
-  const json report = run(dir, "pure", "pure_communication: true\n" + scenario_text("deepep, dysharp-basic", ""));
+  const json report = run_study_point(dir, "pure", "pure_communication: true\n" + study_figures_scenario("deepep, dysharp-basic", ""));
   for (const char* scheme : {"deepep", "dysharp-basic"}) {
     const json& b = result_of(report, scheme).at("time_breakdown");
     EXPECT_DOUBLE_EQ(b.at("compute_only_us").get<double>(), 0.0) << scheme;
@@ -89,7 +89,7 @@ TEST(StudyFigures, PureCommunicationHasNoComputeInItsBreakdown) {
 
 TEST(StudyFigures, HubHitRateAndReductionNoEvictionRate) {
   test::TempDir dir;
-  const json roomy = run(dir, "roomy", scenario_text("deepep, dysharp-basic", ""));
+  const json roomy = run_study_point(dir, "roomy", study_figures_scenario("deepep, dysharp-basic", ""));
   EXPECT_TRUE(result_of(roomy, "deepep").at("hub").at("cache_hit_rate").is_null());
   EXPECT_TRUE(result_of(roomy, "deepep").at("switch").at("reduction_no_eviction_rate").is_null());
   const json& dynamic = result_of(roomy, "dysharp-basic");
@@ -100,7 +100,7 @@ TEST(StudyFigures, HubHitRateAndReductionNoEvictionRate) {
   EXPECT_EQ(dynamic.at("switch").at("evicted_reductions").get<uint64_t>(), 0u);
 
   // A buffer of 4 KB holds no more than a few of model S's 4 KB partial sums at once.
-  const json tight = run(dir, "tight", scenario_text("dysharp-basic", "  switch: {reduction_buffer_bytes: 4096}\n"));
+  const json tight = run_study_point(dir, "tight", study_figures_scenario("dysharp-basic", "  switch: {reduction_buffer_bytes: 4096}\n"));
   const json& s = result_of(tight, "dysharp-basic").at("switch");
   ASSERT_TRUE(result_of(tight, "dysharp-basic").at("checks").at("passed").get<bool>());
   const double rate = s.at("reduction_no_eviction_rate").get<double>();

@@ -16,7 +16,7 @@ constexpr uint64_t kGpus = 72;
 constexpr uint64_t kTokensPerGpu = 8;
 
 // A model of 144 experts (two per GPU): no preset divides over 72 GPUs.
-const char* kScenario = R"(
+const char* kWideScenario = R"(
 name: wide
 platform:
   preset: nvl64
@@ -35,7 +35,7 @@ simulation: {max_time_us: 20000}
 
 TEST(WideFabric, SeventyTwoMemberGroupsReplicateAndReduceOverEveryGpu) {
   test::TempDir dir;
-  const nlohmann::json report = test::run_scenario_text(dir, "wide", kScenario);
+  const nlohmann::json report = test::run_scenario_text(dir, "wide", kWideScenario);
   for (const char* scheme : {"deepep", "nvls", "dysharp"}) {
     const nlohmann::json& r = test::result_of(report, scheme);
     EXPECT_TRUE(r.at("checks").at("passed")) << scheme << r.at("checks").dump();
@@ -54,7 +54,7 @@ TEST(WideFabric, SeventyTwoMemberGroupsReplicateAndReduceOverEveryGpu) {
 TEST(WideFabric, LinkDownOnPortSeventyIsSeenAndRecovered) {
   test::TempDir dir;
   const nlohmann::json report = test::run_scenario_text(
-      dir, "port70", std::string(kScenario) + "faults: [{kind: link_down, gpu: 70, link: 0, at_us: 3}]\n");
+      dir, "port70", std::string(kWideScenario) + "faults: [{kind: link_down, gpu: 70, link: 0, at_us: 3}]\n");
   for (const char* scheme : {"deepep", "nvls", "dysharp"}) {
     const nlohmann::json& r = test::result_of(report, scheme);
     ASSERT_TRUE(r.at("checks").at("passed")) << scheme;
@@ -82,7 +82,7 @@ TEST(WideFabric, LinkDownOnPortSeventyIsSeenAndRecovered) {
 TEST(WideFabric, LostLoadsChargeTheirMemberReadsToGpusAbove63) {
   test::TempDir dir;
   const nlohmann::json report = test::run_scenario_text(
-      dir, "chip_down", std::string(kScenario) + "faults: [{kind: chip_down, chip: 1, at_us: 10}]\n");
+      dir, "chip_down", std::string(kWideScenario) + "faults: [{kind: chip_down, chip: 1, at_us: 10}]\n");
   uint64_t lost_loads = 0;
   for (const char* scheme : {"nvls", "dysharp"}) {
     const nlohmann::json& r = test::result_of(report, scheme);

@@ -36,7 +36,7 @@ const char* const kCase =
     "workload: {model: S, tokens_per_gpu: 64, routing: {kind: uniform}}\n"  // 6
     "schemes: [deepep]\n";                                              // 7
 
-std::string error_of(const std::string& file) {
+std::string anchor_error_of(const std::string& file) {
   try {
     load_anchor_case(file, test::config_dir());
   } catch (const ConfigError& e) {
@@ -46,7 +46,7 @@ std::string error_of(const std::string& file) {
   return "";
 }
 
-std::string with_line(const std::string& text, int line, const std::string& replacement) {
+std::string anchor_with_line(const std::string& text, int line, const std::string& replacement) {
   std::string out;
   size_t start = 0;
   for (int i = 1; start < text.size(); ++i) {
@@ -60,20 +60,20 @@ std::string with_line(const std::string& text, int line, const std::string& repl
 TEST(AnchorFiles, MalformedCasesNameFileLineAndKey) {
   TempDir dir;
   EXPECT_NO_THROW(load_anchor_case(dir.write("good.yaml", kCase), test::config_dir()));
-  const std::string unknown = dir.write("u.yaml", with_line(kCase, 3, "anchor: {metric: m, unit: u, low: 1, source: s, lo: 2}"));
-  EXPECT_NE(error_of(unknown).find(unknown + ":3"), std::string::npos) << error_of(unknown);
-  EXPECT_NE(error_of(unknown).find("anchor.lo"), std::string::npos);
-  const std::string range = dir.write("r.yaml", with_line(kCase, 3, "anchor: {metric: m, unit: u, low: 3, high: 2, source: s}"));
-  EXPECT_NE(error_of(range).find(range + ":3: anchor.high"), std::string::npos) << error_of(range);
-  const std::string kind = dir.write("k.yaml", with_line(kCase, 4, "measure: {kind: magic, scheme: deepep, phase: dispatch}"));
-  EXPECT_NE(error_of(kind).find("measure.kind: expected one of"), std::string::npos) << error_of(kind);
-  const std::string phase = dir.write("p.yaml", with_line(kCase, 4, "measure: {kind: moe_phase, scheme: deepep, phase: experts}"));
-  EXPECT_NE(error_of(phase).find(phase + ":4: measure.phase: expected dispatch or combine"), std::string::npos)
-      << error_of(phase);
-  const std::string missing = dir.write("m.yaml", with_line(kCase, 3, ""));
-  EXPECT_NE(error_of(missing).find("anchor: expected"), std::string::npos) << error_of(missing);
-  const std::string scenario_key = dir.write("s.yaml", with_line(kCase, 5, "platfrom: hgx-h800"));
-  EXPECT_NE(error_of(scenario_key).find("platfrom"), std::string::npos) << error_of(scenario_key);
+  const std::string unknown = dir.write("u.yaml", anchor_with_line(kCase, 3, "anchor: {metric: m, unit: u, low: 1, source: s, lo: 2}"));
+  EXPECT_NE(anchor_error_of(unknown).find(unknown + ":3"), std::string::npos) << anchor_error_of(unknown);
+  EXPECT_NE(anchor_error_of(unknown).find("anchor.lo"), std::string::npos);
+  const std::string range = dir.write("r.yaml", anchor_with_line(kCase, 3, "anchor: {metric: m, unit: u, low: 3, high: 2, source: s}"));
+  EXPECT_NE(anchor_error_of(range).find(range + ":3: anchor.high"), std::string::npos) << anchor_error_of(range);
+  const std::string kind = dir.write("k.yaml", anchor_with_line(kCase, 4, "measure: {kind: magic, scheme: deepep, phase: dispatch}"));
+  EXPECT_NE(anchor_error_of(kind).find("measure.kind: expected one of"), std::string::npos) << anchor_error_of(kind);
+  const std::string phase = dir.write("p.yaml", anchor_with_line(kCase, 4, "measure: {kind: moe_phase, scheme: deepep, phase: experts}"));
+  EXPECT_NE(anchor_error_of(phase).find(phase + ":4: measure.phase: expected dispatch or combine"), std::string::npos)
+      << anchor_error_of(phase);
+  const std::string missing = dir.write("m.yaml", anchor_with_line(kCase, 3, ""));
+  EXPECT_NE(anchor_error_of(missing).find("anchor: expected"), std::string::npos) << anchor_error_of(missing);
+  const std::string scenario_key = dir.write("s.yaml", anchor_with_line(kCase, 5, "platfrom: hgx-h800"));
+  EXPECT_NE(anchor_error_of(scenario_key).find("platfrom"), std::string::npos) << anchor_error_of(scenario_key);
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kRoot = NVSVP_SOURCE_DIR;
+using nvsvp::test::source_root;
 
 // File names that need not exist in the repository. Keep it short: each entry says why.
 const std::set<std::string> kAllowed = {
@@ -349,7 +349,7 @@ std::string problem(const Repository& repo, const std::string& citing, const Cit
   if (c.anchor.empty()) return "";
   for (const std::string& file : candidates) {
     if (fs::path(file).extension() != ".md") return "";
-    if (anchors_of(read_text(kRoot / file)).count(c.anchor) != 0) return "";
+    if (anchors_of(read_text(source_root() / file)).count(c.anchor) != 0) return "";
   }
   return candidates.empty() ? "" : "no heading with anchor #" + c.anchor + " in " + candidates.front();
 }
@@ -411,15 +411,15 @@ TEST(CitedFiles, ResolutionRule) {
 }
 
 TEST(CitedFiles, EveryCitedFileExists) {
-  const Repository repo = scan_repository(kRoot);
-  ASSERT_GE(repo.files.size(), 100u) << "the scan of " << kRoot << " found too few files to mean anything";
+  const Repository repo = scan_repository(source_root());
+  ASSERT_GE(repo.files.size(), 100u) << "the scan of " << source_root() << " found too few files to mean anything";
   size_t files_scanned = 0;
   size_t citations = 0;
   std::ostringstream offenders;
   size_t offending = 0;
   for (const std::string& file : repo.files) {
     if (!scanned(file)) continue;
-    const std::string text = read_text(kRoot / file);
+    const std::string text = read_text(source_root() / file);
     const Syntax syntax = syntax_of(file, text);
     if (syntax == Syntax::none) continue;
     ++files_scanned;

@@ -28,7 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 using nvsvp::test::read_text;
 
-const fs::path kRoot = NVSVP_SOURCE_DIR;
+using nvsvp::test::source_root;
 constexpr size_t kMaxFileLines = 600;
 constexpr size_t kMaxFunctionLines = 100;
 constexpr size_t kMaxLocalClassLines = 300;
@@ -126,7 +126,7 @@ std::vector<LongFunction> long_functions(const fs::path& file, size_t limit) {
       if (closed.function) {
         inside_function = false;
         if (line - closed.line + 1 > limit) {
-          found.push_back(LongFunction{fs::relative(file, kRoot).string(), closed.line, line - closed.line + 1});
+          found.push_back(LongFunction{fs::relative(file, source_root()).string(), closed.line, line - closed.line + 1});
         }
       }
     }
@@ -152,7 +152,7 @@ std::vector<LongFunction> long_local_classes(const fs::path& file, size_t limit)
     }
     const size_t first = static_cast<size_t>(std::count(text.begin(), text.begin() + it->position(), '\n')) + 1;
     const size_t last = static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(close), '\n')) + 1;
-    if (last - first + 1 > limit) found.push_back(LongFunction{fs::relative(file, kRoot).string(), first, last - first + 1});
+    if (last - first + 1 > limit) found.push_back(LongFunction{fs::relative(file, source_root()).string(), first, last - first + 1});
   }
   return found;
 }
@@ -195,7 +195,7 @@ TEST(CodeSize, LocalClassFinderMeasuresClassBodies) {
 TEST(CodeSize, NoSourceFileOver600Lines) {
   for (const char* dir : kProductFolders) {
     for (const fs::path& file : nvsvp::test::cpp_sources_under(dir)) {
-      EXPECT_LE(line_count(file), kMaxFileLines) << fs::relative(file, kRoot).string();
+      EXPECT_LE(line_count(file), kMaxFileLines) << fs::relative(file, source_root()).string();
     }
   }
 }

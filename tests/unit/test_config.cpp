@@ -65,7 +65,7 @@ const char* const kGood =
 
 // Runs `load` and returns the ConfigError's message (fails the test if nothing is thrown).
 template <class Load>
-std::string error_of(Load load) {
+std::string config_error_of(Load load) {
   try {
     load();
   } catch (const ConfigError& e) {
@@ -77,7 +77,7 @@ std::string error_of(Load load) {
 
 std::string load_error(const std::string& file, const std::vector<std::string>& overrides = {},
                        const std::string& config_dir = kConfigDir) {
-  return error_of([&] { load_scenario(file, overrides, config_dir); });
+  return config_error_of([&] { load_scenario(file, overrides, config_dir); });
 }
 
 // The message begins with "FILE:LINE: PATH: expected" and contains every one of `more`.
@@ -380,7 +380,7 @@ TEST(Config, PartitionsLoadAndDumpBackAndDefaultToNone) {
 // ---------------------------------------------------------------------------------------------
 // Bad input: one test per kind, each checking file, line and key path.
 
-std::string with_line(std::string text, int line, const std::string& replacement) {
+std::string config_with_line(std::string text, int line, const std::string& replacement) {
   size_t start = 0;
   for (int i = 1; i < line; ++i) start = text.find('\n', start) + 1;
   const size_t end = text.find('\n', start);
@@ -395,7 +395,7 @@ TEST(ConfigErrors, UnknownTopLevelKey) {
 
 TEST(ConfigErrors, UnknownKeyInPlatformLink) {
   TempDir dir;
-  const std::string file = dir.write("s.yaml", with_line(kGood, 2,
+  const std::string file = dir.write("s.yaml", config_with_line(kGood, 2,
       "platform:\n  preset: dgx-h100\n  link:\n    latancy_ns: 10"));
   expect_message(load_error(file), file + ":5", "platform.link.latancy_ns",
                  {"one of the keys line_rate_gbps", "latency_ns"});
@@ -403,69 +403,69 @@ TEST(ConfigErrors, UnknownKeyInPlatformLink) {
 
 TEST(ConfigErrors, UnknownKeyInRouting) {
   TempDir dir;
-  const std::string file = dir.write("s.yaml", with_line(kGood, 8, "    sed: 3"));
+  const std::string file = dir.write("s.yaml", config_with_line(kGood, 8, "    sed: 3"));
   expect_message(load_error(file), file + ":8", "workload.routing.sed", {"unknown key sed"});
 }
 
 TEST(ConfigErrors, KeyOfAnotherRoutingKind) {
   TempDir dir;
-  const std::string file = dir.write("s.yaml", with_line(kGood, 8, "    exponent: 1.5"));
+  const std::string file = dir.write("s.yaml", config_with_line(kGood, 8, "    exponent: 1.5"));
   expect_message(load_error(file), file + ":8", "workload.routing.exponent",
                  {"keys of kind uniform", "belongs to kind zipf"});
 }
 
 TEST(ConfigErrors, WrongTypes) {
   TempDir dir;
-  const std::string text = with_line(kGood, 2, "platform:\n  preset: dgx-h100\n  link:\n    latency_ns: X");
+  const std::string text = config_with_line(kGood, 2, "platform:\n  preset: dgx-h100\n  link:\n    latency_ns: X");
   struct Case { std::string value; std::string got; };
   // Line 5 of `text` is platform.link.latency_ns (a double).
   for (const Case& c : std::vector<Case>{{"abc", "got abc"}, {"\"250\"", "got \"250\""},
                                          {"[1, 2]", "got a list"}, {"", "got nothing"},
                                          {"2e9", "got 2e9"}, {".inf", "got .inf"}}) {
-    const std::string file = dir.write("s.yaml", with_line(text, 5, "    latency_ns: " + c.value));
+    const std::string file = dir.write("s.yaml", config_with_line(text, 5, "    latency_ns: " + c.value));
     expect_message(load_error(file), file + ":5", "platform.link.latency_ns", {"a number in [0, 1000000000]", c.got});
   }
   // uint32_t: no fractions, no negatives; line 5 is workload.tokens_per_gpu.
   for (const char* value : {"1.5", "-3", "abc", "4294967296"}) {
-    const std::string file = dir.write("s.yaml", with_line(kGood, 5, std::string("  tokens_per_gpu: ") + value));
+    const std::string file = dir.write("s.yaml", config_with_line(kGood, 5, std::string("  tokens_per_gpu: ") + value));
     expect_message(load_error(file), file + ":5", "workload.tokens_per_gpu", {"an integer in [1, ", std::string("got ") + value});
   }
   // A string not among its choices.
-  const std::string arbiter = dir.write("a.yaml", with_line(kGood, 2,
+  const std::string arbiter = dir.write("a.yaml", config_with_line(kGood, 2,
       "platform:\n  preset: dgx-h100\n  switch: {arbiter: lottery}"));
   expect_message(load_error(arbiter), arbiter + ":4", "platform.switch.arbiter",
                  {"one of round_robin, fixed_priority, oldest_first", "got lottery"});
-  const std::string dtype = dir.write("d.yaml", with_line(kGood, 5, "  dispatch_dtype: fp4"));
+  const std::string dtype = dir.write("d.yaml", config_with_line(kGood, 5, "  dispatch_dtype: fp4"));
   expect_message(load_error(dtype), dtype + ":5", "workload.dispatch_dtype", {"one of fp8, bf16, fp32"});
   // A mapping where a section is expected.
-  const std::string section = dir.write("m.yaml", with_line(with_line(with_line(kGood, 8, ""), 7, ""), 6, "  routing: uniform"));
+  const std::string section = dir.write("m.yaml", config_with_line(config_with_line(config_with_line(kGood, 8, ""), 7, ""), 6, "  routing: uniform"));
   expect_message(load_error(section), section + ":6", "workload.routing", {"a mapping", "got uniform"});
 }
 
 TEST(ConfigErrors, TopKAboveExperts) {
   TempDir dir;
-  const std::string file = dir.write("s.yaml", with_line(kGood, 4, "  model: {preset: S, experts: 8, top_k: 4}\n  top_k: 9"));
+  const std::string file = dir.write("s.yaml", config_with_line(kGood, 4, "  model: {preset: S, experts: 8, top_k: 4}\n  top_k: 9"));
   expect_message(load_error(file), file + ":5", "workload.top_k", {"top_k <= experts", "top_k 9 with 8 experts"});
 }
 
 TEST(ConfigErrors, ZeroGpus) {
   TempDir dir;
-  const std::string file = dir.write("s.yaml", with_line(kGood, 2, "platform:\n  preset: dgx-h100\n  gpus: 0"));
+  const std::string file = dir.write("s.yaml", config_with_line(kGood, 2, "platform:\n  preset: dgx-h100\n  gpus: 0"));
   expect_message(load_error(file), file + ":4", "platform.gpus", {"an integer in [1, 4096]", "got 0"});
 }
 
 TEST(ConfigErrors, ExpertsNotDivisibleOverGpus) {
   TempDir dir;
-  const std::string file = dir.write("s.yaml", with_line(kGood, 4, "  model: {preset: S, experts: 60}"));
+  const std::string file = dir.write("s.yaml", config_with_line(kGood, 4, "  model: {preset: S, experts: 60}"));
   expect_message(load_error(file), file + ":4", "workload.model.experts", {"divisible", "60 experts over 8 GPUs"});
   // Changing the GPU count instead blames the GPU count.
-  const std::string gpus = dir.write("g.yaml", with_line(kGood, 2, "platform: {preset: dgx-h100, gpus: 6}"));
+  const std::string gpus = dir.write("g.yaml", config_with_line(kGood, 2, "platform: {preset: dgx-h100, gpus: 6}"));
   expect_message(load_error(gpus), gpus + ":2", "platform.gpus", {"64 experts over 6 GPUs"});
 }
 
 TEST(ConfigErrors, NotEnoughSwitchPorts) {
   TempDir dir;
-  const std::string file = dir.write("s.yaml", with_line(kGood, 2,
+  const std::string file = dir.write("s.yaml", config_with_line(kGood, 2,
       "platform:\n  preset: gh200-nvl32\n  switch:\n    ports: 32"));
   expect_message(load_error(file), file + ":5", "platform.switch.ports", {"32 x 2 = 64", "got 32 ports"});
 }
@@ -484,21 +484,21 @@ TEST(ConfigErrors, PartitionsNameEachGpuOfThePlatformOnce) {
 
 TEST(ConfigErrors, LinksPerChipDoesNotMatchSwitchChips) {
   TempDir dir;
-  const std::string file = dir.write("s.yaml", with_line(kGood, 2,
+  const std::string file = dir.write("s.yaml", config_with_line(kGood, 2,
       "platform:\n  preset: dgx-h100\n  links_per_chip: [5, 4, 4]"));
   expect_message(load_error(file), file + ":4", "platform.links_per_chip", {"switch_chips = 4", "got 3 entries"});
-  const std::string zero = dir.write("z.yaml", with_line(kGood, 2,
+  const std::string zero = dir.write("z.yaml", config_with_line(kGood, 2,
       "platform:\n  preset: dgx-h100\n  links_per_chip: [5, 0, 4, 5]"));
   expect_message(load_error(zero), zero + ":4", "platform.links_per_chip[1]", {"got 0"});
 }
 
 TEST(ConfigErrors, MissingTraceFile) {
   TempDir dir;
-  const std::string file = dir.write("s.yaml", with_line(with_line(kGood, 7, "    kind: trace"), 8,
+  const std::string file = dir.write("s.yaml", config_with_line(config_with_line(kGood, 7, "    kind: trace"), 8,
                                                          "    file: nowhere.csv"));
   expect_message(load_error(file), file + ":8", "workload.routing.file",
                  {"a readable trace file", dir.path() + "/nowhere.csv (no such file)"});
-  const std::string missing = dir.write("m.yaml", with_line(with_line(kGood, 7, "    kind: trace"), 8, ""));
+  const std::string missing = dir.write("m.yaml", config_with_line(config_with_line(kGood, 7, "    kind: trace"), 8, ""));
   expect_message(load_error(missing), missing + ":6", "workload.routing.file", {"(required key)"});
 }
 
@@ -522,18 +522,18 @@ TEST(ConfigErrors, MalformedTraceLines) {
   const std::string csv = dir.path() + "/t.csv";
   auto trace_error = [&](const std::string& text) {
     const Scenario s = trace_scenario(dir, text);
-    return error_of([&] { generate_routing(s.workload, s.platform.gpus); });
+    return config_error_of([&] { generate_routing(s.workload, s.platform.gpus); });
   };
   // Lines 1-2 are a comment and a blank line, so token t is on line t + 3.
-  std::string text = with_line(trace_lines(16), 7, "4, x5");
+  std::string text = config_with_line(trace_lines(16), 7, "4, x5");
   EXPECT_EQ(trace_error(text).rfind(csv + ":7: token 4: expected expert IDs (integers)", 0), 0u) << trace_error(text);
-  text = with_line(trace_lines(16), 8, "5");
+  text = config_with_line(trace_lines(16), 8, "5");
   EXPECT_EQ(trace_error(text), csv + ":8: token 5: expected 2 expert IDs (top_k), got 1");
-  text = with_line(trace_lines(16), 9, "6 6");
+  text = config_with_line(trace_lines(16), 9, "6 6");
   EXPECT_EQ(trace_error(text), csv + ":9: token 6: expected 2 distinct expert IDs, got 6 twice");
-  text = with_line(trace_lines(16), 10, "7,64");
+  text = config_with_line(trace_lines(16), 10, "7,64");
   EXPECT_EQ(trace_error(text), csv + ":10: token 7: expected expert IDs in [0, 64), got 64");
-  text = with_line(trace_lines(16), 11, "1 2 3");
+  text = config_with_line(trace_lines(16), 11, "1 2 3");
   EXPECT_EQ(trace_error(text), csv + ":11: token 8: expected 2 expert IDs (top_k), got more");
   EXPECT_EQ(trace_error(trace_lines(15)), csv + ":18: expected 16 token lines (8 GPUs x 2 tokens per GPU), got 15");
   EXPECT_EQ(trace_error(trace_lines(17)).rfind(csv + ":19: expected exactly 16 token lines", 0), 0u);
@@ -541,10 +541,10 @@ TEST(ConfigErrors, MalformedTraceLines) {
 
 TEST(ConfigErrors, UnknownPreset) {
   TempDir dir;
-  const std::string platform = dir.write("p.yaml", with_line(kGood, 2, "platform: dgx-h200"));
+  const std::string platform = dir.write("p.yaml", config_with_line(kGood, 2, "platform: dgx-h200"));
   expect_message(load_error(platform), platform + ":2", "platform",
                  {"one of the platform presets dgx-h100, gb200-nvl72, gh200-nvl32, hgx-b200, hgx-h800, nvl64", "got dgx-h200"});
-  const std::string model = dir.write("m.yaml", with_line(kGood, 4, "  model:\n    preset: XL"));
+  const std::string model = dir.write("m.yaml", config_with_line(kGood, 4, "  model:\n    preset: XL"));
   expect_message(load_error(model), model + ":5", "workload.model.preset",
                  {"one of the model presets", "got XL"});
 }
@@ -553,18 +553,18 @@ TEST(ConfigErrors, BadPresetFileNamesThePresetFile) {
   TempDir dir;
   const std::string preset = dir.write("configs/platforms/broken.yaml",
       "name: broken\nsummary: x\ngpus: 8\nswitch_chips: 1\nlinks_per_chip: [1]\nlink:\n  flit_byte: 16\n");
-  const std::string file = dir.write("s.yaml", with_line(kGood, 2, "platform: broken"));
+  const std::string file = dir.write("s.yaml", config_with_line(kGood, 2, "platform: broken"));
   expect_message(load_error(file, {}, dir.path() + "/configs"), preset + ":7", "link.flit_byte",
                  {"unknown key flit_byte"});
 }
 
 TEST(ConfigErrors, UnknownAndDuplicateScheme) {
   TempDir dir;
-  const std::string unknown = dir.write("u.yaml", with_line(kGood, 9, "schemes:\n  - deepep\n  - dysharp-magic"));
+  const std::string unknown = dir.write("u.yaml", config_with_line(kGood, 9, "schemes:\n  - deepep\n  - dysharp-magic"));
   expect_message(load_error(unknown), unknown + ":11", "schemes[1]", {"one of the schemes deepep", "got dysharp-magic"});
-  const std::string dup = dir.write("d.yaml", with_line(kGood, 9, "schemes: [deepep, deepep]"));
+  const std::string dup = dir.write("d.yaml", config_with_line(kGood, 9, "schemes: [deepep, deepep]"));
   expect_message(load_error(dup), dup + ":9", "schemes[1]", {"each scheme once"});
-  const std::string empty = dir.write("e.yaml", with_line(kGood, 9, "schemes: []"));
+  const std::string empty = dir.write("e.yaml", config_with_line(kGood, 9, "schemes: []"));
   expect_message(load_error(empty), empty + ":9", "schemes", {"a non-empty list"});
 }
 
@@ -601,13 +601,13 @@ TEST(ConfigErrors, MissingFileAndSyntaxError) {
 
 TEST(ConfigErrors, RequiredKeysAndBadName) {
   TempDir dir;
-  const std::string no_kind = dir.write("k.yaml", with_line(kGood, 7, "    # no kind"));
+  const std::string no_kind = dir.write("k.yaml", config_with_line(kGood, 7, "    # no kind"));
   expect_message(load_error(no_kind), no_kind + ":6", "workload.routing.kind", {"(required key)"});
-  const std::string no_name = dir.write("n.yaml", with_line(kGood, 1, ""));
+  const std::string no_name = dir.write("n.yaml", config_with_line(kGood, 1, ""));
   expect_message(load_error(no_name), no_name + ":1", "name", {"(required key)"});
-  const std::string bad_name = dir.write("b.yaml", with_line(kGood, 1, "name: a/b"));
+  const std::string bad_name = dir.write("b.yaml", config_with_line(kGood, 1, "name: a/b"));
   expect_message(load_error(bad_name), bad_name + ":1", "name", {"letters, digits", "got a/b"});
-  const std::string std_zero = dir.write("z.yaml", with_line(with_line(kGood, 7, "    kind: normal"), 8, "    std: 0"));
+  const std::string std_zero = dir.write("z.yaml", config_with_line(config_with_line(kGood, 7, "    kind: normal"), 8, "    std: 0"));
   expect_message(load_error(std_zero), std_zero + ":8", "workload.routing.std", {"a number > 0", "got 0"});
 }
 
@@ -693,7 +693,7 @@ TEST(ConfigLimits, TraceTokensAreBoundedBeforeAnythingIsAllocated) {
   Scenario s = trace_scenario(dir, trace_lines(16));
   s.workload.tokens_per_gpu = 1u << 20;  // 8 GPUs x 2^20 tokens: 2^23 token lines, within the limit
   s.platform.gpus = 32;                  // 32 x 2^20 = 2^25: beyond it
-  const std::string message = error_of([&] { generate_routing(s.workload, s.platform.gpus); });
+  const std::string message = config_error_of([&] { generate_routing(s.workload, s.platform.gpus); });
   EXPECT_NE(message.find("workload.routing.file: expected a trace of at most 16777216 token lines (an input limit), "
                          "got a layer of 33554432 tokens"),
             std::string::npos)
@@ -702,8 +702,8 @@ TEST(ConfigLimits, TraceTokensAreBoundedBeforeAnythingIsAllocated) {
 
 TEST(ConfigLimits, ATraceFieldIsShownPrintably) {
   TempDir dir;
-  const Scenario s = trace_scenario(dir, with_line(trace_lines(16), 7, std::string("4, 5") + '\0' + "1"));
-  const std::string message = error_of([&] { generate_routing(s.workload, s.platform.gpus); });
+  const Scenario s = trace_scenario(dir, config_with_line(trace_lines(16), 7, std::string("4, 5") + '\0' + "1"));
+  const std::string message = config_error_of([&] { generate_routing(s.workload, s.platform.gpus); });
   EXPECT_NE(message.find("got '5\\x001'"), std::string::npos) << message;
 }
 

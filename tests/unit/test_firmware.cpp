@@ -39,7 +39,7 @@ constexpr uint32_t kTokensPerGpu = 3;
 constexpr uint32_t kHidden = 256;
 
 // `chunk_tokens` 1: every remote copy is its own message, as the hand counts below assume.
-std::shared_ptr<const MoeLayerSpec> small_layer(uint32_t chunk_tokens = 1) {
+std::shared_ptr<const MoeLayerSpec> firmware_small_layer(uint32_t chunk_tokens = 1) {
   auto spec = std::make_shared<MoeLayerSpec>();
   spec->software.chunk_tokens = chunk_tokens;
   spec->model.name = "tiny";
@@ -192,7 +192,7 @@ class FirmwareTest : public ::testing::Test {
     return false;
   }
 
-  std::shared_ptr<const MoeLayerSpec> layer_ = small_layer();
+  std::shared_ptr<const MoeLayerSpec> layer_ = firmware_small_layer();
   std::vector<model::GpuMemory> memories_;
   Interpreter interpreter_{memories_};
   NiceMock<MockHal> hal_;
@@ -269,7 +269,7 @@ TEST_F(FirmwareTest, DeepepPlanHasOneCopyPerDestinationGpu) {
 // Chunks of 2: the sends to one destination pair up in token order within each channel, each chunk
 // one message.
 TEST_F(FirmwareTest, DeepepChunksBatchTokensPerDestination) {
-  layer_ = small_layer(2);
+  layer_ = firmware_small_layer(2);
   const LayerPlan plan = build_layer("deepep", layer_);
   const MoeRouting& routing = layer_->routing;
   const auto dests = destinations(routing);
@@ -328,7 +328,7 @@ TEST_F(FirmwareTest, DeepepChunksBatchTokensPerDestination) {
 }
 
 TEST_F(FirmwareTest, VerifyPassesWithChunkedMessages) {
-  layer_ = small_layer(2);
+  layer_ = firmware_small_layer(2);
   const MoeCheckResult r = run_and_verify();
   EXPECT_TRUE(r.passed());
   EXPECT_TRUE(r.violations.empty()) << r.violations.front();
@@ -695,7 +695,7 @@ TEST_F(FirmwareTest, VerifyOfADynamicDispatchNamesWhatIsWrong) {
 // the other SMs (per chunk: the wait for all its rows, padding included, two GEMMs, a signal).
 // Every (token, expert) pair is a row, every (source, expert) padded to the capacity.
 TEST_F(FirmwareTest, TutelPlanPadsEveryExpertToTheCapacityAndPipelinesItsChunks) {
-  auto spec = std::make_shared<MoeLayerSpec>(*small_layer());
+  auto spec = std::make_shared<MoeLayerSpec>(*firmware_small_layer());
   spec->software.tutel_degree = 2;
   spec->software.nccl_channels = 32;
   spec->gpu_sms = 132;
@@ -766,7 +766,7 @@ TEST_F(FirmwareTest, FastermoePlanExchangesPairwiseByDistance) {
 // by where copies (and flags) land; and, for the dynamic ones, one load per token waiting for
 // top_k notifications, taken as they come.
 TEST(Firmware, FusedPlansTileEveryTokenOnceAndWaitForWhatTheyNeed) {
-  auto spec = std::make_shared<MoeLayerSpec>(*small_layer());
+  auto spec = std::make_shared<MoeLayerSpec>(*firmware_small_layer());
   spec->software.tile_tokens = 2;
   spec->gpu_sms = 132;
   const MoeRouting& routing = spec->routing;
@@ -889,11 +889,11 @@ TEST(Firmware, FusedPlansTileEveryTokenOnceAndWaitForWhatTheyNeed) {
 }
 
 TEST(Firmware, UnknownSchemeAndInconsistentRoutingThrow) {
-  EXPECT_THROW(build_layer("no-such-scheme", small_layer()), std::invalid_argument);
-  auto bad = std::make_shared<MoeLayerSpec>(*small_layer());
+  EXPECT_THROW(build_layer("no-such-scheme", firmware_small_layer()), std::invalid_argument);
+  auto bad = std::make_shared<MoeLayerSpec>(*firmware_small_layer());
   bad->routing.expert_ids.pop_back();
   EXPECT_THROW(build_layer("deepep", bad), std::invalid_argument);
-  auto uneven = std::make_shared<MoeLayerSpec>(*small_layer());
+  auto uneven = std::make_shared<MoeLayerSpec>(*firmware_small_layer());
   uneven->routing.experts = 6;  // not divisible by 4 GPUs
   EXPECT_THROW(build_layer("deepep", uneven), std::invalid_argument);
   const auto& names = scheme_names();
@@ -910,7 +910,7 @@ TEST(SchemeRegistry, TraitsAgreeWithThePlans) {
     const SchemeTraits* plan_traits = find_scheme(traits.plan);
     ASSERT_NE(plan_traits, nullptr) << "plan " << traits.plan;
     EXPECT_STREQ(plan_traits->plan, traits.plan) << "a plan scheme runs its own plan";
-    const LayerPlan plan = build_layer(traits.name, small_layer());
+    const LayerPlan plan = build_layer(traits.name, firmware_small_layer());
     EXPECT_EQ(plan.scheme, traits.plan);
     EXPECT_EQ(!plan.multicast_groups.empty(), plan_traits->multicast == SwitchMulticast::groups);
     EXPECT_EQ(!plan.dynamic_objects.empty(), plan_traits->multicast == SwitchMulticast::dynamic_objects);
@@ -961,7 +961,7 @@ namespace {
 // fastermoe's NCCL channels, and every fused kernel's dispatch and combine groups, software and in-switch alike (the
 // same SM split, so that only the communication mechanism differs); GEMM streams issue nothing.
 TEST(SchemeIssueSms, EverySchemeThatStoresFromSmsHoldsItsSenders) {
-  const std::shared_ptr<const MoeLayerSpec> layer = small_layer();
+  const std::shared_ptr<const MoeLayerSpec> layer = firmware_small_layer();
   const SoftwareParams& s = layer->software;
   for (const hw::WorkSequence& seq : build_layer("deepep", layer).sequences) EXPECT_EQ(seq.issue_sms, s.comm_sms / 2);
   for (const char* scheme : {"tutel", "fastermoe"}) {

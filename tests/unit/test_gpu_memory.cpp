@@ -18,7 +18,7 @@ std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
   return v;
 }
 
-std::vector<uint8_t> read(const GpuMemory& m, uint64_t address, size_t n) {
+std::vector<uint8_t> read_memory(const GpuMemory& m, uint64_t address, size_t n) {
   std::vector<uint8_t> v(n, 0xAA);
   m.read(address, v.data(), n);
   return v;
@@ -26,8 +26,8 @@ std::vector<uint8_t> read(const GpuMemory& m, uint64_t address, size_t n) {
 
 TEST(GpuMemory, UnwrittenBytesReadZero) {
   GpuMemory m;
-  EXPECT_EQ(read(m, 0, 64), std::vector<uint8_t>(64, 0));
-  EXPECT_EQ(read(m, 0x7fff'ffff'fff0, 40), std::vector<uint8_t>(40, 0));
+  EXPECT_EQ(read_memory(m, 0, 64), std::vector<uint8_t>(64, 0));
+  EXPECT_EQ(read_memory(m, 0x7fff'ffff'fff0, 40), std::vector<uint8_t>(40, 0));
   EXPECT_EQ(m.write_count(12345), 0u);
   EXPECT_EQ(m.sparse_granules(), 0u);
 }
@@ -36,9 +36,9 @@ TEST(GpuMemory, RoundTripAcrossGranuleBoundaries) {
   GpuMemory m;
   const auto data = pattern(45, 3);
   m.write(0x1009, data.data(), data.size());  // 0x1009 .. 0x1035: granules 0x1000, 0x1010, 0x1020, 0x1030
-  EXPECT_EQ(read(m, 0x1009, 45), data);
+  EXPECT_EQ(read_memory(m, 0x1009, 45), data);
   // Neighbours of the written range stay zero.
-  const auto around = read(m, 0x1000, 64);
+  const auto around = read_memory(m, 0x1000, 64);
   for (size_t i = 0; i < 64; ++i) {
     const bool inside = i >= 9 && i < 9 + 45;
     EXPECT_EQ(around[i], inside ? data[i - 9] : 0) << "byte " << i;
@@ -46,7 +46,7 @@ TEST(GpuMemory, RoundTripAcrossGranuleBoundaries) {
   // A partial overwrite keeps the rest of the granule.
   const uint8_t two[2] = {0xEE, 0xFF};
   m.write(0x100F, two, 2);
-  const auto after = read(m, 0x1009, 45);
+  const auto after = read_memory(m, 0x1009, 45);
   EXPECT_EQ(after[6], 0xEE);
   EXPECT_EQ(after[7], 0xFF);
   EXPECT_EQ(after[5], data[5]);
@@ -85,7 +85,7 @@ TEST(GpuMemory, ReadCountedEqualsReadPlusWriteCount) {
     std::vector<uint8_t> got(16, 0xAA);
     const uint32_t writes = m.read_counted(address, got.data(), 16);
     EXPECT_EQ(writes, m.write_count(address));
-    EXPECT_EQ(got, read(m, address, 16));
+    EXPECT_EQ(got, read_memory(m, address, 16));
   }
   std::vector<uint8_t> got(16);
   EXPECT_EQ(m.read_counted(0x10040, got.data(), 16), 2u);
@@ -110,7 +110,7 @@ TEST(GpuMemory, DenseLookupAgreesWithSparseForAnyStride) {
       const std::vector<uint8_t> data = pattern(16, static_cast<uint8_t>(i));
       dense.write(address, data.data(), 16);
       sparse.write(address, data.data(), 16);
-      ASSERT_EQ(read(dense, address, 16), read(sparse, address, 16)) << "address " << address;
+      ASSERT_EQ(read_memory(dense, address, 16), read_memory(sparse, address, 16)) << "address " << address;
       ASSERT_EQ(dense.write_count(address), sparse.write_count(address)) << "address " << address;
     }
   }
@@ -141,7 +141,7 @@ TEST(GpuMemory, StridedAccessEqualsElementByElement) {
     std::vector<uint32_t> counts(n, 99);
     bulk.read_strided(at, step, n, 16, got.data(), counts.data());
     for (uint64_t i = 0; i < n; ++i) {
-      EXPECT_EQ(std::vector<uint8_t>(got.begin() + i * 16, got.begin() + (i + 1) * 16), read(single, at + i * step, 16))
+      EXPECT_EQ(std::vector<uint8_t>(got.begin() + i * 16, got.begin() + (i + 1) * 16), read_memory(single, at + i * step, 16))
           << "element " << i;
       EXPECT_EQ(counts[i], single.write_count(at + i * step)) << "element " << i;
     }
@@ -191,15 +191,15 @@ TEST(GpuMemory, DeclaredBuffersBehaveLikeSparseMemory) {
     dense.write(address, data.data(), length);
   }
   for (uint64_t a = kBase - 64; a < kBase + kElements * kElement + 64; a += 16) {
-    EXPECT_EQ(read(dense, a, 16), read(sparse, a, 16)) << std::hex << "address 0x" << a;
+    EXPECT_EQ(read_memory(dense, a, 16), read_memory(sparse, a, 16)) << std::hex << "address 0x" << a;
     EXPECT_EQ(dense.write_count(a), sparse.write_count(a)) << std::hex << "address 0x" << a;
   }
   // Spot checks that the comparison above is not vacuous.
-  EXPECT_EQ(read(dense, kBase + 5 * kElement + 32, 16), early);
+  EXPECT_EQ(read_memory(dense, kBase + 5 * kElement + 32, 16), early);
   EXPECT_EQ(dense.write_count(kBase + 3 * kElement), 2u);
   EXPECT_EQ(dense.write_count(kBase + 9 * kElement), 2u);
   EXPECT_EQ(dense.write_count(kBase + 2 * kElement), 0u);
-  EXPECT_EQ(read(dense, kBase + 2 * kElement, 16), std::vector<uint8_t>(16, 0));
+  EXPECT_EQ(read_memory(dense, kBase + 2 * kElement, 16), std::vector<uint8_t>(16, 0));
 }
 
 TEST(GpuMemory, GranulesWrittenBeforeTheDeclarationSurvive) {
@@ -207,7 +207,7 @@ TEST(GpuMemory, GranulesWrittenBeforeTheDeclarationSurvive) {
   const auto data = pattern(16, 42);
   m.write(0x8000 + 2 * 32, data.data(), 16);  // leading granule of element 2
   m.declare_buffer(0x8000, 32, 8);
-  EXPECT_EQ(read(m, 0x8000 + 2 * 32, 16), data);
+  EXPECT_EQ(read_memory(m, 0x8000 + 2 * 32, 16), data);
   EXPECT_EQ(m.write_count(0x8000 + 2 * 32), 1u);
   m.write(0x8000 + 2 * 32, data.data(), 16);
   EXPECT_EQ(m.write_count(0x8000 + 2 * 32), 2u);
@@ -222,8 +222,8 @@ TEST(GpuMemory, UnalignedOrOverlappingDeclarationsAreHarmless) {
   m.declare_buffer(0xB000, 32, 0);  // empty: ignored
   m.write(0x9010, data.data(), 16);
   m.write(0xA008, data.data(), 16);
-  EXPECT_EQ(read(m, 0x9010, 16), data);
-  EXPECT_EQ(read(m, 0xA008, 16), data);
+  EXPECT_EQ(read_memory(m, 0x9010, 16), data);
+  EXPECT_EQ(read_memory(m, 0xA008, 16), data);
   EXPECT_EQ(m.write_count(0x9010), 1u);
   EXPECT_EQ(m.write_count(0xA008), 1u);
   EXPECT_EQ(m.write_count(0xA010), 1u);

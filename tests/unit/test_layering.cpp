@@ -23,7 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using nvsvp::test::read_text;
 
-const fs::path kRoot = NVSVP_SOURCE_DIR;
+using nvsvp::test::source_root;
 
 // The targets of the #include directives in `text`.
 std::vector<std::string> includes_of(const std::string& text) {
@@ -41,7 +41,7 @@ std::vector<std::string> includes_of(const std::string& text) {
 std::map<std::string, std::vector<std::string>> scan(const fs::path& dir) {
   std::map<std::string, std::vector<std::string>> files;
   for (const fs::path& file : nvsvp::test::cpp_sources_under(dir)) {
-    files[fs::relative(file, kRoot).string()] = includes_of(read_text(file));
+    files[fs::relative(file, source_root()).string()] = includes_of(read_text(file));
   }
   return files;
 }
@@ -81,7 +81,7 @@ TEST(Layering, FirmwareUsesOnlyHwAndFwHeaders) {
 TEST(Layering, SwitchFirmwareStandsAlone) {
   const auto files = scan("firmware/switch");
   ASSERT_GE(files.size(), 8u) << "the scan found too few switch firmware files to mean anything";
-  const fs::path own = kRoot / "firmware/switch/include";
+  const fs::path own = source_root() / "firmware/switch/include";
   for (const auto& [file, includes] : files) {
     for (const std::string& inc : includes) {
       if (!starts_with(inc, "nvsvp/")) continue;
@@ -135,7 +135,7 @@ TEST(Layering, HwHeadersAreSystemCFree) {
 
 // A model header that calls itself SystemC-free must not reach SystemC through its includes.
 TEST(Layering, HeadersMarkedSystemCFreeAreSo) {
-  const fs::path include_dir = kRoot / "tlm_models/include";
+  const fs::path include_dir = source_root() / "tlm_models/include";
   int marked = 0;
   for (const auto& entry : fs::recursive_directory_iterator(include_dir / "nvsvp/model")) {
     const std::string text = read_text(entry.path());
@@ -183,14 +183,14 @@ const std::set<std::string> kSystemCFreePlatformFolders{"support", "config", "la
 // The folder of platform/ that holds the public header `include` (nvsvp/platform/...), or "".
 std::string owner_of(const std::string& include) {
   for (const auto& [folder, allowed] : platform_directions()) {
-    if (fs::exists(kRoot / "platform" / folder / "include" / include)) return folder;
+    if (fs::exists(source_root() / "platform" / folder / "include" / include)) return folder;
   }
   return "";
 }
 
 // A model header that pulls SystemC in: one not marked SystemC-free, or one that reaches SystemC.
 bool model_header_pulls_in_systemc(const std::string& include) {
-  const fs::path file = kRoot / "tlm_models/include" / include;
+  const fs::path file = source_root() / "tlm_models/include" / include;
   return !fs::exists(file) || read_text(file).find("SystemC-free") == std::string::npos;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "../common/test_support.hpp"
+#include "../common/test_workloads.hpp"
 #include "nvsvp/fw/replication_phase.hpp"
 #include "nvsvp/platform/layer_spec.hpp"
 #include "nvsvp/platform/runner.hpp"
@@ -29,11 +30,7 @@ std::shared_ptr<const fw::MoeLayerSpec> layer_of(const std::string& replication,
   return make_layer_spec(load_scenario(dir.write("s.yaml", text), {}, test::config_dir()));
 }
 
-double max_over_mean(const std::vector<double>& load) {
-  double total = 0.0;
-  for (double l : load) total += l;
-  return *std::max_element(load.begin(), load.end()) * load.size() / total;
-}
+using test::max_over_mean;
 
 // Placed from this layer's own popularity the static replicas level it; placed from another
 // batch's (the hot experts have moved) they mostly sit on experts that are no longer hot.

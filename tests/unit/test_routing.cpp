@@ -155,10 +155,7 @@ TEST(Routing, LargerNormalStdGivesMoreSkewedLoads) {
   EXPECT_NEAR(coefficient_of_variation(expert_counts(generate_routing(tiny, 32))), uniform_cv, 0.02);
 }
 
-double max_over_mean(const std::vector<double>& load) {
-  const double total = std::accumulate(load.begin(), load.end(), 0.0);
-  return *std::max_element(load.begin(), load.end()) * static_cast<double>(load.size()) / total;
-}
+using test::max_over_mean;
 
 // `std` is relative to the mean selection probability (docs/decisions.md, "Routing normal: std is
 // relative to the mean"): the study's range 0.01-0.05 gives every model of the study the same

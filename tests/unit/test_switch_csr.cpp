@@ -28,7 +28,7 @@ SwitchCsrConfig config(uint32_t ports = 16, uint32_t slots = 4) {
   return c;
 }
 
-uint32_t read(SwitchCsr& csr, uint32_t offset) {
+uint32_t read_register(SwitchCsr& csr, uint32_t offset) {
   uint32_t value = 0xDEADBEEF;
   EXPECT_EQ(csr.read(offset, value), RegisterAccess::ok) << "offset 0x" << std::hex << offset;
   return value;
@@ -55,14 +55,14 @@ RegisterAccess make_group(SwitchCsr& csr, uint32_t slot, uint64_t base, uint64_t
 
 TEST(SwitchCsr, IdentityRegistersReportTheChip) {
   SwitchCsr csr(config());
-  EXPECT_EQ(read(csr, regs::kId), regs::kIdValue);
-  EXPECT_EQ(read(csr, regs::kVersion), regs::kVersionValue);
-  EXPECT_EQ(read(csr, regs::kChipIndex), 3u);
-  EXPECT_EQ(read(csr, regs::kPortCount), 16u);
-  EXPECT_EQ(read(csr, regs::kMulticastSlots), 4u);
-  EXPECT_EQ(read(csr, regs::kReductionContexts), 2u);
-  EXPECT_EQ(read(csr, regs::kRouteEntries), SwitchCsr::kRouteTableEntries);
-  EXPECT_EQ(read(csr, regs::kErrorStatus), 0u);
+  EXPECT_EQ(read_register(csr, regs::kId), regs::kIdValue);
+  EXPECT_EQ(read_register(csr, regs::kVersion), regs::kVersionValue);
+  EXPECT_EQ(read_register(csr, regs::kChipIndex), 3u);
+  EXPECT_EQ(read_register(csr, regs::kPortCount), 16u);
+  EXPECT_EQ(read_register(csr, regs::kMulticastSlots), 4u);
+  EXPECT_EQ(read_register(csr, regs::kReductionContexts), 2u);
+  EXPECT_EQ(read_register(csr, regs::kRouteEntries), SwitchCsr::kRouteTableEntries);
+  EXPECT_EQ(read_register(csr, regs::kErrorStatus), 0u);
   EXPECT_EQ(csr.error_status(), 0u) << "reading is no error";
 }
 
@@ -77,8 +77,8 @@ TEST(SwitchCsr, ReadOnlyRegistersRefuseWrites) {
     EXPECT_EQ(csr.error_status(), uint32_t{regs::error_bad_register_access});
     ASSERT_EQ(csr.write(regs::kErrorStatus, regs::error_bad_register_access), RegisterAccess::ok);
   }
-  EXPECT_EQ(read(csr, regs::kId), regs::kIdValue) << "the refused write changed nothing";
-  EXPECT_EQ(read(csr, regs::kPortCount), 16u);
+  EXPECT_EQ(read_register(csr, regs::kId), regs::kIdValue) << "the refused write changed nothing";
+  EXPECT_EQ(read_register(csr, regs::kPortCount), 16u);
 }
 
 TEST(SwitchCsr, UnalignedAndUnknownOffsetsReadZeroAndSetTheError) {
@@ -118,14 +118,14 @@ TEST(SwitchCsr, ErrorStatusIsStickyAndWriteOneClears) {
   csr.raise_error(regs::error_no_route);
   csr.raise_error(regs::error_not_a_member);
   csr.raise_error(regs::error_no_route);  // again: still one bit
-  EXPECT_EQ(read(csr, regs::kErrorStatus), uint32_t{regs::error_no_route | regs::error_not_a_member});
+  EXPECT_EQ(read_register(csr, regs::kErrorStatus), uint32_t{regs::error_no_route | regs::error_not_a_member});
   // Writing 0 clears nothing; writing 1 clears that bit only.
   ASSERT_EQ(csr.write(regs::kErrorStatus, 0), RegisterAccess::ok);
-  EXPECT_EQ(read(csr, regs::kErrorStatus), uint32_t{regs::error_no_route | regs::error_not_a_member});
+  EXPECT_EQ(read_register(csr, regs::kErrorStatus), uint32_t{regs::error_no_route | regs::error_not_a_member});
   ASSERT_EQ(csr.write(regs::kErrorStatus, regs::error_no_route), RegisterAccess::ok);
-  EXPECT_EQ(read(csr, regs::kErrorStatus), uint32_t{regs::error_not_a_member});
+  EXPECT_EQ(read_register(csr, regs::kErrorStatus), uint32_t{regs::error_not_a_member});
   ASSERT_EQ(csr.write(regs::kErrorStatus, regs::error_not_a_member), RegisterAccess::ok);
-  EXPECT_EQ(read(csr, regs::kErrorStatus), 0u);
+  EXPECT_EQ(read_register(csr, regs::kErrorStatus), 0u);
 }
 
 TEST(SwitchCsr, InterruptPendingIsStatusAndEnableAndDrivesTheLine) {
@@ -133,12 +133,12 @@ TEST(SwitchCsr, InterruptPendingIsStatusAndEnableAndDrivesTheLine) {
   std::vector<bool> levels;
   csr.on_interrupt_change([&](bool line) { levels.push_back(line); });
   csr.raise_error(regs::error_no_route);
-  EXPECT_EQ(read(csr, regs::kIntPending), 0u) << "not enabled";
+  EXPECT_EQ(read_register(csr, regs::kIntPending), 0u) << "not enabled";
   EXPECT_FALSE(csr.interrupt_line());
   // Enabling a bit that is already set raises the line at once; undefined bits stay 0.
   ASSERT_EQ(csr.write(regs::kIntEnable, 0xFFFF'FFFF), RegisterAccess::ok);
-  EXPECT_EQ(read(csr, regs::kIntEnable), SwitchCsr::kErrorBits);
-  EXPECT_EQ(read(csr, regs::kIntPending), uint32_t{regs::error_no_route});
+  EXPECT_EQ(read_register(csr, regs::kIntEnable), SwitchCsr::kErrorBits);
+  EXPECT_EQ(read_register(csr, regs::kIntPending), uint32_t{regs::error_no_route});
   EXPECT_TRUE(csr.interrupt_line());
   csr.raise_error(regs::error_reduction);  // the line is already high: no second edge
   ASSERT_EQ(csr.write(regs::kErrorStatus, regs::error_no_route), RegisterAccess::ok);
@@ -149,7 +149,7 @@ TEST(SwitchCsr, InterruptPendingIsStatusAndEnableAndDrivesTheLine) {
   csr.raise_error(regs::error_not_a_member);
   ASSERT_EQ(csr.write(regs::kIntEnable, regs::error_no_route), RegisterAccess::ok);
   EXPECT_FALSE(csr.interrupt_line());
-  EXPECT_EQ(read(csr, regs::kErrorStatus), uint32_t{regs::error_not_a_member});
+  EXPECT_EQ(read_register(csr, regs::kErrorStatus), uint32_t{regs::error_not_a_member});
   EXPECT_EQ(levels, (std::vector<bool>{true, false, true, false}));
 }
 
@@ -158,18 +158,18 @@ TEST(SwitchCsr, CountersReadAsACoherentLoHiPair) {
   csr.count(SwitchCounter::forwarded_requests, 0x1'FFFF'FFFEull);
   csr.count(SwitchCounter::forwarded_responses, 5);
   csr.count(SwitchCounter::access_errors);
-  EXPECT_EQ(read(csr, regs::kCounterForwardedRequests), 0xFFFF'FFFEu);
+  EXPECT_EQ(read_register(csr, regs::kCounterForwardedRequests), 0xFFFF'FFFEu);
   // The counter carries into the upper half between the two reads: HI still gives the upper
   // half that belongs to the LO just read.
   csr.count(SwitchCounter::forwarded_requests, 2);
-  EXPECT_EQ(read(csr, regs::kCounterForwardedRequests + 4), 1u);
-  EXPECT_EQ(read(csr, regs::kCounterForwardedRequests), 0u);
-  EXPECT_EQ(read(csr, regs::kCounterForwardedRequests + 4), 2u);
+  EXPECT_EQ(read_register(csr, regs::kCounterForwardedRequests + 4), 1u);
+  EXPECT_EQ(read_register(csr, regs::kCounterForwardedRequests), 0u);
+  EXPECT_EQ(read_register(csr, regs::kCounterForwardedRequests + 4), 2u);
   EXPECT_EQ(csr.counter(SwitchCounter::forwarded_requests), 0x2'0000'0000ull);
-  EXPECT_EQ(read(csr, regs::kCounterForwardedResponses), 5u);
-  EXPECT_EQ(read(csr, regs::kCounterForwardedResponses + 4), 0u);
-  EXPECT_EQ(read(csr, regs::kCounterAccessErrors), 1u);
-  EXPECT_EQ(read(csr, regs::kCounterReplications), 0u);
+  EXPECT_EQ(read_register(csr, regs::kCounterForwardedResponses), 5u);
+  EXPECT_EQ(read_register(csr, regs::kCounterForwardedResponses + 4), 0u);
+  EXPECT_EQ(read_register(csr, regs::kCounterAccessErrors), 1u);
+  EXPECT_EQ(read_register(csr, regs::kCounterReplications), 0u);
   EXPECT_EQ(csr.error_status(), 0u);
 }
 
@@ -179,9 +179,9 @@ TEST(SwitchCsr, RouteEntriesAreDecodedForTheDatapath) {
   EXPECT_EQ(csr.route_ports(5), (std::vector<uint16_t>{2, 3}));
   ASSERT_EQ(csr.write(regs::route_word(5, 1), 0x80), RegisterAccess::ok);  // port 39
   EXPECT_EQ(csr.route_ports(5), (std::vector<uint16_t>{2, 3, 39}));
-  EXPECT_EQ(read(csr, regs::route_word(5, 0)), 0b1100u);
-  EXPECT_EQ(read(csr, regs::route_word(5, 1)), 0x80u);
-  EXPECT_EQ(read(csr, regs::route_word(5, 2)), 0u);
+  EXPECT_EQ(read_register(csr, regs::route_word(5, 0)), 0b1100u);
+  EXPECT_EQ(read_register(csr, regs::route_word(5, 1)), 0x80u);
+  EXPECT_EQ(read_register(csr, regs::route_word(5, 2)), 0u);
   EXPECT_TRUE(csr.route_ports(6).empty());
   EXPECT_TRUE(csr.route_ports(1000).empty()) << "beyond the table: no route, no crash";
   // A port the chip does not have (40) is refused and the entry keeps its value.
@@ -192,7 +192,7 @@ TEST(SwitchCsr, RouteEntriesAreDecodedForTheDatapath) {
   EXPECT_EQ(csr.route_ports(5), (std::vector<uint16_t>{2, 3, 39}));
   // The C++ shortcut writes the same state.
   csr.set_route_ports(7, {9, 1});
-  EXPECT_EQ(read(csr, regs::route_word(7, 0)), 0x202u);
+  EXPECT_EQ(read_register(csr, regs::route_word(7, 0)), 0x202u);
   EXPECT_EQ(csr.route_ports(7), (std::vector<uint16_t>{1, 9}));
   EXPECT_THROW(csr.set_route_ports(7, {40}), std::out_of_range);
   EXPECT_THROW(csr.set_route_ports(SwitchCsr::kRouteTableEntries, {1}), std::out_of_range);
@@ -203,17 +203,17 @@ TEST(SwitchCsr, ChipsOfUpTo128PortsAndGpus) {
   EXPECT_EQ(SwitchCsr::kRouteTableEntries, 128u);
   EXPECT_EQ(SwitchCsr::kMaxPorts, 128u);
   SwitchCsr csr(config(72));
-  EXPECT_EQ(read(csr, regs::kPortCount), 72u);
-  EXPECT_EQ(read(csr, regs::kRouteEntries), 128u);
+  EXPECT_EQ(read_register(csr, regs::kPortCount), 72u);
+  EXPECT_EQ(read_register(csr, regs::kRouteEntries), 128u);
   ASSERT_EQ(csr.write(regs::route_word(127, 2), 1u << 7), RegisterAccess::ok);  // GPU 127 via port 71
   EXPECT_EQ(csr.route_ports(127), (std::vector<uint16_t>{71}));
-  EXPECT_EQ(read(csr, regs::route_word(127, 2)), 0x80u);
+  EXPECT_EQ(read_register(csr, regs::route_word(127, 2)), 0x80u);
   EXPECT_EQ(csr.write(regs::route_word(127, 2), 1u << 8), RegisterAccess::rejected_value) << "port 72";
   EXPECT_EQ(csr.route_ports(127), (std::vector<uint16_t>{71}));
   ASSERT_EQ(csr.write(regs::kErrorStatus, ~0u), RegisterAccess::ok);
 
   EXPECT_EQ(make_group(csr, 1, 0, 2 * kMiB, hw::GpuMask{}.set(3).set(70)), RegisterAccess::ok);
-  EXPECT_EQ(read(csr, regs::group_register(1, regs::group_members_word(2))), 1u << 6);
+  EXPECT_EQ(read_register(csr, regs::group_register(1, regs::group_members_word(2))), 1u << 6);
   const MulticastGroup* g = csr.group_for(kMiB);
   ASSERT_NE(g, nullptr);
   EXPECT_TRUE(g->has_member(70));
@@ -221,8 +221,8 @@ TEST(SwitchCsr, ChipsOfUpTo128PortsAndGpus) {
   EXPECT_EQ(g->members.count(), 2u);
 
   csr.set_port_link_down(70, true);
-  EXPECT_EQ(read(csr, regs::link_down_ports_word(2)), 1u << 6);
-  EXPECT_EQ(read(csr, regs::link_down_ports_word(0)), 0u);
+  EXPECT_EQ(read_register(csr, regs::link_down_ports_word(2)), 1u << 6);
+  EXPECT_EQ(read_register(csr, regs::link_down_ports_word(0)), 0u);
   EXPECT_EQ(csr.error_status(), uint32_t{regs::error_link_state});
   EXPECT_THROW(csr.set_port_link_down(72, true), std::out_of_range);
 
@@ -234,9 +234,9 @@ TEST(SwitchCsr, ChipsOfUpTo128PortsAndGpus) {
 TEST(SwitchCsr, ValidGroupIsFoundByAddress) {
   SwitchCsr csr(config());
   EXPECT_EQ(make_group(csr, 2, 64 * kMiB, 4 * kMiB, 0b101, 0x1000'0000), RegisterAccess::ok);
-  EXPECT_EQ(read(csr, regs::group_register(2, regs::kGroupControl)), 1u);
-  EXPECT_EQ(read(csr, regs::group_register(2, regs::group_members_word(0))), 0b101u);
-  EXPECT_EQ(read(csr, regs::group_register(2, regs::group_members_word(3))), 0u);
+  EXPECT_EQ(read_register(csr, regs::group_register(2, regs::kGroupControl)), 1u);
+  EXPECT_EQ(read_register(csr, regs::group_register(2, regs::group_members_word(0))), 0b101u);
+  EXPECT_EQ(read_register(csr, regs::group_register(2, regs::group_members_word(3))), 0u);
   const MulticastGroup* g = csr.group_for(64 * kMiB + 100);
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g, &csr.group(2));
@@ -277,7 +277,7 @@ TEST(SwitchCsr, MalformedGroupsStayInvalid) {
     SwitchCsr csr(config());
     EXPECT_EQ(make_group(csr, 1, c.base, c.size, c.members, c.local), RegisterAccess::rejected_value);
     EXPECT_EQ(csr.error_status(), uint32_t{regs::error_bad_register_access});
-    EXPECT_EQ(read(csr, regs::group_register(1, regs::kGroupControl)), 0u);
+    EXPECT_EQ(read_register(csr, regs::group_register(1, regs::kGroupControl)), 0u);
     EXPECT_FALSE(csr.group(1).valid);
     EXPECT_EQ(csr.group_for(c.base), nullptr);
   }
@@ -306,7 +306,7 @@ TEST(SwitchCsr, FieldsOfAValidGroupAreLocked) {
   // Setting valid again is no change and no error; reserved CONTROL bits read as 0.
   ASSERT_EQ(csr.write(regs::kErrorStatus, ~0u), RegisterAccess::ok);
   EXPECT_EQ(csr.write(regs::group_register(0, regs::kGroupControl), 0xFF), RegisterAccess::ok);
-  EXPECT_EQ(read(csr, regs::group_register(0, regs::kGroupControl)), 1u);
+  EXPECT_EQ(read_register(csr, regs::group_register(0, regs::kGroupControl)), 1u);
   EXPECT_EQ(csr.error_status(), 0u);
   // Invalidated, the group may change.
   ASSERT_EQ(csr.write(regs::group_register(0, regs::kGroupControl), 0), RegisterAccess::ok);
@@ -323,8 +323,8 @@ TEST(SwitchCsr, ReductionContextPoolCountsAndRefusesWhenFull) {
   EXPECT_EQ(csr.error_status(), uint32_t{regs::error_context_pool_exhausted});
   csr.release_reduction_context();
   csr.release_reduction_context();
-  EXPECT_EQ(read(csr, regs::kContextsInUse), 2u);
-  EXPECT_EQ(read(csr, regs::kContextsPeak), 4u);
+  EXPECT_EQ(read_register(csr, regs::kContextsInUse), 2u);
+  EXPECT_EQ(read_register(csr, regs::kContextsPeak), 4u);
   csr.release_reduction_context();
   csr.release_reduction_context();
   EXPECT_THROW(csr.release_reduction_context(), std::logic_error);
@@ -334,9 +334,9 @@ TEST(SwitchCsr, ReductionContextPoolCountsAndRefusesWhenFull) {
 // REDUCTION_CONTEXTS) while none is in use, and the pool then holds ports x that many.
 TEST(SwitchCsr, ContextsEnabledSizesThePool) {
   SwitchCsr csr(config(2));  // 2 ports x 2 contexts
-  EXPECT_EQ(read(csr, regs::kContextsEnabled), 2u) << "every context enabled after reset";
+  EXPECT_EQ(read_register(csr, regs::kContextsEnabled), 2u) << "every context enabled after reset";
   ASSERT_EQ(csr.write(regs::kContextsEnabled, 1), RegisterAccess::ok);
-  EXPECT_EQ(read(csr, regs::kContextsEnabled), 1u);
+  EXPECT_EQ(read_register(csr, regs::kContextsEnabled), 1u);
   EXPECT_EQ(csr.reduction_contexts_enabled(), 1u);
   ASSERT_EQ(csr.reduction_context_capacity(), 2u);
   EXPECT_TRUE(csr.acquire_reduction_context());
@@ -351,25 +351,25 @@ TEST(SwitchCsr, ContextsEnabledSizesThePool) {
   csr.release_reduction_context();
   EXPECT_EQ(csr.write(regs::kContextsEnabled, 0), RegisterAccess::rejected_value);
   EXPECT_EQ(csr.write(regs::kContextsEnabled, 3), RegisterAccess::rejected_value);
-  EXPECT_EQ(read(csr, regs::kContextsEnabled), 1u) << "a refused write changes nothing";
+  EXPECT_EQ(read_register(csr, regs::kContextsEnabled), 1u) << "a refused write changes nothing";
   EXPECT_EQ(csr.error_status(), uint32_t{regs::error_bad_register_access});
   ASSERT_EQ(csr.write(regs::kContextsEnabled, 2), RegisterAccess::ok) << "the pool is idle again";
   EXPECT_EQ(csr.reduction_context_capacity(), 4u);
   ASSERT_EQ(csr.write(regs::kContextsEnabled, 1), RegisterAccess::ok);
   csr.reset();
-  EXPECT_EQ(read(csr, regs::kContextsEnabled), 2u);
+  EXPECT_EQ(read_register(csr, regs::kContextsEnabled), 2u);
   EXPECT_EQ(csr.reduction_context_capacity(), 4u);
 }
 
 TEST(SwitchCsr, DynamicExpertsPerGpuIsWritableWithin16Bits) {
   SwitchCsr csr(config());
-  EXPECT_EQ(read(csr, regs::kDynamicExpertsPerGpu), 0u) << "dynamic multimem starts unconfigured";
+  EXPECT_EQ(read_register(csr, regs::kDynamicExpertsPerGpu), 0u) << "dynamic multimem starts unconfigured";
   ASSERT_EQ(csr.write(regs::kDynamicExpertsPerGpu, 8), RegisterAccess::ok);
-  EXPECT_EQ(read(csr, regs::kDynamicExpertsPerGpu), 8u);
+  EXPECT_EQ(read_register(csr, regs::kDynamicExpertsPerGpu), 8u);
   EXPECT_EQ(csr.dynamic_experts_per_gpu(), 8u);
   EXPECT_EQ(csr.write(regs::kDynamicExpertsPerGpu, 0x10000), RegisterAccess::rejected_value);
   EXPECT_EQ(csr.dynamic_experts_per_gpu(), 8u) << "a refused write changes nothing";
-  EXPECT_EQ(read(csr, regs::kErrorStatus), uint32_t{regs::error_bad_register_access});
+  EXPECT_EQ(read_register(csr, regs::kErrorStatus), uint32_t{regs::error_bad_register_access});
   ASSERT_EQ(csr.write(regs::kDynamicExpertsPerGpu, regs::kMaxDynamicExpertsPerGpu), RegisterAccess::ok);
   csr.reset();
   EXPECT_EQ(csr.dynamic_experts_per_gpu(), 0u);
@@ -387,10 +387,10 @@ TEST(SwitchCsr, ResetRestoresResetValues) {
   csr.reset();
   EXPECT_TRUE(csr.route_ports(1).empty());
   EXPECT_EQ(csr.group_for(0), nullptr);
-  EXPECT_EQ(read(csr, regs::group_register(0, regs::kGroupBaseLo)), 0u);
+  EXPECT_EQ(read_register(csr, regs::group_register(0, regs::kGroupBaseLo)), 0u);
   EXPECT_EQ(csr.counter(SwitchCounter::evictions), 0u);
-  EXPECT_EQ(read(csr, regs::kIntEnable), 0u);
-  EXPECT_EQ(read(csr, regs::kErrorStatus), 0u);
+  EXPECT_EQ(read_register(csr, regs::kIntEnable), 0u);
+  EXPECT_EQ(read_register(csr, regs::kErrorStatus), 0u);
   EXPECT_EQ(levels, (std::vector<bool>{true, false}));
 }
 
@@ -402,7 +402,7 @@ TEST(SwitchCsr, PortPartitionsDecideWhichGpusAPortReaches) {
   csr.set_route_ports(2, {3});
   csr.set_route_ports(3, {4, 5});
   EXPECT_FALSE(csr.partitioned()) << "all ports 0 after reset: one partition";
-  EXPECT_EQ(read(csr, regs::port_partition_register(15)), 0u);
+  EXPECT_EQ(read_register(csr, regs::port_partition_register(15)), 0u);
 
   // {GPU 0, GPU 1} in 7, GPU 2 in 9, GPU 3 isolated.
   for (const auto& [port, id] : std::vector<std::pair<uint32_t, uint32_t>>{
@@ -410,7 +410,7 @@ TEST(SwitchCsr, PortPartitionsDecideWhichGpusAPortReaches) {
     ASSERT_EQ(csr.write(regs::port_partition_register(port), id), RegisterAccess::ok);
   }
   EXPECT_TRUE(csr.partitioned());
-  EXPECT_EQ(read(csr, regs::port_partition_register(2)), 7u);
+  EXPECT_EQ(read_register(csr, regs::port_partition_register(2)), 7u);
   EXPECT_EQ(csr.gpu_partition(0), 7u);
   EXPECT_EQ(csr.gpu_partition(2), 9u);
   EXPECT_TRUE(csr.may_reach(0, 1));
@@ -430,15 +430,15 @@ TEST(SwitchCsr, PortPartitionsDecideWhichGpusAPortReaches) {
 
   // Refusals are counted in their own 64-bit counter.
   csr.count(SwitchCounter::partition_errors, 3);
-  EXPECT_EQ(read(csr, regs::kCounterPartitionErrors), 3u);
-  EXPECT_EQ(read(csr, regs::kCounterPartitionErrors + 4), 0u);
-  EXPECT_EQ(read(csr, regs::kCounterAccessErrors), 0u);
+  EXPECT_EQ(read_register(csr, regs::kCounterPartitionErrors), 3u);
+  EXPECT_EQ(read_register(csr, regs::kCounterPartitionErrors + 4), 0u);
+  EXPECT_EQ(read_register(csr, regs::kCounterAccessErrors), 0u);
   ASSERT_EQ(csr.write(regs::kIntEnable, regs::error_partition), RegisterAccess::ok);
-  EXPECT_EQ(read(csr, regs::kIntEnable), uint32_t{regs::error_partition}) << "bit 9 is a defined error bit";
+  EXPECT_EQ(read_register(csr, regs::kIntEnable), uint32_t{regs::error_partition}) << "bit 9 is a defined error bit";
 
   csr.reset();
   EXPECT_FALSE(csr.partitioned());
-  EXPECT_EQ(read(csr, regs::port_partition_register(3)), 0u);
+  EXPECT_EQ(read_register(csr, regs::port_partition_register(3)), 0u);
   EXPECT_EQ(csr.counter(SwitchCounter::partition_errors), 0u);
   EXPECT_THROW(csr.set_port_partition(16, 1), std::out_of_range);
 }

@@ -58,7 +58,7 @@ TEST(WeightDtype, GemmPrecisionFollowsTheWeights) {
 }
 
 // 2 GPUs, 4 experts (2 per GPU), top-1, 4 tokens per GPU, every expert busy; one shared expert.
-std::shared_ptr<MoeLayerSpec> small_layer(WeightDtype dtype) {
+std::shared_ptr<MoeLayerSpec> weight_small_layer(WeightDtype dtype) {
   auto spec = std::make_shared<MoeLayerSpec>();
   spec->model.name = "tiny";
   spec->model.hidden = 256;
@@ -93,7 +93,7 @@ std::vector<hw::Task> gemm_tasks(const LayerPlan& plan) {
 }
 
 TEST(WeightDtype, ExpertGemmTasksCarryThePrecisionAndWeightBytesOfTheWeights) {
-  const LayerPlan fp8 = build_layer("deepep", small_layer(WeightDtype::fp8));
+  const LayerPlan fp8 = build_layer("deepep", weight_small_layer(WeightDtype::fp8));
   const std::vector<hw::Task> fp8_gemms = gemm_tasks(fp8);
   ASSERT_EQ(fp8_gemms.size(), 2u);  // GEMM-1 and GEMM-2 of GPU 0's two experts
   // Both local experts are busy; GEMM-1 reads gate and up (2 x 256 x 64 each), GEMM-2 down.
@@ -101,7 +101,7 @@ TEST(WeightDtype, ExpertGemmTasksCarryThePrecisionAndWeightBytesOfTheWeights) {
   const uint64_t down_parameters = 2ull * 256 * 64;
   for (WeightDtype dtype : {WeightDtype::fp4, WeightDtype::fp8, WeightDtype::bf16}) {
     SCOPED_TRACE(to_string(dtype));
-    const std::vector<hw::Task> gemms = gemm_tasks(build_layer("deepep", small_layer(dtype)));
+    const std::vector<hw::Task> gemms = gemm_tasks(build_layer("deepep", weight_small_layer(dtype)));
     ASSERT_EQ(gemms.size(), 2u);
     for (const hw::Task& gemm : gemms) EXPECT_EQ(gemm.precision, gemm_precision(dtype));
     // Only the weights' share of the memory floor moves with the format; the tokens' does not.
@@ -120,7 +120,7 @@ TEST(WeightDtype, ExpertGemmTasksCarryThePrecisionAndWeightBytesOfTheWeights) {
 TEST(WeightDtype, SharedExpertGemmsCarryThePrecisionAndWeightBytesOfTheWeights) {
   for (WeightDtype dtype : {WeightDtype::fp4, WeightDtype::fp8, WeightDtype::bf16}) {
     SCOPED_TRACE(to_string(dtype));
-    const std::shared_ptr<MoeLayerSpec> spec = small_layer(dtype);
+    const std::shared_ptr<MoeLayerSpec> spec = weight_small_layer(dtype);
     const ReplicationPhase phase = build_replication_phase(*spec, build_layer("deepep", spec));
     ASSERT_EQ(phase.sequences.size(), 2u);
     ASSERT_EQ(phase.sequences[0].size(), 1u);  // no broadcast: the shared expert's stream only

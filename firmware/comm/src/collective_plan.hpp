@@ -31,6 +31,9 @@ inline void write_lanes(hw::MemoryAccess& memory, uint64_t address, const Lanes&
 // is whole messages; `unit` names the unit in the error ("GPUs x channels x messages").
 uint64_t whole_units(const CollectiveSpec& spec, uint64_t unit_bytes, const std::string& unit);
 
+// The phases of the ring and NVLS plans (empty_sequences names them "reduce", "gather").
+enum CollectivePhase : hw::PhaseId { kReduce, kGather };
+
 // `gpus` sequences on stream 0 with `counters` counters (from 0) and the phases named.
 std::vector<hw::WorkSequence> empty_sequences(uint32_t gpus, uint32_t counters, std::initializer_list<const char*> phases);
 

@@ -18,8 +18,6 @@ namespace {
 constexpr uint32_t kStoreCounter = 0;      // store copies landing here (every share)
 constexpr uint32_t kFirstLoadCounter = 1;  // all-reduce: then one per chunk, this GPU's ld_reduce results
 
-enum Phase : hw::PhaseId { kReduce, kGather };
-
 }  // namespace
 
 std::vector<hw::WorkSequence> plan_nvls_allreduce(uint32_t gpus, const CollectiveSpec& spec) {

@@ -14,8 +14,6 @@ namespace nvsvp::fw::detail {
 
 namespace {
 
-enum Phase : hw::PhaseId { kReduce, kGather };
-
 // Where a ring's chunks lie. Chunk j of channel c starts at c x channel_stride + j x rank_stride:
 // all-reduce gives each channel N consecutive chunks (NCCL's layout per loop), all-gather cuts
 // each GPU's share into one piece per channel.

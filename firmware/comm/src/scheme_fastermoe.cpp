@@ -27,7 +27,7 @@ namespace {
 uint32_t step_counter(uint32_t step) { return kMoeCounters + step; }
 uint32_t experts_done_counter(uint32_t gpus) { return kMoeCounters + gpus; }
 
-hw::WorkSequence experts_stream(const LayerPlan& plan, const ExpertRows& rows, uint32_t g, uint16_t sms) {
+hw::WorkSequence pairwise_experts_stream(const LayerPlan& plan, const ExpertRows& rows, uint32_t g, uint16_t sms) {
   const MoeLayerSpec& spec = *plan.spec;
   const uint32_t gpus = spec.routing.gpus;
   hw::WorkSequence work = side_stream(plan, g, 1, sms);
@@ -74,7 +74,7 @@ void build_fastermoe(LayerPlan& plan, const DispatchMap& map) {
   }
   for (uint32_t g = 0; g < gpus; ++g) {
     plan.extra_sequences[g].push_back(
-        experts_stream(plan, rows, g, static_cast<uint16_t>(std::min<uint32_t>(spec.gpu_sms - channels, 0xFFFF))));
+        pairwise_experts_stream(plan, rows, g, static_cast<uint16_t>(std::min<uint32_t>(spec.gpu_sms - channels, 0xFFFF))));
     hw::WorkSequence& comm = plan.sequences[g];
     uint64_t results_back = 0;  // rows of this GPU's tokens back after the steps so far
     for (uint32_t step = 0; step < gpus; ++step) {

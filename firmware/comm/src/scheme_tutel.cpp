@@ -69,7 +69,7 @@ void append_chunk_alltoall(LayerPlan& plan, const ExpertRows& rows, hw::WorkSequ
 }
 
 // The experts stream of GPU g: per chunk, the wait for its rows, the GEMMs over them, a signal.
-hw::WorkSequence experts_stream(const LayerPlan& plan, const ExpertRows& rows, uint32_t g, const CapacityChunks& chunks,
+hw::WorkSequence chunked_experts_stream(const LayerPlan& plan, const ExpertRows& rows, uint32_t g, const CapacityChunks& chunks,
                                 uint16_t sms) {
   const MoeLayerSpec& spec = *plan.spec;
   const uint32_t gpus = spec.routing.gpus;
@@ -113,7 +113,7 @@ void build_tutel(LayerPlan& plan, const DispatchMap& map) {
     for (uint32_t c = 0; c < chunks.count; ++c) append_chunk_alltoall(plan, rows, comm, g, chunks, c, false);
   }
   for (uint32_t g = 0; g < routing.gpus; ++g) {
-    plan.extra_sequences[g].push_back(experts_stream(plan, rows, g, chunks, expert_sms));
+    plan.extra_sequences[g].push_back(chunked_experts_stream(plan, rows, g, chunks, expert_sms));
     hw::WorkSequence& comm = plan.sequences[g];
     for (uint32_t c = 0; c < chunks.count; ++c) {
       comm.tasks.push_back(hw::Task::wait(kCombinePhase, chunks.experts_done_counter(), c + 1));

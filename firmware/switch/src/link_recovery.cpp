@@ -5,6 +5,7 @@
 // and have the GPUs re-issue what a lost chip held.
 #include <sstream>
 
+#include "chip_name.hpp"
 #include "nvsvp/fw/log.hpp"
 #include "nvsvp/fw/register_masks.hpp"
 #include "nvsvp/fw/switch_bringup.hpp"
@@ -19,7 +20,7 @@ namespace {
 
 using hw::hex_text;
 
-std::string chip_name(uint32_t chip) { return "switch chip " + std::to_string(chip); }
+using detail::chip_name;
 
 // A GPU's link mask (at most 64 links per GPU); port masks are hw::PortMask.
 bool bit_set(uint64_t mask, uint32_t bit) { return bit < 64 && ((mask >> bit) & 1u) != 0; }

@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "chip_name.hpp"
 #include "nvsvp/fw/log.hpp"
 #include "nvsvp/fw/register_masks.hpp"
 #include "nvsvp/hw/switch_registers.hpp"
@@ -23,7 +24,7 @@ constexpr uint32_t kLinkErrors = regs::error_link_crc | regs::error_credit_resyn
 
 using hw::hex_text;
 
-std::string chip_name(uint32_t chip) { return "switch chip " + std::to_string(chip); }
+using detail::chip_name;
 
 uint64_t combine(uint32_t low, uint32_t high) { return (uint64_t{high} << 32) | low; }
 

@@ -8,7 +8,7 @@ using nlohmann::json;
 
 namespace {
 
-json link_load(const LinkLoad& load) {
+json link_load_json(const LinkLoad& load) {
   return {{"busiest_wire_bytes", load.busiest_wire_bytes},
           {"busiest_gpu", load.busiest_gpu},
           {"busiest_link", load.busiest_link},
@@ -29,7 +29,7 @@ json measure_collective(const PlatformSpec& platform, const fw::CollectiveSpec& 
       {"bus_bandwidth_gbps", r.bus_bandwidth_gbps},
       {"link_bound_metric", r.bound.bus_bandwidth_gbps},
       {"link_bound_time_us", r.bound.time_us},
-      {"physical", {{"gpu_to_switch", link_load(r.gpu_to_switch)}, {"switch_to_gpu", link_load(r.switch_to_gpu)}}},
+      {"physical", {{"gpu_to_switch", link_load_json(r.gpu_to_switch)}, {"switch_to_gpu", link_load_json(r.switch_to_gpu)}}},
       {"values_ok", r.values_ok},
       {"bytes_ok", r.bytes_ok},
       {"within_link_bound", r.within_link_bound},
