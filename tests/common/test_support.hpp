@@ -80,22 +80,24 @@ inline std::string every_scheme_list() {
 }
 
 // Runs `scenario` as the command does (a child process per scheme, files in `out_dir`), fails the
-// test unless every check passed, and returns its report.json.
-inline nlohmann::json run_and_read_report(const platform::Scenario& scenario, const std::string& out_dir) {
+// test unless it exits with `exit_code` (0: every check passed), and returns its report.json.
+inline nlohmann::json run_and_read_report(const platform::Scenario& scenario, const std::string& out_dir,
+                                          int exit_code = 0) {
   platform::RunOptions options;
   options.out_dir = out_dir;
   options.quiet = true;
   std::ostringstream console;
-  EXPECT_EQ(platform::run_scenario(scenario, options, console), 0) << console.str();
+  EXPECT_EQ(platform::run_scenario(scenario, options, console), exit_code) << console.str();
   std::ifstream file(out_dir + "/report.json");
   return nlohmann::json::parse(file);
 }
 
 // Writes `text` as scenario `name` into `dir`, runs it as run_and_read_report does, and returns
 // its report.json.
-inline nlohmann::json run_scenario_text(const TempDir& dir, const std::string& name, const std::string& text) {
+inline nlohmann::json run_scenario_text(const TempDir& dir, const std::string& name, const std::string& text,
+                                        int exit_code = 0) {
   const platform::Scenario scenario = platform::load_scenario(dir.write(name + ".yaml", text), {}, config_dir());
-  return run_and_read_report(scenario, dir.path() + "/" + name);
+  return run_and_read_report(scenario, dir.path() + "/" + name, exit_code);
 }
 
 // The entry of `scheme` in a report.json's results.

@@ -128,5 +128,68 @@ TEST(LinkDown, WhatADeadChipHeldGoesAgainOnce) {
   EXPECT_GT(lost_everywhere, 0u);  // the chip held something at 10 us (dysharp: loads in progress)
 }
 
+// Every link of GPU 0 (18 on dgx-h100), as faults.
+std::string all_links_of_gpu0_down(const std::string& window) {
+  std::string faults = "faults:\n";
+  for (int link = 0; link < 18; ++link) {
+    faults += "  - {kind: link_down, gpu: 0, link: " + std::to_string(link) + ", " + window + "}\n";
+  }
+  return faults;
+}
+
+// A GPU that loses every link, at the layer's start or later, and keeps none (its links down,
+// or every chip dead): firmware waits its bound for a link to come back, then stops the layer
+// naming the GPU; the scheme's process ends normally with that error (it used to abort, "every
+// link of the GPU is out of use", or to end in SystemC's "uncaught exception").
+TEST(LinkDown, AGpuWithNoLinkLeftStopsTheLayerWithItsReason) {
+  const std::string every_chip_down =
+      "faults: [{kind: chip_down, chip: 0, at_us: 0}, {kind: chip_down, chip: 1, at_us: 0},\n"
+      "         {kind: chip_down, chip: 2, at_us: 0}, {kind: chip_down, chip: 3, at_us: 0}]\n";
+  for (const std::string& faults : {all_links_of_gpu0_down("at_us: 0"), all_links_of_gpu0_down("at_us: 1"), every_chip_down}) {
+    SCOPED_TRACE(faults);
+    test::TempDir dir;
+    const nlohmann::json report =
+        test::run_scenario_text(dir, "isolated", std::string(kScenario) + "platform: dgx-h100\n" + faults, 1);
+    for (const char* scheme : {"deepep", "nvls", "dysharp"}) {
+      const nlohmann::json& r = test::result_of(report, scheme);
+      ASSERT_TRUE(r.contains("error")) << scheme << ": " << r.dump().substr(0, 300);
+      const std::string error = r.at("error");
+      EXPECT_NE(error.find("firmware stopped the layer at "), std::string::npos) << error;
+      EXPECT_NE(error.find("link-down recovery impossible: GPU 0 has no usable link left (link 0 to switch chip 0 "
+                           "port 0: "),
+                std::string::npos)
+          << error;
+      EXPECT_NE(error.find("none came back within 100 us"), std::string::npos) << error;
+      EXPECT_EQ(error.find("signal"), std::string::npos) << error;
+      EXPECT_EQ(error.find("E549"), std::string::npos) << error;
+    }
+  }
+}
+
+// Every link of GPU 0 down from 1 us to 20 us: firmware waits for them (keeping the routes to
+// GPU 0), GPU 0's messages wait in the GPU and the others' for it at the chips, and the layer
+// completes with every check passed and every outage recorded.
+TEST(LinkDown, FirmwareWaitsForALinkThatComesBack) {
+  test::TempDir dir;
+  const nlohmann::json report = test::run_scenario_text(
+      dir, "returns", std::string(kScenario) + "platform: dgx-h100\n" + all_links_of_gpu0_down("at_us: 1, up_at_us: 20"));
+  for (const char* scheme : {"deepep", "nvls", "dysharp"}) {
+    const nlohmann::json& r = test::result_of(report, scheme);
+    ASSERT_FALSE(r.contains("error")) << scheme << ": " << r.at("error");
+    EXPECT_TRUE(r.at("checks").at("passed")) << scheme << ": " << r.at("checks").dump();
+    const nlohmann::json& o = r.at("faults").at("outages");
+    size_t downs = 0, ups = 0;
+    for (const nlohmann::json& e : o.at("recoveries")) {
+      downs += e.at("kind") == "link_down" ? 1 : 0;
+      ups += e.at("kind") == "link_up" ? 1 : 0;
+      EXPECT_NE(e.at("kind"), "chip_retired") << scheme << ": a GPU without links retires no chip";
+    }
+    EXPECT_EQ(downs, 18u) << scheme;
+    EXPECT_EQ(ups, 18u) << scheme;
+    EXPECT_TRUE(o.at("accounted")) << scheme;
+    EXPECT_GT(r.at("layer_time_us").get<double>(), 20.0) << scheme << ": GPU 0 finished while its links were down";
+  }
+}
+
 }  // namespace
 }  // namespace nvsvp::platform

@@ -57,14 +57,16 @@ uint64_t Gpu::describe_outstanding(std::ostream& os) const {
   const uint64_t tasks_left = executor_.tasks_left();
   const uint64_t queued = queued_messages();
   const uint64_t lost = links_.lost_held();
-  if (tasks_left == 0 && queued == 0 && lost == 0) return 0;
+  const uint64_t stranded = links_.stranded();
+  if (tasks_left == 0 && queued == 0 && lost == 0 && stranded == 0) return 0;
   os << "  " << name() << ": " << tasks_left << " of " << executor_.total_tasks() << " tasks not done";
   executor_.describe_streams(os);
   os << "; " << queued << " messages queued on its links";
   if (lost > 0) os << "; " << lost << " operations a switch chip lost, held for firmware to re-issue";
+  if (stranded > 0) os << "; " << stranded << " messages waiting for a link in use (every link is out of use)";
   if (links_down_ != 0) os << "; links down (mask) 0x" << std::hex << links_down_ << std::dec;
   os << "\n";
-  return tasks_left + queued + lost;
+  return tasks_left + queued + lost + stranded;
 }
 
 }  // namespace nvsvp::model

@@ -157,11 +157,17 @@ uint32_t GpuLinkEngines::least_loaded_link(const TxItem& whole) const {
 void GpuLinkEngines::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item) {
   if (disabled_links_ != 0 && enabled_[link] == 0) {  // predictable: links are rarely out of use
     link = substitute_link(link, item);
-    if (link == kNoLink) {
+    if (link == kNoLink && item.opcode == Opcode::member_read_response) {
       // A member's response for a switch chip that no link in use reaches: the chip lost the
       // load it belongs to, which its issuer re-issues (docs/models/gpu.md#links-out-of-use).
       responses_dropped_++;
       item.payload->release();
+      return;
+    }
+    if (link == kNoLink) {
+      // No link of the GPU is in use: the message waits for one to come back into use (firmware
+      // waits a bounded time for that, then ends the run: docs/firmware.md#link-down-recovery).
+      stranded_.emplace_back(traffic_class, item);
       return;
     }
     messages_moved_++;
@@ -187,7 +193,7 @@ uint32_t GpuLinkEngines::substitute_link(uint32_t link, const TxItem& item) cons
   // A member's read response must reach the chip that asked (a load re-issued whole may go
   // anywhere).
   if (item.opcode == Opcode::member_read_response) return kNoLink;
-  if (any_count == 0) SC_REPORT_FATAL(owner_, "every link of the GPU is out of use");
+  if (any_count == 0) return kNoLink;  // every link of the GPU is out of use
   return any[interleave_way(address, interleave_bytes_ * links, any_count)];
 }
 
@@ -199,6 +205,10 @@ void GpuLinkEngines::set_link_enabled(uint32_t link, bool enabled) {
   enabled_[link] = enabled ? 1 : 0;
   if (enabled) {
     --disabled_links_;
+    // What waited for a link in use leaves, in the order it came, on the links in use now.
+    std::vector<std::pair<TrafficClass, TxItem>> stranded;
+    stranded.swap(stranded_);
+    for (const auto& [traffic_class, item] : stranded) enqueue(link, traffic_class, item);
     return;
   }
   ++disabled_links_;

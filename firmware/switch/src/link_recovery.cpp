@@ -105,7 +105,18 @@ std::vector<bool> SwitchFabric::usable_cables() const {
   return usable;
 }
 
+std::vector<bool> SwitchFabric::isolated_gpus(const std::vector<bool>& usable) const {
+  std::vector<bool> isolated(topology_.gpus, true);
+  for (size_t i = 0; i < topology_.cables.size(); ++i) {
+    if (usable[i]) isolated[topology_.cables[i].gpu] = false;
+  }
+  return isolated;
+}
+
 void SwitchFabric::retire_unreachable_chips(std::vector<bool>& usable, double detected_ns) {
+  // A GPU with no usable cable at all retires no chip: every chip would go, for good, though its
+  // links may come back (service_interrupts waits for them).
+  const std::vector<bool> isolated = isolated_gpus(usable);
   for (uint32_t c = 0; c < topology_.switch_chips; ++c) {
     if (chip_use_[c] != ChipUse::in_use) continue;
     // Per GPU cabled to the chip: whether one of its cables is still usable.
@@ -118,7 +129,7 @@ void SwitchFabric::retire_unreachable_chips(std::vector<bool>& usable, double de
       if (usable[i]) reachable[cable.gpu] = true;
     }
     for (uint32_t g = 0; g < topology_.gpus; ++g) {
-      if (!cabled[g] || reachable[g]) continue;
+      if (!cabled[g] || reachable[g] || isolated[g]) continue;
       // GPUs spread their traffic over every chip without choosing one per destination, so a
       // chip that cannot deliver to g would lose what they send it for g: it goes out of use,
       // and is flushed once no GPU sends it anything more (flush_retired_chips).
@@ -154,6 +165,9 @@ void SwitchFabric::apply_cable_changes(const std::vector<bool>& usable, double d
 }
 
 void SwitchFabric::rewrite_routes(const std::vector<bool>& usable) {
+  // A GPU with no usable cable keeps its routes while firmware waits for one of its links: what is
+  // sent to it waits at the chips' ports to it (down) instead of finding no route.
+  const std::vector<bool> isolated = isolated_gpus(usable);
   for (uint32_t c = 0; c < topology_.switch_chips; ++c) {
     if (chip_use_[c] != ChipUse::in_use) continue;  // never write a dead chip; a retired one routes nothing
     std::vector<hw::PortMask> masks(topology_.gpus);
@@ -163,7 +177,7 @@ void SwitchFabric::rewrite_routes(const std::vector<bool>& usable) {
     }
     const uint32_t words = regs::mask_words_for(report_.chips.at(c).ports);
     for (uint32_t g = 0; g < topology_.gpus; ++g) {
-      if (masks[g] == routes_[c][g]) continue;
+      if (masks[g] == routes_[c][g] || isolated[g]) continue;
       write_mask(hal_, c, regs::route_word(g, 0), masks[g], words);
       FW_LOG(hal_, info, chip_name(c) << ": route to GPU " << g << " rewritten, ports " << hex_text(routes_[c][g])
                                       << " -> " << hex_text(masks[g]));
@@ -172,7 +186,7 @@ void SwitchFabric::rewrite_routes(const std::vector<bool>& usable) {
   }
 }
 
-void SwitchFabric::check_every_gpu_reachable(const std::vector<bool>& usable) const {
+std::string SwitchFabric::gpu_without_usable_link(const std::vector<bool>& usable) const {
   // When one GPU loses every link, the chips it is cabled to retire and take the other GPUs'
   // links with them: the error names the GPU that lost its own links, not one that lost them
   // only through retired chips.
@@ -202,7 +216,7 @@ void SwitchFabric::check_every_gpu_reachable(const std::vector<bool>& usable) co
     error = "link-down recovery impossible: GPU " + std::to_string(g) + " has no usable link left (" + lost + ")";
     error_names_the_cause = !only_retired_chips;
   }
-  if (!error.empty()) throw FabricError(error);
+  return error;
 }
 
 void SwitchFabric::check_multicast_groups() const {
@@ -218,7 +232,7 @@ void SwitchFabric::check_multicast_groups() const {
   }
 }
 
-void SwitchFabric::recover_links(double detected_ns) {
+std::string SwitchFabric::recover_links(double detected_ns) {
   for (uint32_t g = 0; g < topology_.gpus; ++g) gpu_links_down_[g] = hal_.gpu_links_down(g);
   std::vector<bool> usable = usable_cables();
   retire_unreachable_chips(usable, detected_ns);
@@ -231,15 +245,15 @@ void SwitchFabric::recover_links(double detected_ns) {
   }
   chips_to_flush_.clear();
   rewrite_routes(usable);
-  if (recovery_log_.size() == first_record_this_service_) return;  // nothing changed
+  const std::string isolated = gpu_without_usable_link(usable);
+  if (recovery_log_.size() == first_record_this_service_) return isolated;  // nothing changed
   const double recovered_ns = hal_.now_ns();
   for (size_t i = first_record_this_service_; i < recovery_log_.size(); ++i) recovery_log_[i].recovered_ns = recovered_ns;
   FW_LOG(hal_, info, "link-down recovery: links and routes done at " << recovered_ns << " ns ("
                                                                      << recovery_log_.size() - first_record_this_service_
                                                                      << " events)");
-  check_every_gpu_reachable(usable);
   check_multicast_groups();
-  if (!chip_lost_this_service_) return;
+  if (!chip_lost_this_service_) return isolated;
   uint64_t reissued = 0;
   for (uint32_t g = 0; g < topology_.gpus; ++g) {
     const uint64_t count = hal_.reissue_lost_operations(g);
@@ -253,6 +267,7 @@ void SwitchFabric::recover_links(double detected_ns) {
       break;
     }
   }
+  return isolated;
 }
 
 }  // namespace nvsvp::fw

@@ -207,10 +207,30 @@ void SwitchFabric::enable_reduction_contexts(const SwitchChipInfo& info) {
 }
 
 size_t SwitchFabric::service_interrupts() {
+  double detected_ns = hal_.now_ns();
+  size_t serviced = service_error_status(detected_ns);
+  if (!recovery_ready_) return serviced;
+  std::string isolated = recover_links(detected_ns);
+  // A GPU without a usable link: its messages wait in the GPU while firmware waits, servicing
+  // what comes, for one of its links to come back (kLinkReturnWaitUs); then it gives up.
+  const double deadline_ns = hal_.now_ns() + kLinkReturnWaitUs * 1e3;
+  while (!isolated.empty()) {
+    const double left_ns = deadline_ns - hal_.now_ns();
+    if (left_ns <= 0.0 || !hal_.wait_interrupt(left_ns)) {
+      throw FabricError(isolated + "; none came back within " + std::to_string(static_cast<int>(kLinkReturnWaitUs)) +
+                        " us");
+    }
+    detected_ns = hal_.now_ns();
+    serviced += service_error_status(detected_ns);
+    isolated = recover_links(detected_ns);
+  }
+  return serviced;
+}
+
+size_t SwitchFabric::service_error_status(double detected_ns) {
   size_t serviced = 0;
   chip_lost_this_service_ = false;
   first_record_this_service_ = recovery_log_.size();
-  const double detected_ns = hal_.now_ns();
   for (uint32_t c = 0; c < hal_.switch_count(); ++c) {
     if (chip_dead(c)) continue;  // its reads say nothing and its writes are lost
     const uint32_t status = hal_.read_register(c, regs::kErrorStatus);
@@ -236,7 +256,6 @@ size_t SwitchFabric::service_interrupts() {
     }
     ++serviced;
   }
-  if (recovery_ready_) recover_links(detected_ns);
   return serviced;
 }
 

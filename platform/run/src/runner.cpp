@@ -20,6 +20,7 @@
 #include "nvsvp/platform/platform.hpp"
 #include "nvsvp/platform/report.hpp"
 #include "nvsvp/platform/scheme_collect.hpp"
+#include "nvsvp/platform/text.hpp"
 #include "nvsvp/platform/tlm_hal.hpp"
 #include "layer_parts.hpp"
 
@@ -47,6 +48,7 @@ struct FirmwareRecord {
   sc_core::sc_time replication_end;
   std::vector<uint64_t> broadcast_bytes_sent;  // per GPU: what its links sent in the replication phase
   std::string bring_up_error;                  // empty when the switch came up
+  std::string firmware_error;                  // empty unless the runtime service gave up
 };
 
 // One scheme's run. Call its steps once each, in order: elaborate, simulate, collect (the
@@ -99,6 +101,10 @@ class SchemeSimulation {
     simulate_seconds_ = seconds_since(start);
     if (trace_) trace_->close();  // the child process ends with _exit: nothing flushes a file then
     if (!record_.bring_up_error.empty()) throw std::runtime_error("switch bring-up failed: " + record_.bring_up_error);
+    if (!record_.firmware_error.empty()) {
+      throw std::runtime_error("firmware stopped the layer at " + fixed(to_us(sc_core::sc_time_stamp()), 3) +
+                               " us: " + record_.firmware_error);
+    }
   }
 
   // The checks, then the statistics and (when asked for) the timeline. `inspect` (tests) sees the
@@ -123,7 +129,7 @@ class SchemeSimulation {
       const bool last = until >= limit;
       sc_core::sc_start((last ? limit : until) - now, sc_core::SC_EXIT_ON_STARVATION);
       simulated_ps.store(sc_core::sc_time_stamp().value(), std::memory_order_relaxed);
-      if (last || !sc_core::sc_pending_activity()) return;
+      if (last || !sc_core::sc_pending_activity() || sc_core::sc_get_status() == sc_core::SC_STOPPED) return;
     }
   }
 
@@ -145,7 +151,14 @@ class SchemeSimulation {
     // raised while the layers run (link errors among them) are serviced as they come, in the
     // firmware thread, beside the GPUs' work.
     for (size_t p = 0; p < parts_.size(); ++p) fw::submit_layer((*part_hals_)[p], parts_[p].plan);
-    fw::wait_servicing_interrupts(*hal_, [this] { fabric_->service_interrupts(); });
+    try {
+      fw::wait_servicing_interrupts(*hal_, [this] { fabric_->service_interrupts(); });
+    } catch (const std::exception& e) {
+      // Firmware gave up (a GPU with no link left, say): the run ends here, with its reason.
+      record_.firmware_error = e.what();
+      sc_core::sc_stop();
+      return;
+    }
     // A layer ends when its last GPU does, not when the firmware, perhaps still in a service
     // when that happened, gets back.
     record_.part_end.assign(parts_.size(), sc_core::SC_ZERO_TIME);

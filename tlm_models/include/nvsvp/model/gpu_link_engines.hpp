@@ -131,12 +131,14 @@ class GpuLinkEngines {
   // Link `link` goes out of use (false) or back into use (true). Out of use, its queued messages
   // and every message later queued for it move to another link, one to the same chip when there
   // is one. A member's response for a chip (it must stay on its chip) that no link in use reaches
-  // is dropped and counted: that chip lost the load it answers (responses_dropped()).
+  // is dropped and counted: that chip lost the load it answers (responses_dropped()). With no link
+  // in use at all, every other message waits (stranded()) until one comes back into use.
   void set_link_enabled(uint32_t link, bool enabled);
   bool link_enabled(uint32_t link) const { return disabled_links_ == 0 || enabled_[link] != 0; }
   // Messages moved off links out of use (queued when the link went out of use, or queued for it later).
   uint64_t messages_moved() const { return messages_moved_; }
   uint64_t responses_dropped() const { return responses_dropped_; }
+  uint64_t stranded() const { return stranded_.size(); }
   // --- Operations a switch chip lost (docs/models/gpu.md#lost-operations) ---
   // `item` (a request of this GPU's, or a response it sent, that a chip lost) waits here until
   // reissue_lost(); a lost load first gives back its place in the load window of `issuer_link`.
@@ -210,6 +212,7 @@ class GpuLinkEngines {
   uint64_t messages_moved_ = 0;
   uint64_t responses_dropped_ = 0;
   std::vector<std::pair<TrafficClass, TxItem>> lost_;
+  std::vector<std::pair<TrafficClass, TxItem>> stranded_;  // waiting for a link in use
   uint64_t operations_reissued_ = 0;
 };
 

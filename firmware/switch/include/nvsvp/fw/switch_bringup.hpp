@@ -158,9 +158,14 @@ class SwitchFabric {
   // time: what the link-error service costs firmware) and a LinkErrorRecord logged per port whose
   // counters moved. After bring-up it then runs the link-down recovery
   // (docs/firmware.md#link-down-recovery): dead chips, LINK_DOWN_PORTS and the GPUs' link state
-  // read, links, routes and chips taken out of (or back into) use, lost operations re-issued;
-  // FabricError when a GPU has no usable link left. Returns how many chips had errors.
+  // read, links, routes and chips taken out of (or back into) use, lost operations re-issued.
+  // When a GPU has no usable link left it waits, servicing every interrupt, up to
+  // kLinkReturnWaitUs of simulated time for one to come back; FabricError naming the GPU and its
+  // links when none does. Returns how many chips had errors.
   size_t service_interrupts();
+  // How long recovery waits for a link of a GPU that has none left (assumed: NVLink's own link
+  // retraining is not public; a returning link is back within microseconds in the scenarios).
+  static constexpr double kLinkReturnWaitUs = 100.0;
   // Waits up to `timeout_ns` (simulated) for an interrupt line and services the chips; returns
   // whether an interrupt came.
   bool wait_and_service(double timeout_ns);
@@ -197,12 +202,19 @@ class SwitchFabric {
   // link_recovery.cpp: steps 2-9 of the recovery, after every chip's ERROR_STATUS was read.
   enum class ChipUse : uint8_t { in_use, retired, dead };
   bool service_dead_chip(uint32_t chip, uint32_t status);
-  void recover_links(double detected_ns);
+  // Reads and clears every chip's ERROR_STATUS (service_interrupts' first step), recording what
+  // it finds as detected at `detected_ns`.
+  size_t service_error_status(double detected_ns);
+  // Returns gpu_without_usable_link's text (empty: every GPU has a link).
+  std::string recover_links(double detected_ns);
   std::vector<bool> usable_cables() const;
+  // Per GPU: whether none of its cables is usable.
+  std::vector<bool> isolated_gpus(const std::vector<bool>& usable) const;
   void retire_unreachable_chips(std::vector<bool>& usable, double detected_ns);
   void apply_cable_changes(const std::vector<bool>& usable, double detected_ns);
   void rewrite_routes(const std::vector<bool>& usable);
-  void check_every_gpu_reachable(const std::vector<bool>& usable) const;
+  // "link-down recovery impossible: GPU g has no usable link left (...)", or empty.
+  std::string gpu_without_usable_link(const std::vector<bool>& usable) const;
   void check_multicast_groups() const;
   void start_recovery_state();
   void record(RecoveryKind kind, uint32_t chip, uint32_t port, uint32_t gpu, uint32_t gpu_link, double detected_ns);
