@@ -41,6 +41,29 @@ TEST(DriftingRouting, IsDeterministicPerLayerAndIteration) {
       << "each layer deals its own hot set";
 }
 
+// A layer's popularity at an iteration is the same whichever iterations were asked before (a
+// stream steps on from the last one, so that its iterations cost linear time; asking for an
+// earlier one starts again).
+TEST(DriftingRouting, APopularityIsTheSameInAnyOrderOfAsking) {
+  platform::RoutingSpec spec = drifting_workload(64, 4, 64, 20.0).routing;
+  spec.iteration = 700;
+  const std::vector<double> direct = platform::drifting_popularity(spec, 64);
+  std::vector<std::vector<double>> ascending;
+  for (spec.iteration = 0; spec.iteration <= 700; ++spec.iteration) {
+    ascending.push_back(platform::drifting_popularity(spec, 64));
+  }
+  EXPECT_EQ(ascending[700], direct);
+  spec.iteration = 300;  // earlier than the last asked: computed again from the start
+  EXPECT_EQ(platform::drifting_popularity(spec, 64), ascending[300]);
+  platform::RoutingSpec other_layer = spec;
+  other_layer.layer = 3;  // interleaved layers each keep their own place
+  for (other_layer.iteration = 0; other_layer.iteration < 50; ++other_layer.iteration) {
+    platform::drifting_popularity(other_layer, 64);
+  }
+  spec.iteration = 301;
+  EXPECT_EQ(platform::drifting_popularity(spec, 64), ascending[301]);
+}
+
 // The hottest expert keeps its rank hot_lifetime iterations on average: the mean length of its
 // runs over 1200 iterations is within 25 % of it, for a short and a long lifetime.
 TEST(DriftingRouting, TheHotSetPersistsHotLifetimeIterationsOnAverage) {

@@ -17,6 +17,9 @@ namespace nvsvp::fw::detail {
 // The leading 16 bytes of a message: the data that travels (gpu.functional_bytes' default).
 using Lanes = std::array<float, 4>;
 
+using fw::allreduce_input_lanes;
+using fw::allreduce_result_lanes;
+
 inline Lanes read_lanes(const hw::MemoryAccess& memory, uint64_t address) {
   Lanes lanes;
   memory.read(address, lanes.data(), sizeof lanes);

@@ -2,6 +2,7 @@
 // timing, check. The plans are in collectives_ring.cpp, collectives_nvls.cpp, collectives_p2p.cpp.
 #include "nvsvp/fw/collectives.hpp"
 
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -21,7 +22,7 @@ bool is_p2p(Collective c) { return c == Collective::p2p_write_oneway || c == Col
 // Every message of the collective's input (result = false) or of its result (true), as
 // visit(gpu, address, lanes); a visit returning false ends the walk. The lanes name where the
 // data came from, so that a misplaced, lost or wrongly summed message shows:
-//   all-reduce: GPU g's message m is (g+1, m, 1, 0); the sum (N(N+1)/2, N m, N, 0);
+//   all-reduce: allreduce_input_lanes and allreduce_result_lanes (collectives.hpp);
 //   all-gather: message m of the gathered buffer is (owner+1, m, 2, 0), the owner's to begin with;
 //   all-to-all: GPU g's block p, message i is (g+1, p+1, i, 3), in GPU p's receive block g after;
 //   p2p: the writer w's message m is (w+1, m, 4, 0), in the peer's target buffer after.
@@ -29,15 +30,13 @@ template <class Visit>
 void visit_data(uint32_t gpus, const CollectiveSpec& spec, bool result, Visit&& visit) {
   const uint64_t messages = spec.bytes / spec.message_bytes;
   const uint64_t per_gpu = messages / gpus;  // a share or a block
-  const auto n = static_cast<float>(gpus);
   auto address = [&](uint64_t base, uint64_t message) { return base + message * spec.message_bytes; };
   switch (spec.collective) {
     case Collective::allreduce_ring:
     case Collective::allreduce_nvls:
       for (uint32_t g = 0; g < gpus; ++g) {
         for (uint64_t m = 0; m < messages; ++m) {
-          const auto fm = static_cast<float>(m);
-          const Lanes lanes = result ? Lanes{n * (n + 1) / 2, n * fm, n, 0.0f} : Lanes{g + 1.0f, fm, 1.0f, 0.0f};
+          const Lanes lanes = result ? detail::allreduce_result_lanes(gpus, m) : detail::allreduce_input_lanes(g, m);
           if (!visit(g, address(spec.buffer_address, m), lanes)) return;
         }
       }
@@ -91,6 +90,7 @@ std::string first_wrong_value(Hal& hal, const CollectiveSpec& spec) {
     const Lanes got = detail::read_lanes(hal.memory(g), address);
     if (got == expected) return true;
     std::ostringstream msg;
+    msg.precision(std::numeric_limits<float>::max_digits10);  // values that differ print differently
     msg << to_string(spec.collective) << ": GPU " << g << " at 0x" << std::hex << address << std::dec << " holds ("
         << got[0] << ", " << got[1] << ", " << got[2] << ", " << got[3] << "), expected (" << expected[0] << ", "
         << expected[1] << ", " << expected[2] << ", " << expected[3] << ")";

@@ -247,6 +247,10 @@ std::string printable_field(const std::string& field) {
 // The trace format: one token per line, its expert IDs separated by commas and/or blanks; '#'
 // starts a comment; blank lines are skipped. Token lines are global tokens 0, 1, ... in order.
 void read_trace(const RoutingSpec& spec, fw::MoeRouting& routing) {
+  if (const std::string kind = non_regular_file_kind(spec.file); !kind.empty()) {
+    throw ConfigError(spec.origin + ": workload.routing.file: expected a readable trace file (a regular file), got " +
+                      spec.file + " (" + kind + ")");
+  }
   std::ifstream in(spec.file, std::ios::binary);
   if (!in) {
     throw ConfigError(spec.origin + ": workload.routing.file: expected a readable trace file, got " +
@@ -344,15 +348,47 @@ void read_trace(const RoutingSpec& spec, fw::MoeRouting& routing) {
 // 1 / (2 hot_lifetime), swaps its expert with a rank drawn uniformly. An expert leaves its rank
 // when its rank is picked or is drawn as another's partner, so it keeps it hot_lifetime
 // iterations on average: the hot set persists for that long and drifts.
+//
+// The ranks at iteration i are the ranks at i - 1 stepped once, so a stream asking for
+// iterations 0, 1, 2, ... of a layer continues from the last one it asked for (kept per layer):
+// time linear in the iterations, not quadratic. The draws, and so the result, are the same.
 std::vector<double> drifting_popularity(const RoutingSpec& spec, uint32_t experts) {
-  Rng rng(derived_seed(spec.seed, spec.layer, ~0ull));
-  std::vector<uint32_t> expert_of_rank(experts);
-  for (uint32_t i = 0; i < experts; ++i) expert_of_rank[i] = i;
-  for (uint32_t i = experts - 1; i > 0; --i) std::swap(expert_of_rank[i], expert_of_rank[rng.below(i + 1)]);
+  struct Ranks {
+    uint64_t seed;
+    uint32_t layer;
+    uint32_t experts;
+    double hot_lifetime;
+    uint32_t iteration;  // the ranks below are the ones at this iteration
+    Rng rng;
+    std::vector<uint32_t> expert_of_rank;
+  };
+  constexpr size_t kLayersKept = 256;  // a stream's layers; beyond, the oldest is dropped
+  thread_local std::vector<Ranks> kept;
+  auto found = std::find_if(kept.begin(), kept.end(), [&](const Ranks& r) {
+    return r.seed == spec.seed && r.layer == spec.layer && r.experts == experts &&
+           r.hot_lifetime == spec.hot_lifetime && r.iteration <= spec.iteration;
+  });
+  if (found == kept.end()) {
+    Ranks fresh{spec.seed, spec.layer, experts, spec.hot_lifetime, 0, Rng(derived_seed(spec.seed, spec.layer, ~0ull)), {}};
+    fresh.expert_of_rank.resize(experts);
+    for (uint32_t i = 0; i < experts; ++i) fresh.expert_of_rank[i] = i;
+    for (uint32_t i = experts - 1; i > 0; --i) {
+      std::swap(fresh.expert_of_rank[i], fresh.expert_of_rank[fresh.rng.below(i + 1)]);
+    }
+    // One entry per layer: an entry past the asked iteration is replaced.
+    kept.erase(std::remove_if(kept.begin(), kept.end(),
+                              [&](const Ranks& r) { return r.seed == spec.seed && r.layer == spec.layer; }),
+               kept.end());
+    if (kept.size() >= kLayersKept) kept.erase(kept.begin());
+    kept.push_back(std::move(fresh));
+    found = kept.end() - 1;
+  }
+  Ranks& ranks = *found;
+  std::vector<uint32_t>& expert_of_rank = ranks.expert_of_rank;
   const double swap_chance = 0.5 / spec.hot_lifetime;
-  for (uint32_t it = 0; it < spec.iteration; ++it) {
+  for (; ranks.iteration < spec.iteration; ++ranks.iteration) {
     for (uint32_t rank = 0; rank < experts; ++rank) {
-      if (rng.uniform() < swap_chance) std::swap(expert_of_rank[rank], expert_of_rank[rng.below(experts)]);
+      if (ranks.rng.uniform() < swap_chance) std::swap(expert_of_rank[rank], expert_of_rank[ranks.rng.below(experts)]);
     }
   }
   std::vector<double> weights(experts);

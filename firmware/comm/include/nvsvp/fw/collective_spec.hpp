@@ -2,6 +2,7 @@
 // (collective_plan.hpp) and their runner share.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -56,5 +57,22 @@ struct CollectiveSpec {
   // (CollectiveRun::counters_end).
   uint32_t first_counter = 0;
 };
+
+// An all-reduce's data (the leading 16 bytes of each message): GPU g's message m is
+// (g+1, m mod 2^17, 1, m div 2^17), the sum over N GPUs (N(N+1)/2, N (m mod 2^17), N,
+// N (m div 2^17)). Every lane and every partial sum is a whole number below 2^24 for up to 128
+// GPUs and 2^34 messages, so float adds them exactly in any order. With m itself in a lane, sums
+// past 2^24 rounded by the order of the additions and a correct reduction failed its check
+// (4 GiB on 64 GPUs).
+inline constexpr uint64_t kAllReduceLowMessages = 1ull << 17;
+inline std::array<float, 4> allreduce_input_lanes(uint32_t gpu, uint64_t message) {
+  return {gpu + 1.0f, static_cast<float>(message % kAllReduceLowMessages), 1.0f,
+          static_cast<float>(message / kAllReduceLowMessages)};
+}
+inline std::array<float, 4> allreduce_result_lanes(uint32_t gpus, uint64_t message) {
+  const auto n = static_cast<float>(gpus);
+  return {n * (n + 1) / 2, n * static_cast<float>(message % kAllReduceLowMessages), n,
+          n * static_cast<float>(message / kAllReduceLowMessages)};
+}
 
 }  // namespace nvsvp::fw
