@@ -18,6 +18,7 @@ import argparse
 import base64
 import csv
 import html
+import io
 import json
 import math
 import os
@@ -61,6 +62,8 @@ def read_json(path):
             return json.load(f)
     except json.JSONDecodeError as e:
         raise BadInput(f"{path}:{e.lineno}: expected JSON, got a syntax error ({e.msg})")
+    except RecursionError:
+        raise BadInput(f"{path}: expected JSON of a run or a study, got values nested too deep to read")
     except (OSError, UnicodeDecodeError) as e:
         raise BadInput(f"{path}: expected a readable JSON file, got {e}")
 
@@ -76,16 +79,23 @@ def number(value, where):
     return x
 
 
-def read_csv(path, leading_columns):
-    """The rows of a CSV file as dicts; its header must start with `leading_columns`."""
+def read_csv(path, leading_columns, required_columns=()):
+    """The rows of a CSV file as dicts; its header must start with `leading_columns` and name every
+    one of `required_columns`, and the file must end with a newline (a file cut short does not)."""
     try:
         with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
+            text = f.read()
     except (OSError, UnicodeDecodeError) as e:
         raise BadInput(f"{path}: expected a readable CSV file, got {e}")
+    if text and not text.endswith("\n"):
+        raise BadInput(f"{path}: expected lines ending with a newline, got a file cut short")
+    rows = list(csv.reader(io.StringIO(text, newline="")))
     if not rows or rows[0][:len(leading_columns)] != leading_columns:
         got = ",".join(rows[0]) if rows else "an empty file"
         raise BadInput(f"{path}:1: expected a header starting {','.join(leading_columns)}, got {got}")
+    missing = [c for c in required_columns if c not in rows[0]]
+    if missing:
+        raise BadInput(f"{path}:1: expected a header with the columns {','.join(missing)}, got {','.join(rows[0])}")
     header = rows[0]
     records = []
     for line, row in enumerate(rows[1:], start=2):
@@ -307,6 +317,8 @@ def run_pictures(plt, directory):
 
 def plot_speedup(plt, summary, path):
     """The speedup of the reference over each other scheme at every point, and its geometric mean."""
+    if not isinstance(summary, dict):
+        raise BadInput(f"{path}: expected a study summary (a JSON object), got a {type(summary).__name__}")
     reference = summary.get("reference")
     schemes = summary.get("schemes")
     points = summary.get("points")
@@ -326,7 +338,8 @@ def plot_speedup(plt, summary, path):
     statistics = summary.get("speedup_of_reference", {})
     names.append("geomean")
     for s in others:
-        g = statistics.get(s, {}).get("geometric_mean") if isinstance(statistics, dict) else None
+        of_scheme = statistics.get(s) if isinstance(statistics, dict) else None
+        g = of_scheme.get("geometric_mean") if isinstance(of_scheme, dict) else None
         values[s].append(float("nan") if g is None else number(g, f"{path}: speedup_of_reference.{s}.geometric_mean"))
 
     fig, ax = plt.subplots(figsize=(min(12, max(6, 0.5 + 0.28 * len(names) * len(others))), 4.2))
@@ -345,7 +358,8 @@ def plot_speedup(plt, summary, path):
 
 
 def study_pictures(plt, directory):
-    read_csv(os.path.join(directory, "study.csv"), ["point"])  # a study's table, checked for its header
+    # A study's table, checked for its header (cut short, it would lack these).
+    read_csv(os.path.join(directory, "study.csv"), ["point"], ["scheme", "layer_time_us"])
     path = os.path.join(directory, "summary.json")
     figure = plot_speedup(plt, read_json(path), path)
     if figure is None:

@@ -122,6 +122,18 @@ cp "$run/report.json" "$work/bad_header/"
 printf 'time,up,down\n0,0,0\n' >"$work/bad_header/utilization_deepep.csv"
 expect_exit 2 "bad_header/utilization_deepep.csv:1: expected a header starting time_us,gpu_to_switch,switch_to_gpu, got time,up,down" \
   "$nvsvp" plot "$work/bad_header"
+mkdir -p "$work/deep"
+python3 -c 'print("[" * 100000 + "]" * 100000)' >"$work/deep/report.json"
+expect_exit 2 "deep/report.json: expected JSON of a run or a study, got values nested too deep to read" "$nvsvp" plot "$work/deep"
+mkdir -p "$work/summary_list"
+cp "$study/study.csv" "$work/summary_list/"
+printf '[1, 2]\n' >"$work/summary_list/summary.json"
+expect_exit 2 "summary_list/summary.json: expected a study summary \(a JSON object\), got a list" \
+  "$nvsvp" plot "$work/summary_list"
+mkdir -p "$work/cut_header"
+cp "$study/summary.json" "$work/cut_header/"
+head -c 20 "$study/study.csv" >"$work/cut_header/study.csv"
+expect_exit 2 "cut_header/study.csv: expected lines ending with a newline, got a file cut short" "$nvsvp" plot "$work/cut_header"
 expect_exit 2 "--format: jpg not in" "$nvsvp" plot "$run" --format jpg
 PYTHONPATH="$data/plot/no_matplotlib" expect_exit 2 "needs matplotlib .*install the Debian package python3-matplotlib" \
   "$nvsvp" plot "$run"

@@ -98,6 +98,35 @@ sed -i 's/"reference": "dysharp-basic"/"reference": "deepep"/' "$work/edited/stu
 expect edited 2 "edited/study.json: expected a fingerprint that matches its contents" \
   "$nvsvp" study-merge "$work/edited"
 
+# A study.json that is a folder: refused naming it, exit 2.
+copy_of_base manifest_folder
+rm "$work/manifest_folder/study.json"
+mkdir "$work/manifest_folder/study.json"
+expect manifest_folder 2 "manifest_folder/study.json: expected a study.json \(a JSON object\), got a directory" \
+  "$nvsvp" study-merge "$work/manifest_folder"
+
+# A point's report.json of another shape, or without one of the study's schemes: that point fails
+# naming the file and why, exit 1; the other points' rows are still written.
+copy_of_base report_shape
+printf '{"results": 5}' >"$work/report_shape/2_top_k=4/report.json"
+expect report_shape 1 "^point top_k=4 FAILED: a report.json of another shape \(.*/2_top_k=4/report.json: results is not a list\)" \
+  "$nvsvp" study-merge "$work/report_shape"
+[ "$(lines "$work/report_shape/study.csv")" -eq 5 ] || fail "report_shape: study.csv has $(lines "$work/report_shape/study.csv") lines, expected 5"
+copy_of_base report_scheme
+python3 - "$work/report_scheme/2_top_k=4/report.json" <<'EOF'
+import json, sys
+report = json.load(open(sys.argv[1]))
+report["results"] = [r for r in report["results"] if r["scheme"] != "deepep"]
+json.dump(report, open(sys.argv[1], "w"))
+EOF
+expect report_scheme 1 "^point top_k=4 FAILED: a report.json of another shape \(.*: no result of scheme deepep\)" \
+  "$nvsvp" study-merge "$work/report_scheme"
+copy_of_base report_folder
+rm "$work/report_folder/2_top_k=4/report.json"
+mkdir "$work/report_folder/2_top_k=4/report.json"
+expect report_folder 1 "^point top_k=4 FAILED: no readable report.json \(.*/2_top_k=4/report.json is a directory\)" \
+  "$nvsvp" study-merge "$work/report_folder"
+
 # The untouched base merges again to the same files.
 cp "$work/base/study.csv" "$work/base.csv"
 expect base_again 0 "^csv: " "$nvsvp" study-merge "$work/base"

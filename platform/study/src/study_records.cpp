@@ -29,7 +29,9 @@ namespace fs = std::filesystem;
 
 constexpr int kManifestFormat = 2;  // 2: each point names its step kind
 
+// The text of `path`; empty when it is not a regular file one can read.
 std::string read_text(const std::string& path) {
+  if (!non_regular_file_kind(path).empty()) return "";
   std::ifstream file(path, std::ios::binary);
   std::ostringstream text;
   text << file.rdbuf();
@@ -63,6 +65,9 @@ std::string study_command(const Study& study) {
 }
 
 json read_json_file(const std::string& path, const std::string& what) {
+  if (const std::string kind = non_regular_file_kind(path); !kind.empty()) {
+    throw ConfigError(path + ": expected " + what + " (a JSON object), got " + kind);
+  }
   std::ifstream file(path);
   const json document = file ? json::parse(file, nullptr, false) : json();
   if (!document.is_object()) {
@@ -123,14 +128,25 @@ std::string refusal_of_record(const json& record, const json& manifest, size_t p
   return "";
 }
 
-// The results a point's report.json holds (none when there is no readable one).
-json report_results(const std::string& point_dir) {
-  std::ifstream report(point_dir + "/report.json");
-  const json document = report ? json::parse(report, nullptr, false) : json();
-  return document.is_object() ? point_results(document) : json::array();
-}
 
 }  // namespace
+
+void read_point_report(const std::string& path, const std::vector<std::string>& schemes, PointRun& run) {
+  run.results = json::array();
+  std::string failure;
+  if (const std::string kind = non_regular_file_kind(path); !kind.empty()) {
+    failure = "no readable report.json (" + path + " is " + kind + ")";
+  } else if (std::ifstream in(path); !in) {
+    failure = "no readable report.json";
+  } else if (const json document = json::parse(in, nullptr, false); document.is_discarded()) {
+    failure = "no readable report.json (" + path + " is not JSON: cut short?)";
+  } else if (const std::string problem = report_shape_problem(document, schemes); !problem.empty()) {
+    failure = "a report.json of another shape (" + path + ": " + problem + ")";
+  } else {
+    run.results = point_results(document);
+  }
+  if (run.failure.empty()) run.failure = failure;
+}
 
 std::string text_fingerprint(const std::string& text) {
   std::uint64_t hash = 0xcbf29ce484222325ull;
@@ -309,15 +325,14 @@ int merge_study(const std::string& out_dir, const Study* expected, std::ostream&
       continue;
     }
     std::ifstream file(record_path);
-    const json record = json::parse(file, nullptr, false);
+    const json record = non_regular_file_kind(record_path).empty() ? json::parse(file, nullptr, false) : json();
     const std::string refusal = refusal_of_record(record, manifest, p, point_dir);
     if (!refusal.empty()) {
       refusals.push_back(record_path + ": " + refusal);
       continue;
     }
     runs[p].failure = record["failure"].is_null() ? "" : record["failure"].get<std::string>();
-    runs[p].results = report_results(point_dir);
-    if (runs[p].failure.empty() && runs[p].results.empty()) runs[p].failure = "no readable report.json";
+    read_point_report(point_dir + "/report.json", study.schemes, runs[p]);
     wall_times += csv_field(study.points[p].name) + "," + csv_field(record["host"].get<std::string>()) + "," +
                   fixed(record["wall_seconds"].get<double>(), 3) + "\n";
   }

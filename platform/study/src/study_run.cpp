@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "nvsvp/platform/child_processes.hpp"
+#include "nvsvp/platform/config_reader.hpp"
 #include "nvsvp/platform/report.hpp"
 #include "nvsvp/platform/study.hpp"
 #include "nvsvp/platform/progress_line.hpp"
@@ -57,7 +58,7 @@ pid_t start_point(const StudyOptions& options, bool timelines, const std::string
 }
 
 // How a finished point's process ended: its exit status, and whether it left a report.
-PointRun finish_point(int wait_status, const std::string& dir) {
+PointRun finish_point(int wait_status, const std::string& dir, const std::vector<std::string>& schemes) {
   PointRun run;
   if (WIFSIGNALED(wait_status)) {
     const int signal = WTERMSIG(wait_status);
@@ -65,14 +66,8 @@ PointRun finish_point(int wait_status, const std::string& dir) {
   } else if (WEXITSTATUS(wait_status) != 0) {
     run.failure = "exit status " + std::to_string(WEXITSTATUS(wait_status));
   }
-  std::ifstream report(dir + "/report.json");
   // A crashed run may leave no file or half of one.
-  const json document = report ? json::parse(report, nullptr, false) : json();
-  if (document.is_object() && document.contains("results")) {
-    run.results = point_results(document);
-  } else if (run.failure.empty()) {
-    run.failure = "no readable report.json";
-  }
+  read_point_report(dir + "/report.json", schemes, run);
   return run;
 }
 
@@ -159,7 +154,7 @@ bool run_points(const Study& study, const json& manifest, const std::vector<size
     if (it == running.end()) continue;  // not a point's process
     const Running done = it->second;
     running.erase(it);
-    note_finished(done.point, finish_point(status, out_dir + "/" + study.points[done.point].directory),
+    note_finished(done.point, finish_point(status, out_dir + "/" + study.points[done.point].directory, study.schemes),
                   std::chrono::duration<double>(Clock::now() - done.start).count());
   }
   progress.clear();
@@ -176,7 +171,7 @@ std::string study_out_dir(const Study& study, const StudyOptions& options) {
 
 int run_study(const Study& study, const StudyOptions& options, std::ostream& console) {
   const std::string out_dir = study_out_dir(study, options);
-  create_output_directory(out_dir);
+  make_output_folder(out_dir, "--out");
   const json manifest = study_manifest(study);
   write_manifest(out_dir, manifest);
   console << "study " << study.name << ": " << study.points.size() << " points x " << study.schemes.size()
@@ -191,7 +186,7 @@ int run_study(const Study& study, const StudyOptions& options, std::ostream& con
 int run_study_points(const Study& study, const std::vector<size_t>& points, const StudyOptions& options,
                      std::ostream& console) {
   const std::string out_dir = study_out_dir(study, options);
-  create_output_directory(out_dir);
+  make_output_folder(out_dir, "--out");
   const json manifest = study_manifest(study);
   write_or_check_manifest(out_dir, manifest);
   console << "study " << study.name << ": " << points.size() << " of its " << study.points.size() << " points x "
@@ -210,7 +205,7 @@ std::vector<size_t> shard_points(size_t point_count, size_t shard, size_t shards
 
 std::string emit_study_commands(const Study& study, const StudyOptions& options) {
   const std::string out_dir = absolute(study_out_dir(study, options));
-  create_output_directory(out_dir);
+  make_output_folder(out_dir, "--out");
   write_manifest(out_dir, study_manifest(study));
   std::string tail = " --out " + shell_word(out_dir);
   for (const std::string& set : study.overrides) tail += " --set " + shell_word(set);

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <iomanip>
 #include <map>
+#include <set>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "nvsvp/platform/config_reader.hpp"
@@ -58,11 +60,30 @@ std::string csv_value(const json& value) {
   return "";
 }
 
+// The value at `path` ("a.b.c": object keys) in `document`, or null where the path leaves
+// objects: a report of another shape reads as missing values, never as an exception.
+const json& value_at(const json& document, const std::string& path) {
+  static const json missing;
+  const json* at = &document;
+  for (size_t start = 0; start <= path.size();) {
+    const size_t dot = std::min(path.find('.', start), path.size());
+    if (!at->is_object()) return missing;
+    const auto it = at->find(path.substr(start, dot - start));
+    if (it == at->end()) return missing;
+    at = &*it;
+    start = dot + 1;
+  }
+  return *at;
+}
+
 // The result of `scheme` if it ran and passed its checks (the time of a failed run means nothing).
 const json* passed_result(const json& results, const std::string& scheme) {
   for (const json& r : results) {
-    const bool passed = r.value(json::json_pointer("/checks/passed"), false);
-    if (r.value("scheme", "") == scheme && r.contains("layer_time_us") && passed) return &r;
+    const json& passed = value_at(r, "checks.passed");
+    if (value_at(r, "scheme") == scheme && value_at(r, "layer_time_us").is_number() && passed.is_boolean() &&
+        passed.get<bool>()) {
+      return &r;
+    }
   }
   return nullptr;
 }
@@ -93,14 +114,41 @@ std::string text_or_dash(const json& value, int decimals) {
 }  // namespace
 
 json point_results(const json& report) {
-  if (!report.contains("results")) return json::array();
-  json results = report["results"];
-  const json* steps = report.contains("step") ? &report["step"]["schemes"] : nullptr;
+  const json& listed = value_at(report, "results");
+  if (!listed.is_array()) return json::array();
+  json results = listed;
+  const json& steps = value_at(report, "step.schemes");
   for (json& result : results) {
-    const std::string scheme = result.value("scheme", "");
-    if (steps != nullptr && steps->contains(scheme)) result["step"] = (*steps)[scheme];
+    const json& scheme = value_at(result, "scheme");
+    if (scheme.is_string() && steps.is_object() && steps.contains(scheme.get<std::string>())) {
+      result["step"] = steps[scheme.get<std::string>()];
+    }
   }
   return results;
+}
+
+std::string report_shape_problem(const json& report, const std::vector<std::string>& schemes) {
+  if (!report.is_object()) return "not a JSON object";
+  const json& results = value_at(report, "results");
+  if (!results.is_array()) return "results is not a list";
+  std::set<std::string> seen;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const json& result = results[i];
+    const std::string at = "results[" + std::to_string(i) + "]";
+    if (!result.is_object() || !value_at(result, "scheme").is_string()) return at + " is not an object naming its scheme";
+    const std::string scheme = result["scheme"].get<std::string>();
+    if (!seen.insert(scheme).second) return "two results of scheme " + scheme;
+    if (result.contains("layer_time_us") && !result["layer_time_us"].is_number()) {
+      return at + ".layer_time_us is not a number";
+    }
+    if (result.contains("checks") && !value_at(result, "checks.passed").is_boolean()) {
+      return at + ".checks.passed is not true or false";
+    }
+  }
+  for (const std::string& scheme : schemes) {
+    if (seen.count(scheme) == 0) return "no result of scheme " + scheme;
+  }
+  return "";
 }
 
 std::optional<double> speedup_of_reference(const json& results, const std::string& scheme,
@@ -166,11 +214,7 @@ bool runs_an_inference(const Study& study) {
 }
 
 // The cell of `path` ("a.b.c") in `result`, as the CSV writes it.
-std::string csv_cell(const json& result, const std::string& path) {
-  std::string pointer = "/" + path;
-  std::replace(pointer.begin(), pointer.end(), '.', '/');
-  return csv_value(result.value(json::json_pointer(pointer), json()));
-}
+std::string csv_cell(const json& result, const std::string& path) { return csv_value(value_at(result, path)); }
 
 }  // namespace
 

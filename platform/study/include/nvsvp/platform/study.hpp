@@ -59,6 +59,16 @@ struct PointRun {
 // Empty when `report` has no results.
 nlohmann::json point_results(const nlohmann::json& report);
 
+// Why `report` cannot be read as a point's results for `schemes`: not an object, results not a
+// list of objects each naming its scheme (once), a result's layer_time_us not a number or its
+// checks.passed not true or false, a scheme of `schemes` without a result. Empty when it can.
+std::string report_shape_problem(const nlohmann::json& report, const std::vector<std::string>& schemes);
+
+// Reads the point's report.json at `path` into `run.results`. A report that is missing, not a
+// regular file, not JSON or of another shape (report_shape_problem) leaves no results and, unless
+// `run` failed already, makes the point fail saying which and why; it never throws.
+void read_point_report(const std::string& path, const std::vector<std::string>& schemes, PointRun& run);
+
 // The speedup of the reference over `scheme` at one point: the scheme's layer time divided by
 // the reference's (1 for the reference itself). None unless both ran and passed their checks, as
 // the time of a failed run means nothing.
