@@ -52,6 +52,12 @@ void reexec_with_huge_pages(char* argv[]) {
 }
 
 // The command line as typed, each word quoted when the shell would need it: report.json's
+// A path option given as '' is a mistake (a variable that was not set), not a request for the
+// default: refused like any bad value (exit 2).
+const CLI::Validator kNonEmptyPath(
+    [](const std::string& value) { return value.empty() ? std::string("expected a path, got an empty one") : std::string(); },
+    "PATH");
+
 // nvsvp.command_line, to rerun the same command.
 std::string command_line_of(int argc, char* argv[]) {
   std::string line;
@@ -115,7 +121,7 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
   c.run = app.add_subcommand("run", "run a scenario: every scheme, checks, report");
   c.run->add_option("FILE", o.file, "scenario YAML file")->required();
   c.run->add_option("--set", o.overrides, "override a scenario key: a.b.c=value (repeatable)");
-  c.run->add_option("--out", o.out_dir, "output directory (default out/<scenario name>)");
+  c.run->add_option("--out", o.out_dir, "output directory (default out/<scenario name>)")->check(kNonEmptyPath);
   c.run->add_flag("--quiet", o.quiet, "no console summary and no progress line");
   c.run->add_flag("--no-timelines", o.no_timelines,
                   "no utilization_<scheme>.csv and trace_<scheme>.json (and no link time series recorded)");
@@ -138,7 +144,7 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
       "study", "run a parameter study: a base scenario at many points, each point in a process of its own");
   c.study->add_option("FILE", o.file, "study YAML file")->required();
   c.study->add_option("--jobs", o.jobs, "points run at once")->check(CLI::Range(1u, 1024u))->capture_default_str();
-  c.study->add_option("--out", o.out_dir, "output directory (default out/<study name>)");
+  c.study->add_option("--out", o.out_dir, "output directory (default out/<study name>)")->check(kNonEmptyPath);
   c.study->add_option("--set", o.overrides, "override a key of the base scenario: a.b.c=value (repeatable)");
   c.study->add_flag("--list", o.list_points, "check every point's scenario and list the points, without running them");
   c.study->add_flag("--quiet", o.quiet, "no console output (the points as they end, the summary) and no progress line");
@@ -205,7 +211,7 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
   c.anchors = app.add_subcommand(
       "anchors", "run the calibration cases of configs/anchors/ and compare each with its public hardware figure");
   c.anchors->add_option("--case", o.anchor_cases, "run only this case (repeatable; default: every case)");
-  c.anchors->add_option("--out", o.out_dir, "output directory for anchors.json (default out/anchors)");
+  c.anchors->add_option("--out", o.out_dir, "output directory for anchors.json (default out/anchors)")->check(kNonEmptyPath);
   c.anchors->add_option("--jobs", o.jobs, "cases run at once")->check(CLI::Range(1u, 1024u))->capture_default_str();
   c.anchors->add_flag("--quiet", o.quiet, "no console output (the cases as they end, the table) and no progress line");
 }
@@ -245,7 +251,7 @@ void add_rtl_commands(CLI::App& app, Options& o, Commands& c) {
       "rtl-coverage-merge", "merge coverage files of rtl-verify runs (counts summed per point) and report the bins");
   c.rtl_coverage_merge->add_option("FILES", o.merge_args.inputs, "coverage files (rtl-verify --coverage-file)")
       ->required();
-  c.rtl_coverage_merge->add_option("--out", o.merge_args.out, "write the merged coverage to this file");
+  c.rtl_coverage_merge->add_option("--out", o.merge_args.out, "write the merged coverage to this file")->check(kNonEmptyPath);
   c.rtl_coverage_merge->add_flag("--coverage", o.merge_args.table, "print the whole functional-coverage table");
 }
 
@@ -256,7 +262,7 @@ void add_plot_command(CLI::App& app, Options& o, Commands& c) {
   c.plot->add_option("DIR", o.file, "a run's output folder (report.json) or a study's (study.csv, summary.json)")
       ->required();
   c.plot->add_option("--format", o.plot_format, "svg | png")->check(CLI::IsMember({"svg", "png"}))->capture_default_str();
-  c.plot->add_option("--out", o.out_dir, "where to write the pictures (default DIR)");
+  c.plot->add_option("--out", o.out_dir, "where to write the pictures (default DIR)")->check(kNonEmptyPath);
 }
 
 int plot_command(const Options& o) {
@@ -450,7 +456,8 @@ int sc_main(int argc, char* argv[]) {
   app.set_version_flag("--version", nvsvp::platform::version_line());
   app.add_option("--config-dir", options.config_dir,
                  "where platform and model presets live (default: the first of NVSVP_CONFIG_PATH, then "
-                 "share/nvsvp/configs beside the binary or in ../share)");
+                 "share/nvsvp/configs beside the binary or in ../share)")
+      ->check(kNonEmptyPath);
   options.command_line = command_line_of(argc, argv);
   Commands commands;
   add_scenario_commands(app, options, commands);

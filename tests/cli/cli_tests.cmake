@@ -113,9 +113,9 @@ nvsvp_cli_test(run_writes_the_statistics --fresh ${NVSVP_STATS_OUT}
                -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --quiet
                   --set workload.tokens_per_gpu=16 --out ${NVSVP_STATS_OUT})
 
-# An output directory that cannot be made is an error that names it.
-nvsvp_cli_test(run_unwritable_output_directory_exits_1 --exit 1
-               --stderr "nvsvp: error: cannot create output directory /dev/null/out"
+# An output directory that cannot be made is bad input (exit 2) that names it.
+nvsvp_cli_test(run_unwritable_output_directory_exits_2 --exit 2
+               --stderr "nvsvp: command line: --out: expected an output folder nvsvp can create and write, got /dev/null/out \\(Not a directory\\)"
                -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --quiet
                   --set workload.tokens_per_gpu=16 --out /dev/null/out)
 
@@ -665,3 +665,11 @@ nvsvp_cli_test(trace_of_tutels_search_has_a_file_per_degree
                --absent ${NVSVP_CLI_OUT}/trace_tutel_search/transactions_tutel.csv
                -- $<TARGET_FILE:nvsvp> run ${NVSVP_CLI_DATA}/small_uniform.yaml --set "schemes=[tutel]"
                   --set software.tutel_degree=0 --trace gpu_0 --quiet --out ${NVSVP_CLI_OUT}/trace_tutel_search)
+
+# Inputs that are FIFOs or devices, and output folders that cannot be made or written (--out
+# through a file, in /proc, /dev/null, a symlink loop, '', a read-only folder): exit 2, naming
+# the path; nothing blocks.
+add_test(NAME cli.special_files_and_unusable_output_folders_are_refused
+         COMMAND bash ${NVSVP_CLI_DIR}/special_files.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA} ${NVSVP_CLI_OUT}/special_files)
+set_tests_properties(cli.special_files_and_unusable_output_folders_are_refused PROPERTIES TIMEOUT 300
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)

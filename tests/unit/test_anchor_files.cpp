@@ -59,7 +59,12 @@ std::string anchor_with_line(const std::string& text, int line, const std::strin
 
 TEST(AnchorFiles, MalformedCasesNameFileLineAndKey) {
   TempDir dir;
-  EXPECT_NO_THROW(load_anchor_case(dir.write("good.yaml", kCase), test::config_dir()));
+  EXPECT_NO_THROW(load_anchor_case(dir.write("t.yaml", kCase), test::config_dir()));
+  // A case whose name is not its file's (a copy not renamed) would run under the other name.
+  const std::string renamed = dir.write("other.yaml", kCase);
+  EXPECT_NE(anchor_error_of(renamed).find(renamed + ":1: name: expected the case file's own name (other), got t"),
+            std::string::npos)
+      << anchor_error_of(renamed);
   const std::string unknown = dir.write("u.yaml", anchor_with_line(kCase, 3, "anchor: {metric: m, unit: u, low: 1, source: s, lo: 2}"));
   EXPECT_NE(anchor_error_of(unknown).find(unknown + ":3"), std::string::npos) << anchor_error_of(unknown);
   EXPECT_NE(anchor_error_of(unknown).find("anchor.lo"), std::string::npos);

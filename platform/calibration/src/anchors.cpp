@@ -262,9 +262,17 @@ AnchorCase load_anchor_case(const std::string& file, const std::string& config_d
     doc.entries.emplace_back("workload", parse_config_text("{model: S, routing: {kind: uniform}}", origin));
     doc.entries.emplace_back("schemes", parse_config_text("[deepep]", origin));
   }
+  const ConfigNode* name = doc.find("name");
+  const std::string name_origin = name != nullptr ? name->origin : doc.origin;
   c.scenario = load_scenario_document(doc, file, config_dir);
   c.name = c.scenario.name;
   c.measure = read_measure(measure_node, c.scenario);
+  // --case and anchors.json name a case by its file: a name inside that says otherwise (a copied
+  // case not renamed) would run under the other name.
+  const std::string stem = fs::path(file).stem().string();
+  if (c.name != stem) {
+    config_fail(name_origin, "name", "the case file's own name (" + stem + ")", c.name);
+  }
   c.measure.gemm.name = c.name;
   return c;
 }
@@ -302,7 +310,7 @@ int run_anchors(const AnchorOptions& options, std::ostream& console) {
   }
   if (cases.empty()) config_fail("anchors", fs::path(options.config_dir) / "anchors", "at least one case file", "none");
 
-  fs::create_directories(options.out_dir);
+  make_output_folder(options.out_dir, "--out");
   std::vector<json> entries(cases.size());
   auto entry_file = [&](size_t i) { return (fs::path(options.out_dir) / (cases[i].name + ".json")).string(); };
   std::map<pid_t, size_t> running;

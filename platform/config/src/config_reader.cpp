@@ -1,5 +1,6 @@
 #include "nvsvp/platform/config_reader.hpp"
 
+#include <unistd.h>
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
@@ -233,10 +234,40 @@ std::string read_at_most(std::istream& in, uint64_t max_bytes, const std::string
   return content;
 }
 
+std::string non_regular_file_kind(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) return "";
+  switch (status.type()) {
+    case fs::file_type::regular: return "";
+    case fs::file_type::directory: return "a directory";
+    case fs::file_type::fifo: return "a FIFO (a named pipe: reading it waits for a writer)";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::character: return "a character device";
+    case fs::file_type::block: return "a block device";
+    default: return "not a regular file";
+  }
+}
+
+void make_output_folder(const std::string& dir, const std::string& option) {
+  namespace fs = std::filesystem;
+  const std::string expected = "an output folder nvsvp can create and write";
+  if (dir.empty()) config_fail("command line", option, expected, "an empty name");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) config_fail("command line", option, expected, dir + " (" + ec.message() + ")");
+  if (!fs::is_directory(dir, ec)) config_fail("command line", option, expected, dir + " (not a folder)");
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    config_fail("command line", option, expected, dir + " (" + std::strerror(errno) + ")");
+  }
+}
+
 ConfigNode load_config_file(const std::string& file) {
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) config_fail(file, "", "an existing file", "no such file");
   if (std::filesystem::is_directory(file, ec)) config_fail(file, "", "a file", "a directory");
+  if (const std::string kind = non_regular_file_kind(file); !kind.empty()) config_fail(file, "", "a regular file", kind);
   std::ifstream in(file, std::ios::binary);
   if (!in) config_fail(file, "", "a readable file", std::strerror(errno));
   const std::string content = read_at_most(in, kMaxConfigFileBytes, file, "a configuration file");

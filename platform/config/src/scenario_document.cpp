@@ -71,7 +71,15 @@ void set_key(ConfigNode& doc, const std::vector<std::string>& keys, ConfigNode v
 }
 
 void apply_override(ConfigNode& doc, const std::string& text) {
-  const std::string origin = "command line (--set " + text + ")";
+  // Every node parsed from the value keeps the origin: a long value would be copied into each
+  // (memory quadratic in its length), so the origin quotes at most its first 80 characters.
+  constexpr size_t kQuoted = 80;
+  const std::string origin =
+      "command line (--set " + (text.size() > kQuoted ? text.substr(0, kQuoted - 3) + "..." : text) + ")";
+  if (text.size() > kMaxConfigFileBytes) {
+    config_fail(origin, "", "a --set of at most " + std::to_string(kMaxConfigFileBytes) + " bytes (an input limit)",
+                std::to_string(text.size()) + " bytes");
+  }
   const size_t eq = text.find('=');
   const std::vector<std::string> keys =
       eq != std::string::npos && eq > 0 ? split_key_path(text.substr(0, eq)) : std::vector<std::string>{};

@@ -423,6 +423,9 @@ void SectionReader::read_value(const char*, const ConfigNode& node, const std::s
   // A name with placeholders is checked once the layers and iterations it names are known
   // (ScenarioLoader::check_trace_files).
   if (value.find_first_of("{}") != std::string::npos) return;
+  if (const std::string kind = non_regular_file_kind(value); !kind.empty()) {
+    config_fail(node.origin, path, "a readable trace file (a regular file)", value + " (" + kind + ")");
+  }
   std::error_code ec;
   std::ifstream probe(value);
   if (!probe || fs::is_directory(value, ec)) {

@@ -424,11 +424,6 @@ void write_report_files(const Report& report, const std::string& out_dir) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw std::runtime_error("cannot create output directory " + out_dir + ": " + ec.message());
-  {
-    TextFile file(out_dir + "/report.json");
-    file.text() = report.document.dump(2) + "\n";
-    file.close();
-  }
   const json& results = report.document["results"];
   for (size_t i = 0; i < results.size(); ++i) {
     const std::string scheme = results[i]["scheme"].get<std::string>();
@@ -440,6 +435,16 @@ void write_report_files(const Report& report, const std::string& out_dir) {
     write_occupancy_csv(*report.timelines[i], out_dir + "/occupancy_" + scheme + ".csv");
     write_trace(*report.timelines[i], scheme, out_dir + "/trace_" + scheme + ".json");
   }
+  // The report last, whole or not at all: written beside, then renamed over. A write that failed
+  // above (a full disk) leaves no report saying the run passed.
+  const std::string path = out_dir + "/report.json";
+  {
+    TextFile file(path + ".partial");
+    file.text() = report.document.dump(2) + "\n";
+    file.close();
+  }
+  std::filesystem::rename(path + ".partial", path, ec);
+  if (ec) throw std::runtime_error("cannot write " + path + ": " + ec.message());
 }
 
 }  // namespace nvsvp::platform

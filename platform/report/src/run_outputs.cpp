@@ -1,12 +1,19 @@
 // A run's output folder before the run: an earlier run's files cleared, the effective scenario
 // written; and the report's record of which nvsvp made it.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
 #include "nvsvp/fw/scheme_registry.hpp"
 #include "nvsvp/platform/build_info.hpp"
+#include "nvsvp/platform/config_reader.hpp"
 #include "nvsvp/platform/report.hpp"
 
 namespace nvsvp::platform {
@@ -66,7 +73,8 @@ std::vector<std::string> earlier_run_outputs(const std::string& dir) {
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!it->is_regular_file(ec)) continue;
-    if (name == "report.json" || name == "stream.csv" || is_per_scheme_output(name) || is_picture_of_a_run(name)) {
+    if (name == "report.json" || name == "report.json.partial" || name == "stream.csv" || is_per_scheme_output(name) ||
+        is_picture_of_a_run(name)) {
       files.push_back(it->path().string());
     }
   }
@@ -82,16 +90,39 @@ void remove_earlier_run_outputs(const std::string& dir) {
   }
 }
 
-void prepare_output_directory(const Scenario& scenario, const std::string& out_dir) {
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) throw std::runtime_error("cannot create output directory " + out_dir + ": " + ec.message());
+OutputFolderLock::OutputFolderLock(const std::string& out_dir) {
+  const std::string path = out_dir + "/.nvsvp_run.lock";
+  fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) config_fail("command line", "--out", "a folder nvsvp can write", path + " (" + std::strerror(errno) + ")");
+  if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    char holder[32] = {};
+    const ssize_t n = pread(fd_, holder, sizeof holder - 1, 0);
+    close(fd_);
+    fd_ = -1;
+    config_fail("command line", "--out", "a folder no other run is writing",
+                out_dir + " (in use by nvsvp process " + (n > 0 ? std::string(holder, static_cast<size_t>(n)) : "?") +
+                    ")");
+  }
+  const std::string pid = std::to_string(getpid());
+  if (ftruncate(fd_, 0) != 0 || pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
+    // The pid is only for the message a second run prints: the lock holds without it.
+  }
+}
+
+OutputFolderLock::~OutputFolderLock() {
+  if (fd_ >= 0) close(fd_);  // closing releases the lock
+}
+
+OutputFolderLock prepare_output_directory(const Scenario& scenario, const std::string& out_dir) {
+  make_output_folder(out_dir, "--out");  // one that cannot be made is bad input
+  OutputFolderLock lock(out_dir);
   remove_earlier_run_outputs(out_dir);
   const std::string path = out_dir + "/scenario.yaml";
   std::ofstream file(path);
   file << dump_effective(scenario);
   file.close();
   if (!file) throw std::runtime_error("cannot write " + path);
+  return lock;
 }
 
 nlohmann::json nvsvp_build_json(const std::string& command_line) {

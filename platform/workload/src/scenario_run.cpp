@@ -52,7 +52,7 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
   check_fabric_resources(scenario, layer);
   const auto machine = std::make_shared<const MachineSetup>(machine_setup(scenario));
   const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
-  prepare_output_directory(scenario, out_dir);
+  const OutputFolderLock folder = prepare_output_directory(scenario, out_dir);
   Observability observe = options.observe;
   observe.trace_dir = out_dir;
   std::vector<SchemeRun> runs;

@@ -65,6 +65,17 @@ inline constexpr size_t kMaxSectionListEntries = 1'000;        // entries of a l
 // or a device that never ends is refused too.
 std::string read_at_most(std::istream& in, uint64_t max_bytes, const std::string& file, const std::string& what);
 
+// What `path` is when it exists but is not a regular file (symlinks followed): "a directory",
+// "a FIFO (...)", "a socket", "a character device", "a block device"; empty for a regular file
+// or a path that is not there. Inputs are read only from regular files: opening a FIFO that
+// nothing writes would block forever.
+std::string non_regular_file_kind(const std::string& path);
+
+// Creates `dir` (and its parents) for a command's output, or throws ConfigError naming `option`
+// (--out) when it cannot be a folder nvsvp writes: an empty name, a path through a file, a file or
+// device of that name, a symlink loop, a read-only or unwritable place.
+void make_output_folder(const std::string& dir, const std::string& option);
+
 // Runs `read`, an input's reading; running out of memory in it is bad input at `origin` (the input
 // asks for more than this machine has), never exit 1 or a crash.
 template <class Read>
@@ -76,8 +87,9 @@ auto within_memory(const std::string& origin, const std::string& what, Read&& re
   }
 }
 
-// Reads a YAML file. A missing/unreadable file or a syntax error is a ConfigError naming the file
-// (and line); so is a key given twice in one mapping.
+// Reads a YAML file. A missing/unreadable file, one that is not a regular file (a FIFO, a device)
+// or a syntax error is a ConfigError naming the file (and line); so is a key given twice in one
+// mapping.
 ConfigNode load_config_file(const std::string& file);
 
 // Parses YAML text (a --set value); every node gets `origin`.

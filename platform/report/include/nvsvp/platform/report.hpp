@@ -125,15 +125,34 @@ inline std::string degree_candidate_label(const std::string& scheme, uint32_t de
   return scheme + kDegreeCandidateMarker + std::to_string(degree);
 }
 // The files of `dir` that an earlier run wrote and this one would not overwrite as they are:
-// report.json, stream.csv and every <kind>_<scheme>.<ext> of run_output_kinds() and fw::scheme_names(). Nothing
+// report.json (and a report.json.partial a failed write left), stream.csv and every
+// <kind>_<scheme>.<ext> of run_output_kinds() and fw::scheme_names(). Nothing
 // else (scenario.yaml, which may be the run's input, and files nvsvp does not write stay).
 std::vector<std::string> earlier_run_outputs(const std::string& dir);
 // Removes earlier_run_outputs(dir); throws std::runtime_error naming a file it cannot remove.
 void remove_earlier_run_outputs(const std::string& dir);
-// Readies `out_dir` for a run: creates it (std::runtime_error naming it if it cannot),
-// removes an earlier run's outputs and writes scenario.yaml, the effective scenario
+// A run's hold on its output folder: an exclusive lock on DIR/.nvsvp_run.lock for as long as
+// it lives, so that a second run into a folder in use is refused instead of mixing its files
+// with the first one's.
+class OutputFolderLock {
+ public:
+  // ConfigError (--out) when another process holds the folder; its pid is named.
+  explicit OutputFolderLock(const std::string& out_dir);
+  OutputFolderLock(OutputFolderLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  OutputFolderLock(const OutputFolderLock&) = delete;
+  OutputFolderLock& operator=(const OutputFolderLock&) = delete;
+  OutputFolderLock& operator=(OutputFolderLock&&) = delete;
+  ~OutputFolderLock();
+
+ private:
+  int fd_ = -1;
+};
+
+// Readies `out_dir` for a run and holds it (the lock returned) until the run ends: creates it
+// (ConfigError naming --out when it cannot be made or written), refuses it when another run holds
+// it, removes an earlier run's outputs and writes scenario.yaml, the effective scenario
 // (dump_effective), which `nvsvp run` reruns as it is.
-void prepare_output_directory(const Scenario& scenario, const std::string& out_dir);
+[[nodiscard]] OutputFolderLock prepare_output_directory(const Scenario& scenario, const std::string& out_dir);
 // report.json's `nvsvp` section: version, git_commit and the command line that made the report.
 nlohmann::json nvsvp_build_json(const std::string& command_line);
 
