@@ -359,7 +359,7 @@ int anchors_command(const Options& o) {
   options.command_line = o.command_line;
   options.progress = progress_wanted(o);
   std::ostream nowhere(nullptr);  // --quiet: what the cases print goes nowhere
-  return nvsvp::platform::run_anchors(options, o.quiet ? nowhere : std::cout);
+  return nvsvp::platform::run_anchors(options, o.quiet ? nowhere : std::cout, std::cerr);
 }
 
 int calibrate_command(const nvsvp::platform::Scenario& scenario, Options o) {

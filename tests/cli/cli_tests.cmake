@@ -673,3 +673,10 @@ add_test(NAME cli.special_files_and_unusable_output_folders_are_refused
          COMMAND bash ${NVSVP_CLI_DIR}/special_files.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA} ${NVSVP_CLI_OUT}/special_files)
 set_tests_properties(cli.special_files_and_unusable_output_folders_are_refused PROPERTIES TIMEOUT 300
                      ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
+
+# anchors --quiet with a case its plan refuses: exit 2, the reason on stderr.
+add_test(NAME cli.anchors_quiet_names_a_refused_case
+         COMMAND bash ${NVSVP_CLI_DIR}/anchors_quiet.sh $<TARGET_FILE:nvsvp> ${PROJECT_SOURCE_DIR}/configs
+                 ${NVSVP_CLI_OUT}/anchors_quiet)
+set_tests_properties(cli.anchors_quiet_names_a_refused_case PROPERTIES TIMEOUT 120
+                     ENVIRONMENT SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)

@@ -293,7 +293,7 @@ json run_anchor_case(const AnchorCase& c) {
   return entry;
 }
 
-int run_anchors(const AnchorOptions& options, std::ostream& console) {
+int run_anchors(const AnchorOptions& options, std::ostream& console, std::ostream& errors) {
   std::vector<AnchorCase> cases;
   std::map<std::string, std::string> known;  // name -> file
   for (const std::string& file : anchor_case_files(options.config_dir)) {
@@ -349,6 +349,12 @@ int run_anchors(const AnchorOptions& options, std::ostream& console) {
   out << json{{"cases", entries}, {"nvsvp", nvsvp_build_json(options.command_line)}}.dump(2) << "\n";
   if (!out) throw std::runtime_error("cannot write " + path);
   console << "wrote " << path << std::endl;
+  for (const json& e : entries) {
+    if (e.value("bad_input", false)) {
+      errors << "nvsvp: anchors: case " << e.value("case", std::string("?")) << ": " << e.value("error", std::string("?"))
+             << "\n";
+    }
+  }
   const bool bad_input = std::any_of(entries.begin(), entries.end(), [](const json& e) { return e.value("bad_input", false); });
   const bool passed = std::all_of(entries.begin(), entries.end(), [](const json& e) { return e.value("passed", false); });
   return bad_input ? kAnchorsBadInput : passed ? 0 : 1;

@@ -75,8 +75,9 @@ struct AnchorOptions {
 // Runs the cases, each in a child process, `jobs` at a time; prints the table and writes
 // anchors.json into out_dir. Returns 0 when every case ran and passed its checks, 1 otherwise, and
 // kAnchorsBadInput when a case's sizes were refused by its plan (its entry says why, with
-// "bad_input": true). A bad case file or an unknown case name is a ConfigError.
+// "bad_input": true). A bad case file or an unknown case name is a ConfigError. Each refused
+// case's reason also goes to `errors`, which --quiet does not silence.
 inline constexpr int kAnchorsBadInput = 2;
-int run_anchors(const AnchorOptions& options, std::ostream& console);
+int run_anchors(const AnchorOptions& options, std::ostream& console, std::ostream& errors);
 
 }  // namespace nvsvp::platform
