@@ -1,6 +1,7 @@
 // One scheme's run as named steps (elaborate, firmware script, simulate, collect) of a job planned
-// before it (scheme_job.hpp), and a scheme's run as a scenario configures it (a degree search). The child process each scheme runs in is
-// scheme_process.cpp's; collect's pieces are in link_statistics.cpp and scheme_result.cpp.
+// before it (scheme_job.hpp), and a scheme's run as a scenario configures it (a degree search).
+// The child process each scheme runs in is scheme_process.cpp's; collect's pieces are in
+// link_statistics.cpp and scheme_result.cpp.
 #include "nvsvp/platform/runner.hpp"
 
 #include <sys/resource.h>
