@@ -263,6 +263,13 @@ void make_output_folder(const std::string& dir, const std::string& option) {
   }
 }
 
+std::string unreadable_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return "no such file";
+  if (std::string kind = non_regular_file_kind(path); !kind.empty()) return kind;
+  return std::ifstream(path) ? "" : "not readable";
+}
+
 ConfigNode load_config_file(const std::string& file) {
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) config_fail(file, "", "an existing file", "no such file");

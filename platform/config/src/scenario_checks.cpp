@@ -1,8 +1,6 @@
 #include "scenario_checks.hpp"
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -16,7 +14,6 @@ namespace nvsvp::platform {
 
 namespace {
 
-namespace fs = std::filesystem;
 
 class ScenarioChecks {
  public:
@@ -497,19 +494,11 @@ void ScenarioChecks::check_trace_files() const {
     for (uint32_t i = 0; i < iterations; ++i) {
       const uint32_t iteration = in_stream ? i : routing.iteration;
       const std::string file = trace_file_of(routing.file, layer, iteration, at.origin);
-      if (const std::string kind = non_regular_file_kind(file); !kind.empty()) {
+      if (const std::string why = unreadable_file(file); !why.empty()) {
         config_fail(at.origin, at.path,
                     "a readable trace file (a regular file) for layer " + std::to_string(layer) + ", iteration " +
-                        std::to_string(iteration),
-                    file + " (" + kind + ")");
-      }
-      std::error_code ec;
-      std::ifstream probe(file);
-      if (!probe || fs::is_directory(file, ec)) {
-        config_fail(at.origin, at.path,
-                    "a readable trace file for layer " + std::to_string(layer) + ", iteration " +
                         std::to_string(iteration) + " (" + routing.file + ")",
-                    file + (fs::exists(file, ec) ? " (not readable)" : " (no such file)"));
+                    file + " (" + why + ")");
       }
     }
   }

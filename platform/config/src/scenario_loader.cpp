@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <map>
@@ -423,14 +422,8 @@ void SectionReader::read_value(const char*, const ConfigNode& node, const std::s
   // A name with placeholders is checked once the layers and iterations it names are known
   // (ScenarioLoader::check_trace_files).
   if (value.find_first_of("{}") != std::string::npos) return;
-  if (const std::string kind = non_regular_file_kind(value); !kind.empty()) {
-    config_fail(node.origin, path, "a readable trace file (a regular file)", value + " (" + kind + ")");
-  }
-  std::error_code ec;
-  std::ifstream probe(value);
-  if (!probe || fs::is_directory(value, ec)) {
-    config_fail(node.origin, path, "a readable trace file",
-                value + (fs::exists(value, ec) ? " (not readable)" : " (no such file)"));
+  if (const std::string why = unreadable_file(value); !why.empty()) {
+    config_fail(node.origin, path, "a readable trace file (a regular file)", value + " (" + why + ")");
   }
 }
 

@@ -247,15 +247,11 @@ std::string printable_field(const std::string& field) {
 // The trace format: one token per line, its expert IDs separated by commas and/or blanks; '#'
 // starts a comment; blank lines are skipped. Token lines are global tokens 0, 1, ... in order.
 void read_trace(const RoutingSpec& spec, fw::MoeRouting& routing) {
-  if (const std::string kind = non_regular_file_kind(spec.file); !kind.empty()) {
+  if (const std::string why = unreadable_file(spec.file); !why.empty()) {
     throw ConfigError(spec.origin + ": workload.routing.file: expected a readable trace file (a regular file), got " +
-                      spec.file + " (" + kind + ")");
+                      spec.file + " (" + why + ")");
   }
   std::ifstream in(spec.file, std::ios::binary);
-  if (!in) {
-    throw ConfigError(spec.origin + ": workload.routing.file: expected a readable trace file, got " +
-                      spec.file);
-  }
   const uint64_t needed = routing.tokens();
   if (needed > kMaxTraceTokens) {
     throw ConfigError(spec.origin + ": workload.routing.file: expected a trace of at most " +

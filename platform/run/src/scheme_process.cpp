@@ -150,6 +150,13 @@ SchemeRun decode(const std::string& bytes) {
 }
 
 
+// A scheme's run that has no result, only the error that ended it.
+SchemeRun failed_run(const std::string& scheme, const std::string& error) {
+  SchemeRun failed;
+  failed.result = {{"scheme", scheme}, {"error", error}};
+  return failed;
+}
+
 // The child's side: runs the scheme, writes its result (or the error) to `fd` and exits with 0
 // when every check passed, 1 otherwise. The simulation's own leaks are LeakSanitizer's to find in
 // the simulating tests, which run schemes in their own process without a fork.
@@ -165,9 +172,7 @@ SchemeRun decode(const std::string& bytes) {
     code = run.result["checks"]["passed"].get<bool>() ? 0 : 1;
     bytes = encode(run);
   } catch (const std::exception& e) {
-    SchemeRun failed;
-    failed.result = {{"scheme", scheme}, {"error", e.what()}};
-    bytes = encode(failed);
+    bytes = encode(failed_run(scheme, e.what()));
     code = 1;
   }
   size_t written = 0;
@@ -226,9 +231,7 @@ SchemeRun result_of_child(pid_t pid, const std::string& bytes, const std::string
   os << "the simulation process of scheme '" << scheme << "' died";
   if (WIFSIGNALED(status)) os << " (signal " << WTERMSIG(status) << ")";
   else os << " (exit code " << WEXITSTATUS(status) << ", no result)";
-  SchemeRun died;
-  died.result = {{"scheme", scheme}, {"error", os.str()}};
-  return died;
+  return failed_run(scheme, os.str());
 }
 
 }  // namespace
@@ -265,9 +268,7 @@ SchemeRun run_scheme_in_child(const Scenario& scenario, const std::string& schem
   try {
     job = plan_scheme(scenario, scheme, std::move(resolved));
   } catch (const std::exception& e) {  // as the scheme's process reports a failed run
-    SchemeRun failed;
-    failed.result = {{"scheme", scheme}, {"error", e.what()}};
-    return failed;
+    return failed_run(scheme, e.what());
   }
   return run_scheme_in_child(*job, with_timeline, observe, on_progress);
 }

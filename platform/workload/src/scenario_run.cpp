@@ -51,6 +51,10 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
   // A plan the fabric cannot hold is bad input, found before any scheme starts.
   check_fabric_resources(scenario, layer);
   const auto machine = std::make_shared<const MachineSetup>(machine_setup(scenario));
+  // The same machine without the faults: each scheme's fault-free twin runs on it.
+  MachineSetup without_faults = *machine;
+  without_faults.faults.clear();
+  const auto fault_free_machine = std::make_shared<const MachineSetup>(std::move(without_faults));
   const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
   const OutputFolderLock folder = prepare_output_directory(scenario, out_dir);
   Observability observe = options.observe;
@@ -73,9 +77,7 @@ int run_scenario(const Scenario& scenario, const RunOptions& options, std::ostre
     // The slowdown the faults caused: the same plans on the same machine without them, in a
     // process of its own, with no timelines and no traces.
     SchemeJob fault_free = job;
-    MachineSetup without_faults = *machine;
-    without_faults.faults.clear();
-    fault_free.machine = std::make_shared<const MachineSetup>(std::move(without_faults));
+    fault_free.machine = fault_free_machine;
     std::function<void(const std::string&, double)> twin_progress;
     if (on_progress) {
       twin_progress = [&on_progress](const std::string& label, double us) { on_progress(label + " without faults", us); };

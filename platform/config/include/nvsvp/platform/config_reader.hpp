@@ -70,6 +70,9 @@ std::string read_at_most(std::istream& in, uint64_t max_bytes, const std::string
 // or a path that is not there. Inputs are read only from regular files: opening a FIFO that
 // nothing writes would block forever.
 std::string non_regular_file_kind(const std::string& path);
+// Why `path` cannot be read as an input file: "no such file", non_regular_file_kind's text, or
+// "not readable"; empty when it is a regular file this process can open.
+std::string unreadable_file(const std::string& path);
 
 // Creates `dir` (and its parents) for a command's output, or throws ConfigError naming `option`
 // (--out) when it cannot be a folder nvsvp writes: an empty name, a path through a file, a file or
