@@ -58,15 +58,17 @@ uint64_t Gpu::describe_outstanding(std::ostream& os) const {
   const uint64_t queued = queued_messages();
   const uint64_t lost = links_.lost_held();
   const uint64_t stranded = links_.stranded();
-  if (tasks_left == 0 && queued == 0 && lost == 0 && stranded == 0) return 0;
+  const uint64_t incomplete = receiver_.incomplete_messages();
+  if (tasks_left == 0 && queued == 0 && lost == 0 && stranded == 0 && incomplete == 0) return 0;
   os << "  " << name() << ": " << tasks_left << " of " << executor_.total_tasks() << " tasks not done";
   executor_.describe_streams(os);
   os << "; " << queued << " messages queued on its links";
   if (lost > 0) os << "; " << lost << " operations a switch chip lost, held for firmware to re-issue";
   if (stranded > 0) os << "; " << stranded << " messages waiting for a link in use (every link is out of use)";
+  if (incomplete > 0) os << "; " << incomplete << " messages received in part (packets still missing)";
   if (links_down_ != 0) os << "; links down (mask) 0x" << std::hex << links_down_ << std::dec;
   os << "\n";
-  return tasks_left + queued + lost + stranded;
+  return tasks_left + queued + lost + stranded + incomplete;
 }
 
 }  // namespace nvsvp::model

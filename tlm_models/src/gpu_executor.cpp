@@ -305,8 +305,7 @@ void GpuExecutor::issue(const hw::WorkSequence& sequence, const hw::Task& task, 
       break;
     }
     case hw::TaskKind::read:
-      links_.enqueue(links_.peer_link_for(task.peer, task.source_address), TrafficClass::request,
-                     links_.request_item(sequence, task));
+      links_.enqueue_read(sequence, task);
       break;
     case hw::TaskKind::multimem_ld_reduce:
       links_.enqueue(links_.link_for(task.source_address), TrafficClass::request, links_.request_item(sequence, task));

@@ -27,6 +27,9 @@ GpuLinkEngines::GpuLinkEngines(const char* owner, const GpuParams& params, const
       chunk_per_write_(params.chunk_links == "per_write"),
       chunk_least_loaded_(params.chunk_links == "least_loaded"),
       fabric_interleave_(params.link_interleave == "fabric_address"),
+      packet_fabric_(params.packet_fabric),
+      sm_packet_bytes_(params.sm_store_packet_bytes),
+      copy_engine_packet_bytes_(params.copy_engine_packet_bytes),
       flit_ps_(static_cast<uint64_t>(link.flit_time_ps())),
       lookahead_(picoseconds(to_picoseconds(params.tx_lookahead_ns))),
       pool_(pool),
@@ -98,12 +101,55 @@ TxItem GpuLinkEngines::request_item(const hw::WorkSequence& sequence, const hw::
 
 void GpuLinkEngines::enqueue_send(const hw::WorkSequence& sequence, const hw::Task& task) {
   const TxItem item = request_item(sequence, task);
-  if (item.chunk != nullptr && item.chunk_writes > 1 && chunk_per_write_) {
+  if (packet_fabric_) {
+    enqueue_packets(item, sequence.issue_sms > 0 ? sm_packet_bytes_ : copy_engine_packet_bytes_);
+  } else if (item.chunk != nullptr && item.chunk_writes > 1 && chunk_per_write_) {
     enqueue_chunk(item);
   } else if (item.chunk != nullptr && item.chunk_writes > 1 && chunk_least_loaded_) {
     enqueue(least_loaded_link(item), TrafficClass::request, item);
   } else {
     enqueue(peer_link_for(item.peer, item.target_address), TrafficClass::request, item);
+  }
+}
+
+void GpuLinkEngines::enqueue_read(const hw::WorkSequence& sequence, const hw::Task& task) {
+  const TxItem item = request_item(sequence, task);
+  if (packet_fabric_) {
+    enqueue_packets(item, sequence.issue_sms > 0 ? sm_packet_bytes_ : copy_engine_packet_bytes_);
+  } else {
+    enqueue(peer_link_for(item.peer, item.source_address), TrafficClass::request, item);
+  }
+}
+
+// Each write of a chunk (or the one write, or the data a read asks for) cut from its start; packets
+// are numbered in that order, and packet 0 carries the message's functional bytes.
+void GpuLinkEngines::enqueue_packets(const TxItem& message, uint32_t packet_bytes) {
+  const bool read = message.opcode == Opcode::read;
+  const uint32_t writes = message.chunk != nullptr ? message.chunk_writes : 1;
+  const uint64_t write_bytes = message.bytes / writes;
+  const uint64_t packets_per_write = write_bytes == 0 ? 1 : (write_bytes + packet_bytes - 1) / packet_bytes;
+  TxItem packet = message;
+  packet.packet_count = static_cast<uint32_t>(packets_per_write * writes);
+  packet.sequence = number_message();
+  packet.message_bytes = message.bytes;
+  uint32_t index = 0;
+  uint64_t bits = message.chunk != nullptr ? message.chunk_mask : 1;
+  for (; bits != 0; bits &= bits - 1) {
+    const hw::WriteElement* write = message.chunk != nullptr ? &message.chunk[__builtin_ctzll(bits)] : nullptr;
+    const uint64_t source = write != nullptr ? write->source_address : message.source_address;
+    const uint64_t target = write != nullptr ? write->target_address : message.target_address;
+    for (uint64_t p = 0; p < packets_per_write; ++p) {
+      const uint64_t offset = p * packet_bytes;
+      packet.packet_index = index++;
+      packet.bytes = std::min<uint64_t>(packet_bytes, write_bytes - offset);
+      packet.source_address = source + offset;
+      packet.target_address = target + offset;
+      packet.wire_flits = link_params_.wire_flits(read ? 0 : packet.bytes, packet_bytes);
+      // A read's request goes on the link of the address it reads, as its response comes back on
+      // the link of the address it lands at.
+      enqueue(peer_link_for(message.peer, read ? packet.source_address : packet.target_address),
+              TrafficClass::request, packet);
+    }
   }
 }
 
@@ -363,17 +409,28 @@ inline void GpuLinkEngines::fill_message(tlm::tlm_generic_payload& payload, cons
   ext.issuer_targets = item.issuer_targets;
   ext.count_per_expert = item.count_per_expert;
   ext.notification = item.notification;
-  if (!load) {
+  ext.packet_index = item.packet_index;
+  ext.packet_count = item.packet_count;
+  // The packet fabric: only packet 0 carries the message's functional bytes.
+  const uint64_t message_bytes = item.packet_count > 1 ? item.message_bytes : item.bytes;
+  if (!load && item.packet_index != 0) {
+    ext.payload_bytes = item.bytes;
+    ext.chunk_writes = item.chunk_writes;
+    ext.chunk = item.chunk;
+    ext.chunk_mask = item.chunk_mask;
+    payload.set_data_length(0);
+    payload.set_command(tlm::TLM_WRITE_COMMAND);
+  } else if (!load) {
     ext.payload_bytes = item.bytes;
     if (item.chunk == nullptr) {
-      const auto n = static_cast<unsigned>(std::min<uint64_t>(item.bytes, functional_bytes_));
+      const auto n = static_cast<unsigned>(std::min<uint64_t>(message_bytes, functional_bytes_));
       memory_.read(item.source_address, payload.get_data_ptr(), n);
       payload.set_data_length(n);
     } else {
       ext.chunk_writes = item.chunk_writes;
       ext.chunk = item.chunk;
       ext.chunk_mask = item.chunk_mask;
-      const auto n = static_cast<unsigned>(std::min<uint64_t>(item.bytes / item.chunk_writes, functional_bytes_));
+      const auto n = static_cast<unsigned>(std::min<uint64_t>(message_bytes / item.chunk_writes, functional_bytes_));
       uint8_t* data = payload.get_data_ptr();
       for (uint64_t bits = item.chunk_mask; bits != 0; bits &= bits - 1, data += functional_bytes_) {
         memory_.read(item.chunk[__builtin_ctzll(bits)].source_address, data, n);
@@ -414,11 +471,17 @@ void GpuLinkEngines::launch(uint32_t link, const TxItem& item, uint16_t vc) {
   // The link a load leaves on, where its result is counted back. A message sent again as it was
   // (a lost copy or result) keeps its own: a result names its load's link.
   if (item.payload == nullptr || is_multimem_load(item.opcode)) ext.issuer_link = static_cast<uint8_t>(link);
-  ext.sequence = next_sequence_number_++;
+  // A packet keeps its message's number (a prepared one too: a read's response packets, a lost
+  // packet sent again), by which its receiver gathers the message.
+  if (item.payload == nullptr) {
+    ext.sequence = item.packet_count > 1 ? item.sequence : next_sequence_number_++;
+  } else if (ext.packet_count == 1) {
+    ext.sequence = next_sequence_number_++;
+  }
   // Injected when it entered the queue and might leave (docs/models/gpu.md, "Statistics").
   ext.issue_time = item.not_before;
   ext.hop_ready = item.not_before;
-  stats_.messages_sent++;
+  if (ext.packet_index == 0) stats_.messages_sent++;
   stats_.payload_bytes_sent += ext.payload_bytes;
   ports_[link]->send(*payload);
   payload->release();  // the port holds its own reference

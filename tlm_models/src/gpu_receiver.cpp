@@ -172,6 +172,11 @@ inline void GpuReceiver::answer_read(uint32_t link, const Payload& payload, cons
   make_response(r, for_switch ? Opcode::member_read_response : Opcode::read_response, gpu_id_, ext.source_gpu,
                 ext.counter, ext.return_address, ext.read_bytes, link_params_.wire_flits(ext.read_bytes));
   r.reduction_tag = ext.reduction_tag;
+  // The packet fabric: one response packet per read packet, gathered at the requester by the read's
+  // number.
+  r.packet_index = ext.packet_index;
+  r.packet_count = ext.packet_count;
+  r.sequence = ext.sequence;
   const auto n = static_cast<unsigned>(std::min<uint64_t>(ext.read_bytes, functional_bytes_));
   bool miss = false;
   if (ext.opcode == Opcode::dynamic_member_read) {
@@ -203,6 +208,35 @@ inline void GpuReceiver::answer_read(uint32_t link, const Payload& payload, cons
                  item);
 }
 
+GpuReceiver::Payload* GpuReceiver::gather(Payload& packet, const NvlinkExtension& ext) {
+  // At most 2^11 GPUs and 2^52 messages per GPU: the key is unique for a run.
+  const uint64_t key = (ext.sequence << 12) | (uint64_t{ext.source_gpu} << 1) |
+                       (ext.traffic_class == TrafficClass::response ? 1u : 0u);
+  PartialMessage& message = partial_messages_[key];
+  message.landed++;
+  message.payload_bytes += ext.payload_bytes;
+  message.wire_flits += ext.wire_flits;
+  message.last_tail = std::max(message.last_tail, ext.tail_arrival);
+  if (ext.packet_index == 0) {
+    packet.acquire();
+    message.first = &packet;
+  }
+  if (message.landed < ext.packet_count) return nullptr;
+  Payload* first = message.first;
+  if (first == nullptr || message.landed != ext.packet_count) {
+    std::ostringstream msg;
+    msg << to_string(ext.opcode) << " from GPU " << ext.source_gpu << "#" << ext.sequence << ": " << message.landed
+        << " packets landed of " << ext.packet_count << (first == nullptr ? ", packet 0 not among them" : "");
+    SC_REPORT_FATAL(owner_, msg.str().c_str());
+  }
+  NvlinkExtension& whole = extension_of(*first);
+  whole.payload_bytes = message.payload_bytes;
+  whole.wire_flits = static_cast<uint32_t>(message.wire_flits);
+  whole.tail_arrival = message.last_tail;
+  partial_messages_.erase(key);
+  return first;
+}
+
 tlm::tlm_sync_enum GpuReceiver::nb_transport_fw(int link, tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
                                                 sc_time& delay) {
   if (phase != tlm::BEGIN_REQ) SC_REPORT_FATAL(owner_, "unexpected phase on a receive link");
@@ -214,8 +248,30 @@ tlm::tlm_sync_enum GpuReceiver::nb_transport_fw(int link, tlm::tlm_generic_paylo
     SC_REPORT_FATAL(owner_, msg.str().c_str());
   }
   const sc_time arrival = ext.tail_arrival;
+  // The GPU drains its input at line rate: the buffer space frees as the tail arrives.
+  const auto return_credits = [&] {
+    tlm::tlm_phase end = tlm::END_REQ;
+    sc_time freed = arrival - current_time();
+    backward_[static_cast<size_t>(link)]->nb_transport_bw(payload, end, freed);
+  };
+  // A read's packets are answered one by one; every other message cut into packets lands whole.
+  if (ext.packet_count > 1 && ext.opcode != Opcode::read) {
+    return_credits();  // this packet's, before gather() gives packet 0 the whole message's sizes
+    Payload* whole = gather(payload, ext);
+    if (whole == nullptr) return tlm::TLM_ACCEPTED;
+    const NvlinkExtension& message = extension_of(*whole);
+    deliver(static_cast<uint32_t>(link), *whole, message, message.tail_arrival);
+    whole->release();
+    return tlm::TLM_ACCEPTED;
+  }
+  deliver(static_cast<uint32_t>(link), payload, ext, arrival);
+  return_credits();
+  return tlm::TLM_ACCEPTED;
+}
+
+void GpuReceiver::deliver(uint32_t link, const Payload& payload, const NvlinkExtension& ext, const sc_time& arrival) {
   if (ext.load_bytes > 0) links_.load_returned(ext);
-  stats_.messages_received++;
+  if (ext.packet_index == 0) stats_.messages_received++;  // a read's packets: one message
   stats_.payload_bytes_received += ext.payload_bytes;
   if (latencies_ != nullptr) {
     latencies_->by_opcode[static_cast<size_t>(ext.opcode)].record(
@@ -244,13 +300,8 @@ tlm::tlm_sync_enum GpuReceiver::nb_transport_fw(int link, tlm::tlm_generic_paylo
     case Opcode::dynamic_ld_reduce: reject(ext); break;
     case Opcode::dynamic_member_read:
     case Opcode::member_read:
-    case Opcode::read: answer_read(static_cast<uint32_t>(link), payload, ext, arrival); break;
+    case Opcode::read: answer_read(link, payload, ext, arrival); break;
   }
-  // The GPU drains its input at line rate: the buffer space frees as the tail arrives.
-  tlm::tlm_phase end = tlm::END_REQ;
-  sc_time freed = arrival - current_time();
-  backward_[static_cast<size_t>(link)]->nb_transport_bw(payload, end, freed);
-  return tlm::TLM_ACCEPTED;
 }
 
 }  // namespace nvsvp::model

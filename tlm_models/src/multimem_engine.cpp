@@ -75,6 +75,9 @@ void MultimemEngine::refuse(uint16_t port, tlm::tlm_generic_payload& payload, ui
     r.issuer_link = ext.issuer_link;
   }
   r.sequence = ext.sequence;
+  // A refused packet's refusal is one packet of the message's refusal (gathered at the issuer).
+  r.packet_index = ext.packet_index;
+  r.packet_count = ext.packet_count;
   r.issue_time = ext.issue_time;
   response.set_command(tlm::TLM_WRITE_COMMAND);
   response.set_address(r.target_address);

@@ -75,6 +75,15 @@ void ScenarioChecks::check_fabric() const {
                 "at most " + std::to_string(hw::kMaxGpus) + " GPUs (a switch chip's route table, ROUTE_ENTRIES)",
                 std::to_string(p.gpus) + " GPUs");
   }
+  for (const auto& [key, bytes] : {std::pair{"sm_store_packet_bytes", p.gpu.sm_store_packet_bytes},
+                                   std::pair{"copy_engine_packet_bytes", p.gpu.copy_engine_packet_bytes}}) {
+    if (bytes <= p.link.max_packet_payload_bytes) continue;
+    const Place at = origins_.blame({std::string("platform.gpu.") + key, "platform.link.max_packet_payload_bytes"});
+    config_fail(at.origin, at.path,
+                std::string("a packet no larger than the link's largest payload (platform.link.max_packet_payload_bytes "
+                            "= ") + std::to_string(p.link.max_packet_payload_bytes) + ")",
+                std::to_string(bytes) + " bytes");
+  }
   for (size_t c = 0; c < p.links_per_chip.size(); ++c) {
     const uint64_t needed = static_cast<uint64_t>(p.gpus) * p.links_per_chip[c];
     if (needed <= p.switch_chip.ports) continue;

@@ -140,6 +140,7 @@ class ScenarioLoader {
     scenario_.file = file_;
     read_section(doc, "", scenario_);
     check_scenario(scenario_, origins_);
+    scenario_.platform.gpu.packet_fabric = scenario_.simulation.fabric == "packet";
     scenario_.origins = std::make_shared<const KeyOrigins>(origins_);
     return scenario_;
   }

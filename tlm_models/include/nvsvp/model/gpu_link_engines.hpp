@@ -62,6 +62,13 @@ struct TxItem {
   bool notification = false;
   uint8_t stream = 0;  // the executor stream that issued a request
   bool for_switch = false;  // consumed by the switch (multimem, dynamic, member read response): any VC
+  // The packet fabric: packet `packet_index` of `packet_count` of a message numbered `sequence`
+  // whose payload (all writes of a chunk) is `message_bytes`; `bytes`, addresses and wire_flits are
+  // the packet's own. A message that travels whole: 0 of 1, numbered when it is launched.
+  uint32_t packet_index = 0;
+  uint32_t packet_count = 1;
+  uint64_t sequence = 0;
+  uint64_t message_bytes = 0;
   sc_core::sc_time not_before;
 };
 
@@ -118,6 +125,11 @@ class GpuLinkEngines {
   // A send task's messages onto their links: one write on its address's link; a chunk's writes
   // grouped by their links (or whole on its first write's, chunk_links: first_write).
   void enqueue_send(const hw::WorkSequence& sequence, const hw::Task& task);
+  // A read task's request onto the link of the address it reads (the packet fabric: one request per
+  // packet of the data it reads, each on its own address's link).
+  void enqueue_read(const hw::WorkSequence& sequence, const hw::Task& task);
+  // The next number of a message this GPU sends (the packet fabric numbers a message when it cuts it).
+  uint64_t number_message() { return next_sequence_number_++; }
   // Serves engine `link` (the WakeScheduler's call): commits the queued messages that can start
   // within the lookahead, then asks to be served when more could go.
   void serve_link(uint32_t link);
@@ -177,6 +189,9 @@ class GpuLinkEngines {
   bool try_head(uint32_t link, LinkEngine& engine, uint32_t group, uint32_t q, const sc_core::sc_time& now,
                 sc_core::sc_time& next_ready);
   void enqueue_chunk(const TxItem& whole);
+  // The packet fabric: `message` (a write, a chunk of writes or a read) cut into packets of at most
+  // `packet_bytes` of data, each queued on the link its own address interleaves to.
+  void enqueue_packets(const TxItem& message, uint32_t packet_bytes);
   // Of the links the chunk's writes interleave to, the one with the least work pending: the rest
   // of its port's message on the wire and its queued flits (ties: the earliest write's).
   uint32_t least_loaded_link(const TxItem& whole) const;
@@ -194,6 +209,9 @@ class GpuLinkEngines {
   bool chunk_per_write_;        // GpuParams::chunk_links == "per_write"
   bool chunk_least_loaded_;     // GpuParams::chunk_links == "least_loaded"
   bool fabric_interleave_;      // GpuParams::link_interleave == "fabric_address"
+  bool packet_fabric_;          // GpuParams::packet_fabric
+  uint32_t sm_packet_bytes_;    // GpuParams::sm_store_packet_bytes
+  uint32_t copy_engine_packet_bytes_;
   uint64_t flit_ps_;            // one flit's time on a link, for the engines' pending work
   uint32_t vcs_ = 1;            // VCs per class of the switch's inputs (the ports', at attach)
   sc_core::sc_time lookahead_;

@@ -67,6 +67,18 @@ struct GpuParams {
   // GB/s: DeepEP's intranode dispatch reaches 329 GB/s on 8x H100 with 10 sending SMs, where the
   // links would allow more. Applies to streams with WorkSequence::issue_sms > 0.
   double sm_store_gbps = 33.0;
+  // The packets a GPU's engines cut their writes and reads into on the packet fabric
+  // (docs/models/packet_fabric.md): an SM's stores travel as writes of at most 128 bytes, a copy
+  // engine's as 256 (an NVIDIA maintainer in NCCL's issues; a user's Nsight trace shows a 16-byte
+  // header per 128-byte write). A sequence with issue_sms > 0 is an SM's; one without, a copy
+  // engine's.
+  uint32_t sm_store_packet_bytes = 128;
+  uint32_t copy_engine_packet_bytes = 256;
+  // Set from simulation.fabric (not a key of gpu:): the GPU cuts messages into packets.
+  bool packet_fabric = false;
+
+  // The payload of one packet of a sequence's writes and reads (issue_sms > 0: an SM's).
+  uint32_t packet_bytes(bool sm_issued) const { return sm_issued ? sm_store_packet_bytes : copy_engine_packet_bytes; }
 
   // The dense peak a GEMM of `precision` runs at.
   double peak_tflops(hw::Precision precision) const {
@@ -133,6 +145,14 @@ struct GpuParams {
       "remote-store issue rate of one SM, GB/s: a stream with issue_sms > 0 is held for each store's bytes / "
       "(issue_sms x this)",
       hw::between(0.001, 1e7));
+    v("sm_store_packet_bytes", sm_store_packet_bytes,
+      "payload of one packet of an SM's writes and reads on the packet fabric, bytes (at most "
+      "link.max_packet_payload_bytes)",
+      hw::between(1, 1 << 16));
+    v("copy_engine_packet_bytes", copy_engine_packet_bytes,
+      "payload of one packet of a copy engine's writes and reads on the packet fabric, bytes (at most "
+      "link.max_packet_payload_bytes)",
+      hw::between(1, 1 << 16));
   }
 };
 

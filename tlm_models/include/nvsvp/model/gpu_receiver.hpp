@@ -51,6 +51,9 @@ class GpuReceiver final : public NvlinkReceiver {
   // sums that chip passed on for it are forgotten (the new load's result comes with its own).
   void discard_partials(uint64_t return_address) { held_partials_.erase(return_address); }
 
+  // The packet fabric: messages some of whose packets have landed, not all.
+  uint64_t incomplete_messages() const { return partial_messages_.size(); }
+
   // A message from the switch on link `link` (the tag its socket was given).
   tlm::tlm_sync_enum nb_transport_fw(int link, tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay) override;
@@ -83,6 +86,13 @@ class GpuReceiver final : public NvlinkReceiver {
   // A read, or a switch's member read (static or dynamic) for a ld_reduce: its response queues.
   [[gnu::always_inline]] inline void answer_read(uint32_t link, const Payload& payload, const NvlinkExtension& ext,
                                                  const sc_core::sc_time& at);
+  // Hands a whole message to its kind's handler, its tail landed at `arrival`.
+  void deliver(uint32_t link, const Payload& payload, const NvlinkExtension& ext, const sc_core::sc_time& arrival);
+  // The packet fabric: takes one packet of a message cut into several; returns the message's
+  // packet 0 (its header and functional bytes, payload and wire sizes set to the whole message's,
+  // the tail arrival to its last packet's) once every packet has landed, else nullptr. The caller
+  // releases the returned payload.
+  Payload* gather(Payload& packet, const NvlinkExtension& ext);
   // A request only a switch takes.
   [[gnu::cold]] void reject(const NvlinkExtension& ext);
   // A dynamic copy or member read names as many of this GPU's targets (`here`) as the switch
@@ -117,6 +127,15 @@ class GpuReceiver final : public NvlinkReceiver {
     uint32_t parts = 0;
   };
   std::unordered_map<uint64_t, HeldPartial> held_partials_;
+  // Messages being gathered, by source GPU, class and sequence (gather()).
+  struct PartialMessage {
+    Payload* first = nullptr;  // packet 0, once it has landed (a reference held)
+    uint32_t landed = 0;
+    uint64_t payload_bytes = 0;
+    uint64_t wire_flits = 0;
+    sc_core::sc_time last_tail;
+  };
+  std::unordered_map<uint64_t, PartialMessage> partial_messages_;
 };
 
 }  // namespace nvsvp::model

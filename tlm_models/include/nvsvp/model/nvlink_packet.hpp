@@ -67,6 +67,13 @@ struct NvlinkExtension : tlm::tlm_extension<NvlinkExtension> {
   uint64_t multimem_address = 0;
   uint64_t load_bytes = 0;
   uint64_t sequence = 0;         // per-source issue number, for traces and stuck reports
+  // The packet fabric (simulation.fabric: packet, docs/models/packet_fabric.md): this transaction
+  // is packet `packet_index` of the `packet_count` packets a message was cut into. Every packet of
+  // a message has the same source_gpu, traffic class and sequence (a read's response packets: the
+  // read's sequence), by which the receiver gathers them; packet 0 carries the message's
+  // functional bytes. 0 of 1: a message that travels whole.
+  uint32_t packet_index = 0;
+  uint32_t packet_count = 1;
   // When the message was injected: handed to its source GPU's link engine queue (may leave from
   // then on); a message the switch makes: when the switch made it, an error response: its request's.
   sc_core::sc_time issue_time;

@@ -41,9 +41,12 @@ struct LinkParams {
 
   // Flits a message of `payload_bytes` occupies on the wire, headers included. A message with no
   // payload (a read request, an acknowledgement) is one header-only packet.
-  uint32_t wire_flits(uint64_t payload_bytes) const {
+  uint32_t wire_flits(uint64_t payload_bytes) const { return wire_flits(payload_bytes, max_packet_payload_bytes); }
+  // The same for a sender whose packets carry at most `packet_payload_bytes` (at most
+  // max_packet_payload_bytes: an SM's stores travel as smaller packets than a copy engine's).
+  uint32_t wire_flits(uint64_t payload_bytes, uint32_t packet_payload_bytes) const {
     const uint64_t packets =
-        payload_bytes == 0 ? 1 : (payload_bytes + max_packet_payload_bytes - 1) / max_packet_payload_bytes;
+        payload_bytes == 0 ? 1 : (payload_bytes + packet_payload_bytes - 1) / packet_payload_bytes;
     const uint64_t data_flits = (payload_bytes + flit_bytes - 1) / flit_bytes;
     const uint64_t header_flits = packets * header_flits_per_packet;
     const uint64_t total = data_flits + header_flits;

@@ -77,6 +77,9 @@ struct WorkloadSpec {
 struct SimulationSpec {
   double max_time_us = 1e6;  // simulated-time limit: a run still busy then is reported as stuck
   double timeline_bin_us = 1.0;  // bins of the utilization time series and the trace's counters
+  // How the fabric moves a message: "message", one transaction per message (its packets counted in
+  // its wire size); "packet", one per packet, the reference engine (docs/models/packet_fabric.md).
+  std::string fabric = "message";
 };
 
 // One fault injected into the run (the scenario's `faults:` list; docs/configuration.md#faults).

@@ -252,6 +252,9 @@ void visit_section(V& v, SimulationSpec& s) {
   v("timeline_bin_us", s.timeline_bin_us,
     "bin of the link utilization time series (utilization_<scheme>.csv) and the trace's counters, us",
     Positive{0.001, "1 ns"});
+  v("fabric", s.fabric,
+    "how the fabric moves a message: whole (message) or packet by packet, the reference engine (packet)",
+    hw::Choices{{"message", "packet"}});
 }
 
 template <class V>
