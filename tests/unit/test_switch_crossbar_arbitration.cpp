@@ -30,9 +30,10 @@ struct Outcome {
 };
 
 // Runs `rounds` rounds with arbiter `name`; fails at the first round where the grants differ.
-Outcome compare_grants(const std::string& name, uint32_t rounds, uint64_t seed) {
-  SwitchCrossbar chip(2, kInputs, kVcs, name, 1.0);
-  SwitchCrossbar reference(2, kInputs, kVcs, name, 1.0);
+// `turns_by_input`: the packet fabric's arbiters, which take turns by input.
+Outcome compare_grants(const std::string& name, uint32_t rounds, uint64_t seed, bool turns_by_input) {
+  SwitchCrossbar chip(2, kInputs, kVcs, name, 1.0, turns_by_input);
+  SwitchCrossbar reference(2, kInputs, kVcs, name, 1.0, turns_by_input);
   std::mt19937_64 rng(seed);
   std::vector<bool> requesting(kRequesters, false);
   std::vector<bool> eligible(kRequesters, false);
@@ -77,12 +78,14 @@ TEST(SwitchCrossbarArbitration, GrantsAgreeWithPickForEveryArbiter) {
   constexpr uint32_t kRounds = 20000;
   for (const std::string& name : arbiter_names()) {
     for (uint64_t seed : {1u, 17u, 4242u}) {
-      const Outcome outcome = compare_grants(name, kRounds, seed);
-      if (!outcome.agreed) continue;
-      EXPECT_GT(outcome.grants, kRounds / 2) << name << ", seed " << seed;
-      // The default arbiter takes the rotation scan in the chip: that is the path compared.
-      if (name == "round_robin") {
-        EXPECT_EQ(outcome.rotation_rounds, kRounds) << "seed " << seed;
+      for (bool turns_by_input : {false, true}) {
+        const Outcome outcome = compare_grants(name, kRounds, seed, turns_by_input);
+        if (!outcome.agreed) continue;
+        EXPECT_GT(outcome.grants, kRounds / 2) << name << ", seed " << seed;
+        // The default arbiter takes the rotation scan in the chip: that is the path compared.
+        if (name == "round_robin") {
+          EXPECT_EQ(outcome.rotation_rounds, kRounds) << "seed " << seed;
+        }
       }
     }
   }
@@ -100,6 +103,23 @@ TEST(SwitchCrossbarArbitration, RoundRobinGrantRotatesAmongPersistentRequesters)
   EXPECT_EQ(crossbar.grant(0, [](const CrossbarRequest& r) { return r.requester == 9; }), 9);
   EXPECT_EQ(crossbar.grant(0, [](const CrossbarRequest&) { return false; }), -1);
   EXPECT_EQ(crossbar.grant(0, all), 2);
+}
+
+// Taking turns by input: requesters 0 and 1 (input 0's VCs 0 and 1) and 3 (input 1's VC 0) ask for
+// ever. Input 0 and input 1 alternate, whichever VCs input 0's requests sit on; by requester, input
+// 0 would win two turns of three.
+TEST(SwitchCrossbarArbitration, PacketFabricRoundRobinTakesTurnsByInput) {
+  SwitchCrossbar crossbar(1, kInputs, kVcs, "round_robin", 1.0, true);
+  for (uint32_t id : {0u, 1u, 3u}) crossbar.request(0, CrossbarRequest{id, 1, picoseconds(0)});
+  auto all = [](const CrossbarRequest&) { return true; };
+  std::vector<int64_t> winners;
+  for (int i = 0; i < 4; ++i) winners.push_back(crossbar.grant(0, all));
+  EXPECT_EQ(winners, (std::vector<int64_t>{0, 3, 0, 3}));
+  SwitchCrossbar by_requester(1, kInputs, kVcs, "round_robin", 1.0);
+  for (uint32_t id : {0u, 1u, 3u}) by_requester.request(0, CrossbarRequest{id, 1, picoseconds(0)});
+  winners.clear();
+  for (int i = 0; i < 3; ++i) winners.push_back(by_requester.grant(0, all));
+  EXPECT_EQ(winners, (std::vector<int64_t>{0, 1, 3}));
 }
 
 }  // namespace

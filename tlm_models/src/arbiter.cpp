@@ -7,7 +7,7 @@ namespace {
 
 class RoundRobinArbiter : public Arbiter {
  public:
-  RoundRobinArbiter() : Arbiter(true, true) {}
+  explicit RoundRobinArbiter(uint32_t group) : Arbiter(true, true, group) {}
   size_t pick(const std::vector<ArbiterRequest>& requests) override {
     size_t chosen = 0;  // wrap around to the lowest id when nobody is after the last winner
     const int64_t after = rotation_after();
@@ -24,13 +24,13 @@ class RoundRobinArbiter : public Arbiter {
 
 class FixedPriorityArbiter : public Arbiter {
  public:
-  FixedPriorityArbiter() : Arbiter(true, false) {}
+  FixedPriorityArbiter() : Arbiter(true, false, 1) {}
   size_t pick(const std::vector<ArbiterRequest>&) override { return 0; }
 };
 
 class OldestFirstArbiter : public Arbiter {
  public:
-  OldestFirstArbiter() : Arbiter(false, false) {}
+  explicit OldestFirstArbiter(uint32_t group) : Arbiter(false, false, 1), tie_break_(group) {}
   size_t pick(const std::vector<ArbiterRequest>& requests) override {
     uint64_t oldest = requests[0].ready_ps;
     for (const ArbiterRequest& r : requests) oldest = r.ready_ps < oldest ? r.ready_ps : oldest;
@@ -56,10 +56,10 @@ const std::vector<std::string>& arbiter_names() {
   return names;
 }
 
-std::unique_ptr<Arbiter> make_arbiter(const std::string& name) {
-  if (name == "round_robin") return std::make_unique<RoundRobinArbiter>();
+std::unique_ptr<Arbiter> make_arbiter(const std::string& name, uint32_t requesters_per_input) {
+  if (name == "round_robin") return std::make_unique<RoundRobinArbiter>(requesters_per_input);
   if (name == "fixed_priority") return std::make_unique<FixedPriorityArbiter>();
-  if (name == "oldest_first") return std::make_unique<OldestFirstArbiter>();
+  if (name == "oldest_first") return std::make_unique<OldestFirstArbiter>(requesters_per_input);
   std::string known;
   for (const std::string& n : arbiter_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown arbiter '" + name + "' (known: " + known + ")");

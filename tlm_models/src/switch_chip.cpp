@@ -16,7 +16,8 @@ namespace {
 // One of the two crossbars: an input slot per port and per output's queue of the chip's own
 // messages (the input stage's inputs).
 SwitchCrossbar make_crossbar(const SwitchParams& params) {
-  return SwitchCrossbar(params.ports, 2 * params.ports, params.vcs_per_class, params.arbiter, params.crossbar_speedup);
+  return SwitchCrossbar(params.ports, 2 * params.ports, params.vcs_per_class, params.arbiter, params.crossbar_speedup,
+                        params.packet_fabric);
 }
 
 }  // namespace

@@ -141,6 +141,7 @@ class ScenarioLoader {
     read_section(doc, "", scenario_);
     check_scenario(scenario_, origins_);
     scenario_.platform.gpu.packet_fabric = scenario_.simulation.fabric == "packet";
+    scenario_.platform.switch_chip.packet_fabric = scenario_.platform.gpu.packet_fabric;
     scenario_.origins = std::make_shared<const KeyOrigins>(origins_);
     return scenario_;
   }

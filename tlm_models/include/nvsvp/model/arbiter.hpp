@@ -33,25 +33,31 @@ class Arbiter {
     after = rotation_after_;
     return rotates_;
   }
+  // A rotation over groups of `group` consecutive ids (an input's VCs) restarts after the winner's
+  // group: the inputs take turns, whatever VCs their packets hold.
   void granted(uint32_t requester) {
-    if (rotation_follows_winner_) rotation_after_ = requester;
+    if (rotation_follows_winner_) rotation_after_ = group_ <= 1 ? requester : (requester / group_ + 1) * group_ - 1;
   }
 
  protected:
   // `rotates`: the choice is the first eligible requester in a rotation; `follows_winner`: the
-  // rotation restarts after each winner (round robin) rather than from the lowest id.
-  Arbiter(bool rotates, bool follows_winner) : rotates_(rotates), rotation_follows_winner_(follows_winner) {}
+  // rotation restarts after each winner (round robin) rather than from the lowest id; `group`:
+  // ids per rotation step (1: every requester its own turn).
+  Arbiter(bool rotates, bool follows_winner, uint32_t group)
+      : rotates_(rotates), rotation_follows_winner_(follows_winner), group_(group) {}
   int64_t rotation_after() const { return rotation_after_; }
 
  private:
   int64_t rotation_after_ = kFromLowest;
   bool rotates_;
   bool rotation_follows_winner_;
+  uint32_t group_;
 };
 
 // "round_robin" (the winner gets lowest priority next), "fixed_priority" (lowest id wins),
-// "oldest_first" (earliest ready wins, ties by round robin).
-std::unique_ptr<Arbiter> make_arbiter(const std::string& name);
+// "oldest_first" (earliest ready wins, ties by round robin). `requesters_per_input` > 1: a round
+// robin takes turns by input (groups of that many ids), not by requester.
+std::unique_ptr<Arbiter> make_arbiter(const std::string& name, uint32_t requesters_per_input = 1);
 const std::vector<std::string>& arbiter_names();
 
 }  // namespace nvsvp::model

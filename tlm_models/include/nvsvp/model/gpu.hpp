@@ -66,6 +66,8 @@ class Gpu : public sc_core::sc_module {
   const std::vector<ComputeSpan>& compute_spans() const { return executor_.compute_spans(); }
   const std::vector<std::string>& phase_names() const { return executor_.phase_names(); }
   uint64_t queued_messages() const { return links_.queued_messages(); }
+  // Messages received in part (the packet fabric: some of their packets still to land).
+  uint64_t incomplete_messages() const { return receiver_.incomplete_messages(); }
   // Links out of use (GpuLinkEngines::set_link_enabled): the chip each link goes to, from the
   // cabling; firmware takes a link out of use or back.
   void set_link_chips(std::vector<uint32_t> chip_of_link) { links_.set_link_chips(std::move(chip_of_link)); }

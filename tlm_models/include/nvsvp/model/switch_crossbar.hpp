@@ -31,8 +31,9 @@ struct CrossbarRequest {
 class SwitchCrossbar {
  public:
   // `requesters_per_input`: the VCs of one class per input (a requester id is input * that + vc).
+  // `turns_by_input`: a round robin takes turns by input, not by input VC (the packet fabric).
   SwitchCrossbar(uint32_t outputs, uint32_t inputs, uint32_t requesters_per_input, const std::string& arbiter,
-                 double speedup);
+                 double speedup, bool turns_by_input = false);
 
   bool has_requests(uint16_t output) const { return !outputs_[output].requests.empty(); }
   // Sorted by requester id.

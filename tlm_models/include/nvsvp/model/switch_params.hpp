@@ -24,6 +24,9 @@ struct SwitchParams {
   double reduction_clock_ns = 1.0;  // assumed: one clock of the reduction unit (its latency is cycles x this)
   uint32_t multicast_slots = 128;   // multicast group table entries (docs/background/nvlink_nvswitch.md)
   double register_access_ns = 0.0;  // one access to the register block (docs/registers.md)
+  // Set from simulation.fabric (not a key of switch:): the packet fabric's outputs take turns by
+  // input (docs/models/packet_fabric.md), the message fabric's by input VC.
+  bool packet_fabric = false;
 
   template <class V>
   void visit(V& v) {

@@ -1,0 +1,135 @@
+// The packet fabric (simulation.fabric: packet, docs/models/packet_fabric.md) worked by hand: a
+// message cut into its engine's packets, each on the link its address interleaves to, forwarded
+// packet by packet with cut-through, interleaved with another input's packets at a shared output,
+// and landed whole with its last packet. The links are exact_link's: 1 ns a flit, 100 ns a hop.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+#include <systemc>
+
+#include "../common/test_support.hpp"
+#include "nvsvp/model/address_hash.hpp"
+#include "nvsvp/platform/platform.hpp"
+#include "nvsvp/platform/tlm_hal.hpp"
+
+namespace nvsvp::platform {
+namespace {
+
+constexpr uint64_t kNs = 1000;  // ps
+constexpr uint64_t kHop = 100 * kNs;
+constexpr uint64_t kFlit = 1 * kNs;
+
+PlatformSpec packet_platform(uint32_t gpus, std::vector<uint32_t> links_per_chip) {
+  PlatformSpec spec = test::small_platform(gpus, std::move(links_per_chip));
+  spec.gpu.packet_fabric = true;
+  spec.switch_chip.packet_fabric = true;
+  return spec;
+}
+
+// One send of `bytes` from `source` to `peer`, counted on the peer's `counter`; `sm_issued`: the
+// stream's SMs issue it (their packets), else a copy engine.
+hw::WorkSequence one_send(uint32_t peer, uint64_t bytes, uint32_t counter, bool sm_issued) {
+  hw::WorkSequence s;
+  s.tasks.push_back(hw::Task::send(0, peer, 0, 0x10000, bytes, counter));
+  s.issue_sms = sm_issued ? 1 : 0;
+  return s;
+}
+
+void expect_nothing_outstanding(Platform& platform) {
+  std::ostringstream stuck;
+  EXPECT_EQ(platform.describe_outstanding(stuck), 0u) << stuck.str();
+}
+
+// A copy engine's 1 KiB write is four packets of 256 B (16 data flits + a header): back to back on
+// GPU 0's link, each forwarded as its head arrives, back to back on GPU 1's link. The message
+// lands with the tail of packet 3: 4 x 17 flits, two hops and the first flit's head start.
+TEST(PacketFabric, CopyEngineWriteTravelsAsFourPacketsCutThrough) {
+  test::Machine m(packet_platform(2, {1}), [](TlmHal& hal, Platform&) {
+    hal.submit(0, one_send(1, 1024, 0, false));
+    hw::WorkSequence wait;
+    wait.tasks.push_back(hw::Task::wait(0, 0, 1));
+    hal.submit(1, std::move(wait));
+    hal.wait_all_finished();
+  });
+  m.run();
+  EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 1), 4 * 17 * kFlit + 2 * kHop + kFlit);
+  const auto& up = m.platform.link(LinkDirection::gpu_to_switch, 0, 0).stats();
+  const auto& down = m.platform.link(LinkDirection::switch_to_gpu, 1, 0).stats();
+  EXPECT_EQ(up.messages[0], 4u);  // transactions: packets
+  EXPECT_EQ(up.wire_flits, 4u * 17);
+  EXPECT_EQ(down.wire_flits, 4u * 17);
+  EXPECT_EQ(m.platform.gpu(1).stats().messages_received, 1u);
+  EXPECT_EQ(m.platform.gpu(1).stats().payload_bytes_received, 1024u);
+  expect_nothing_outstanding(m.platform);
+}
+
+// An SM's 1 KiB write is eight packets of 128 B (8 data flits + a header): 72 flits on the wire
+// where the copy engine's take 68.
+TEST(PacketFabric, SmStoresTravelAsPacketsOf128Bytes) {
+  test::Machine m(packet_platform(2, {1}), [](TlmHal& hal, Platform&) {
+    hal.submit(0, one_send(1, 1024, 0, true));
+    hw::WorkSequence wait;
+    wait.tasks.push_back(hw::Task::wait(0, 0, 1));
+    hal.submit(1, std::move(wait));
+    hal.wait_all_finished();
+  });
+  m.run();
+  EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 1), 8 * 9 * kFlit + 2 * kHop + kFlit);
+  EXPECT_EQ(m.platform.link(LinkDirection::gpu_to_switch, 0, 0).stats().messages[0], 8u);
+  expect_nothing_outstanding(m.platform);
+}
+
+// With two links to the chip, each packet takes the link its own 256-byte granule interleaves to,
+// and the chip sends it on to GPU 1's port of the same way (the same hash over two ports): two
+// pipelines side by side. The message lands when the link with more packets delivers its last.
+TEST(PacketFabric, PacketsOfOneMessageSpreadOverTheLinksByAddress) {
+  constexpr uint64_t kBytes = 8 * 256;
+  test::Machine m(packet_platform(2, {2}), [](TlmHal& hal, Platform&) {
+    hal.submit(0, one_send(1, kBytes, 0, false));
+    hw::WorkSequence wait;
+    wait.tasks.push_back(hw::Task::wait(0, 0, 1));
+    hal.submit(1, std::move(wait));
+    hal.wait_all_finished();
+  });
+  m.run();
+  uint64_t per_link[2] = {0, 0};
+  for (uint64_t p = 0; p < 8; ++p) per_link[model::interleave_way(0x10000 + p * 256, 256, 2)]++;
+  ASSERT_GT(per_link[0], 0u) << "the hash puts packets on both links";
+  ASSERT_GT(per_link[1], 0u);
+  for (uint32_t l = 0; l < 2; ++l) {
+    EXPECT_EQ(m.platform.link(LinkDirection::gpu_to_switch, 0, l).stats().messages[0], per_link[l]) << l;
+    EXPECT_EQ(m.platform.link(LinkDirection::switch_to_gpu, 1, l).stats().messages[0], per_link[l]) << l;
+  }
+  const uint64_t busiest = std::max(per_link[0], per_link[1]);
+  EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 1), busiest * 17 * kFlit + 2 * kHop + kFlit);
+  expect_nothing_outstanding(m.platform);
+}
+
+// GPUs 0 and 1 each write two packets to GPU 2 at once. Their heads reach the chip together at
+// 101 ns; the output to GPU 2 takes one packet at a time, round robin between the inputs, so the
+// packets leave alternately at 101, 118, 135 and 152 ns: the first message lands at 252 ns, the
+// second at 269. Whole messages (the message fabric) would land at 235 and 269.
+TEST(PacketFabric, TwoInputsInterleaveTheirPacketsAtOneOutput) {
+  test::Machine m(packet_platform(3, {1}), [](TlmHal& hal, Platform&) {
+    hal.submit(0, one_send(2, 512, 0, false));
+    hal.submit(1, one_send(2, 512, 1, false));
+    hw::WorkSequence wait;
+    wait.tasks.push_back(hw::Task::wait(0, 0, 1));
+    wait.tasks.push_back(hw::Task::wait(0, 1, 1));
+    hal.submit(2, std::move(wait));
+    hal.wait_all_finished();
+  });
+  m.run();
+  std::vector<uint64_t> landed = {m.platform.gpu(2).counter_reached_ps(0, 1),
+                                  m.platform.gpu(2).counter_reached_ps(1, 1)};
+  std::sort(landed.begin(), landed.end());
+  EXPECT_EQ(landed[0], 252 * kNs);
+  EXPECT_EQ(landed[1], 269 * kNs);
+  expect_nothing_outstanding(m.platform);
+}
+
+}  // namespace
+}  // namespace nvsvp::platform
