@@ -213,6 +213,8 @@ void add_scenario_commands(CLI::App& app, Options& o, Commands& c) {
   c.anchors->add_option("--case", o.anchor_cases, "run only this case (repeatable; default: every case)");
   c.anchors->add_option("--out", o.out_dir, "output directory for anchors.json (default out/anchors)")->check(kNonEmptyPath);
   c.anchors->add_option("--jobs", o.jobs, "cases run at once")->check(CLI::Range(1u, 1024u))->capture_default_str();
+  c.anchors->add_option("--set", o.overrides,
+                        "override a key of every case's scenario: a.b.c=value (repeatable; e.g. simulation.fabric=packet)");
   c.anchors->add_flag("--quiet", o.quiet, "no console output (the cases as they end, the table) and no progress line");
 }
 
@@ -352,6 +354,7 @@ int study_merge_command(const Options& o) {
 
 int anchors_command(const Options& o) {
   nvsvp::platform::AnchorOptions options;
+  options.overrides = o.overrides;
   options.cases = o.anchor_cases;
   if (!o.out_dir.empty()) options.out_dir = o.out_dir;
   options.jobs = o.jobs;

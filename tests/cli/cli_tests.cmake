@@ -184,6 +184,10 @@ add_test(NAME cli.runs_with_faults_are_deterministic
 add_test(NAME cli.every_scheme_recovers_from_link_and_chip_outages
          COMMAND bash ${NVSVP_CLI_DIR}/outages_every_scheme.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
                  ${NVSVP_CLI_OUT}/outages_every_scheme)
+# Every scheme on the packet fabric, with and without faults, and partitioned.
+add_test(NAME cli.packet_fabric_every_scheme_passes
+         COMMAND bash ${NVSVP_CLI_DIR}/packet_fabric_every_scheme.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
+                 ${NVSVP_CLI_OUT}/packet_fabric_every_scheme)
 # Expert weights in fp8, fp4 and bf16 with hot-expert replication: the broadcasts carry 0.5625x
 # and 2x the fp8 run's bytes for the same replicas, and every run passes its checks.
 add_test(NAME cli.weight_dtype_scales_the_replication_broadcasts

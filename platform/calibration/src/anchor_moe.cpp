@@ -69,7 +69,9 @@ json measure_moe_phase(const Scenario& scenario, const std::string& scheme, cons
   // The wire bytes the phase implies per GPU and direction (every copy keeps its own packets),
   // and the best time the links allow: the busiest GPU's busier direction at the links' rate.
   const model::LinkParams& link = scenario.platform.link;
-  const double wire_per_pair = static_cast<double>(link.wire_flits(pair_bytes)) * link.flit_bytes;
+  // DeepEP's copies are SM stores (the packet fabric cuts them into its SM packets).
+  const uint32_t packet_bytes = scenario.platform.gpu.wire_packet_bytes(true, link.max_packet_payload_bytes);
+  const double wire_per_pair = static_cast<double>(link.wire_flits(pair_bytes, packet_bytes)) * link.flit_bytes;
   const double link_gbps = scenario.platform.links_per_gpu() * link.line_rate_gbps * link.efficiency;
   // Dispatch: a GPU receives remote_in, sends remote_out; combine the other way round.
   const std::vector<uint64_t>& into = dispatch ? pairs.remote_in : pairs.remote_out;
@@ -84,7 +86,8 @@ json measure_moe_phase(const Scenario& scenario, const std::string& scheme, cons
   double implied_layer_wire = 0.0;
   for (const DataType type : {layer->dispatch_dtype, layer->combine_dtype}) {
     implied_layer_wire += static_cast<double>(remote_pairs) *
-                          static_cast<double>(link.wire_flits(fw::vector_bytes(type, layer->model.hidden))) * link.flit_bytes;
+                          static_cast<double>(link.wire_flits(fw::vector_bytes(type, layer->model.hidden), packet_bytes)) *
+                          link.flit_bytes;
   }
   const uint32_t gpus = layer->routing.gpus;
   implied_layer_wire += static_cast<double>(gpus) * (gpus - 1) * link.wire_flits(16) * link.flit_bytes;

@@ -239,7 +239,8 @@ std::vector<std::string> anchor_case_files(const std::string& config_dir) {
   return files;
 }
 
-AnchorCase load_anchor_case(const std::string& file, const std::string& config_dir) {
+AnchorCase load_anchor_case(const std::string& file, const std::string& config_dir,
+                            const std::vector<std::string>& overrides) {
   ConfigNode doc = load_config_file(file);
   if (!doc.is_mapping()) config_fail(doc.origin, "", "a mapping (an anchor case)", describe(doc));
   const std::optional<ConfigNode> what = take_entry(doc, "what");
@@ -262,6 +263,7 @@ AnchorCase load_anchor_case(const std::string& file, const std::string& config_d
     doc.entries.emplace_back("workload", parse_config_text("{model: S, routing: {kind: uniform}}", origin));
     doc.entries.emplace_back("schemes", parse_config_text("[deepep]", origin));
   }
+  for (const std::string& text : overrides) apply_override(doc, text);
   const ConfigNode* name = doc.find("name");
   const std::string name_origin = name != nullptr ? name->origin : doc.origin;
   c.scenario = load_scenario_document(doc, file, config_dir);
@@ -297,7 +299,7 @@ int run_anchors(const AnchorOptions& options, std::ostream& console, std::ostrea
   std::vector<AnchorCase> cases;
   std::map<std::string, std::string> known;  // name -> file
   for (const std::string& file : anchor_case_files(options.config_dir)) {
-    AnchorCase c = load_anchor_case(file, options.config_dir);
+    AnchorCase c = load_anchor_case(file, options.config_dir, options.overrides);
     known[c.name] = file;
     if (options.cases.empty() || std::find(options.cases.begin(), options.cases.end(), c.name) != options.cases.end()) {
       cases.push_back(std::move(c));

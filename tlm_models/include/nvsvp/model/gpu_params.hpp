@@ -79,6 +79,11 @@ struct GpuParams {
 
   // The payload of one packet of a sequence's writes and reads (issue_sms > 0: an SM's).
   uint32_t packet_bytes(bool sm_issued) const { return sm_issued ? sm_store_packet_bytes : copy_engine_packet_bytes; }
+  // The payload per packet header of such writes on the wire: the packet fabric's engine packets;
+  // on the message fabric the link's largest packets (`link_max_packet_bytes`).
+  uint32_t wire_packet_bytes(bool sm_issued, uint32_t link_max_packet_bytes) const {
+    return packet_fabric ? packet_bytes(sm_issued) : link_max_packet_bytes;
+  }
 
   // The dense peak a GEMM of `precision` runs at.
   double peak_tflops(hw::Precision precision) const {

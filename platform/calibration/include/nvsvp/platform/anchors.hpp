@@ -55,7 +55,9 @@ struct AnchorCase {
 // The case files in config_dir/anchors, sorted by name.
 std::vector<std::string> anchor_case_files(const std::string& config_dir);
 // Reads and checks one case file; throws ConfigError naming file, line and key.
-AnchorCase load_anchor_case(const std::string& file, const std::string& config_dir);
+// `overrides` ("a.b.c=value", as --set) apply to the case's scenario after its own keys.
+AnchorCase load_anchor_case(const std::string& file, const std::string& config_dir,
+                            const std::vector<std::string>& overrides = {});
 
 // Runs a case in this process (call at most once per process: it elaborates a platform) and
 // returns its entry of anchors.json: case, metric, unit, model, anchor_low, anchor_high, source,
@@ -66,6 +68,7 @@ nlohmann::json run_anchor_case(const AnchorCase& anchor_case);
 struct AnchorOptions {
   std::vector<std::string> cases;  // names to run; empty: every case
   std::string out_dir = "out/anchors";
+  std::vector<std::string> overrides;  // --set, applied to every case's scenario
   unsigned jobs = 1;
   std::string config_dir = "configs";
   std::string command_line;  // the command that asked for the run, for anchors.json's nvsvp section
