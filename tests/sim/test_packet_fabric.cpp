@@ -131,5 +131,42 @@ TEST(PacketFabric, TwoInputsInterleaveTheirPacketsAtOneOutput) {
   expect_nothing_outstanding(m.platform);
 }
 
+// Head-of-line blocking, and the output queues that remove it. GPUs 0 and 1 stream 4 KiB to GPU 2;
+// GPU 3 writes 256 B to GPU 2, then 256 B to GPU 4, both on its one VC (one VC per class). The
+// output to GPU 2 serves its inputs in turn: GPU 0's first packet at 101 ns, GPU 1's at 118, GPU 3's
+// at 135 ns. GPU 3's packet for GPU 4 (its head at the chip at 118 ns) waits in the output queue
+// for GPU 4, not behind the packet for GPU 2: it leaves at 118 and lands at 235 ns. In one FIFO per
+// VC (the switch's output queues off) it becomes the head only when the packet ahead of it leaves,
+// at 135, and waits for that packet to cross the input's crossbar slot: it leaves at 152 and lands
+// at 269.
+void run_head_of_line_case(bool output_queued, uint64_t expected_ns) {
+  PlatformSpec spec = packet_platform(5, {1});
+  spec.switch_chip.vcs_per_class = 1;
+  spec.switch_chip.packet_fabric = output_queued;
+  test::Machine m(spec, [](TlmHal& hal, Platform&) {
+    hal.submit(0, one_send(2, 4096, 0, false));
+    hal.submit(1, one_send(2, 4096, 1, false));
+    hw::WorkSequence two;
+    two.tasks.push_back(hw::Task::send(0, 2, 0, 0x20000, 256, 2));
+    two.tasks.push_back(hw::Task::send(0, 4, 0, 0x30000, 256, 0));
+    hal.submit(3, std::move(two));
+    hw::WorkSequence wait2;
+    for (uint32_t c = 0; c < 3; ++c) wait2.tasks.push_back(hw::Task::wait(0, c, 1));
+    hal.submit(2, std::move(wait2));
+    hw::WorkSequence wait4;
+    wait4.tasks.push_back(hw::Task::wait(0, 0, 1));
+    hal.submit(4, std::move(wait4));
+    hal.wait_all_finished();
+  });
+  m.run();
+  EXPECT_EQ(m.platform.gpu(4).counter_reached_ps(0, 1), expected_ns * kNs);
+  EXPECT_EQ(m.platform.gpu(2).counter_reached_ps(2, 1), 252 * kNs);  // GPU 3's packet for GPU 2
+  expect_nothing_outstanding(m.platform);
+}
+
+TEST(PacketFabric, OutputQueuesLetAPacketPassOneWaitingForAnotherOutput) { run_head_of_line_case(true, 235); }
+
+TEST(PacketFabric, OneFifoPerVcHoldsAPacketBehindOneWaitingForAnotherOutput) { run_head_of_line_case(false, 269); }
+
 }  // namespace
 }  // namespace nvsvp::platform

@@ -176,9 +176,10 @@ tlm::tlm_sync_enum SwitchChip::nb_transport_fw(int port, tlm::tlm_generic_payloa
   }
   const uint16_t output = inputs_.route(ext);
   payload.acquire();
-  if (inputs_.push(static_cast<uint32_t>(port), fifo, SwitchEntry{&payload, &ext, ext.wire_flits, output, ready_at})) {
+  if (inputs_.push(static_cast<uint32_t>(port), inputs_.queue_index(ext.traffic_class, ext.vc, output),
+                   SwitchEntry{&payload, &ext, ext.wire_flits, output, ready_at})) {
     request_output(output, ext.traffic_class,
-                   CrossbarRequest{inputs_.requester(static_cast<uint32_t>(port), ext.vc), ext.wire_flits, ready_at});
+                   CrossbarRequest{inputs_.queue_requester(static_cast<uint32_t>(port), ext.vc), ext.wire_flits, ready_at});
   }
   return tlm::TLM_ACCEPTED;
 }
@@ -258,8 +259,10 @@ void SwitchChip::serve_output(uint16_t output) {
 sc_time SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_t requester) {
   const uint32_t port = inputs_.input_of(requester);
   SwitchInputStage::Input& input = inputs_.input(port);
-  const size_t fifo = inputs_.fifo_index(traffic_class, inputs_.vc_of(requester));
-  const SwitchEntry entry = inputs_.pop(input, fifo);
+  const size_t queue = inputs_.queue_index(traffic_class, inputs_.vc_of(requester), output);
+  const SwitchEntry entry = inputs_.pop(input, queue);
+  // The VC buffer it held, named by its extension until the output allocates the next hop's VC.
+  const size_t fifo = inputs_.fifo_index(traffic_class, entry.ext->vc);
   SwitchCrossbar& crossbar = crossbars_[static_cast<size_t>(traffic_class)];
   crossbar.withdraw(output, requester);
 
@@ -286,8 +289,8 @@ sc_time SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_
                                                           : SwitchCounter::forwarded_responses);
   payload.release();
 
-  if (!input.fifos[fifo].empty()) {
-    const SwitchEntry& next = input.fifos[fifo].front();
+  if (!input.fifos[queue].empty()) {
+    const SwitchEntry& next = input.fifos[queue].front();
     request_output(next.output, traffic_class, CrossbarRequest{requester, next.wire_flits, next.ready_at});
     // It is forwarded once its output and credits allow; by then its header would have left the
     // caches while it waited.
@@ -302,6 +305,10 @@ void SwitchChip::reroute(uint32_t gpu) {
   // Messages from the ports: a new output each, and the head asks for it instead.
   for (uint32_t port = 0; port < params_.ports; ++port) {
     SwitchInputStage::Input& input = inputs_.input(port);
+    if (inputs_.output_queued()) {
+      requeue_output_queues(port, gpu, in_route);
+      continue;
+    }
     for (size_t fifo = 0; fifo < input.fifos.size(); ++fifo) {
       bool head = true;
       for (SwitchEntry& entry : input.fifos[fifo]) {
@@ -326,13 +333,37 @@ void SwitchChip::reroute(uint32_t gpu) {
     const uint32_t generated = inputs_.generated_input(output);
     SwitchInputStage::Input& input = inputs_.input(generated);
     for (const TrafficClass traffic_class : {TrafficClass::request, TrafficClass::response}) {
-      const size_t fifo = inputs_.fifo_index(traffic_class, 0);
+      const size_t fifo = inputs_.queue_index(traffic_class, 0, output);
       if (input.fifos[fifo].empty() || input.fifos[fifo].front().ext->target_gpu != gpu) continue;
-      crossbars_[static_cast<size_t>(traffic_class)].withdraw(output, inputs_.requester(generated, 0));
+      crossbars_[static_cast<size_t>(traffic_class)].withdraw(output, inputs_.queue_requester(generated, 0));
       while (!input.fifos[fifo].empty()) {
         SwitchEntry entry = inputs_.pop(input, fifo);
         entry.output = inputs_.route(*entry.ext);
         push_generated(entry.output, entry, traffic_class);
+      }
+    }
+  }
+}
+
+template <class InRoute>
+void SwitchChip::requeue_output_queues(uint32_t port, uint32_t gpu, const InRoute& in_route) {
+  SwitchInputStage::Input& input = inputs_.input(port);
+  const uint32_t requester = inputs_.queue_requester(port, 0);
+  for (const TrafficClass traffic_class : {TrafficClass::request, TrafficClass::response}) {
+    SwitchCrossbar& crossbar = crossbars_[static_cast<size_t>(traffic_class)];
+    for (uint16_t output = 0; output < params_.ports; ++output) {
+      const size_t queue = inputs_.queue_index(traffic_class, 0, output);
+      if (in_route(output) || input.fifos[queue].empty()) continue;
+      // The queue is taken apart in order: the GPU's messages join the queues of their new
+      // outputs, the others the old queue again; each queue's head asks for its output.
+      crossbar.withdraw(output, requester);
+      std::vector<SwitchEntry> entries;
+      while (!input.fifos[queue].empty()) entries.push_back(inputs_.pop(input, queue));
+      for (SwitchEntry& entry : entries) {
+        if (entry.ext->target_gpu == gpu) entry.output = inputs_.route(*entry.ext);
+        if (inputs_.push(port, inputs_.queue_index(traffic_class, 0, entry.output), entry)) {
+          request_output(entry.output, traffic_class, CrossbarRequest{requester, entry.wire_flits, entry.ready_at});
+        }
       }
     }
   }
@@ -366,7 +397,7 @@ void SwitchChip::discard_contents() {
         const Opcode opcode = entry.ext->opcode;
         if (!generated) {
           inputs_.return_credits(index, payload, SC_ZERO_TIME);
-          inputs_.free_space(input, fifo, entry.wire_flits);
+          inputs_.free_space(input, inputs_.fifo_index(entry.ext->traffic_class, entry.ext->vc), entry.wire_flits);
         }
         const bool of_a_load = opcode == Opcode::member_read || opcode == Opcode::dynamic_member_read ||
                                (opcode == Opcode::reduce_partial && of_lost_load(*entry.ext));

@@ -12,12 +12,14 @@ SwitchInputStage::SwitchInputStage(const char* owner, const SwitchParams& params
       vcs_per_class_(params.vcs_per_class),
       vc_depth_flits_(params.vc_depth_flits),
       interleave_bytes_(interleave_bytes),
+      output_queued_(params.packet_fabric),
       inputs_(2 * static_cast<size_t>(params.ports)),
       backward_(params.ports, nullptr) {
-  const size_t fifos = static_cast<size_t>(kTrafficClasses) * params.vcs_per_class;
+  const size_t buffers = static_cast<size_t>(kTrafficClasses) * params.vcs_per_class;
+  const size_t queues = output_queued_ ? static_cast<size_t>(kTrafficClasses) * params.ports : buffers;
   for (Input& input : inputs_) {
-    input.fifos.resize(fifos);
-    input.occupied_flits.assign(fifos, 0);
+    input.fifos.resize(queues);
+    input.occupied_flits.assign(buffers, 0);
   }
 }
 

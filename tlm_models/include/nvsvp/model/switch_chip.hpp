@@ -174,10 +174,15 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
   uint16_t select_output(const NvlinkExtension& ext) { return inputs_.route(ext); }
   // Queues a message the chip made (a member copy, a reduced result, an error response) for
   // `output`; it competes for the output like a message from an input port.
+  // reroute() on the packet fabric: input `port`'s output queues of outputs no longer in `gpu`'s
+  // route give up that GPU's messages to the queues of their new outputs.
+  template <class InRoute>
+  void requeue_output_queues(uint32_t port, uint32_t gpu, const InRoute& in_route);
   void push_generated(uint16_t output, const SwitchEntry& entry, TrafficClass traffic_class) {
     const uint32_t input = inputs_.generated_input(output);
-    if (inputs_.push(input, inputs_.fifo_index(traffic_class, 0), entry)) {
-      request_output(output, traffic_class, CrossbarRequest{inputs_.requester(input, 0), entry.wire_flits, entry.ready_at});
+    if (inputs_.push(input, inputs_.queue_index(traffic_class, 0, output), entry)) {
+      request_output(output, traffic_class,
+                     CrossbarRequest{inputs_.queue_requester(input, 0), entry.wire_flits, entry.ready_at});
     }
   }
   // Frees a message's input buffer space now and returns its credits when its tail has arrived.

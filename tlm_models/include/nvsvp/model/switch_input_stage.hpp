@@ -45,7 +45,7 @@ struct SwitchEntry {
 
 class SwitchInputStage {
  public:
-  // One input: its VC buffers and the flits each holds, [class * vcs + vc].
+  // One input: its queues (queue_index) and the flits each VC buffer holds, [class * vcs + vc].
   struct Input {
     std::vector<SmallFifo<SwitchEntry>> fifos;
     std::vector<uint32_t> occupied_flits;
@@ -66,8 +66,23 @@ class SwitchInputStage {
     backward_[port] = backward;
   }
 
+  // The buffer space (credits) of a VC: occupy, free_space, hold and the chip's `fifo` arguments
+  // name it.
   size_t fifo_index(TrafficClass traffic_class, uint16_t vc) const {
     return static_cast<size_t>(traffic_class) * vcs_per_class_ + vc;
+  }
+  // The queue a message for `output` waits in (Input::fifos): on the message fabric its VC's, so
+  // that only a VC's head asks for its output; on the packet fabric the input's virtual output
+  // queue of its class for that output, so that every output is asked for by the first packet
+  // the input holds for it, whatever VC the packets sit in (docs/models/packet_fabric.md).
+  bool output_queued() const { return output_queued_; }
+  size_t queue_index(TrafficClass traffic_class, uint16_t vc, uint16_t output) const {
+    return output_queued_ ? static_cast<size_t>(traffic_class) * ports_ + output : fifo_index(traffic_class, vc);
+  }
+  // The requester id of a queue's head: per VC, or per input with output queues (the VC has no
+  // say in which packet goes next).
+  uint32_t queue_requester(uint32_t input, uint16_t vc) const {
+    return output_queued_ ? requester(input, 0) : requester(input, vc);
   }
   // Arbitration names a head message by its requester id: input * vcs + vc.
   uint32_t requester(uint32_t input, uint16_t vc) const { return input * vcs_per_class_ + vc; }
@@ -88,17 +103,17 @@ class SwitchInputStage {
     count_occupancy(inputs_[port], fifo, static_cast<int64_t>(flits));
     return flits;
   }
-  // Queues `entry` in buffer `fifo` of `input`; true when it is the buffer's head now.
-  bool push(uint32_t input, size_t fifo, const SwitchEntry& entry) {
-    SmallFifo<SwitchEntry>& queue = inputs_[input].fifos[fifo];
+  // Queues `entry` in queue `queue` of `input` (queue_index); true when it is the queue's head now.
+  bool push(uint32_t input, size_t queue_at, const SwitchEntry& entry) {
+    SmallFifo<SwitchEntry>& queue = inputs_[input].fifos[queue_at];
     queue.push_back(entry);
     peak_buffered_ = std::max(peak_buffered_, ++buffered_);
     return queue.size() == 1;
   }
-  // The head of buffer `fifo` of `input` leaves (its space frees with free_space or copy_left).
-  SwitchEntry pop(Input& input, size_t fifo) {
-    const SwitchEntry entry = input.fifos[fifo].front();
-    input.fifos[fifo].pop_front();
+  // The head of queue `queue` of `input` leaves (its space frees with free_space or copy_left).
+  SwitchEntry pop(Input& input, size_t queue) {
+    const SwitchEntry entry = input.fifos[queue].front();
+    input.fifos[queue].pop_front();
     --buffered_;
     return entry;
   }
@@ -194,6 +209,7 @@ class SwitchInputStage {
   uint32_t vcs_per_class_;
   uint32_t vc_depth_flits_;
   uint32_t interleave_bytes_;
+  bool output_queued_;  // SwitchParams::packet_fabric: a queue per input, class and output
   std::vector<Input> inputs_;  // the ports, then one per output for the chip's own messages
   std::vector<tlm::tlm_bw_transport_if<NvlinkProtocolTypes>*> backward_;  // [port]
   SlotPool<HeldRequest> held_;
