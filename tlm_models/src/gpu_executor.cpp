@@ -308,13 +308,8 @@ void GpuExecutor::issue(const hw::WorkSequence& sequence, const hw::Task& task, 
       links_.enqueue_read(sequence, task);
       break;
     case hw::TaskKind::multimem_ld_reduce:
-      links_.enqueue(links_.link_for(task.source_address), TrafficClass::request, links_.request_item(sequence, task));
-      break;
     case hw::TaskKind::multimem_store:
-    case hw::TaskKind::multimem_red:
-      // Interleaved by the multimem address: the chip that link reaches replicates it.
-      links_.enqueue(links_.link_for(task.target_address), TrafficClass::request, links_.request_item(sequence, task));
-      break;
+    case hw::TaskKind::multimem_red: links_.enqueue_multimem(sequence, task); break;
     case hw::TaskKind::dynamic_store:
     case hw::TaskKind::dynamic_ld_reduce:
       dynamic_.run_dynamic(sequence, task);

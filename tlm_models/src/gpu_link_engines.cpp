@@ -112,6 +112,17 @@ void GpuLinkEngines::enqueue_send(const hw::WorkSequence& sequence, const hw::Ta
   }
 }
 
+void GpuLinkEngines::enqueue_multimem(const hw::WorkSequence& sequence, const hw::Task& task) {
+  const TxItem item = request_item(sequence, task);
+  if (packet_fabric_) {
+    enqueue_packets(item, sm_packet_bytes_);  // multimem instructions are an SM's
+  } else {
+    // Interleaved by the multimem address: the chip that link reaches serves it.
+    enqueue(link_for(is_multimem_load(item.opcode) ? item.source_address : item.target_address),
+            TrafficClass::request, item);
+  }
+}
+
 void GpuLinkEngines::enqueue_read(const hw::WorkSequence& sequence, const hw::Task& task) {
   const TxItem item = request_item(sequence, task);
   if (packet_fabric_) {
@@ -124,7 +135,7 @@ void GpuLinkEngines::enqueue_read(const hw::WorkSequence& sequence, const hw::Ta
 // Each write of a chunk (or the one write, or the data a read asks for) cut from its start; packets
 // are numbered in that order, and packet 0 carries the message's functional bytes.
 void GpuLinkEngines::enqueue_packets(const TxItem& message, uint32_t packet_bytes) {
-  const bool read = message.opcode == Opcode::read;
+  const bool read = message.opcode == Opcode::read || is_multimem_load(message.opcode);
   const uint32_t writes = message.chunk != nullptr ? message.chunk_writes : 1;
   const uint64_t write_bytes = message.bytes / writes;
   const uint64_t packets_per_write = write_bytes == 0 ? 1 : (write_bytes + packet_bytes - 1) / packet_bytes;
@@ -146,9 +157,11 @@ void GpuLinkEngines::enqueue_packets(const TxItem& message, uint32_t packet_byte
       packet.target_address = target + offset;
       packet.wire_flits = link_params_.wire_flits(read ? 0 : packet.bytes, packet_bytes);
       // A read's request goes on the link of the address it reads, as its response comes back on
-      // the link of the address it lands at.
-      enqueue(peer_link_for(message.peer, read ? packet.source_address : packet.target_address),
-              TrafficClass::request, packet);
+      // the link of the address it lands at; a multimem packet on its multimem address's link,
+      // whose chip serves it.
+      const uint64_t address = read ? packet.source_address : packet.target_address;
+      enqueue(message.for_switch ? link_for(address) : peer_link_for(message.peer, address), TrafficClass::request,
+              packet);
     }
   }
 }

@@ -82,6 +82,18 @@ void GpuReceiver::complete_load(const Payload& payload, const NvlinkExtension& e
   counters_.record_arrival(ext.counter, dynamic_.landed(at, miss));
 }
 
+void GpuReceiver::settle_partials(const NvlinkExtension& ext) {
+  auto held = held_partials_.find(ext.target_address);
+  const uint32_t parts = held == held_partials_.end() ? 0 : held->second.parts;
+  if (parts != ext.evicted_parts) {
+    std::ostringstream msg;
+    msg << "ld_reduce result packet " << ext.packet_index << " for " << hw::hex_text(ext.target_address) << " follows "
+        << parts << " passed-on partials, the switch sent " << ext.evicted_parts;
+    SC_REPORT_FATAL(owner_, msg.str().c_str());
+  }
+  held_partials_.erase(held);
+}
+
 void GpuReceiver::receive_reduce_partial(const Payload& payload, const NvlinkExtension& ext) {
   stats_.partials_received++;
   HeldPartial& held = held_partials_[ext.target_address];
@@ -254,9 +266,12 @@ tlm::tlm_sync_enum GpuReceiver::nb_transport_fw(int link, tlm::tlm_generic_paylo
     sc_time freed = arrival - current_time();
     backward_[static_cast<size_t>(link)]->nb_transport_bw(payload, end, freed);
   };
-  // A read's packets are answered one by one; every other message cut into packets lands whole.
-  if (ext.packet_count > 1 && ext.opcode != Opcode::read) {
+  // A message cut into packets lands whole; what is answered or held per packet (reads, member
+  // reads, partial sums passed on) is taken packet by packet.
+  if (ext.packet_count > 1 && lands_whole(ext.opcode)) {
     return_credits();  // this packet's, before gather() gives packet 0 the whole message's sizes
+    if (ext.load_bytes > 0) links_.load_returned(ext);  // each packet was a load in flight
+    if (ext.packet_index != 0 && ext.evicted_parts != 0) settle_partials(ext);
     Payload* whole = gather(payload, ext);
     if (whole == nullptr) return tlm::TLM_ACCEPTED;
     const NvlinkExtension& message = extension_of(*whole);
@@ -270,7 +285,7 @@ tlm::tlm_sync_enum GpuReceiver::nb_transport_fw(int link, tlm::tlm_generic_paylo
 }
 
 void GpuReceiver::deliver(uint32_t link, const Payload& payload, const NvlinkExtension& ext, const sc_time& arrival) {
-  if (ext.load_bytes > 0) links_.load_returned(ext);
+  if (ext.load_bytes > 0 && ext.packet_count == 1) links_.load_returned(ext);
   if (ext.packet_index == 0) stats_.messages_received++;  // a read's packets: one message
   stats_.payload_bytes_received += ext.payload_bytes;
   if (latencies_ != nullptr) {

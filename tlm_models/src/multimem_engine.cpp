@@ -75,8 +75,7 @@ void MultimemEngine::refuse(uint16_t port, tlm::tlm_generic_payload& payload, ui
     r.issuer_link = ext.issuer_link;
   }
   r.sequence = ext.sequence;
-  // A refused packet's refusal is one packet of the message's refusal (gathered at the issuer).
-  r.packet_index = ext.packet_index;
+  r.packet_index = ext.packet_index;  // a refused packet's refusal: that packet of its message's
   r.packet_count = ext.packet_count;
   r.issue_time = ext.issue_time;
   response.set_command(tlm::TLM_WRITE_COMMAND);
@@ -558,6 +557,8 @@ tlm::tlm_generic_payload& MultimemEngine::issuer_response(const PendingReduction
   x.reduce_op = r.reduce_op;
   x.reduce_type = r.reduce_type;
   x.sequence = r.issue_sequence;
+  x.packet_index = extension_of(*r.request).packet_index;  // a load packet's result: that packet of
+  x.packet_count = extension_of(*r.request).packet_count;  // its load's result (the packet fabric)
   x.issue_time = current_time();
   response.set_command(tlm::TLM_WRITE_COMMAND);
   response.set_address(x.target_address);

@@ -125,6 +125,9 @@ class GpuLinkEngines {
   // A send task's messages onto their links: one write on its address's link; a chunk's writes
   // grouped by their links (or whole on its first write's, chunk_links: first_write).
   void enqueue_send(const hw::WorkSequence& sequence, const hw::Task& task);
+  // A static multimem task's request (multimem_store, multimem_red, multimem_ld_reduce) onto the
+  // link its multimem address interleaves to (the packet fabric: each packet on its own's).
+  void enqueue_multimem(const hw::WorkSequence& sequence, const hw::Task& task);
   // A read task's request onto the link of the address it reads (the packet fabric: one request per
   // packet of the data it reads, each on its own address's link).
   void enqueue_read(const hw::WorkSequence& sequence, const hw::Task& task);

@@ -93,6 +93,16 @@ class GpuReceiver final : public NvlinkReceiver {
   // the tail arrival to its last packet's) once every packet has landed, else nullptr. The caller
   // releases the returned payload.
   Payload* gather(Payload& packet, const NvlinkExtension& ext);
+  // The messages that land (and are gathered when cut into packets), as opposed to those answered
+  // or held per packet: reads and member reads, partial sums passed on.
+  static bool lands_whole(Opcode opcode) {
+    return opcode != Opcode::read && opcode != Opcode::member_read && opcode != Opcode::dynamic_member_read &&
+           opcode != Opcode::reduce_partial;
+  }
+  // The packet fabric: a ld_reduce result's packet other than packet 0 follows the partial sums a
+  // full switch buffer passed on for it; they are counted and let go (only packet 0's functional
+  // bytes are kept, as for every message).
+  void settle_partials(const NvlinkExtension& ext);
   // A request only a switch takes.
   [[gnu::cold]] void reject(const NvlinkExtension& ext);
   // A dynamic copy or member read names as many of this GPU's targets (`here`) as the switch
