@@ -57,6 +57,31 @@ std::string anchor_with_line(const std::string& text, int line, const std::strin
   return out;
 }
 
+// A collective on all 72 GPUs of an NVL72: no layer runs, so none has to fit the platform (the
+// placeholder's 64 experts do not divide 72 GPUs); the platform's own checks still hold.
+TEST(AnchorFiles, ACollectiveCaseOnSeventyTwoGpusNeedsNoLayer) {
+  TempDir dir;
+  const std::string collective =
+      "name: c72\n"
+      "what: a collective on 72 GPUs\n"
+      "anchor: {metric: busBW, unit: GB/s, low: 1, high: 2, source: s}\n"
+      "measure: {kind: collective, collective: allreduce_ring, bytes: 268435456}\n"
+      "platform: gb200-nvl72\n";
+  const AnchorCase c = load_anchor_case(dir.write("c72.yaml", collective), test::config_dir());
+  EXPECT_EQ(c.scenario.platform.gpus, 72u);
+  // A moe_phase case on the same platform still needs its layer to fit.
+  const std::string layer = dir.write(
+      "l72.yaml", "name: l72\nwhat: w\nanchor: {metric: m, unit: GB/s, low: 1, high: 2, source: s}\n"
+                  "measure: {kind: moe_phase, scheme: deepep, phase: dispatch}\nplatform: gb200-nvl72\n"
+                  "workload: {model: S, tokens_per_gpu: 64, routing: {kind: uniform}}\nschemes: [deepep]\n");
+  EXPECT_NE(anchor_error_of(layer).find("experts"), std::string::npos) << anchor_error_of(layer);
+  // The platform's checks are made: more GPUs than a switch chip's ports allow is refused.
+  const std::string too_many = dir.write(
+      "p.yaml", anchor_with_line(anchor_with_line(collective, 5, "platform: {preset: gb200-nvl72, gpus: 100}"), 1,
+                                 "name: p"));
+  EXPECT_NE(anchor_error_of(too_many).find("ports"), std::string::npos) << anchor_error_of(too_many);
+}
+
 TEST(AnchorFiles, MalformedCasesNameFileLineAndKey) {
   TempDir dir;
   EXPECT_NO_THROW(load_anchor_case(dir.write("t.yaml", kCase), test::config_dir()));

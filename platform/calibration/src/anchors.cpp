@@ -266,7 +266,11 @@ AnchorCase load_anchor_case(const std::string& file, const std::string& config_d
   for (const std::string& text : overrides) apply_override(doc, text);
   const ConfigNode* name = doc.find("name");
   const std::string name_origin = name != nullptr ? name->origin : doc.origin;
-  c.scenario = load_scenario_document(doc, file, config_dir);
+  // A collective or a GEMM runs no layer: the placeholder's layer is not checked against the
+  // platform (a 72-GPU collective has no layer whose experts divide its GPUs).
+  c.scenario = load_scenario_document(doc, file, config_dir,
+                                      read_kind(measure_node) == "moe_phase" ? ScenarioUse::whole
+                                                                              : ScenarioUse::platform_only);
   c.name = c.scenario.name;
   c.measure = read_measure(measure_node, c.scenario);
   // --case and anchors.json name a case by its file: a name inside that says otherwise (a copied

@@ -19,6 +19,7 @@ class ScenarioChecks {
  public:
   ScenarioChecks(const Scenario& scenario, const KeyOrigins& origins) : scenario_(scenario), origins_(origins) {}
 
+  void check_platform() const { check_fabric(); }
   void check() const {
     check_fabric();
     check_experts();
@@ -530,5 +531,9 @@ void ScenarioChecks::check_message_size() const {
 }  // namespace
 
 void check_scenario(const Scenario& scenario, const KeyOrigins& origins) { ScenarioChecks(scenario, origins).check(); }
+
+void check_platform(const Scenario& scenario, const KeyOrigins& origins) {
+  ScenarioChecks(scenario, origins).check_platform();
+}
 
 }  // namespace nvsvp::platform

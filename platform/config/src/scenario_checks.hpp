@@ -8,5 +8,8 @@
 namespace nvsvp::platform {
 
 void check_scenario(const Scenario& scenario, const KeyOrigins& origins);
+// The checks of a scenario whose layer is not run (a collective or GEMM anchor case): its
+// platform's alone.
+void check_platform(const Scenario& scenario, const KeyOrigins& origins);
 
 }  // namespace nvsvp::platform

@@ -131,15 +131,19 @@ class SectionKeys {
 
 class ScenarioLoader {
  public:
-  ScenarioLoader(std::string file, std::string config_dir)
-      : file_(std::move(file)), config_dir_(std::move(config_dir)) {}
+  ScenarioLoader(std::string file, std::string config_dir, ScenarioUse use = ScenarioUse::whole)
+      : file_(std::move(file)), config_dir_(std::move(config_dir)), use_(use) {}
 
   Scenario load(const ConfigNode& doc) {
     origins_.set_fallback(file_ + ":1");
     origins_.record(doc, "", kScenarioFile, true);
     scenario_.file = file_;
     read_section(doc, "", scenario_);
-    check_scenario(scenario_, origins_);
+    if (use_ == ScenarioUse::whole) {
+      check_scenario(scenario_, origins_);
+    } else {
+      check_platform(scenario_, origins_);
+    }
     scenario_.platform.gpu.packet_fabric = scenario_.simulation.fabric == "packet";
     scenario_.platform.switch_chip.packet_fabric = scenario_.platform.gpu.packet_fabric;
     scenario_.origins = std::make_shared<const KeyOrigins>(origins_);
@@ -192,6 +196,7 @@ class ScenarioLoader {
 
   std::string file_;
   std::string config_dir_;
+  ScenarioUse use_;
   Scenario scenario_;
   KeyOrigins origins_;
 };
@@ -480,8 +485,9 @@ void SectionReader::reject_keys_of_other_kinds(const std::string& selector) cons
 
 }  // namespace
 
-Scenario load_scenario_document(const ConfigNode& doc, const std::string& file, const std::string& config_dir) {
-  return ScenarioLoader(file, config_dir).load(doc);
+Scenario load_scenario_document(const ConfigNode& doc, const std::string& file, const std::string& config_dir,
+                                ScenarioUse use) {
+  return ScenarioLoader(file, config_dir, use).load(doc);
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,

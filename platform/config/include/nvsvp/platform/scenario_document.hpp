@@ -24,10 +24,14 @@ void set_key(ConfigNode& doc, const std::vector<std::string>& keys, ConfigNode v
 // "a.b.c=value" (a --set) applied onto `doc`.
 void apply_override(ConfigNode& doc, const std::string& text);
 
+// What of a scenario is used: all of it, or its platform and simulation keys only (a collective or
+// GEMM anchor case, whose layer is never run: its layer's checks are not made).
+enum class ScenarioUse { whole, platform_only };
+
 // Reads and checks a scenario document. `file` is the file it stands for: relative trace paths in
 // it and messages about keys nobody wrote refer to it.
-Scenario load_scenario_document(const ConfigNode& doc, const std::string& file,
-                                const std::string& config_dir);
+Scenario load_scenario_document(const ConfigNode& doc, const std::string& file, const std::string& config_dir,
+                                ScenarioUse use = ScenarioUse::whole);
 
 // Whether `name` can name an output directory: letters, digits, '_', '.' and '-', not only dots.
 bool valid_name(const std::string& name);
