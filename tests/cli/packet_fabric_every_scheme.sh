@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every scheme on the packet fabric (simulation.fabric: packet, docs/models/packet_fabric.md), on
-# dgx-h100: fault-free, a link down for good, a chip down, bit errors and lost credits, and the
-# schemes that run within partitions on two partitions. Each run exits 0 and every scheme passes
+# dgx-h100: fault-free, a link down for good, a chip down, bit errors and lost credits, the
+# in-switch schemes with reduction-buffer evictions, and the schemes that run within partitions on
+# two partitions. Each run exits 0 and every scheme passes
 # every check (every token delivered and verified, every message's packets gathered, link
 # arrivals as the plan implies, faults accounted).
 # usage: packet_fabric_every_scheme.sh NVSVP SCENARIO WORKDIR
@@ -32,6 +33,9 @@ run link_down --set "$schemes" --set "faults=[{kind: link_down, gpu: 2, link: 5,
 run chip_down --set "$schemes" --set "faults=[{kind: chip_down, chip: 1, at_us: 3}]"
 run bit_errors --set "$schemes" --set "faults=[{kind: bit_errors, rate_per_flit: 0.001}]"
 run credit_loss --set "$schemes" --set "faults=[{kind: credit_loss, gpu: 1, link: 2, at_us: 1, credits: 64}]"
+# A reduction buffer too small for one packet's reduction: partial sums passed on per packet.
+run evictions --set "schemes=[nvls,dysharp-basic,explicit-addressing-basic,dysharp]" \
+  --set platform.switch.reduction_buffer_bytes=256 --set platform.gpu.load_bytes_in_flight_per_link=1000000
 run partitions --set "schemes=[deepep,deepep-ll,nvls,tutel,fastermoe,ccfuser,comet,fusion-only]" \
   --set "partitions=[[0, 1, 2, 3], [4, 5, 6, 7]]"
 echo "every scheme passed on the packet fabric"

@@ -123,6 +123,25 @@ void GpuLinkEngines::enqueue_multimem(const hw::WorkSequence& sequence, const hw
   }
 }
 
+void GpuLinkEngines::enqueue_dynamic(const TxItem& item) {
+  if (packet_fabric_) {
+    enqueue_packets(item, sm_packet_bytes_);  // dymultimem instructions are an SM's
+  } else {
+    enqueue(link_for(is_multimem_load(item.opcode) ? item.source_address : item.target_address),
+            TrafficClass::request, item);
+  }
+}
+
+uint32_t GpuLinkEngines::packet_wire_flits(const TxItem& message, uint64_t bytes, uint32_t packet_bytes) const {
+  const bool load = message.opcode == Opcode::read || is_multimem_load(message.opcode);
+  if (message.opcode == Opcode::dynamic_store || message.opcode == Opcode::dynamic_ld_reduce) {
+    // One packet (bytes <= packet_bytes <= the link's largest): its targets ride in it.
+    return message.target_addresses != nullptr ? explicit_wire_flits(link_params_, message.target_count, load ? 0 : bytes)
+                                               : dynamic_wire_flits(link_params_, message.target_count, load ? 0 : bytes);
+  }
+  return link_params_.wire_flits(load ? 0 : bytes, packet_bytes);
+}
+
 void GpuLinkEngines::enqueue_read(const hw::WorkSequence& sequence, const hw::Task& task) {
   const TxItem item = request_item(sequence, task);
   if (packet_fabric_) {
@@ -155,7 +174,7 @@ void GpuLinkEngines::enqueue_packets(const TxItem& message, uint32_t packet_byte
       packet.bytes = std::min<uint64_t>(packet_bytes, write_bytes - offset);
       packet.source_address = source + offset;
       packet.target_address = target + offset;
-      packet.wire_flits = link_params_.wire_flits(read ? 0 : packet.bytes, packet_bytes);
+      packet.wire_flits = packet_wire_flits(message, packet.bytes, packet_bytes);
       // A read's request goes on the link of the address it reads, as its response comes back on
       // the link of the address it lands at; a multimem packet on its multimem address's link,
       // whose chip serves it.

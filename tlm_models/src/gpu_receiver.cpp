@@ -286,7 +286,8 @@ tlm::tlm_sync_enum GpuReceiver::nb_transport_fw(int link, tlm::tlm_generic_paylo
 
 void GpuReceiver::deliver(uint32_t link, const Payload& payload, const NvlinkExtension& ext, const sc_time& arrival) {
   if (ext.load_bytes > 0 && ext.packet_count == 1) links_.load_returned(ext);
-  if (ext.packet_index == 0) stats_.messages_received++;  // a read's packets: one message
+  // A read's packets are one message; each partial sum passed on is one of its own.
+  if (ext.packet_index == 0 || ext.opcode == Opcode::reduce_partial) stats_.messages_received++;
   stats_.payload_bytes_received += ext.payload_bytes;
   if (latencies_ != nullptr) {
     latencies_->by_opcode[static_cast<size_t>(ext.opcode)].record(

@@ -128,6 +128,10 @@ class GpuLinkEngines {
   // A static multimem task's request (multimem_store, multimem_red, multimem_ld_reduce) onto the
   // link its multimem address interleaves to (the packet fabric: each packet on its own's).
   void enqueue_multimem(const hw::WorkSequence& sequence, const hw::Task& task);
+  // A dynamic multimem request (its item made by the dynamic-multimem client) onto the link its
+  // multimem address interleaves to (the packet fabric: each packet on its own's, every packet
+  // carrying the target list).
+  void enqueue_dynamic(const TxItem& item);
   // A read task's request onto the link of the address it reads (the packet fabric: one request per
   // packet of the data it reads, each on its own address's link).
   void enqueue_read(const hw::WorkSequence& sequence, const hw::Task& task);
@@ -195,6 +199,8 @@ class GpuLinkEngines {
   // The packet fabric: `message` (a write, a chunk of writes or a read) cut into packets of at most
   // `packet_bytes` of data, each queued on the link its own address interleaves to.
   void enqueue_packets(const TxItem& message, uint32_t packet_bytes);
+  // The wire flits of one packet of `message` carrying `bytes` (a load's request: none).
+  uint32_t packet_wire_flits(const TxItem& message, uint64_t bytes, uint32_t packet_bytes) const;
   // Of the links the chunk's writes interleave to, the one with the least work pending: the rest
   // of its port's message on the wire and its queued flits (ties: the earliest write's).
   uint32_t least_loaded_link(const TxItem& whole) const;
