@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every scheme on the packet fabric (simulation.fabric: packet, docs/models/packet_fabric.md), on
-# dgx-h100: fault-free, a link down for good, a chip down, bit errors and lost credits, the
+# dgx-h100 and on 16 GPUs of gh200-nvl32 and of gb200-nvl72: fault-free, a link down for good, a chip down, bit errors and lost credits, the
 # in-switch schemes with reduction-buffer evictions, and the schemes that run within partitions on
 # two partitions. Each run exits 0 and every scheme passes
 # every check (every token delivered and verified, every message's packets gathered, link
@@ -36,6 +36,9 @@ run credit_loss --set "$schemes" --set "faults=[{kind: credit_loss, gpu: 1, link
 # A reduction buffer too small for one packet's reduction: partial sums passed on per packet.
 run evictions --set "schemes=[nvls,dysharp-basic,explicit-addressing-basic,dysharp]" \
   --set platform.switch.reduction_buffer_bytes=256 --set platform.gpu.load_bytes_in_flight_per_link=1000000
+# Reduced rack-scale presets: 16 GPUs of gh200-nvl32 and of gb200-nvl72 (one link per chip).
+run gh200_nvl32 --set "$schemes" --set "platform={preset: gh200-nvl32, gpus: 16}" --set workload.tokens_per_gpu=8 --no-timelines
+run gb200_nvl72 --set "$schemes" --set "platform={preset: gb200-nvl72, gpus: 16}" --set workload.tokens_per_gpu=8 --no-timelines
 run partitions --set "schemes=[deepep,deepep-ll,nvls,tutel,fastermoe,ccfuser,comet,fusion-only]" \
   --set "partitions=[[0, 1, 2, 3], [4, 5, 6, 7]]"
 echo "every scheme passed on the packet fabric"
