@@ -152,37 +152,71 @@ void GpuLinkEngines::enqueue_read(const hw::WorkSequence& sequence, const hw::Ta
 }
 
 // Each write of a chunk (or the one write, or the data a read asks for) cut from its start; packets
-// are numbered in that order, and packet 0 carries the message's functional bytes.
+// are numbered in that order, and packet 0 carries the message's functional bytes. A link's packets
+// are queued as one item that stands for them in turn (so a message costs an item per link it uses,
+// not one per packet), in the order the packets would have been queued one by one.
 void GpuLinkEngines::enqueue_packets(const TxItem& message, uint32_t packet_bytes) {
-  const bool read = message.opcode == Opcode::read || is_multimem_load(message.opcode);
   const uint32_t writes = message.chunk != nullptr ? message.chunk_writes : 1;
   const uint64_t write_bytes = message.bytes / writes;
   const uint64_t packets_per_write = write_bytes == 0 ? 1 : (write_bytes + packet_bytes - 1) / packet_bytes;
-  TxItem packet = message;
-  packet.packet_count = static_cast<uint32_t>(packets_per_write * writes);
-  packet.sequence = number_message();
-  packet.message_bytes = message.bytes;
-  uint32_t index = 0;
-  uint64_t bits = message.chunk != nullptr ? message.chunk_mask : 1;
-  for (; bits != 0; bits &= bits - 1) {
-    const hw::WriteElement* write = message.chunk != nullptr ? &message.chunk[__builtin_ctzll(bits)] : nullptr;
-    const uint64_t source = write != nullptr ? write->source_address : message.source_address;
-    const uint64_t target = write != nullptr ? write->target_address : message.target_address;
-    for (uint64_t p = 0; p < packets_per_write; ++p) {
-      const uint64_t offset = p * packet_bytes;
-      packet.packet_index = index++;
-      packet.bytes = std::min<uint64_t>(packet_bytes, write_bytes - offset);
-      packet.source_address = source + offset;
-      packet.target_address = target + offset;
-      packet.wire_flits = packet_wire_flits(message, packet.bytes, packet_bytes);
-      // A read's request goes on the link of the address it reads, as its response comes back on
-      // the link of the address it lands at; a multimem packet on its multimem address's link,
-      // whose chip serves it.
-      const uint64_t address = read ? packet.source_address : packet.target_address;
-      enqueue(message.for_switch ? link_for(address) : peer_link_for(message.peer, address), TrafficClass::request,
-              packet);
-    }
+  TxItem stream = message;
+  stream.packet_count = static_cast<uint32_t>(packets_per_write * writes);
+  stream.sequence = number_message();
+  stream.message_bytes = message.bytes;
+  stream.message_source = message.source_address;
+  stream.message_target = message.target_address;
+  stream.packet_bytes = packet_bytes;
+  std::vector<uint32_t>& count = packets_per_link_;
+  std::vector<uint32_t>& first = first_packet_of_link_;
+  count.assign(engines_.size(), 0);
+  first.assign(engines_.size(), 0);
+  for (uint32_t k = 0; k < stream.packet_count; ++k) {
+    TxItem probe = stream;
+    const uint32_t link = set_packet(probe, k);
+    if (count[link]++ == 0) first[link] = k;
   }
+  for (uint32_t link = 0; link < count.size(); ++link) {
+    if (count[link] == 0) continue;
+    TxItem item = stream;
+    set_packet(item, first[link]);
+    item.link_packets = count[link];
+    item.home_link = static_cast<uint8_t>(link);
+    enqueue(link, TrafficClass::request, item);
+  }
+}
+
+uint32_t GpuLinkEngines::set_packet(TxItem& item, uint32_t index) const {
+  const bool read = item.opcode == Opcode::read || is_multimem_load(item.opcode);
+  const uint32_t writes = item.chunk != nullptr ? item.chunk_writes : 1;
+  const uint64_t write_bytes = item.message_bytes / writes;
+  const uint64_t packets_per_write = write_bytes == 0 ? 1 : (write_bytes + item.packet_bytes - 1) / item.packet_bytes;
+  const auto write = static_cast<uint32_t>(index / packets_per_write);
+  const uint64_t offset = (index % packets_per_write) * item.packet_bytes;
+  uint64_t source = item.message_source;
+  uint64_t target = item.message_target;
+  if (item.chunk != nullptr) {
+    uint64_t bits = item.chunk_mask;  // the write-th of the chunk's writes in this message
+    for (uint32_t w = 0; w < write; ++w) bits &= bits - 1;
+    const hw::WriteElement& element = item.chunk[__builtin_ctzll(bits)];
+    source = element.source_address;
+    target = element.target_address;
+  }
+  item.packet_index = index;
+  item.bytes = std::min<uint64_t>(item.packet_bytes, write_bytes - offset);
+  item.source_address = source + offset;
+  item.target_address = target + offset;
+  item.wire_flits = packet_wire_flits(item, item.bytes, item.packet_bytes);
+  // A read's request goes on the link of the address it reads, as its response comes back on the
+  // link of the address it lands at; a multimem packet on its multimem address's link, whose chip
+  // serves it.
+  const uint64_t address = read ? item.source_address : item.target_address;
+  return item.for_switch ? link_for(address) : peer_link_for(item.peer, address);
+}
+
+void GpuLinkEngines::advance_to_next_packet(TxItem& item) const {
+  uint32_t next = item.packet_index + 1;
+  while (set_packet(item, next) != item.home_link) ++next;
+  item.link_packets--;
 }
 
 // The chunk's writes grouped by the link each one's target address interleaves to, one message
@@ -416,10 +450,18 @@ inline bool GpuLinkEngines::try_head(uint32_t link, LinkEngine& engine, uint32_t
     return false;
   }
   const TxItem committed = item;
-  queue.pop_front();
-  if (queue.empty()) engine.active[group] &= ~(1u << q);
-  engine.queued--;
-  engine.queued_flits -= committed.wire_flits;
+  if (committed.link_packets > 1) {
+    // The packet fabric: the item stays at the head for its message's next packet on this link.
+    TxItem& head = queue.front();
+    engine.queued_flits -= head.wire_flits;
+    advance_to_next_packet(head);
+    engine.queued_flits += head.wire_flits;
+  } else {
+    queue.pop_front();
+    if (queue.empty()) engine.active[group] &= ~(1u << q);
+    engine.queued--;
+    engine.queued_flits -= committed.wire_flits;
+  }
   engine.next_group = group + 1 < kGroups ? group + 1 : 0;
   engine.next_queue[group] = static_cast<uint8_t>(q + 1 <= vcs_ ? q + 1 : 0);
   launch(link, committed, static_cast<uint16_t>(vc));

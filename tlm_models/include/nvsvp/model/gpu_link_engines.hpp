@@ -69,6 +69,15 @@ struct TxItem {
   uint32_t packet_count = 1;
   uint64_t sequence = 0;
   uint64_t message_bytes = 0;
+  // The packet fabric queues a message once per link its packets use, as the `link_packets`
+  // packets that interleave to `home_link`; the item stands for the next of them (its packet
+  // fields filled) and leaves the queue with the last. The message's own addresses and packet size
+  // give the others. 0: an item that is one message or one packet.
+  uint32_t link_packets = 0;
+  uint32_t packet_bytes = 0;
+  uint64_t message_source = 0;
+  uint64_t message_target = 0;
+  uint8_t home_link = 0;
   sc_core::sc_time not_before;
 };
 
@@ -81,6 +90,7 @@ class TxQueue {
  public:
   bool empty() const { return size_ == 0; }
   const TxItem& front() const { return items_[head_]; }
+  TxItem& front() { return items_[head_]; }
   void push_back(const TxItem& item) {
     if (size_ == items_.size()) grow();
     items_[(head_ + size_) & (items_.size() - 1)] = item;
@@ -201,6 +211,11 @@ class GpuLinkEngines {
   void enqueue_packets(const TxItem& message, uint32_t packet_bytes);
   // The wire flits of one packet of `message` carrying `bytes` (a load's request: none).
   uint32_t packet_wire_flits(const TxItem& message, uint64_t bytes, uint32_t packet_bytes) const;
+  // Fills `item`'s packet fields (index, bytes, addresses, wire flits) for packet `index` of its
+  // message, and returns the link that packet interleaves to.
+  uint32_t set_packet(TxItem& item, uint32_t index) const;
+  // The item at the head of a queue stands for its message's next packet on its home link.
+  void advance_to_next_packet(TxItem& item) const;
   // Of the links the chunk's writes interleave to, the one with the least work pending: the rest
   // of its port's message on the wire and its queued flits (ties: the earliest write's).
   uint32_t least_loaded_link(const TxItem& whole) const;
@@ -236,6 +251,8 @@ class GpuLinkEngines {
   uint32_t disabled_links_ = 0;
   std::vector<uint8_t> enabled_;
   std::vector<uint32_t> chip_of_link_;
+  std::vector<uint32_t> packets_per_link_;      // enqueue_packets' scratch, per link
+  std::vector<uint32_t> first_packet_of_link_;  // the same
   uint64_t messages_moved_ = 0;
   uint64_t responses_dropped_ = 0;
   std::vector<std::pair<TrafficClass, TxItem>> lost_;
