@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <sstream>
 #include <vector>
 
@@ -38,6 +39,17 @@ hw::WorkSequence one_send(uint32_t peer, uint64_t bytes, uint32_t counter, bool 
   return s;
 }
 
+// GPU 0 writes `bytes` to GPU 1 (counter 0), which waits for it.
+std::function<void(TlmHal&, Platform&)> one_write_to_gpu1(uint64_t bytes, bool sm_issued) {
+  return [bytes, sm_issued](TlmHal& hal, Platform&) {
+    hal.submit(0, one_send(1, bytes, 0, sm_issued));
+    hw::WorkSequence wait;
+    wait.tasks.push_back(hw::Task::wait(0, 0, 1));
+    hal.submit(1, std::move(wait));
+    hal.wait_all_finished();
+  };
+}
+
 void expect_nothing_outstanding(Platform& platform) {
   std::ostringstream stuck;
   EXPECT_EQ(platform.describe_outstanding(stuck), 0u) << stuck.str();
@@ -47,13 +59,7 @@ void expect_nothing_outstanding(Platform& platform) {
 // GPU 0's link, each forwarded as its head arrives, back to back on GPU 1's link. The message
 // lands with the tail of packet 3: 4 x 17 flits, two hops and the first flit's head start.
 TEST(PacketFabric, CopyEngineWriteTravelsAsFourPacketsCutThrough) {
-  test::Machine m(packet_platform(2, {1}), [](TlmHal& hal, Platform&) {
-    hal.submit(0, one_send(1, 1024, 0, false));
-    hw::WorkSequence wait;
-    wait.tasks.push_back(hw::Task::wait(0, 0, 1));
-    hal.submit(1, std::move(wait));
-    hal.wait_all_finished();
-  });
+  test::Machine m(packet_platform(2, {1}), one_write_to_gpu1(1024, false));
   m.run();
   EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 1), 4 * 17 * kFlit + 2 * kHop + kFlit);
   const auto& up = m.platform.link(LinkDirection::gpu_to_switch, 0, 0).stats();
@@ -69,13 +75,7 @@ TEST(PacketFabric, CopyEngineWriteTravelsAsFourPacketsCutThrough) {
 // An SM's 1 KiB write is eight packets of 128 B (8 data flits + a header): 72 flits on the wire
 // where the copy engine's take 68.
 TEST(PacketFabric, SmStoresTravelAsPacketsOf128Bytes) {
-  test::Machine m(packet_platform(2, {1}), [](TlmHal& hal, Platform&) {
-    hal.submit(0, one_send(1, 1024, 0, true));
-    hw::WorkSequence wait;
-    wait.tasks.push_back(hw::Task::wait(0, 0, 1));
-    hal.submit(1, std::move(wait));
-    hal.wait_all_finished();
-  });
+  test::Machine m(packet_platform(2, {1}), one_write_to_gpu1(1024, true));
   m.run();
   EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 1), 8 * 9 * kFlit + 2 * kHop + kFlit);
   EXPECT_EQ(m.platform.link(LinkDirection::gpu_to_switch, 0, 0).stats().messages[0], 8u);
@@ -87,13 +87,7 @@ TEST(PacketFabric, SmStoresTravelAsPacketsOf128Bytes) {
 // pipelines side by side. The message lands when the link with more packets delivers its last.
 TEST(PacketFabric, PacketsOfOneMessageSpreadOverTheLinksByAddress) {
   constexpr uint64_t kBytes = 8 * 256;
-  test::Machine m(packet_platform(2, {2}), [](TlmHal& hal, Platform&) {
-    hal.submit(0, one_send(1, kBytes, 0, false));
-    hw::WorkSequence wait;
-    wait.tasks.push_back(hw::Task::wait(0, 0, 1));
-    hal.submit(1, std::move(wait));
-    hal.wait_all_finished();
-  });
+  test::Machine m(packet_platform(2, {2}), one_write_to_gpu1(kBytes, false));
   m.run();
   uint64_t per_link[2] = {0, 0};
   for (uint64_t p = 0; p < 8; ++p) per_link[model::interleave_way(0x10000 + p * 256, 256, 2)]++;

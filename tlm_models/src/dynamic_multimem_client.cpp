@@ -120,7 +120,7 @@ void DynamicMultimemClient::run_dynamic(const hw::WorkSequence& sequence, const 
     item.wire_flits = explicit_addresses ? explicit_wire_flits(link_params_, remote, store ? task.bytes : 0)
                                          : dynamic_wire_flits(link_params_, remote, store ? task.bytes : 0);
     item.not_before = issue;
-    links_.enqueue_dynamic(item);
+    links_.enqueue_for_switch(item);
   }
   if (local == 0 || (!store && remote > 0)) return;
   serve_local_targets(sequence, task, targets, addresses, remote, issue);

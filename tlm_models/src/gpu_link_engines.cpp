@@ -113,20 +113,14 @@ void GpuLinkEngines::enqueue_send(const hw::WorkSequence& sequence, const hw::Ta
 }
 
 void GpuLinkEngines::enqueue_multimem(const hw::WorkSequence& sequence, const hw::Task& task) {
-  const TxItem item = request_item(sequence, task);
+  enqueue_for_switch(request_item(sequence, task));
+}
+
+void GpuLinkEngines::enqueue_for_switch(const TxItem& item) {
   if (packet_fabric_) {
     enqueue_packets(item, sm_packet_bytes_);  // multimem instructions are an SM's
   } else {
     // Interleaved by the multimem address: the chip that link reaches serves it.
-    enqueue(link_for(is_multimem_load(item.opcode) ? item.source_address : item.target_address),
-            TrafficClass::request, item);
-  }
-}
-
-void GpuLinkEngines::enqueue_dynamic(const TxItem& item) {
-  if (packet_fabric_) {
-    enqueue_packets(item, sm_packet_bytes_);  // dymultimem instructions are an SM's
-  } else {
     enqueue(link_for(is_multimem_load(item.opcode) ? item.source_address : item.target_address),
             TrafficClass::request, item);
   }
@@ -170,8 +164,8 @@ void GpuLinkEngines::enqueue_packets(const TxItem& message, uint32_t packet_byte
   std::vector<uint32_t>& first = first_packet_of_link_;
   count.assign(engines_.size(), 0);
   first.assign(engines_.size(), 0);
+  TxItem probe = stream;  // set_packet fills every packet field anew
   for (uint32_t k = 0; k < stream.packet_count; ++k) {
-    TxItem probe = stream;
     const uint32_t link = set_packet(probe, k);
     if (count[link]++ == 0) first[link] = k;
   }

@@ -138,10 +138,10 @@ class GpuLinkEngines {
   // A static multimem task's request (multimem_store, multimem_red, multimem_ld_reduce) onto the
   // link its multimem address interleaves to (the packet fabric: each packet on its own's).
   void enqueue_multimem(const hw::WorkSequence& sequence, const hw::Task& task);
-  // A dynamic multimem request (its item made by the dynamic-multimem client) onto the link its
-  // multimem address interleaves to (the packet fabric: each packet on its own's, every packet
-  // carrying the target list).
-  void enqueue_dynamic(const TxItem& item);
+  // A request the switch serves (a static or dynamic multimem item) onto the link its multimem
+  // address interleaves to (the packet fabric: each packet on its own's, a dynamic one's every
+  // packet carrying the target list).
+  void enqueue_for_switch(const TxItem& item);
   // A read task's request onto the link of the address it reads (the packet fabric: one request per
   // packet of the data it reads, each on its own address's link).
   void enqueue_read(const hw::WorkSequence& sequence, const hw::Task& task);
