@@ -40,13 +40,22 @@ struct ReferenceErrors {
     const double uniform = (static_cast<double>(random.next() >> 11) + 1.0) * 0x1.0p-53;
     return static_cast<uint64_t>(std::floor(std::log(uniform) / log_keep));
   }
-  void message(uint64_t flits, uint32_t& failures, uint64_t& wasted) {
+  // Also, for a message whose first flit leaves at `start_ns` on the test's link (1 ns a flit,
+  // 100 ns a hop, a 250 ns round trip): when the receiver sees each bad flit and when the sender
+  // gets each NACK and starts the replay.
+  std::vector<uint64_t> receipts_ns, replays_ns;
+  void message(uint64_t flits, uint32_t& failures, uint64_t& wasted, uint64_t start_ns = 0) {
     uint64_t through = 0;
     failures = 0;
     wasted = 0;
+    uint64_t attempt_ns = start_ns;
     while (gap < flits - through) {
       const uint64_t error_at = through + gap;
       const uint64_t packet_start = error_at - error_at % 17;
+      const uint64_t bad_flit_sent_ns = attempt_ns + (error_at - through + 1);
+      receipts_ns.push_back(bad_flit_sent_ns + 100);
+      replays_ns.push_back(bad_flit_sent_ns + 250);
+      attempt_ns = bad_flit_sent_ns + 250;
       wasted += error_at - packet_start + 1;
       through = packet_start;
       ++failures;
@@ -54,6 +63,14 @@ struct ReferenceErrors {
     }
     gap -= flits - through;
   }
+};
+
+// Records when the port tells it of each receipt and each replay.
+struct RecordingListener final : LinkFaultListener {
+  std::vector<uint64_t> receipts_ns, replays_ns;
+  void crc_error_received(uint32_t) override { receipts_ns.push_back(sc_core::sc_time_stamp().value() / 1000); }
+  void replay_started(uint32_t) override { replays_ns.push_back(sc_core::sc_time_stamp().value() / 1000); }
+  void credits_resynchronised(uint32_t) override {}
 };
 
 LinkParams faulty_link() {
@@ -72,6 +89,8 @@ TEST(LinkFaults, CorruptedPacketsCostTheirFlitsAndARoundTripEach) {
     for (uint64_t b : bytes) d.send(b, 0);
   });
   bench.port.set_bit_error_rate(kRate, kSeed);
+  RecordingListener listener;
+  bench.port.set_fault_listener(&listener, 0);
   sc_core::sc_start();
 
   ReferenceErrors reference(kRate, kSeed);
@@ -82,7 +101,7 @@ TEST(LinkFaults, CorruptedPacketsCostTheirFlitsAndARoundTripEach) {
     const uint64_t flits = bytes[i] == 1000 ? 67 : 17;
     uint32_t failures = 0;
     uint64_t wasted = 0;
-    reference.message(flits, failures, wasted);
+    reference.message(flits, failures, wasted, end);
     const uint64_t replay_ns = wasted + failures * 250;
     // Back to back from time 0: each message's good copy ends after its own replays.
     end += replay_ns + flits;
@@ -102,6 +121,11 @@ TEST(LinkFaults, CorruptedPacketsCostTheirFlitsAndARoundTripEach) {
   EXPECT_EQ(s.replay_time_ps, ns(wasted_total + failures_total * 250).value());
   EXPECT_EQ(bench.port.stats().busy_time, ns(end));
   EXPECT_EQ(bench.port.stats().messages[0], bytes.size());  // each delivered once
+  // The ends hear of each failure when it happens on the wire, not when the message was sent:
+  // the receiver as the bad flit arrives, the sender a round trip after it left.
+  EXPECT_EQ(listener.receipts_ns, reference.receipts_ns);
+  EXPECT_EQ(listener.replays_ns, reference.replays_ns);
+  EXPECT_EQ(listener.receipts_ns.size(), failures_total);
 }
 
 TEST(LinkFaults, CorruptedPacketsFollowTheRate) {

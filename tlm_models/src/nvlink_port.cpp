@@ -1,3 +1,4 @@
+#define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn: a listener process per link with bit errors
 #include "nvsvp/model/nvlink_port.hpp"
 
 #include <algorithm>
@@ -85,6 +86,31 @@ void NvlinkPort::set_bit_error_rate(double rate_per_flit, uint64_t seed) {
                    (params_.max_packet_payload_bytes + params_.flit_bytes - 1) / params_.flit_bytes;
   f.random = hw::Xoshiro256(seed);
   if (rate_per_flit > 0.0) f.flits_to_next_error = draw_error_gap();
+  if (rate_per_flit > 0.0 && !f.listener_spawned) {
+    f.listener_spawned = true;
+    sc_core::sc_spawn_options options;
+    options.spawn_method();
+    options.set_sensitivity(&f.listener_due);
+    options.dont_initialize();
+    sc_core::sc_spawn([this] { tell_listener_due(); }, sc_core::sc_gen_unique_name("crc_listener"), &options);
+  }
+}
+
+void NvlinkPort::tell_listener_due() {
+  FaultState& f = *faults_;
+  const sc_time now = current_time();
+  while (!f.errors_to_receive.empty() && f.errors_to_receive.front() <= now) {
+    f.errors_to_receive.pop_front();
+    if (fault_listener_ != nullptr) fault_listener_->crc_error_received(fault_listener_tag_);
+  }
+  while (!f.replays_to_start.empty() && f.replays_to_start.front() <= now) {
+    f.replays_to_start.pop_front();
+    if (fault_listener_ != nullptr) fault_listener_->replay_started(fault_listener_tag_);
+  }
+  sc_time next = never();
+  if (!f.errors_to_receive.empty()) next = f.errors_to_receive.front();
+  if (!f.replays_to_start.empty() && f.replays_to_start.front() < next) next = f.replays_to_start.front();
+  if (next != never()) f.listener_due.notify(next - now);
 }
 
 void NvlinkPort::schedule_credit_loss(const sc_time& at, uint32_t flits) {
@@ -138,11 +164,12 @@ uint64_t NvlinkPort::draw_error_gap() {
   return gap >= 1e18 ? UINT64_C(1000000000000000000) : static_cast<uint64_t>(gap);
 }
 
-uint32_t NvlinkPort::replay_corrupted_packets(uint32_t flits, uint64_t& wasted) {
+uint32_t NvlinkPort::replay_corrupted_packets(uint32_t flits, const sc_time& start, uint64_t& wasted) {
   FaultState& f = *faults_;
   uint64_t delivered = 0;  // flits of the message through, a packet boundary (packets from its start)
   uint32_t failures = 0;
   wasted = 0;
+  sc_time attempt_start = start;  // when the flit at `delivered` goes on the wire
   // Each corrupted flit fails its packet: what was sent of that packet is sent again (go-back-N
   // from the packet's start), the flits before it are through. At most 1000 failures in one
   // message: at the largest rate a scenario allows (0.01 per flit) a 17-flit packet fails 16 %
@@ -150,12 +177,20 @@ uint32_t NvlinkPort::replay_corrupted_packets(uint32_t flits, uint64_t& wasted) 
   while (failures < 1000 && f.flits_to_next_error < flits - delivered) {
     const uint64_t error_at = delivered + f.flits_to_next_error;
     const uint64_t packet_start = error_at / f.packet_flits * f.packet_flits;
+    // The receiver checks the packet's CRC as its bad flit arrives; its NACK reaches the sender a
+    // round trip after that flit left, and the replay from the packet's start begins then.
+    const sc_time bad_flit_sent = attempt_start + serialization_time(static_cast<uint32_t>(error_at - delivered + 1));
+    f.errors_to_receive.push_back(bad_flit_sent + latency_);
+    f.replays_to_start.push_back(bad_flit_sent + f.round_trip);
+    attempt_start = bad_flit_sent + f.round_trip;
     wasted += error_at - packet_start + 1;
     delivered = packet_start;
     ++failures;
     f.flits_to_next_error = draw_error_gap();
   }
   f.flits_to_next_error -= std::min<uint64_t>(f.flits_to_next_error, flits - delivered);
+  // This message's first receipt, unless an earlier notification is pending (it stands).
+  if (failures > 0) f.listener_due.notify(f.errors_to_receive[f.errors_to_receive.size() - failures] - current_time());
   return failures;
 }
 
@@ -258,12 +293,11 @@ void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
   sc_time replays = sc_core::SC_ZERO_TIME;
   if (faults_ != nullptr && faults_->rate_per_flit > 0.0) {
     uint64_t wasted = 0;
-    if (const uint32_t failed = replay_corrupted_packets(ext.wire_flits, wasted)) {
+    if (const uint32_t failed = replay_corrupted_packets(ext.wire_flits, start, wasted)) {
       replays = serialization_time(static_cast<uint32_t>(wasted)) + failed * faults_->round_trip;
       faults_->stats.corrupted_packets += failed;
       faults_->stats.replayed_flits += wasted;
       faults_->stats.replay_time_ps += replays.value();
-      if (fault_listener_ != nullptr) fault_listener_->crc_replayed(fault_listener_tag_, failed);
     }
   }
   busy_until_ = start + replays + serialization;

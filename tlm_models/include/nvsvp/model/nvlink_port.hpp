@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <ostream>
 #include <vector>
@@ -101,12 +102,15 @@ struct LinkFaultStats {
   }
 };
 
-// Who hears of a link's fault events as the port decides them (the switch chip, to count them
-// in its registers): `tag` is what the listener gave set_fault_listener.
+// Who hears of a link's fault events when each end would learn of them (the switch chip, to count
+// them in its registers): `tag` is what the listener gave set_fault_listener.
 class LinkFaultListener {
  public:
   virtual ~LinkFaultListener() = default;
-  virtual void crc_replayed(uint32_t tag, uint32_t corrupted_packets) = 0;
+  // The receiver found a corrupted packet (its CRC failed): when the bad flit arrived.
+  virtual void crc_error_received(uint32_t tag) = 0;
+  // The sender learnt of it (the receiver's NACK arrived) and replays from that packet.
+  virtual void replay_started(uint32_t tag) = 0;
   virtual void credits_resynchronised(uint32_t tag) = 0;
 };
 
@@ -217,11 +221,21 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
     // link_down: [down_at, up_at), or never() when the link does not go down.
     sc_core::sc_time down_at = never();
     sc_core::sc_time up_at = never();
+    // Replays decided at send whose ends have not yet heard of them, each in time order: when the
+    // receiver sees the bad flit, when the sender gets its NACK (for the listener).
+    std::deque<sc_core::sc_time> errors_to_receive;
+    std::deque<sc_core::sc_time> replays_to_start;
+    sc_core::sc_event listener_due;
+    bool listener_spawned = false;
   };
   FaultState& fault_state();
-  // A message of `flits` wire flits through the corrupted-flit stream: the packets that failed
-  // (returned) and the flits sent in vain before each failure was seen (`wasted`).
-  uint32_t replay_corrupted_packets(uint32_t flits, uint64_t& wasted);
+  // A message of `flits` wire flits, its first sent at `start`, through the corrupted-flit
+  // stream: the packets that failed (returned) and the flits sent in vain before each failure was
+  // seen (`wasted`); each failure's receipt and NACK are queued for the listener.
+  uint32_t replay_corrupted_packets(uint32_t flits, const sc_core::sc_time& start, uint64_t& wasted);
+  // Tells the listener of the receipts and NACKs now due (a method process, spawned with the
+  // first bit-error rate).
+  void tell_listener_due();
   uint64_t draw_error_gap();
   void apply_credit_change(const PendingCredit& change);
   void insert_pending(const PendingCredit& change);

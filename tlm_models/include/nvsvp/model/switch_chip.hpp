@@ -201,9 +201,13 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
   class LinkErrorCounter final : public LinkFaultListener {
    public:
     LinkErrorCounter(SwitchCsr& registers, uint32_t ports) : registers_(registers), ports_(ports) {}
-    void crc_replayed(uint32_t tag, uint32_t corrupted_packets) override {
-      registers_.count_link_error(port_of(tag), tag < ports_ ? PortLinkCounter::rx_crc_errors : PortLinkCounter::tx_replays,
-                                  corrupted_packets);
+    // The chip counts what its own end sees: CRC errors on the packets it receives, replays of
+    // the packets it sends.
+    void crc_error_received(uint32_t tag) override {
+      if (tag < ports_) registers_.count_link_error(port_of(tag), PortLinkCounter::rx_crc_errors, 1);
+    }
+    void replay_started(uint32_t tag) override {
+      if (tag >= ports_) registers_.count_link_error(port_of(tag), PortLinkCounter::tx_replays, 1);
     }
     void credits_resynchronised(uint32_t tag) override {
       registers_.count_link_error(port_of(tag),
