@@ -2,7 +2,7 @@
 # Every scheme on the packet fabric (simulation.fabric: packet, docs/models/packet_fabric.md), on
 # dgx-h100 and on 16 GPUs of gh200-nvl32 and of gb200-nvl72: fault-free, a link down for good, a chip down, bit errors and lost credits, the
 # in-switch schemes with reduction-buffer evictions, and the schemes that run within partitions on
-# two partitions. Each run exits 0 and every scheme passes
+# two partitions; the matching allocators (iSLIP, wavefront). Each run exits 0 and every scheme passes
 # every check (every token delivered and verified, every message's packets gathered, link
 # arrivals as the plan implies, faults accounted).
 # usage: packet_fabric_every_scheme.sh NVSVP SCENARIO WORKDIR
@@ -39,6 +39,9 @@ run evictions --set "schemes=[nvls,dysharp-basic,explicit-addressing-basic,dysha
 # Reduced rack-scale presets: 16 GPUs of gh200-nvl32 and of gb200-nvl72 (one link per chip).
 run gh200_nvl32 --set "$schemes" --set "platform={preset: gh200-nvl32, gpus: 16}" --set workload.tokens_per_gpu=8 --no-timelines
 run gb200_nvl72 --set "$schemes" --set "platform={preset: gb200-nvl72, gpus: 16}" --set workload.tokens_per_gpu=8 --no-timelines
+# The matching allocators (docs/models/switch_chip.md#switch-allocation).
+run islip --set "$schemes" --set platform.switch.arbiter=islip --set platform.switch.allocator_iterations=2
+run wavefront_chip_down --set "$schemes" --set platform.switch.arbiter=wavefront --set "faults=[{kind: chip_down, chip: 1, at_us: 3}]"
 run partitions --set "schemes=[deepep,deepep-ll,nvls,tutel,fastermoe,ccfuser,comet,fusion-only]" \
   --set "partitions=[[0, 1, 2, 3], [4, 5, 6, 7]]"
 echo "every scheme passed on the packet fabric"

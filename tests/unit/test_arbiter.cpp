@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nvsvp/model/arbiter.hpp"
+#include "nvsvp/model/matching_allocator.hpp"
 #include "nvsvp/model/switch_params.hpp"
 
 namespace nvsvp::model {
@@ -97,8 +98,15 @@ TEST(Arbiter, ConfigurationChoicesMatchTheFactory) {
   SwitchParams params;
   ChoicesOf visitor;
   params.visit(visitor);
-  EXPECT_EQ(visitor.arbiter_choices, arbiter_names());
+  std::vector<std::string> names = arbiter_names();
   for (const std::string& name : arbiter_names()) EXPECT_NE(make_arbiter(name), nullptr) << name;
+  for (const std::string& name : matching_allocator_names()) {
+    EXPECT_TRUE(is_matching_allocator(name)) << name;
+    EXPECT_NO_THROW(matching_allocator_kind(name)) << name;
+    names.push_back(name);
+  }
+  EXPECT_EQ(visitor.arbiter_choices, names);
+  EXPECT_FALSE(is_matching_allocator("round_robin"));
 }
 
 }  // namespace

@@ -17,8 +17,62 @@ namespace {
 // messages (the input stage's inputs).
 SwitchCrossbar make_crossbar(const SwitchParams& params) {
   return SwitchCrossbar(params.ports, 2 * params.ports, params.vcs_per_class, params.arbiter, params.crossbar_speedup,
-                        params.packet_fabric);
+                        params.packet_fabric, params.allocator_iterations);
 }
+
+// What an output's arbitration learns of its requests of one class now. A request is eligible when
+// its head is ready, its input's transfer slot is free and the link has credits for it;
+// otherwise it says when it could be ready, or that credits block it.
+class RequestProbe {
+ public:
+  RequestProbe(const SwitchCrossbar& crossbar, NvlinkPort* link, TrafficClass traffic_class, const sc_time& now)
+      : crossbar_(crossbar), link_(link), traffic_class_(traffic_class), now_(now), link_faulty_(link->has_faults()) {}
+
+  bool operator()(const CrossbarRequest& r) {
+    const sc_time& ready = crossbar_.ready_at(r);
+    if (ready > now_) {
+      if (ready < next_ready) next_ready = ready;
+      return false;
+    }
+    // Asked for at the first ready request only: often none is ready, and the port's answer does
+    // not depend on when within this decision it is asked.
+    if (!credits_known_) {
+      credits_ = link_->best_credits(traffic_class_);
+      credits_known_ = true;
+    }
+    if (link_->credits_needed(r.wire_flits) > credits_) {
+      credit_blocked = true;
+      return false;
+    }
+    // A link that is down, or goes down under the message, takes nothing: firmware routes
+    // around it, or it comes back up and wakes this output.
+    return !link_faulty_ || link_->carries(r.wire_flits);
+  }
+  // Of the output's requests, those that could have gone now besides `winner`: they wait for it.
+  uint32_t losers(int64_t winner) const {
+    uint32_t losers = 0;
+    const std::vector<CrossbarRequest>& heads = crossbar_.requests(output_);
+    for (const CrossbarRequest& r : heads) {
+      losers += static_cast<int64_t>(r.requester) != winner && crossbar_.ready_at(r) <= now_ &&
+                link_->credits_needed(r.wire_flits) <= credits_;
+    }
+    return losers;
+  }
+  void set_output(uint16_t output) { output_ = output; }
+
+  sc_time next_ready = never();  // the earliest a request not ready now could be
+  bool credit_blocked = false;   // a ready request lacked credits
+
+ private:
+  const SwitchCrossbar& crossbar_;
+  NvlinkPort* link_;
+  TrafficClass traffic_class_;
+  sc_time now_;
+  bool link_faulty_;
+  bool credits_known_ = false;
+  uint32_t credits_ = 0;
+  uint16_t output_ = 0;
+};
 
 }  // namespace
 
@@ -45,8 +99,9 @@ SwitchChip::SwitchChip(const sc_core::sc_module_name& name, const SwitchParams& 
       inputs_(this->name(), params, registers_, interleave_bytes),
       crossbars_{make_crossbar(params), make_crossbar(params)},
       outputs_(params.ports),
-      output_scheduler_("outputs", params.ports,
-                        [this](uint32_t output) { serve_output(static_cast<uint16_t>(output)); }),
+      output_scheduler_("outputs", params.ports, [this](uint32_t output) { serve_output(static_cast<uint16_t>(output)); },
+                        is_matching_allocator(params.arbiter) ? std::function<void()>([this] { match_due_outputs(); })
+                                                              : std::function<void()>()),
       multimem_(*this, pool_, registers_, params, link, this->name()) {
   csr.register_b_transport(this, &SwitchChip::register_transport);
   // The line changes inside whatever process touched the registers (firmware's b_transport, the
@@ -196,64 +251,108 @@ void SwitchChip::request_output(uint16_t output, TrafficClass traffic_class, con
 // it waits for wake it through the port.
 void SwitchChip::serve_output(uint16_t output) {
   if (!crossbars_[0].has_requests(output) && !crossbars_[1].has_requests(output)) return;
+  if (crossbars_[0].matches()) {
+    // Decided with the other outputs due now, after the scheduler's pass (match_due_outputs).
+    if (!output_due_[output]) {
+      output_due_[output] = true;
+      due_outputs_.push_back(output);
+    }
+    return;
+  }
   const sc_time now = current_time();
   if (outputs_.busy_until(output) > now) {
     output_scheduler_.wake_at(output, outputs_.busy_until(output));
     return;
   }
   NvlinkPort* link = outputs_.link(output);
-  // A link that is down, or goes down under the message, takes nothing: firmware routes around
-  // it, or it comes back up and wakes this output.
-  const bool link_faulty = link->has_faults();
   sc_time next_ready = never();
   const uint8_t first_class = outputs_.first_class(output);
   for (int turn = 0; turn < kTrafficClasses; ++turn) {
     const auto traffic_class = static_cast<TrafficClass>((first_class + turn) % kTrafficClasses);
     SwitchCrossbar& crossbar = crossbars_[static_cast<size_t>(traffic_class)];
     if (!crossbar.has_requests(output)) continue;
-    // Asked for at the first ready request only: often none is ready, and the port's answer does
-    // not depend on when within this serve it is asked.
-    uint32_t credits = 0;
-    bool credits_known = false;
-    bool credit_blocked = false;
-    // A request is eligible when its head is ready, its input's transfer slot is free and the
-    // link has credits for it; otherwise it says when it could be ready, or that credits block it.
-    auto eligible = [&](const CrossbarRequest& r) {
-      const sc_time& ready = crossbar.ready_at(r);
-      if (ready > now) {
-        if (ready < next_ready) next_ready = ready;
-        return false;
-      }
-      if (!credits_known) {
-        credits = link->best_credits(traffic_class);
-        credits_known = true;
-      }
-      if (link->credits_needed(r.wire_flits) > credits) {
-        credit_blocked = true;
-        return false;
-      }
-      return !link_faulty || link->carries(r.wire_flits);
-    };
+    RequestProbe eligible(crossbar, link, traffic_class, now);
+    eligible.set_output(output);
     const int64_t winner = crossbar.grant(output, eligible);
     if (winner >= 0) {
       // The other heads that could have gone now wait for this message: arbitration wait.
-      uint32_t losers = 0;
-      const std::vector<CrossbarRequest>& heads = crossbar.requests(output);
-      if (heads.size() > 1) {
-        for (const CrossbarRequest& r : heads) {
-          losers += static_cast<int64_t>(r.requester) != winner && crossbar.ready_at(r) <= now &&
-                    link->credits_needed(r.wire_flits) <= credits;
-        }
-      }
+      const uint32_t losers = crossbar.requests(output).size() > 1 ? eligible.losers(winner) : 0;
       const sc_time serialization = forward(output, traffic_class, static_cast<uint32_t>(winner));
       if (losers > 0) outputs_.add_arbitration_wait(output, traffic_class, losers, serialization);
       outputs_.occupy_link(output, traffic_class, now + serialization);
       output_scheduler_.wake_at(output, outputs_.busy_until(output));
       return;
     }
-    if (credit_blocked) link->wait_for_credits(traffic_class);
+    if (eligible.next_ready < next_ready) next_ready = eligible.next_ready;
+    if (eligible.credit_blocked) link->wait_for_credits(traffic_class);
   }
   if (next_ready != never()) output_scheduler_.wake_at(output, next_ready);
+}
+
+// The matching allocators' decision (islip, wavefront): the outputs due now whose links are free
+// are matched to inputs together, per crossbar, each output's first class first, then its other
+// class for the outputs still free.
+void SwitchChip::match_due_outputs() {
+  if (due_outputs_.empty()) return;
+  const sc_time now = current_time();
+  std::vector<uint16_t>& free_outputs = free_outputs_;
+  free_outputs.clear();
+  for (const uint16_t output : due_outputs_) {
+    output_due_[output] = false;
+    if (outputs_.busy_until(output) > now) {
+      output_scheduler_.wake_at(output, outputs_.busy_until(output));
+    } else {
+      free_outputs.push_back(output);
+    }
+  }
+  due_outputs_.clear();
+  std::sort(free_outputs.begin(), free_outputs.end());
+  for (int pass = 0; pass < kTrafficClasses; ++pass) {
+    for (int c = 0; c < kTrafficClasses; ++c) {
+      const auto traffic_class = static_cast<TrafficClass>(c);
+      SwitchCrossbar& crossbar = crossbars_[c];
+      match_requests_.clear();
+      for (const uint16_t output : free_outputs) {
+        if (output_matched_[output] || (outputs_.first_class(output) + pass) % kTrafficClasses != c ||
+            !crossbar.has_requests(output)) {
+          continue;
+        }
+        NvlinkPort* link = outputs_.link(output);
+        RequestProbe eligible(crossbar, link, traffic_class, now);
+        for (const CrossbarRequest& r : crossbar.requests(output)) {
+          if (eligible(r)) match_requests_.push_back(MatchRequest{output, r.requester});
+        }
+        if (eligible.next_ready != never()) output_scheduler_.wake_at(output, eligible.next_ready);
+        if (eligible.credit_blocked) link->wait_for_credits(traffic_class);
+      }
+      crossbar.match(match_requests_, match_grants_);
+      for (const MatchRequest& grant : match_grants_) {
+        uint32_t losers = 0;  // the output's other requests that could have gone now
+        for (const MatchRequest& r : match_requests_) losers += r.output == grant.output && r.requester != grant.requester;
+        const sc_time serialization = forward(grant.output, traffic_class, grant.requester);
+        if (losers > 0) outputs_.add_arbitration_wait(grant.output, traffic_class, losers, serialization);
+        outputs_.occupy_link(grant.output, traffic_class, now + serialization);
+        output_scheduler_.wake_at(grant.output, outputs_.busy_until(grant.output));
+        output_matched_[grant.output] = true;
+      }
+      // An output left unmatched with a request that was eligible: its input went to another
+      // output (it asks again when that input's slot frees) or, with too few islip iterations,
+      // nobody took it (it asks again at the allocator's next decision, one flit time later).
+      for (const MatchRequest& r : match_requests_) {
+        if (output_matched_[r.output]) continue;
+        SwitchCrossbar& xbar = crossbar;
+        RequestProbe again(xbar, outputs_.link(r.output), traffic_class, now);
+        bool still_eligible = false;
+        for (const CrossbarRequest& request : xbar.requests(r.output)) still_eligible |= again(request);
+        if (still_eligible) {
+          output_scheduler_.wake_at(r.output, now + outputs_.link(r.output)->serialization_time(1));
+        } else if (again.next_ready != never()) {
+          output_scheduler_.wake_at(r.output, again.next_ready);
+        }
+      }
+    }
+  }
+  for (const uint16_t output : free_outputs) output_matched_[output] = false;
 }
 
 sc_time SwitchChip::forward(uint16_t output, TrafficClass traffic_class, uint32_t requester) {

@@ -7,8 +7,8 @@
 
 namespace nvsvp::model {
 
-WakeScheduler::WakeScheduler(const char* name, uint32_t clients, Serve serve)
-    : serve_(std::move(serve)), wake_ps_(clients, kNever), block_min_ps_((clients + kBlock - 1) / kBlock, kNever) {
+WakeScheduler::WakeScheduler(const char* name, uint32_t clients, Serve serve, std::function<void()> after_serving)
+    : serve_(std::move(serve)), after_serving_(std::move(after_serving)), wake_ps_(clients, kNever), block_min_ps_((clients + kBlock - 1) / kBlock, kNever) {
   sc_core::sc_spawn_options options;
   options.spawn_method();
   options.dont_initialize();
@@ -70,6 +70,7 @@ void WakeScheduler::run() {
     block_min_ps[block] = std::min(block_min_ps[block], not_due_min);
     next = std::min(next, block_min_ps[block]);
   }
+  if (after_serving_) after_serving_();
   serving_ = false;
   next = std::min(next, requested_while_serving_);
   next_ps_ = next;

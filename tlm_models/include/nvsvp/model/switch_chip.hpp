@@ -225,6 +225,8 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
                                      tlm::tlm_phase& phase, sc_core::sc_time& delay) override;
   // Serving one output (a client of output_scheduler_).
   void serve_output(uint16_t output);
+  // With a matching allocator: the outputs served in the scheduler's pass, decided together.
+  void match_due_outputs();
   // Moves the head of `requester` to `output`; returns the time it occupies the link.
   sc_core::sc_time forward(uint16_t output, TrafficClass traffic_class, uint32_t requester);
   void request_output(uint16_t output, TrafficClass traffic_class, const CrossbarRequest& request);
@@ -251,6 +253,13 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
   SwitchInputStage inputs_;
   SwitchCrossbar crossbars_[kTrafficClasses];  // [request crossbar, response crossbar]
   SwitchOutputStage outputs_;
+  // A matching allocator's outputs due in this pass, and its scratch.
+  std::vector<uint16_t> due_outputs_;
+  std::vector<uint16_t> free_outputs_;
+  std::vector<bool> output_due_ = std::vector<bool>(params_.ports, false);
+  std::vector<bool> output_matched_ = std::vector<bool>(params_.ports, false);
+  std::vector<MatchRequest> match_requests_;
+  std::vector<MatchRequest> match_grants_;
   WakeScheduler output_scheduler_;  // serves the outputs (declared after the blocks it reads)
   MultimemEngine multimem_;
 };

@@ -17,6 +17,7 @@
 #include <systemc>
 
 #include "nvsvp/model/arbiter.hpp"
+#include "nvsvp/model/matching_allocator.hpp"
 #include "nvsvp/model/sim_time.hpp"
 
 namespace nvsvp::model {
@@ -32,8 +33,19 @@ class SwitchCrossbar {
  public:
   // `requesters_per_input`: the VCs of one class per input (a requester id is input * that + vc).
   // `turns_by_input`: a round robin takes turns by input, not by input VC (the packet fabric).
+  // `arbiter` "islip" or "wavefront": the free outputs are matched together (match()), with
+  // `allocator_iterations` rounds for islip.
   SwitchCrossbar(uint32_t outputs, uint32_t inputs, uint32_t requesters_per_input, const std::string& arbiter,
-                 double speedup, bool turns_by_input = false);
+                 double speedup, bool turns_by_input = false, uint32_t allocator_iterations = 1);
+
+  // Whether the outputs are matched together (a matching allocator) rather than each granting
+  // on its own (grant()).
+  bool matches() const { return allocator_ != nullptr; }
+  // The matching allocator's decision over `requests` (eligible now), one grant per matched
+  // output; the granted requests are not withdrawn (forwarding does that).
+  void match(const std::vector<MatchRequest>& requests, std::vector<MatchRequest>& grants) {
+    allocator_->match(requests, grants);
+  }
 
   bool has_requests(uint16_t output) const { return !outputs_[output].requests.empty(); }
   // Sorted by requester id.
@@ -118,6 +130,7 @@ class SwitchCrossbar {
   }
 
   std::vector<Output> outputs_;
+  std::unique_ptr<MatchingAllocator> allocator_;  // null: each output's arbiter grants on its own
   std::vector<sc_core::sc_time> input_free_;  // [input]: when its transfer slot frees
   uint32_t requesters_per_input_;
   double speedup_;

@@ -19,6 +19,7 @@ struct SwitchParams {
   double latency_ns = 0.0;          // internal pipeline; the 250 ns hop latency already includes it
   double crossbar_speedup = 1.0;    // assumed: an input feeds one output at link rate per crossbar
   std::string arbiter = "round_robin";
+  uint32_t allocator_iterations = 1;  // request-grant-accept rounds of the islip allocator
   std::string reduction_backend = "model";  // model | rtl | both (reduction unit, per port)
   uint32_t reduction_buffer_bytes = 64 * 1024;
   double reduction_clock_ns = 1.0;  // assumed: one clock of the reduction unit (its latency is cycles x this)
@@ -39,7 +40,11 @@ struct SwitchParams {
       hw::between(0.0, 1e9));
     v("crossbar_speedup", crossbar_speedup, "crossbar bandwidth per input relative to a link",
       hw::between(0.01, 1000.0));
-    v("arbiter", arbiter, "output arbiter", hw::Choices{{"round_robin", "fixed_priority", "oldest_first"}});
+    v("arbiter", arbiter,
+      "switch allocation: an arbiter per output (round_robin, fixed_priority, oldest_first) or a matching allocator (islip, wavefront)",
+      hw::Choices{{"round_robin", "fixed_priority", "oldest_first", "islip", "wavefront"}});
+    v("allocator_iterations", allocator_iterations, "request-grant-accept iterations of the islip allocator per decision",
+      hw::between(1, 16));
     v("reduction_backend", reduction_backend,
       "multimem reduction unit: the C++ model, the Verilated RTL, or both compared beat by beat",
       hw::Choices{{"model", "rtl", "both"}});

@@ -21,8 +21,9 @@ class WakeScheduler {
  public:
   using Serve = std::function<void(uint32_t client)>;
 
-  // Spawns the process (call during elaboration).
-  WakeScheduler(const char* name, uint32_t clients, Serve serve);
+  // Spawns the process (call during elaboration). `after_serving`, if set, runs once after each
+  // pass over the due clients (a component that decides for its due clients together).
+  WakeScheduler(const char* name, uint32_t clients, Serve serve, std::function<void()> after_serving = {});
   WakeScheduler(const WakeScheduler&) = delete;
   WakeScheduler& operator=(const WakeScheduler&) = delete;
 
@@ -38,6 +39,7 @@ class WakeScheduler {
   static constexpr uint32_t kBlock = 8;
 
   Serve serve_;
+  std::function<void()> after_serving_;
   std::vector<uint64_t> wake_ps_;       // [client]
   std::vector<uint64_t> block_min_ps_;  // [client / kBlock]: at most the block's earliest wake
   uint64_t next_ps_ = kNever;      // the time the event is notified for
