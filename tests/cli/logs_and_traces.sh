@@ -35,9 +35,9 @@ links=$work/trace/links_deepep.csv
 [ -f "$registers" ] || fail "$registers was not written"
 head -1 "$transactions" | grep -q '^time_ns,component,direction,gpu,link,chip,port,kind,traffic_class,vc,source,destination,bytes,' ||
   fail "transactions header: $(head -1 "$transactions")"
-# links_<scheme>.csv: direction,gpu,link,chip,port,messages,wire_bytes,...; the trace's columns
+# links_<scheme>.csv: direction,gpu,link,chip,port,messages,packets,wire_bytes,...; the trace's columns
 # 3-5 are direction,gpu,link. Both sides as "direction,gpu,link messages wire_bytes", sorted.
-awk -F, 'NR > 1 && $2 == 0 && $6 > 0 { print $1 "," $2 "," $3, $6, $7 }' "$links" | sort >"$work/expected"
+awk -F, 'NR > 1 && $2 == 0 && $6 > 0 { print $1 "," $2 "," $3, $6, $8 }' "$links" | sort >"$work/expected"
 awk -F, 'NR > 1 { key = $3 "," $4 "," $5; n[key]++; b[key] += $13 } END { for (k in n) print k, n[k], b[k] }' \
   "$transactions" | sort >"$work/traced"
 [ -s "$work/expected" ] || fail "GPU 0's links carried nothing: the comparison proves nothing"

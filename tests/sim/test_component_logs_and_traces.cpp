@@ -88,7 +88,7 @@ TEST(ComponentTrace, HoldsExactlyTheNamedLinksMessagesAndRegisterAccesses) {
   const auto rows = read_csv_with_header(dir.path() + "/transactions_test.csv", header);
   EXPECT_EQ(header,
             "time_ns,component,direction,gpu,link,chip,port,kind,traffic_class,vc,source,destination,bytes,"
-            "payload_bytes,sequence,arrival_ns");
+            "payload_bytes,sequence,arrival_ns,packet,packets");
   EXPECT_EQ(rows.size(), trace.messages());
   struct Seen {
     uint64_t messages = 0;
@@ -99,7 +99,9 @@ TEST(ComponentTrace, HoldsExactlyTheNamedLinksMessagesAndRegisterAccesses) {
   double last_time = -1.0;
   std::map<std::string, double> last_on_link;
   for (const auto& row : rows) {
-    ASSERT_EQ(row.size(), 16u);
+    ASSERT_EQ(row.size(), 18u);
+    EXPECT_EQ(row[16], "0") << "the message fabric moves whole messages";
+    EXPECT_EQ(row[17], "1");
     Seen& seen = per_link[row[1]];
     seen.messages++;
     seen.wire_bytes += std::stoull(row[12]);

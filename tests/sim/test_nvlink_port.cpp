@@ -53,6 +53,8 @@ TEST(NvlinkPort, HeadAndTailArrivalAndBackToBackSerialization) {
   const LinkStats& s = bench.port.stats();
   EXPECT_EQ(s.messages[0], 3u);
   EXPECT_EQ(s.messages[1], 0u);
+  EXPECT_EQ(s.packets[0], 1u + 4u + 1u);  // the packets each message's wire size holds
+  EXPECT_EQ(bench.port.hop_stats().sends[0], 3u);
   EXPECT_EQ(s.wire_flits, 17u + 67u + 1u);
   EXPECT_EQ(s.wire_bytes, (17u + 67u + 1u) * 16u);
   EXPECT_EQ(s.payload_bytes, 256u + 1000u);

@@ -64,7 +64,9 @@ TEST(PacketFabric, CopyEngineWriteTravelsAsFourPacketsCutThrough) {
   EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 1), 4 * 17 * kFlit + 2 * kHop + kFlit);
   const auto& up = m.platform.link(LinkDirection::gpu_to_switch, 0, 0).stats();
   const auto& down = m.platform.link(LinkDirection::switch_to_gpu, 1, 0).stats();
-  EXPECT_EQ(up.messages[0], 4u);  // transactions: packets
+  EXPECT_EQ(up.packets[0], 4u);
+  EXPECT_EQ(up.messages[0], 1u);  // counted with its first packet
+  EXPECT_EQ(down.packets[0], 4u);
   EXPECT_EQ(up.wire_flits, 4u * 17);
   EXPECT_EQ(down.wire_flits, 4u * 17);
   EXPECT_EQ(m.platform.gpu(1).stats().messages_received, 1u);
@@ -78,7 +80,7 @@ TEST(PacketFabric, SmStoresTravelAsPacketsOf128Bytes) {
   test::Machine m(packet_platform(2, {1}), one_write_to_gpu1(1024, true));
   m.run();
   EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 1), 8 * 9 * kFlit + 2 * kHop + kFlit);
-  EXPECT_EQ(m.platform.link(LinkDirection::gpu_to_switch, 0, 0).stats().messages[0], 8u);
+  EXPECT_EQ(m.platform.link(LinkDirection::gpu_to_switch, 0, 0).stats().packets[0], 8u);
   expect_nothing_outstanding(m.platform);
 }
 
@@ -94,8 +96,8 @@ TEST(PacketFabric, PacketsOfOneMessageSpreadOverTheLinksByAddress) {
   ASSERT_GT(per_link[0], 0u) << "the hash puts packets on both links";
   ASSERT_GT(per_link[1], 0u);
   for (uint32_t l = 0; l < 2; ++l) {
-    EXPECT_EQ(m.platform.link(LinkDirection::gpu_to_switch, 0, l).stats().messages[0], per_link[l]) << l;
-    EXPECT_EQ(m.platform.link(LinkDirection::switch_to_gpu, 1, l).stats().messages[0], per_link[l]) << l;
+    EXPECT_EQ(m.platform.link(LinkDirection::gpu_to_switch, 0, l).stats().packets[0], per_link[l]) << l;
+    EXPECT_EQ(m.platform.link(LinkDirection::switch_to_gpu, 1, l).stats().packets[0], per_link[l]) << l;
   }
   const uint64_t busiest = std::max(per_link[0], per_link[1]);
   EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 1), busiest * 17 * kFlit + 2 * kHop + kFlit);

@@ -177,16 +177,22 @@ TEST(TimelineFiles, StatisticsFilesAgreeWithTheReport) {
     const auto hops = read_csv(out_dir + "/stats_" + scheme + ".csv");
     ASSERT_GT(hops.size(), 1u);
     EXPECT_EQ(hops[0][0], "component");
-    EXPECT_EQ(hops[0].size(), 15u);
-    uint64_t up = 0, down = 0;
+    EXPECT_EQ(hops[0].size(), 16u);
+    EXPECT_EQ(hops[0][7], "messages");
+    EXPECT_EQ(hops[0][8], "packets");
+    uint64_t up = 0, down = 0, up_packets = 0, down_packets = 0;
     std::map<std::string, double> input_mean;  // per chip
     for (size_t r = 1; r < hops.size(); ++r) {
       const bool gpu_to_switch = hops[r][1] == "gpu_to_switch";
       (gpu_to_switch ? up : down) += std::stoull(hops[r][7]);
-      if (gpu_to_switch) input_mean[hops[r][4]] += std::stod(hops[r][13]);
+      (gpu_to_switch ? up_packets : down_packets) += std::stoull(hops[r][8]);
+      if (gpu_to_switch) input_mean[hops[r][4]] += std::stod(hops[r][14]);
     }
     EXPECT_EQ(up, result.at("messages").at("gpu_to_switch").get<uint64_t>());
     EXPECT_EQ(down, result.at("messages").at("switch_to_gpu").get<uint64_t>());
+    EXPECT_EQ(up_packets, result.at("packets").at("gpu_to_switch").get<uint64_t>());
+    EXPECT_EQ(down_packets, result.at("packets").at("switch_to_gpu").get<uint64_t>());
+    EXPECT_GE(up_packets, up) << "a message is at least one packet";
 
     const auto occupancy = read_csv(out_dir + "/occupancy_" + scheme + ".csv");
     ASSERT_GT(occupancy.size(), 1u);

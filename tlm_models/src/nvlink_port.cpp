@@ -305,13 +305,17 @@ void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
   if (activity_ != nullptr) activity_->add(now.value(), start.value(), busy_until_.value());
   ext.tail_arrival = busy_until_ + latency_;
 
-  stats_.messages[static_cast<size_t>(ext.traffic_class)]++;
+  const auto c = static_cast<size_t>(ext.traffic_class);
+  stats_.messages[c] += ext.packet_index == 0;
+  stats_.packets[c] += ext.packet_count > 1 ? 1
+                                            : std::max<uint64_t>(1, (ext.payload_bytes + params_.max_packet_payload_bytes - 1) /
+                                                                        params_.max_packet_payload_bytes);
   stats_.wire_flits += ext.wire_flits;
   stats_.wire_bytes += static_cast<uint64_t>(ext.wire_flits) * flit_bytes_;
   stats_.payload_bytes += ext.payload_bytes;
   stats_.busy_time += serialization + replays;
-  const auto c = static_cast<size_t>(ext.traffic_class);
   const uint64_t waited = start > ext.hop_ready ? (start - ext.hop_ready).value() : 0;
+  hop_stats_.sends[c]++;
   hop_stats_.flits[c] += ext.wire_flits;
   hop_stats_.queueing_ps[c] += waited;
   if (waited > hop_stats_.max_queueing_ps[c]) hop_stats_.max_queueing_ps[c] = waited;

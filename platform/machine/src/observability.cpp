@@ -205,7 +205,7 @@ ComponentTrace::ComponentTrace(Platform& platform, const std::vector<std::string
     transactions_.open(transactions_path_, std::ios::binary | std::ios::trunc);
     if (!transactions_) throw std::runtime_error("cannot write " + transactions_path_);
     transactions_ << "time_ns,component,direction,gpu,link,chip,port,kind,traffic_class,vc,source,destination,bytes,"
-                     "payload_bytes,sequence,arrival_ns\n";
+                     "payload_bytes,sequence,arrival_ns,packet,packets\n";
   }
   if (any_chip) {
     registers_path_ = (std::filesystem::path(dir) / ("registers_" + label + ".csv")).string();
@@ -242,7 +242,8 @@ void ComponentTrace::message_sent(const model::NvlinkPort& link, const tlm::tlm_
   transactions_ << time_ns(start) << ',' << columns.prefix << model::to_string(ext.opcode) << ','
                 << model::to_string(ext.traffic_class) << ',' << ext.vc << ',' << ext.source_gpu << ','
                 << ext.target_gpu << ',' << uint64_t{ext.wire_flits} * columns.flit_bytes << ',' << ext.payload_bytes
-                << ',' << ext.sequence << ',' << time_ns(ext.tail_arrival) << '\n';
+                << ',' << ext.sequence << ',' << time_ns(ext.tail_arrival) << ',' << ext.packet_index << ','
+                << ext.packet_count << '\n';
   ++messages_;
 }
 

@@ -318,11 +318,11 @@ void write_trace(const Timeline& timeline, const std::string& scheme, const std:
 void write_links_csv(const std::vector<LinkStatistics>& links, const std::string& path) {
   TextFile file(path);
   std::string& out = file.text();
-  out += "direction,gpu,link,chip,port,messages,wire_bytes,payload_bytes,busy_us,utilization\n";
+  out += "direction,gpu,link,chip,port,messages,packets,wire_bytes,payload_bytes,busy_us,utilization\n";
   for (const LinkStatistics& l : links) {
     out += l.gpu_to_switch ? "gpu_to_switch," : "switch_to_gpu,";
     for (const uint64_t value : {uint64_t{l.gpu}, uint64_t{l.link}, uint64_t{l.chip}, uint64_t{l.port}, l.messages,
-                                 l.wire_bytes, l.payload_bytes}) {
+                                 l.packets, l.wire_bytes, l.payload_bytes}) {
       append_integer(out, value);
       out += ',';
     }
@@ -339,7 +339,7 @@ void write_links_csv(const std::vector<LinkStatistics>& links, const std::string
 void write_stats_csv(const std::vector<HopStatistics>& hops, const std::string& path) {
   TextFile file(path);
   std::string& out = file.text();
-  out += "component,direction,gpu,link,chip,port,vc_class,messages,wire_flits,queueing_mean_ns,queueing_max_ns,"
+  out += "component,direction,gpu,link,chip,port,vc_class,messages,packets,wire_flits,queueing_mean_ns,queueing_max_ns,"
          "credit_stall_us,arbitration_wait_us,input_buffer_mean_flits,input_buffer_max_flits\n";
   for (const HopStatistics& h : hops) {
     out += h.gpu_to_switch ? "gpu_link_engine,gpu_to_switch," : "switch_output,switch_to_gpu,";
@@ -350,6 +350,8 @@ void write_stats_csv(const std::vector<HopStatistics>& hops, const std::string& 
     out += model::to_string(static_cast<model::TrafficClass>(h.traffic_class));
     out += ',';
     append_integer(out, h.messages);
+    out += ',';
+    append_integer(out, h.packets);
     out += ',';
     append_integer(out, h.wire_flits);
     for (const double value : {h.queueing_mean_ns, h.queueing_max_ns, h.credit_stall_us}) {

@@ -66,10 +66,11 @@ std::vector<HopStatistics> hop_statistics(const Platform& platform, const LayerW
           row.port = end.port;
           row.traffic_class = static_cast<uint32_t>(c);
           row.messages = port.stats().messages[ci];
+          row.packets = port.stats().packets[ci];
+          row.sends = s.sends[ci];
           row.wire_flits = s.flits[ci];
           row.queueing_mean_ns =
-              row.messages > 0 ? ps_to_ns(static_cast<double>(s.queueing_ps[ci]) / static_cast<double>(row.messages))
-                               : 0.0;
+              row.sends > 0 ? ps_to_ns(static_cast<double>(s.queueing_ps[ci]) / static_cast<double>(row.sends)) : 0.0;
           row.queueing_max_ns = ps_to_ns(static_cast<double>(s.max_queueing_ps[ci]));
           row.credit_stall_us = ps_to_us(static_cast<double>(s.credit_stall_ps[ci]));
           if (up) {
@@ -123,19 +124,22 @@ json hops_json(const std::vector<HopStatistics>& hops) {
   for (const bool up : {true, false}) {
     json& direction = by_direction[up ? "gpu_to_switch" : "switch_to_gpu"];
     for (const model::TrafficClass c : kClasses) {
-      uint64_t messages = 0;
+      uint64_t messages = 0, packets = 0, sends = 0;
       double queueing_ns = 0.0, queueing_max_ns = 0.0, stall_us = 0.0, arbitration_us = 0.0;
       for (const HopStatistics& h : hops) {
         if (h.gpu_to_switch != up || h.traffic_class != static_cast<uint32_t>(c)) continue;
         messages += h.messages;
-        queueing_ns += h.queueing_mean_ns * static_cast<double>(h.messages);
+        packets += h.packets;
+        sends += h.sends;
+        queueing_ns += h.queueing_mean_ns * static_cast<double>(h.sends);
         queueing_max_ns = std::max(queueing_max_ns, h.queueing_max_ns);
         stall_us += h.credit_stall_us;
         arbitration_us += h.arbitration_wait_us;
       }
       json& figures = direction[model::to_string(c)];
       figures = {{"messages", messages},
-                 {"queueing_mean_ns", messages > 0 ? queueing_ns / static_cast<double>(messages) : 0.0},
+                 {"packets", packets},
+                 {"queueing_mean_ns", sends > 0 ? queueing_ns / static_cast<double>(sends) : 0.0},
                  {"queueing_max_ns", queueing_max_ns},
                  {"credit_stall_us", stall_us}};
       if (!up) figures["arbitration_wait_us"] = arbitration_us;
@@ -159,10 +163,10 @@ json switch_ports_json(const std::vector<HopStatistics>& hops) {
     }
     arbitration.add(request.arbitration_wait_us + response.arbitration_wait_us, request.chip, request.port);
     stall.add(request.credit_stall_us + response.credit_stall_us, request.chip, request.port);
-    const uint64_t messages = request.messages + response.messages;
-    const double queueing_ns = request.queueing_mean_ns * static_cast<double>(request.messages) +
-                               response.queueing_mean_ns * static_cast<double>(response.messages);
-    queueing.add(messages > 0 ? queueing_ns / static_cast<double>(messages) : 0.0, request.chip, request.port);
+    const uint64_t sends = request.sends + response.sends;
+    const double queueing_ns = request.queueing_mean_ns * static_cast<double>(request.sends) +
+                               response.queueing_mean_ns * static_cast<double>(response.sends);
+    queueing.add(sends > 0 ? queueing_ns / static_cast<double>(sends) : 0.0, request.chip, request.port);
   }
   return {{"input_buffer_mean_flits", buffer_mean.to_json()},
           {"input_buffer_max_flits", buffer_max.to_json()},

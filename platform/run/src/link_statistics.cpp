@@ -24,11 +24,14 @@ std::vector<LinkStatistics> link_statistics(const Platform& platform, double lay
         const model::LinkStats& s = port.stats();
         const LinkEnd end = platform.link_end(g, l);
         const uint64_t messages = s.messages[0] + s.messages[1];
+        const uint64_t packets = s.packets[0] + s.packets[1];
         DirectionTotals& t = totals[d];
         gpu_busy_s += s.busy_time.to_seconds();
         t.wire_bytes += s.wire_bytes;
         t.payload_bytes += s.payload_bytes;
         t.messages += messages;
+        t.packets += packets;
+        t.sends += port.hop_stats().sends[0] + port.hop_stats().sends[1];
         t.busy_s += s.busy_time.to_seconds();
         t.links++;
         LinkStatistics& row = links.emplace_back();
@@ -38,6 +41,7 @@ std::vector<LinkStatistics> link_statistics(const Platform& platform, double lay
         row.chip = end.chip;
         row.port = end.port;
         row.messages = messages;
+        row.packets = packets;
         row.wire_bytes = s.wire_bytes;
         row.payload_bytes = s.payload_bytes;
         row.busy_us = s.busy_time.to_seconds() * 1e6;
@@ -80,6 +84,7 @@ json link_figures(const DirectionTotals totals[2], double layer_s) {
       {"traffic_bytes", {{"gpu_to_switch", totals[0].wire_bytes}, {"switch_to_gpu", totals[1].wire_bytes}}},
       {"payload_bytes", {{"gpu_to_switch", totals[0].payload_bytes}, {"switch_to_gpu", totals[1].payload_bytes}}},
       {"messages", {{"gpu_to_switch", totals[0].messages}, {"switch_to_gpu", totals[1].messages}}},
+      {"packets", {{"gpu_to_switch", totals[0].packets}, {"switch_to_gpu", totals[1].packets}}},
       {"utilization", {{"gpu_to_switch", utilization(totals[0])}, {"switch_to_gpu", utilization(totals[1])}}},
   };
 }

@@ -369,7 +369,7 @@ SchemeRun SchemeSimulation::collect(const std::function<void(Platform&)>& inspec
   run.latency = latency_bins(platform);
   result["statistics"] = statistics_json(platform, run.hops, layer);
   if (!partitioned && !part_json[0]["plan"].is_null()) result["plan"] = part_json[0]["plan"];
-  result["sim"] = sim_json(verify_seconds, totals[0].messages + totals[1].messages, checks.remote_token_copies);
+  result["sim"] = sim_json(verify_seconds, totals[0].sends + totals[1].sends, checks.remote_token_copies);
   if (with_timeline_) {
     run.timeline = timeline_of(platform, timeline_bin_ps_, layer);
     add_occupancy(platform, timeline_bin_ps_, layer, *run.timeline);

@@ -56,7 +56,12 @@ class NvlinkTxIf : public virtual sc_core::sc_interface {
 };
 
 struct LinkStats {
+  // Messages whose first packet this link carried: every transaction on the message fabric; on the
+  // packet fabric a message's packets may take several links, and it counts on one.
   uint64_t messages[kTrafficClasses] = {0, 0};
+  // Packets on the wire: each transaction on the packet fabric; on the message fabric the packets
+  // a message's wire size counts (its payload in packets of at most max_packet_payload_bytes).
+  uint64_t packets[kTrafficClasses] = {0, 0};
   uint64_t wire_flits = 0;
   uint64_t wire_bytes = 0;
   uint64_t payload_bytes = 0;
@@ -69,6 +74,7 @@ struct LinkStats {
 // finding no VC of the class with room for its head (wait_for_credits) to the next landing of
 // credits of the class. Picoseconds.
 struct HopStats {
+  uint64_t sends[kTrafficClasses] = {0, 0};  // transactions: messages or packets, as the fabric moves them
   uint64_t flits[kTrafficClasses] = {0, 0};
   uint64_t queueing_ps[kTrafficClasses] = {0, 0};
   uint64_t max_queueing_ps[kTrafficClasses] = {0, 0};

@@ -23,7 +23,8 @@ struct LinkStatistics {
   uint32_t link = 0;
   uint32_t chip = 0;
   uint32_t port = 0;
-  uint64_t messages = 0;
+  uint64_t messages = 0;  // whose first packet the link carried (model::LinkStats)
+  uint64_t packets = 0;
   uint64_t wire_bytes = 0;
   uint64_t payload_bytes = 0;
   double busy_us = 0.0;
@@ -40,7 +41,9 @@ struct HopStatistics {
   uint32_t chip = 0;
   uint32_t port = 0;
   uint32_t traffic_class = 0;  // model::TrafficClass
-  uint64_t messages = 0;
+  uint64_t messages = 0;  // whose first packet the hop carried (model::LinkStats)
+  uint64_t packets = 0;
+  uint64_t sends = 0;     // transactions the queueing is averaged over (not a column)
   uint64_t wire_flits = 0;
   double queueing_mean_ns = 0.0;
   double queueing_max_ns = 0.0;

@@ -40,6 +40,8 @@ struct DirectionTotals {
   uint64_t wire_bytes = 0;
   uint64_t payload_bytes = 0;
   uint64_t messages = 0;
+  uint64_t packets = 0;
+  uint64_t sends = 0;  // transactions (messages or packets, as the fabric moves them)
   double busy_s = 0.0;
   uint64_t links = 0;
   // The ideal time of this direction: the busiest GPU's wire time with its links as one pipe
