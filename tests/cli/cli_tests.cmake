@@ -73,7 +73,7 @@ nvsvp_cli_test(run_trace_example_writes_the_report --fresh ${NVSVP_TRACE_OUT}
                --file ${NVSVP_TRACE_OUT}/report.json "\"passed\": true"
                --file ${NVSVP_TRACE_OUT}/report.json "\"combine_errors\": 0,"
                --file ${NVSVP_TRACE_OUT}/links_deepep.csv
-                      "^direction,gpu,link,chip,port,messages,wire_bytes,payload_bytes,busy_us,utilization$"
+                      "^direction,gpu,link,chip,port,messages,packets,wire_bytes,payload_bytes,busy_us,utilization$"
                --file ${NVSVP_TRACE_OUT}/links_deepep.csv "^switch_to_gpu,7,17,3,"
                --file ${NVSVP_TRACE_OUT}/utilization_deepep.csv "^time_us,gpu_to_switch,switch_to_gpu,gpu0_to_switch,"
                --file ${NVSVP_TRACE_OUT}/trace_deepep.json "^.\"displayTimeUnit\":\"ns\",\"traceEvents\":..\"args\":"
@@ -103,7 +103,7 @@ endforeach()
 nvsvp_cli_test(run_writes_the_statistics --fresh ${NVSVP_STATS_OUT}
                ${NVSVP_STATS_CHECKS}
                --file ${NVSVP_STATS_OUT}/stats_deepep.csv
-                      "^component,direction,gpu,link,chip,port,vc_class,messages,wire_flits,queueing_mean_ns,queueing_max_ns,credit_stall_us,arbitration_wait_us,input_buffer_mean_flits,input_buffer_max_flits$"
+                      "^component,direction,gpu,link,chip,port,vc_class,messages,packets,wire_flits,queueing_mean_ns,queueing_max_ns,credit_stall_us,arbitration_wait_us,input_buffer_mean_flits,input_buffer_max_flits$"
                --file ${NVSVP_STATS_OUT}/stats_deepep.csv "^gpu_link_engine,gpu_to_switch,0,0,0,0,request,[1-9]"
                --file ${NVSVP_STATS_OUT}/stats_deepep.csv "^switch_output,switch_to_gpu,0,0,0,0,response,0,0,"
                --file ${NVSVP_STATS_OUT}/latency_deepep.csv "^class,bin_start_ns,bin_end_ns,messages$"

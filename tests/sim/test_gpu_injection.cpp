@@ -75,7 +75,9 @@ TEST(GpuInjection, ChunkWritesSpreadOverLinksAndLandOnce) {
   std::vector<uint64_t> expected(kLinks, 0);
   const uint32_t granule = p.spec().gpu.interleave_bytes;
   for (uint64_t w = 0; w < uint64_t{kChunks} * kWrites; ++w) {
-    expected[model::interleave_way(target_of(w), granule, kLinks)] += write_flits;
+    // GPU 1's memory as the fabric sees it (gpu.link_interleave: fabric_address).
+    const uint64_t fabric = target_of(w) + (uint64_t{1} << model::GpuLinkEngines::kPeerApertureBits);
+    expected[model::interleave_way(fabric, granule, kLinks)] += write_flits;
   }
   uint64_t total = 0;
   uint64_t most = 0;

@@ -85,11 +85,15 @@ TEST(PacketFabric, SmStoresTravelAsPacketsOf128Bytes) {
 }
 
 // With two links to the chip, each packet takes the link its own 256-byte granule interleaves to,
-// and the chip sends it on to GPU 1's port of the same way (the same hash over two ports): two
-// pipelines side by side. The message lands when the link with more packets delivers its last.
+// and the chip sends it on to GPU 1's port of the same way: two pipelines side by side. (The GPU
+// hashes the address in GPU 1's memory here, as the chip does, so that the two sides agree; the
+// presets hash the fabric address: gpu.link_interleave.) The message lands when the link with
+// more packets delivers its last.
 TEST(PacketFabric, PacketsOfOneMessageSpreadOverTheLinksByAddress) {
   constexpr uint64_t kBytes = 8 * 256;
-  test::Machine m(packet_platform(2, {2}), one_write_to_gpu1(kBytes, false));
+  PlatformSpec spec = packet_platform(2, {2});
+  spec.gpu.link_interleave = "local_address";
+  test::Machine m(spec, one_write_to_gpu1(kBytes, false));
   m.run();
   uint64_t per_link[2] = {0, 0};
   for (uint64_t p = 0; p < 8; ++p) per_link[model::interleave_way(0x10000 + p * 256, 256, 2)]++;

@@ -69,7 +69,9 @@ TEST(Platform, SendsSpreadOverLinksByAddress) {
   std::vector<uint64_t> up_expected(3, 0), down_expected(3, 0);
   for (uint32_t i = 0; i < kMessages; ++i) {
     const uint64_t address = i * 256ull;
-    const uint32_t up = model::interleave_way(address, 256, 3);
+    // GPU 0 hashes GPU 1's fabric address (gpu.link_interleave: fabric_address); the chip, the
+    // address in GPU 1's memory.
+    const uint32_t up = model::interleave_way(address + (uint64_t{1} << model::GpuLinkEngines::kPeerApertureBits), 256, 3);
     up_expected[up]++;
     // Chip 0 holds links 0 and 1 and picks between them; chip 1 has only link 2.
     down_expected[up < 2 ? model::interleave_way(address, 256, 2) : 2]++;

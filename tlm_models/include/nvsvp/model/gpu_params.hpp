@@ -43,12 +43,12 @@ struct GpuParams {
   // "least_loaded", the whole chunk on the link, of those its writes' addresses interleave to,
   // with the least work pending (the cost of a whole message with the balance of the spread).
   std::string chunk_links = "least_loaded";
-  // Which address a request to a peer is spread over the links by: "local_address", the target's
-  // address within the peer's memory (the model so far: writes to different peers at the same
-  // offset take the same link); "fabric_address", that address within the peer's range of the
-  // fabric's address space, as the GPU's hardware sees a peer's memory (docs/calibration.md,
-  // "Blackwell cases": the difference decides the small all-to-alls of many peers).
-  std::string link_interleave = "local_address";
+  // Which address a request to a peer is spread over the links by: "fabric_address", the target's
+  // address within the peer's range of the fabric's address space, as the GPU's hardware sees a
+  // peer's memory; "local_address", its address within the peer's memory alone (writes to
+  // different peers at the same offset then take the same link; kept for comparison:
+  // docs/calibration.md, "Blackwell cases").
+  std::string link_interleave = "fabric_address";
   // Assumed: a link engine keeps multimem loads (static and dynamic ld_reduce) in flight up to
   // this many result bytes, as many as a switch port's reduction buffer holds.
   uint32_t load_bytes_in_flight_per_link = 65536;
