@@ -25,8 +25,14 @@ SwitchCrossbar make_crossbar(const SwitchParams& params) {
 // otherwise it says when it could be ready, or that credits block it.
 class RequestProbe {
  public:
-  RequestProbe(const SwitchCrossbar& crossbar, NvlinkPort* link, TrafficClass traffic_class, const sc_time& now)
-      : crossbar_(crossbar), link_(link), traffic_class_(traffic_class), now_(now), link_faulty_(link->has_faults()) {}
+  RequestProbe(const SwitchCrossbar& crossbar, uint16_t output, NvlinkPort* link, TrafficClass traffic_class,
+               const sc_time& now)
+      : crossbar_(crossbar),
+        link_(link),
+        traffic_class_(traffic_class),
+        now_(now),
+        link_faulty_(link->has_faults()),
+        output_(output) {}
 
   bool operator()(const CrossbarRequest& r) {
     const sc_time& ready = crossbar_.ready_at(r);
@@ -58,8 +64,6 @@ class RequestProbe {
     }
     return losers;
   }
-  void set_output(uint16_t output) { output_ = output; }
-
   sc_time next_ready = never();  // the earliest a request not ready now could be
   bool credit_blocked = false;   // a ready request lacked credits
 
@@ -69,9 +73,9 @@ class RequestProbe {
   TrafficClass traffic_class_;
   sc_time now_;
   bool link_faulty_;
+  uint16_t output_;
   bool credits_known_ = false;
   uint32_t credits_ = 0;
-  uint16_t output_ = 0;
 };
 
 }  // namespace
@@ -271,8 +275,7 @@ void SwitchChip::serve_output(uint16_t output) {
     const auto traffic_class = static_cast<TrafficClass>((first_class + turn) % kTrafficClasses);
     SwitchCrossbar& crossbar = crossbars_[static_cast<size_t>(traffic_class)];
     if (!crossbar.has_requests(output)) continue;
-    RequestProbe eligible(crossbar, link, traffic_class, now);
-    eligible.set_output(output);
+    RequestProbe eligible(crossbar, output, link, traffic_class, now);
     const int64_t winner = crossbar.grant(output, eligible);
     if (winner >= 0) {
       // The other heads that could have gone now wait for this message: arbitration wait.
@@ -318,7 +321,7 @@ void SwitchChip::match_due_outputs() {
           continue;
         }
         NvlinkPort* link = outputs_.link(output);
-        RequestProbe eligible(crossbar, link, traffic_class, now);
+        RequestProbe eligible(crossbar, output, link, traffic_class, now);
         for (const CrossbarRequest& r : crossbar.requests(output)) {
           if (eligible(r)) match_requests_.push_back(MatchRequest{output, r.requester});
         }
@@ -340,10 +343,9 @@ void SwitchChip::match_due_outputs() {
       // nobody took it (it asks again at the allocator's next decision, one flit time later).
       for (const MatchRequest& r : match_requests_) {
         if (output_matched_[r.output]) continue;
-        SwitchCrossbar& xbar = crossbar;
-        RequestProbe again(xbar, outputs_.link(r.output), traffic_class, now);
+        RequestProbe again(crossbar, r.output, outputs_.link(r.output), traffic_class, now);
         bool still_eligible = false;
-        for (const CrossbarRequest& request : xbar.requests(r.output)) still_eligible |= again(request);
+        for (const CrossbarRequest& request : crossbar.requests(r.output)) still_eligible |= again(request);
         if (still_eligible) {
           output_scheduler_.wake_at(r.output, now + outputs_.link(r.output)->serialization_time(1));
         } else if (again.next_ready != never()) {
