@@ -64,9 +64,12 @@ RawAccess raw_access(Platform& platform, uint32_t chip, tlm::tlm_command command
 
 // Runs `body` as firmware on a platform of 3 GPUs on two chips (links 2 + 1), without bring-up;
 // fails the test if the firmware does not finish within 1 ms.
-void run_firmware(double register_access_ns, const std::function<void(TlmHal&, Platform&)>& body) {
+void run_firmware(double register_access_ns, const std::function<void(TlmHal&, Platform&)>& body,
+                  uint32_t reduction_contexts_per_port = 64) {
+  PlatformSpec spec = spec_with_access_time(register_access_ns);
+  spec.switch_chip.reduction_contexts_per_port = reduction_contexts_per_port;
   // Left to the process's end, like every module of a simulation test.
-  auto& platform = *new Platform("platform", spec_with_access_time(register_access_ns));
+  auto& platform = *new Platform("platform", spec);
   auto& hal = *new TlmHal(platform);
   auto& host = *new FirmwareHost("firmware", [&] { body(hal, platform); });
   sc_core::sc_start(sc_time(1, sc_core::SC_MS), sc_core::SC_EXIT_ON_STARVATION);
@@ -133,6 +136,23 @@ TEST(SwitchRegisters, HalAccessesTakeTheRegisterAccessTime) {
     EXPECT_DOUBLE_EQ(hal.now_ns(), 75.0 + 36 * 25.0);
     EXPECT_EQ(platform.chip(1).route(0), (std::vector<uint16_t>{0})) << "bring-up rewrote the stale entry";
   });
+}
+
+// switch.reduction_contexts_per_port is what each port's unit has: the chips report it, firmware
+// enables all of it, and the pool is the ports' sum.
+TEST(SwitchRegisters, TheReductionContextsPerPortAreTheParameters) {
+  run_firmware(
+      0.0,
+      [](TlmHal& hal, Platform& platform) {
+        fw::SwitchFabric fabric(hal);
+        const fw::FabricBringUpReport& report = fabric.bring_up(platform.fabric_topology());
+        EXPECT_EQ(report.reduction_context_pool, (6u + 3u) * 24u);
+        for (uint32_t c = 0; c < 2; ++c) {
+          EXPECT_EQ(hal.read_register(c, regs::kReductionContexts), 24u) << "chip " << c;
+          EXPECT_EQ(hal.read_register(c, regs::kContextsEnabled), 24u) << "chip " << c;
+        }
+      },
+      24);
 }
 
 // Bring-up programs every route through the registers, messages then travel by them, and the

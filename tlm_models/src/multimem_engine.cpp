@@ -37,6 +37,7 @@ MultimemEngine::MultimemEngine(SwitchChip& chip, PayloadPool& pool, SwitchCsr& r
 reduction::ReductionUnitConfig MultimemEngine::unit_config(const SwitchParams& params) {
   reduction::ReductionUnitConfig config;
   config.buffer_bytes = params.reduction_buffer_bytes;
+  config.contexts = params.reduction_contexts_per_port;
   return config;
 }
 

@@ -146,6 +146,13 @@ void ScenarioChecks::check_reduction_buffer() const {
                     " (the RTL is built for a 64 KB buffer; other sizes run on the model)",
                 std::to_string(buffer));
   }
+  if (s.reduction_backend != "model" && s.reduction_contexts_per_port != 64) {
+    const Place at = origins_.blame({"platform.switch.reduction_contexts_per_port", "platform.switch.reduction_backend"});
+    config_fail(at.origin, at.path,
+                "64 with reduction_backend " + s.reduction_backend +
+                    " (the RTL is built for 64 contexts per port; other counts run on the model)",
+                std::to_string(s.reduction_contexts_per_port));
+  }
 }
 
 void ScenarioChecks::check_gpu_resources() const {

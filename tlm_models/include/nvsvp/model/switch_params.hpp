@@ -22,6 +22,7 @@ struct SwitchParams {
   uint32_t allocator_iterations = 1;  // request-grant-accept rounds of the islip allocator
   std::string reduction_backend = "model";  // model | rtl | both (reduction unit, per port)
   uint32_t reduction_buffer_bytes = 64 * 1024;
+  uint32_t reduction_contexts_per_port = 64;  // the RTL's count; open reductions a port's unit holds
   double reduction_clock_ns = 1.0;  // assumed: one clock of the reduction unit (its latency is cycles x this)
   uint32_t multicast_slots = 128;   // multicast group table entries (docs/background/nvlink_nvswitch.md)
   double register_access_ns = 0.0;  // one access to the register block (docs/registers.md)
@@ -51,6 +52,9 @@ struct SwitchParams {
     v("reduction_buffer_bytes", reduction_buffer_bytes,
       "reduction buffer per port, bytes (32-byte slots, 8 ways; rtl and both: 65536 only)",
       hw::between(256, 1 << 26));
+    v("reduction_contexts_per_port", reduction_contexts_per_port,
+      "reduction contexts of each port's reduction unit: multimem loads it reduces at once (rtl and both: 64 only)",
+      hw::between(1, 65536));
     v("reduction_clock_ns", reduction_clock_ns,
       "clock period of the reduction unit, ns: a multimem ld_reduce's result leaves the unit's clocks x this after its last response",
       hw::between(0.0, 1e6));
