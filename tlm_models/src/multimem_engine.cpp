@@ -34,13 +34,6 @@ MultimemEngine::MultimemEngine(SwitchChip& chip, PayloadPool& pool, SwitchCsr& r
       reduction_clock_(picoseconds(to_picoseconds(params.reduction_clock_ns))),
       reduction_config_(unit_config(params)) {}
 
-reduction::ReductionUnitConfig MultimemEngine::unit_config(const SwitchParams& params) {
-  reduction::ReductionUnitConfig config;
-  config.buffer_bytes = params.reduction_buffer_bytes;
-  config.contexts = params.reduction_contexts_per_port;
-  return config;
-}
-
 void MultimemEngine::send_generated(tlm::tlm_generic_payload& message, NvlinkExtension& ext, const sc_time& ready_at,
                                     uint32_t parent) {
   const uint16_t output = chip_.select_output(ext);

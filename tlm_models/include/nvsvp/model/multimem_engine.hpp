@@ -52,7 +52,12 @@ class MultimemEngine {
   MultimemEngine(SwitchChip& chip, PayloadPool& pool, SwitchCsr& registers, const SwitchParams& params,
                  const LinkParams& link, const char* owner);
   // The reduction units' structure, as the parameters set it (the register block reports it).
-  static reduction::ReductionUnitConfig unit_config(const SwitchParams& params);
+  static reduction::ReductionUnitConfig unit_config(const SwitchParams& params) {
+    reduction::ReductionUnitConfig config;
+    config.buffer_bytes = params.reduction_buffer_bytes;
+    config.contexts = params.reduction_contexts_per_port;
+    return config;
+  }
 
   // A request that arrived on `port` and took `flits` of its VC buffer `fifo`; its head may
   // cross the chip at `ready_at`. Static: multimem_store, multimem_red, multimem_ld_reduce.
