@@ -183,7 +183,7 @@ uint32_t GpuLinkEngines::set_packet(TxItem& item, uint32_t index) const {
   const bool read = item.opcode == Opcode::read || is_multimem_load(item.opcode);
   const uint32_t writes = item.chunk != nullptr ? item.chunk_writes : 1;
   const uint64_t write_bytes = item.message_bytes / writes;
-  const uint64_t packets_per_write = write_bytes == 0 ? 1 : (write_bytes + item.packet_bytes - 1) / item.packet_bytes;
+  const uint64_t packets_per_write = item.packet_count / writes;  // enqueue_packets cut every write alike
   const auto write = static_cast<uint32_t>(index / packets_per_write);
   const uint64_t offset = (index % packets_per_write) * item.packet_bytes;
   uint64_t source = item.message_source;
