@@ -26,6 +26,7 @@
 #include "nvsvp/platform/layer_spec.hpp"
 #include "nvsvp/platform/packet_efficiency.hpp"
 #include "nvsvp/platform/plot.hpp"
+#include "nvsvp/platform/run_comparison.hpp"
 #include "nvsvp/platform/scenario.hpp"
 #include "nvsvp/platform/scenario_run.hpp"
 #include "nvsvp/platform/study.hpp"
@@ -95,6 +96,8 @@ struct Options {
   std::uint64_t wave_to_ns = 0;
   nvsvp::testbench::CoverageMergeArgs merge_args;
   std::string plot_format = "svg";
+  std::string compare_b;                 // compare: the second run folder
+  std::vector<std::string> tolerances;   // compare --tolerance KEY=FRACTION
 };
 
 // The subcommands, to see which one was given.
@@ -111,6 +114,7 @@ struct Commands {
   CLI::App* rtl_verify = nullptr;
   CLI::App* rtl_coverage_merge = nullptr;
   CLI::App* plot = nullptr;
+  CLI::App* compare = nullptr;
   CLI::Option* verify_seed = nullptr;  // whether rtl-verify was given a seed
   CLI::Option* wave_from = nullptr;    // ... and a waveform window
   CLI::Option* wave_to = nullptr;
@@ -271,6 +275,42 @@ int plot_command(const Options& o) {
   std::vector<std::string> arguments = {o.file, "--format", o.plot_format};
   if (!o.out_dir.empty()) arguments.insert(arguments.end(), {"--out", o.out_dir});
   return nvsvp::platform::exec_plot_script(std::filesystem::read_symlink("/proc/self/exe").string(), arguments);
+}
+
+// compare: two runs' output folders side by side; with tolerances, a check (exit 1 beyond them).
+void add_compare_command(CLI::App& app, Options& o, Commands& c) {
+  c.compare = app.add_subcommand(
+      "compare", "two runs' output folders side by side, scheme by scheme (layer time, phases, GPUs, links, checks)");
+  c.compare->add_option("A", o.file, "the first run's output folder (report.json, links_<scheme>.csv)")
+      ->required()
+      ->check(kNonEmptyPath);
+  c.compare->add_option("B", o.compare_b, "the second run's output folder")->required()->check(kNonEmptyPath);
+  c.compare->add_option("--tolerance", o.tolerances,
+                        "KEY=FRACTION, KEY one of layer_time (and each phase's end), gpu_finish, link_bytes "
+                        "(payload and wire bytes and packets per link; 0: equal); repeatable. With any, "
+                        "what differs beyond them is listed and the command exits 1");
+}
+
+int compare_command(const Options& o) {
+  try {
+    nvsvp::platform::ComparisonTolerances tolerances;
+    for (const std::string& t : o.tolerances) nvsvp::platform::parse_tolerance(t, tolerances);
+    const nvsvp::platform::RunComparison comparison = nvsvp::platform::compare_runs(o.file, o.compare_b);
+    nvsvp::platform::print_comparison(std::cout, comparison);
+    const std::vector<std::string> differences = nvsvp::platform::differences_beyond(comparison, tolerances);
+    if (!tolerances.any()) return 0;
+    if (differences.empty()) {
+      std::cout << "\nwithin tolerance\n";
+      return 0;
+    }
+    std::cout << "\n" << differences.size() << " difference" << (differences.size() == 1 ? "" : "s")
+              << " beyond tolerance:\n";
+    for (const std::string& line : differences) std::cout << "  " << line << "\n";
+    return kExitCheckFailed;
+  } catch (const nvsvp::platform::ConfigError& e) {
+    std::cerr << "nvsvp: " << e.what() << "\n";
+    return kExitBadInput;
+  }
 }
 
 // A progress line on long work: only for a person watching a terminal, and not with --quiet.
@@ -466,6 +506,7 @@ int sc_main(int argc, char* argv[]) {
   add_scenario_commands(app, options, commands);
   add_rtl_commands(app, options, commands);
   add_plot_command(app, options, commands);
+  add_compare_command(app, options, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -474,6 +515,7 @@ int sc_main(int argc, char* argv[]) {
   }
 
   if (commands.plot->parsed()) return plot_command(options);
+  if (commands.compare->parsed()) return compare_command(options);
   if (commands.rtl_check->parsed()) {
     return nvsvp::testbench::rtl_check_command(options.check_args, std::cout, std::cerr);
   }
