@@ -101,7 +101,9 @@ TxItem GpuLinkEngines::request_item(const hw::WorkSequence& sequence, const hw::
 
 void GpuLinkEngines::enqueue_send(const hw::WorkSequence& sequence, const hw::Task& task) {
   const TxItem item = request_item(sequence, task);
-  if (packet_fabric_) {
+  if (fast_fabric_ != nullptr) {
+    send_to_fast_fabric(item, sequence.issue_sms > 0 ? sm_packet_bytes_ : copy_engine_packet_bytes_);
+  } else if (packet_fabric_) {
     enqueue_packets(item, sequence.issue_sms > 0 ? sm_packet_bytes_ : copy_engine_packet_bytes_);
   } else if (item.chunk != nullptr && item.chunk_writes > 1 && chunk_per_write_) {
     enqueue_chunk(item);
@@ -112,11 +114,55 @@ void GpuLinkEngines::enqueue_send(const hw::WorkSequence& sequence, const hw::Ta
   }
 }
 
+// The packets as enqueue_packets cuts them, in order, each with its link; the message itself as it
+// lands (its sizes the whole message's), numbered and timed as launch() does.
+void GpuLinkEngines::send_to_fast_fabric(const TxItem& message, uint32_t packet_bytes) {
+  const uint32_t writes = message.chunk != nullptr ? message.chunk_writes : 1;
+  const uint64_t write_bytes = message.bytes / writes;
+  const uint64_t packets_per_write = write_bytes == 0 ? 1 : (write_bytes + packet_bytes - 1) / packet_bytes;
+  TxItem probe = message;
+  probe.packet_count = static_cast<uint32_t>(packets_per_write * writes);
+  probe.message_bytes = message.bytes;
+  probe.message_source = message.source_address;
+  probe.message_target = message.target_address;
+  probe.packet_bytes = packet_bytes;
+  fast_packets_.resize(probe.packet_count);
+  uint32_t wire_flits = 0;
+  for (uint32_t k = 0; k < probe.packet_count; ++k) {
+    FastPacket& packet = fast_packets_[k];
+    packet.link = set_packet(probe, k);
+    packet.target_address = probe.target_address;
+    packet.wire_flits = probe.wire_flits;
+    packet.bytes = static_cast<uint32_t>(probe.bytes);
+    wire_flits += probe.wire_flits;
+  }
+  TxItem whole = message;
+  whole.wire_flits = wire_flits;
+  tlm::tlm_generic_payload& payload = pool_.acquire();
+  fill_message(payload, whole);
+  NvlinkExtension& ext = extension_of(payload);
+  ext.sequence = number_message();
+  ext.issue_time = message.not_before;
+  ext.hop_ready = message.not_before;
+  ext.issuer_link = static_cast<uint8_t>(fast_packets_[0].link);
+  stats_.messages_sent++;
+  stats_.payload_bytes_sent += ext.payload_bytes;
+  fast_fabric_->send_message(gpu_id_, payload, fast_packets_.data(), probe.packet_count);
+  payload.release();  // the fabric holds its own reference
+}
+
+void GpuLinkEngines::refuse_on_fast_fabric(const TxItem& message) const {
+  const std::string text = std::string("the fast fabric does not move ") + to_string(message.opcode) +
+                           " messages yet (simulation.fabric: packet or message does)";
+  SC_REPORT_FATAL(owner_, text.c_str());
+}
+
 void GpuLinkEngines::enqueue_multimem(const hw::WorkSequence& sequence, const hw::Task& task) {
   enqueue_for_switch(request_item(sequence, task));
 }
 
 void GpuLinkEngines::enqueue_for_switch(const TxItem& item) {
+  if (fast_fabric_ != nullptr) refuse_on_fast_fabric(item);
   if (packet_fabric_) {
     enqueue_packets(item, sm_packet_bytes_);  // multimem instructions are an SM's
   } else {
@@ -138,6 +184,7 @@ uint32_t GpuLinkEngines::packet_wire_flits(const TxItem& message, uint64_t bytes
 
 void GpuLinkEngines::enqueue_read(const hw::WorkSequence& sequence, const hw::Task& task) {
   const TxItem item = request_item(sequence, task);
+  if (fast_fabric_ != nullptr) refuse_on_fast_fabric(item);
   if (packet_fabric_) {
     enqueue_packets(item, sequence.issue_sms > 0 ? sm_packet_bytes_ : copy_engine_packet_bytes_);
   } else {
@@ -261,6 +308,7 @@ uint32_t GpuLinkEngines::least_loaded_link(const TxItem& whole) const {
 }
 
 void GpuLinkEngines::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item) {
+  if (fast_fabric_ != nullptr) refuse_on_fast_fabric(item);
   if (disabled_links_ != 0 && enabled_[link] == 0) {  // predictable: links are rarely out of use
     link = substitute_link(link, item);
     if (link == kNoLink && item.opcode == Opcode::member_read_response) {

@@ -332,6 +332,26 @@ void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
   }
 }
 
+void NvlinkPort::record_transfer(TrafficClass traffic_class, uint32_t messages, uint32_t packets, uint64_t wire_flits,
+                                 uint64_t payload_bytes, uint64_t busy_ps, uint64_t end_ps, uint64_t queueing_ps,
+                                 uint64_t max_queueing_ps) {
+  const auto c = static_cast<size_t>(traffic_class);
+  stats_.messages[c] += messages;
+  stats_.packets[c] += packets;
+  stats_.wire_flits += wire_flits;
+  stats_.wire_bytes += wire_flits * flit_bytes_;
+  stats_.payload_bytes += payload_bytes;
+  stats_.busy_time += picoseconds(busy_ps);
+  hop_stats_.sends[c] += packets;
+  hop_stats_.flits[c] += wire_flits;
+  hop_stats_.queueing_ps[c] += queueing_ps;
+  if (max_queueing_ps > hop_stats_.max_queueing_ps[c]) hop_stats_.max_queueing_ps[c] = max_queueing_ps;
+  const uint64_t start_ps = end_ps - busy_ps;
+  if (timeline_ != nullptr) timeline_->add(start_ps, end_ps);
+  if (activity_ != nullptr) activity_->add(current_time().value(), start_ps, end_ps);
+  if (picoseconds(end_ps) > busy_until_) busy_until_ = picoseconds(end_ps);
+}
+
 tlm::tlm_sync_enum NvlinkPort::nb_transport_bw(tlm::tlm_generic_payload& payload,
                                                tlm::tlm_phase& phase, sc_time& delay) {
   if (phase != tlm::END_REQ) {

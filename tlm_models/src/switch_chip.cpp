@@ -126,6 +126,13 @@ void SwitchChip::end_of_elaboration() {
   }
 }
 
+void SwitchChip::no_route_for(uint32_t gpu) {
+  registers_.raise_error(hw::switch_regs::error_no_route);
+  const std::string message = "no route to GPU " + std::to_string(gpu) + " (a packet on the fast fabric)";
+  NVSVP_LOG(log_, error, "route lookup failed: " << message);
+  SC_REPORT_FATAL(name(), message.c_str());
+}
+
 void SwitchChip::set_route(uint32_t gpu, const std::vector<uint16_t>& ports) {
   try {
     registers_.set_route_ports(gpu, ports);

@@ -144,7 +144,8 @@ class ScenarioLoader {
     } else {
       check_platform(scenario_, origins_);
     }
-    scenario_.platform.gpu.packet_fabric = scenario_.simulation.fabric == "packet";
+    scenario_.platform.gpu.packet_fabric = scenario_.simulation.fabric != "message";
+    scenario_.platform.gpu.fast_fabric = scenario_.simulation.fabric == "fast";
     scenario_.platform.switch_chip.packet_fabric = scenario_.platform.gpu.packet_fabric;
     scenario_.origins = std::make_shared<const KeyOrigins>(origins_);
     return scenario_;

@@ -67,9 +67,24 @@ Platform::Platform(const sc_core::sc_module_name& name, const PlatformSpec& spec
       down_[i].record_activity_in(&activity_[g]);
     }
   }
+  if (spec.gpu.fast_fabric) attach_fast_fabric();
   // The register blocks hang off the firmware's management bus. Route tables start empty: the
   // firmware programs them at bring-up from fabric_topology() (switch_bringup.hpp).
   for (uint32_t c = 0; c < spec.switch_chips; ++c) register_bus_[c].bind(chips_[c].csr);
+}
+
+void Platform::attach_fast_fabric() {
+  fast_fabric_ = std::make_unique<model::FastFabric>("fast_fabric", spec_.link);
+  for (model::SwitchChip& chip : chips_) fast_fabric_->attach_chip(chip);
+  for (uint32_t g = 0; g < spec_.gpus; ++g) {
+    std::vector<model::FastFabric::LinkWiring> links(links_per_gpu_);
+    for (uint32_t l = 0; l < links_per_gpu_; ++l) {
+      const LinkEnd end = link_end(g, l);
+      const size_t i = static_cast<size_t>(g) * links_per_gpu_ + l;
+      links[l] = model::FastFabric::LinkWiring{end.chip, end.port, &up_[i], &down_[i]};
+    }
+    fast_fabric_->attach_gpu(gpus_[g], std::move(links));
+  }
 }
 
 fw::FabricTopology fabric_topology(const PlatformSpec& spec) {
@@ -316,6 +331,11 @@ uint64_t Platform::describe_outstanding(std::ostream& os, uint64_t max_lines) co
   }
   more(std::min(buffered, max_lines), buffered, "messages buffered in switches");
   count += buffered;
+  if (fast_fabric_ != nullptr) {
+    const uint64_t in_flight = fast_fabric_->describe_outstanding(os, max_lines);
+    more(std::min(in_flight, max_lines), in_flight, "messages in the fast fabric");
+    count += in_flight;
+  }
   uint64_t holding = 0;
   for (const auto* ports : {&up_, &down_}) {
     for (const model::NvlinkPort& p : *ports) {

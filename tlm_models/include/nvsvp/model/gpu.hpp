@@ -66,6 +66,12 @@ class Gpu : public sc_core::sc_module {
   const std::vector<ComputeSpan>& compute_spans() const { return executor_.compute_spans(); }
   const std::vector<std::string>& phase_names() const { return executor_.phase_names(); }
   uint64_t queued_messages() const { return links_.queued_messages(); }
+  // The fast fabric (simulation.fabric: fast, fast_fabric.hpp): this GPU's messages go to
+  // `fabric`, and the fabric lands messages here with land().
+  void attach_fast_fabric(FastFabricSink* fabric) { links_.attach_fast_fabric(fabric); }
+  void land(const tlm::tlm_generic_payload& message, const sc_core::sc_time& arrival) {
+    receiver_.land(message, arrival);
+  }
   // Messages received in part (the packet fabric: some of their packets still to land).
   uint64_t incomplete_messages() const { return receiver_.incomplete_messages(); }
   // Links out of use (GpuLinkEngines::set_link_enabled): the chip each link goes to, from the

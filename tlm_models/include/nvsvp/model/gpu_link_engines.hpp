@@ -81,6 +81,26 @@ struct TxItem {
   sc_core::sc_time not_before;
 };
 
+// One packet of a message handed to the fast fabric: the link it goes on, its address (the
+// destination's: the switch routes it by that), its wire flits and payload.
+struct FastPacket {
+  uint64_t target_address = 0;
+  uint32_t wire_flits = 0;
+  uint32_t bytes = 0;
+  uint32_t link = 0;
+};
+
+// The fast fabric (simulation.fabric: fast, fast_fabric.hpp): a GPU hands it each message whole,
+// cut into its packets as the packet fabric cuts it, and the fabric times the packets.
+class FastFabricSink {
+ public:
+  virtual ~FastFabricSink() = default;
+  // `message` (its extension filled as it will land: packet 0 of 1, the whole message's sizes),
+  // ready to leave GPU `gpu` now; the fabric takes its own reference.
+  virtual void send_message(uint32_t gpu, tlm::tlm_generic_payload& message, const FastPacket* packets,
+                            uint32_t count) = 0;
+};
+
 // The mask of a chunk message that carries all of a chunk's `writes` writes (at most 64).
 inline uint64_t all_chunk_writes(uint32_t writes) { return writes >= 64 ? ~0ull : (1ull << writes) - 1; }
 
@@ -118,6 +138,8 @@ class GpuLinkEngines {
 
   // Engine `link` feeds `port` (at the end of elaboration, once bindings are final).
   void attach(uint32_t link, NvlinkPort* port);
+  // With simulation.fabric: fast, every message goes to `fabric` instead of the links' queues.
+  void attach_fast_fabric(FastFabricSink* fabric) { fast_fabric_ = fabric; }
 
   uint32_t link_for(uint64_t address) const {
     return interleave_way(address, interleave_bytes_, static_cast<uint32_t>(engines_.size()));
@@ -209,6 +231,9 @@ class GpuLinkEngines {
   // The packet fabric: `message` (a write, a chunk of writes or a read) cut into packets of at most
   // `packet_bytes` of data, each queued on the link its own address interleaves to.
   void enqueue_packets(const TxItem& message, uint32_t packet_bytes);
+  // The fast fabric: `message` cut as enqueue_packets cuts it, handed whole with its packets.
+  void send_to_fast_fabric(const TxItem& message, uint32_t packet_bytes);
+  [[gnu::cold]] void refuse_on_fast_fabric(const TxItem& message) const;
   // The wire flits of one packet of `message` carrying `bytes` (a load's request: none).
   uint32_t packet_wire_flits(const TxItem& message, uint64_t bytes, uint32_t packet_bytes) const;
   // Fills `item`'s packet fields (index, bytes, addresses, wire flits) for packet `index` of its
@@ -251,6 +276,8 @@ class GpuLinkEngines {
   uint32_t disabled_links_ = 0;
   std::vector<uint8_t> enabled_;
   std::vector<uint32_t> chip_of_link_;
+  FastFabricSink* fast_fabric_ = nullptr;
+  std::vector<FastPacket> fast_packets_;        // send_to_fast_fabric's scratch
   std::vector<uint32_t> packets_per_link_;      // enqueue_packets' scratch, per link
   std::vector<uint32_t> first_packet_of_link_;  // the same
   uint64_t messages_moved_ = 0;

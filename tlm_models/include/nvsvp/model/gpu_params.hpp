@@ -74,8 +74,10 @@ struct GpuParams {
   // engine's.
   uint32_t sm_store_packet_bytes = 128;
   uint32_t copy_engine_packet_bytes = 256;
-  // Set from simulation.fabric (not a key of gpu:): the GPU cuts messages into packets.
+  // Set from simulation.fabric (not a key of gpu:): the GPU cuts messages into packets (packet and
+  // fast), and hands each message whole to the fast fabric, which times its packets (fast).
   bool packet_fabric = false;
+  bool fast_fabric = false;
 
   // The payload of one packet of a sequence's writes and reads (issue_sms > 0: an SM's).
   uint32_t packet_bytes(bool sm_issued) const { return sm_issued ? sm_store_packet_bytes : copy_engine_packet_bytes; }

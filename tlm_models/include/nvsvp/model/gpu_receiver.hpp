@@ -54,6 +54,13 @@ class GpuReceiver final : public NvlinkReceiver {
   // The packet fabric: messages some of whose packets have landed, not all.
   uint64_t incomplete_messages() const { return partial_messages_.size(); }
 
+  // The fast fabric: a whole message, its tail landing at `arrival` (not before now). It holds no
+  // buffer space here (the fast fabric keeps no credits), and the kinds it moves so far (writes)
+  // do not ask which link they came by.
+  void land(const Payload& message, const sc_core::sc_time& arrival) {
+    deliver(0, message, extension_of(message), arrival);
+  }
+
   // A message from the switch on link `link` (the tag its socket was given).
   tlm::tlm_sync_enum nb_transport_fw(int link, tlm::tlm_generic_payload& payload, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay) override;

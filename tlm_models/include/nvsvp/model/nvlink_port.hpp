@@ -163,6 +163,14 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   // Tells `observer` of every message sent and every credit return (nullptr: nobody). Several
   // ports may share one observer.
   void attach_observer(MessageObserver* observer) { observer_ = observer; }
+  // The fast fabric (fast_fabric.hpp) moves packets itself and counts them here, as send() counts
+  // its transactions: `packets` packets of `traffic_class` (`messages` of them their message's
+  // first on this link), `wire_flits` and `payload_bytes` in all, serializing for `busy_ps` and
+  // ending at `end_ps`; `queueing_ps` their waits from ready to their own start summed, the longest
+  // `max_queueing_ps`.
+  void record_transfer(TrafficClass traffic_class, uint32_t messages, uint32_t packets, uint64_t wire_flits,
+                       uint64_t payload_bytes, uint64_t busy_ps, uint64_t end_ps, uint64_t queueing_ps,
+                       uint64_t max_queueing_ps);
   // Credits not yet returned, in flits, summed over all VCs (0 when the receiver is empty).
   uint64_t credits_outstanding() const;
   void describe_state(std::ostream& os) const;

@@ -130,6 +130,24 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
   const SwitchLossStats& loss_stats() const { return loss_stats_; }
 
   uint32_t chip_id() const { return chip_id_; }
+  // --- The fast fabric (simulation.fabric: fast, fast_fabric.hpp), which moves packets itself ---
+  // The output a packet for `gpu` at `address` leaves by: the route lookup of a message that
+  // reaches an input (a GPU without a route ends the run, as there).
+  uint16_t output_for(uint32_t gpu, uint64_t address) {
+    const std::vector<uint16_t>& ports = registers_.route_ports(gpu);
+    if (ports.empty()) {
+      no_route_for(gpu);
+      return 0;
+    }
+    return inputs_.route_port(ports, address);
+  }
+  // `packets` packets of `flits` wire flits of `traffic_class` left through an output.
+  void count_forwarded(TrafficClass traffic_class, uint32_t packets, uint64_t flits) {
+    registers_.count(traffic_class == TrafficClass::request ? SwitchCounter::forwarded_requests
+                                                            : SwitchCounter::forwarded_responses,
+                     packets);
+    outputs_.add_forwarded_flits(traffic_class, flits);
+  }
   // Multimem group and reduction events, evictions, access errors, refused register accesses and
   // route lookup failures (debug level; a failure that ends the run at error level).
   ComponentLog& log() { return log_; }
@@ -171,6 +189,7 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
   // The multimem engine's way back into the chip: the output of a message it made, queueing that
   // message for the output, and the input buffer space of the requests it consumes or holds.
   friend class MultimemEngine;
+  [[gnu::cold]] void no_route_for(uint32_t gpu);
   uint16_t select_output(const NvlinkExtension& ext) { return inputs_.route(ext); }
   // Queues a message the chip made (a member copy, a reduced result, an error response) for
   // `output`; it competes for the output like a message from an input port.

@@ -163,7 +163,11 @@ class SwitchInputStage {
   uint16_t route(const NvlinkExtension& ext) {
     const std::vector<uint16_t>& ports = registers_.route_ports(ext.target_gpu);
     if (ports.empty()) no_route(ext);
-    return ports[interleave_way(ext.target_address, interleave_bytes_, static_cast<uint32_t>(ports.size()))];
+    return route_port(ports, ext.target_address);
+  }
+  // Of a route's `ports` (not empty), the one the packet or message at `address` leaves by.
+  uint16_t route_port(const std::vector<uint16_t>& ports, uint64_t address) const {
+    return ports[interleave_way(address, interleave_bytes_, static_cast<uint32_t>(ports.size()))];
   }
 
   // Input `port`'s buffer occupancy of `traffic_class`.

@@ -57,6 +57,10 @@ class SwitchOutputStage {
     return outputs_[output].arbitration_wait_ps[static_cast<size_t>(traffic_class)];
   }
 
+  // The fast fabric's packets, which it moves itself (fast_fabric.hpp).
+  void add_forwarded_flits(TrafficClass traffic_class, uint64_t flits) {
+    forwarded_flits_[static_cast<size_t>(traffic_class)] += flits;
+  }
   // Wire flits sent per class (member copies and the chip's own messages included).
   uint64_t forwarded_flits(TrafficClass traffic_class) const {
     return forwarded_flits_[static_cast<size_t>(traffic_class)];

@@ -253,8 +253,9 @@ void visit_section(V& v, SimulationSpec& s) {
     "bin of the link utilization time series (utilization_<scheme>.csv) and the trace's counters, us",
     Positive{0.001, "1 ns"});
   v("fabric", s.fabric,
-    "how the fabric moves a message: whole (message) or packet by packet, the reference engine (packet)",
-    hw::Choices{{"message", "packet"}});
+    "how the fabric moves a message: whole (message), packet by packet, the reference engine (packet), or "
+    "its packets timed without an event each (fast: unicast writes only so far)",
+    hw::Choices{{"message", "packet", "fast"}});
 }
 
 template <class V>

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <ostream>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "nvsvp/fw/switch_bringup.hpp"
 
 #include "nvsvp/model/component_log.hpp"
+#include "nvsvp/model/fast_fabric.hpp"
 #include "nvsvp/model/gpu.hpp"
 #include "nvsvp/model/message_observer.hpp"
 #include "nvsvp/model/nvlink_packet.hpp"
@@ -124,6 +126,8 @@ class Platform : public sc_core::sc_module {
   uint64_t describe_outstanding(std::ostream& os, uint64_t max_lines = 12) const;
 
  private:
+  // simulation.fabric: fast: the fabric that moves every GPU's messages, wired as the ports are.
+  void attach_fast_fabric();
   // Hands what a chip lost to the GPU that issued it.
   class LostOperations final : public model::LostOperationSink {
    public:
@@ -145,6 +149,8 @@ class Platform : public sc_core::sc_module {
   sc_core::sc_vector<model::Gpu> gpus_;
   sc_core::sc_vector<model::NvlinkPort> up_;    // [gpu * links + link]: GPU -> switch
   sc_core::sc_vector<model::NvlinkPort> down_;  // [gpu * links + link]: switch -> GPU
+  // simulation.fabric: fast: it moves the messages; the ports above then only count.
+  std::unique_ptr<model::FastFabric> fast_fabric_;
   std::vector<model::BusyTimeline> timelines_[2];  // [direction][gpu], when recorded
   std::vector<model::ActivityIntervals> activity_;  // [gpu]: its links, both directions
   std::vector<model::OccupancyTimeline> input_occupancy_;      // [chip], when recorded
