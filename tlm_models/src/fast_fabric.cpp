@@ -8,6 +8,10 @@
 
 namespace nvsvp::model {
 
+namespace {
+constexpr uint32_t kNoShare = ~0u;
+}
+
 FastFabric::FastFabric(const sc_core::sc_module_name& name, const LinkParams& link)
     : sc_module(name),
       latency_ps_(to_picoseconds(link.latency_ns)),
@@ -22,172 +26,394 @@ FastFabric::FastFabric(const sc_core::sc_module_name& name, const LinkParams& li
 void FastFabric::attach_chip(SwitchChip& chip) {
   if (chip.chip_id() != chips_.size()) SC_REPORT_FATAL(name(), "chips attached out of order");
   chips_.push_back(&chip);
-  chip_latency_ps_.push_back(to_picoseconds(chip.params().latency_ns));
-  output_free_ps_.emplace_back(chip.params().ports, 0);
-  outputs_.emplace_back(chip.params().ports, nullptr);
+  const SwitchParams& params = chip.params();
+  chip_latency_ps_.push_back(to_picoseconds(params.latency_ns));
+  chip_input_flits_.push_back(static_cast<int64_t>(params.vcs_per_class) * params.vc_depth_flits);
+  output_state_.emplace_back(params.ports);
+  if (params.arbiter != "round_robin" && params.arbiter != "oldest_first") {
+    const std::string text = "the fast fabric's outputs arbitrate round_robin or oldest_first, not " + params.arbiter +
+                             " (simulation.fabric: packet has every arbiter)";
+    SC_REPORT_FATAL(name(), text.c_str());
+  }
+  chip_oldest_first_.push_back(params.arbiter == "oldest_first" ? 1 : 0);
+  outputs_.emplace_back(params.ports, nullptr);
 }
 
 void FastFabric::attach_gpu(Gpu& gpu, std::vector<LinkWiring> links) {
   if (gpu.id() != gpus_.size()) SC_REPORT_FATAL(name(), "GPUs attached out of order");
+  if (!gpus_.empty() && links.size() != links_per_gpu_) SC_REPORT_FATAL(name(), "GPUs with different link counts");
+  links_per_gpu_ = static_cast<uint32_t>(links.size());
   for (const LinkWiring& wiring : links) {
     if (wiring.chip >= chips_.size() || wiring.port >= outputs_[wiring.chip].size()) {
       SC_REPORT_FATAL(name(), "a GPU link wired to a chip or port that was not attached");
     }
     outputs_[wiring.chip][wiring.port] = wiring.down;
+    wiring_.push_back(wiring);
+    Link& link = links_.emplace_back();
+    link.credits = chip_input_flits_[wiring.chip];
   }
   gpus_.push_back(&gpu);
-  link_free_ps_.emplace_back(links.size(), 0);
-  if (links.size() > shares_.size()) shares_.resize(links.size());
-  links_.push_back(std::move(links));
+  share_of_link_.assign(links_per_gpu_, kNoShare);
   gpu.attach_fast_fabric(this);
 }
 
-FastFabric::Run& FastFabric::run_for(LinkShare& share, uint32_t chip, uint16_t output, uint32_t message) {
+uint32_t FastFabric::run_for(Share& share, uint32_t chip, uint16_t output) {
   for (uint32_t i = 0; i < share.runs; ++i) {
-    Run& run = runs_[share.run_index[i]];
-    if (run.output == output) return run;
+    if (runs_[share.run[i]].output == output) return share.run[i];
   }
-  if (share.runs == kMaxRunsPerLink) SC_REPORT_FATAL(name(), "more outputs towards one GPU on one chip than kMaxRunsPerLink");
-  share.run_index[share.runs++] = static_cast<uint32_t>(runs_.size());
-  Run& run = runs_.emplace_back();
-  run.message = message;
-  run.chip = chip;
-  run.output = output;
-  return run;
+  if (share.runs == kMaxRunsPerShare) SC_REPORT_FATAL(name(), "more outputs towards one GPU on one chip than kMaxRunsPerShare");
+  const uint32_t index = runs_.take();
+  runs_[index] = Run{};
+  runs_[index].chip = chip;
+  runs_[index].output = output;
+  share.run[share.runs++] = index;
+  return index;
 }
 
-void FastFabric::send_message(uint32_t gpu, tlm::tlm_generic_payload& message, const FastPacket* packets,
-                              uint32_t count) {
+void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_payload& message,
+                              const FastPacket* packets, uint32_t count) {
   const NvlinkExtension& ext = extension_of(message);
   const uint64_t now = current_time().value();
-  const TrafficClass traffic_class = ext.traffic_class;
-  uint32_t slot = 0;
-  if (free_slots_.empty()) {
-    slot = static_cast<uint32_t>(messages_.size());
-    messages_.emplace_back();
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  }
-  Message& record = messages_[slot];
+  // Everything due by a hop from now is decided first: this message's links start in that order.
+  decide(now);
+  const uint32_t slot = messages_.take();
   message.acquire();
-  record = Message{&message, 0, 0, gpu, ext.target_gpu};
+  messages_[slot] = Message{&message, 0, 0, gpu, ext.target_gpu};
   ++in_flight_;
-
-  // Each link's packets go back to back from when the link is free, in the message's order; each
-  // packet's head reaches its chip a hop later and is routed by its own address.
-  std::vector<LinkWiring>& wiring = links_[gpu];
-  std::vector<uint64_t>& link_free = link_free_ps_[gpu];
-  runs_.clear();
+  const uint32_t first_link = gpu * links_per_gpu_;
   for (uint32_t k = 0; k < count; ++k) {
     const FastPacket& packet = packets[k];
-    LinkShare& share = shares_[packet.link];
-    if (share.packets == 0) {
-      share.start_ps = std::max(now, link_free[packet.link]);
+    uint32_t& share_index = share_of_link_[packet.link];
+    if (share_index == kNoShare) {
+      share_index = shares_.take();
+      shares_[share_index] = Share{};
+      shares_[share_index].message = slot;
+      shares_[share_index].ready_ps = now;
+      shares_[share_index].stream = stream;
       links_used_.push_back(packet.link);
     }
-    const uint64_t start = share.start_ps + share.busy_ps;
+    Share& share = shares_[share_index];
+    const LinkWiring& wiring = wiring_[first_link + packet.link];
+    const uint32_t run_index = run_for(share, wiring.chip, chips_[wiring.chip]->output_for(ext.target_gpu, packet.target_address));
+    Run& run = runs_[run_index];
+    const uint64_t offset = share.busy_ps;
     const uint64_t serialization = serialization_ps(packet.wire_flits);
-    share.queueing_ps += start - now;
-    share.last_wait_ps = start - now;
-    share.busy_ps += serialization;
-    share.packets++;
-    share.wire_flits += packet.wire_flits;
-    share.payload_bytes += packet.bytes;
-    const LinkWiring& link = wiring[packet.link];
-    const uint64_t head = start + latency_ps_ + head_flit_ps_ + chip_latency_ps_[link.chip];
-    Run& run = run_for(share, link.chip, chips_[link.chip]->output_for(ext.target_gpu, packet.target_address), slot);
     if (run.packets == 0) {
-      run.head_arrival_ps = head;
+      run.first_offset_ps = offset;
       run.first_of_message = k == 0;
+      run.message = slot;
+      run.source_gpu = gpu;
+      run.source_link = packet.link;
     }
-    run.last_head_arrival_ps = head;
+    run.last_offset_ps = offset;
     run.last_packet_flits = packet.wire_flits;
     run.packets++;
     run.wire_flits += packet.wire_flits;
     run.payload_bytes += packet.bytes;
     run.serialization_ps += serialization;
+    if (k == 0) share.first_of_message = true;
+    share.offsets_ps += offset;
+    share.last_offset_ps = offset;
+    share.busy_ps += serialization;
+    share.packets++;
+    share.wire_flits += packet.wire_flits;
+    share.payload_bytes += packet.bytes;
   }
+  uint32_t runs = 0;
   for (const uint32_t link : links_used_) {
-    LinkShare& share = shares_[link];
-    const uint64_t end = share.start_ps + share.busy_ps;
-    link_free[link] = end;
-    wiring[link].up->record_transfer(traffic_class, link == packets[0].link ? 1 : 0, share.packets, share.wire_flits,
-                                     share.payload_bytes, share.busy_ps, end, share.queueing_ps, share.last_wait_ps);
-    share = LinkShare{};
+    runs += shares_[share_of_link_[link]].runs;
+    Link& queue_link = links_[first_link + link];
+    queue_link.shares[stream].push_back(share_of_link_[link]);
+    queue_link.waiting++;
+    share_of_link_[link] = kNoShare;
   }
+  messages_[slot].runs_left = runs;
+  for (const uint32_t link : links_used_) advance_link(first_link + link, horizon_ps_ + latency_ps_);
   links_used_.clear();
-  uint64_t earliest = ~0ull;
-  for (Run& run : runs_) {
-    run.order = next_order_++;
-    earliest = std::min(earliest, run.head_arrival_ps);
-    pending_.push(run);
-  }
-  record.runs_left = static_cast<uint32_t>(runs_.size());
-  // Served once the first run is ready (never before a hop from now: nothing made later arrives
-  // sooner).
-  if (earliest < wake_at_ps_) {
-    wake_at_ps_ = earliest;
-    wake_.notify(picoseconds(earliest - now));
+}
+
+void FastFabric::push_due(const Due& due) {
+  due_.push(due);
+  // The process wakes when the first due is; it then decides everything due within a hop.
+  wake_no_later_than(due.at_ps);
+}
+
+// A link's shares start in order. A start at `s` needs the credits back by `s`, known for any
+// s up to `limit` (a hop past what is decided: what is not decided yet returns later).
+void FastFabric::advance_link(uint32_t index, uint64_t limit) {
+  Link& link = links_[index];
+  const int64_t capacity = chip_input_flits_[wiring_[index].chip];
+  while (link.waiting > 0) {
+    // The streams round robin from after the last one served, among those whose head is ready
+    // when the link frees; none ready: the one ready first.
+    uint32_t chosen = kExecutorStreams;
+    uint64_t first_ready = kNever;
+    for (uint32_t i = 0; i < kExecutorStreams; ++i) {
+      const uint32_t stream = (link.next_stream + i) % kExecutorStreams;
+      if (link.shares[stream].empty()) continue;
+      const uint64_t ready = shares_[link.shares[stream].front()].ready_ps;
+      if (ready <= link.free_ps) {
+        chosen = stream;
+        break;
+      }
+      if (ready < first_ready) {
+        first_ready = ready;
+        chosen = stream;
+      }
+    }
+    const uint32_t share_index = link.shares[chosen].front();
+    const Share& share = shares_[share_index];
+    uint64_t start = std::max(link.free_ps, share.ready_ps);
+    const int64_t need = std::min<int64_t>(share.wire_flits, capacity);
+    while (!link.returns.empty() && link.returns.front().first <= start) {
+      link.credits += link.returns.front().second;
+      link.returns.pop_front();
+    }
+    if (link.credits < need) {
+      if (link.stalled_since_ps == kNever) link.stalled_since_ps = start;
+      // The first time enough has come back, among the returns known.
+      int64_t credits = link.credits;
+      uint64_t enough = kNever;
+      for (const auto& [at, flits] : link.returns) {
+        credits += flits;
+        if (credits >= need) {
+          enough = at;
+          break;
+        }
+      }
+      if (enough == kNever) return;  // forward() looks again as buffer space comes back
+      start = enough;
+    }
+    if (start > limit) {
+      if (link.wake_ps != start) {
+        link.wake_ps = start;
+        push_due(Due{start, next_order_++, index, 0, DueKind::link});
+      }
+      return;
+    }
+    while (!link.returns.empty() && link.returns.front().first <= start) {
+      link.credits += link.returns.front().second;
+      link.returns.pop_front();
+    }
+    if (link.stalled_since_ps != kNever) {
+      wiring_[index].up->record_credit_stall(TrafficClass::request, start - link.stalled_since_ps);
+      link.stalled_since_ps = kNever;
+    }
+    link.shares[chosen].pop_front();
+    link.waiting--;
+    link.next_stream = (chosen + 1) % kExecutorStreams;
+    start_share(index, share_index, start);
   }
 }
 
-// Every run whose head has reached its chip by a hop from now is known now (a run made later
-// leaves its GPU no sooner than now), so the runs ready by then are sent in order of arrival.
-void FastFabric::serve() {
+void FastFabric::start_share(uint32_t link_index, uint32_t share_index, uint64_t start) {
+  Link& link = links_[link_index];
+  const Share& share = shares_[share_index];
+  const NvlinkExtension& ext = extension_of(*messages_[share.message].payload);
+  link.credits -= share.wire_flits;
+  link.free_ps = start + share.busy_ps;
+  const uint64_t wait = start - share.ready_ps;
+  wiring_[link_index].up->record_transfer(ext.traffic_class, share.first_of_message ? 1 : 0, share.packets,
+                                          share.wire_flits, share.payload_bytes, share.busy_ps, link.free_ps,
+                                          wait * share.packets + share.offsets_ps, wait + share.last_offset_ps);
+  const uint64_t head = start + latency_ps_ + head_flit_ps_ + chip_latency_ps_[wiring_[link_index].chip];
+  for (uint32_t i = 0; i < share.runs; ++i) {
+    Run& run = runs_[share.run[i]];
+    run.arrival_ps = head + run.first_offset_ps;
+    output_state_[run.chip][run.output].coming.push(run.arrival_ps);
+    push_due(Due{run.arrival_ps, next_order_++, share.run[i], 0, DueKind::run});
+  }
+  shares_.give(share_index);
+}
+
+void FastFabric::decide(uint64_t now) {
+  if (now + latency_ps_ <= horizon_ps_) return;
+  horizon_ps_ = now + latency_ps_;
+  while (!due_.empty() && due_.top().at_ps <= horizon_ps_) {
+    const Due due = due_.top();
+    due_.pop();
+    switch (due.kind) {
+      case DueKind::link:
+        links_[due.index].wake_ps = kNever;
+        advance_link(due.index, horizon_ps_ + latency_ps_);
+        break;
+      case DueKind::run: arrive(due.index); break;
+      case DueKind::output: {
+        const uint32_t chip = due.index >> 16;
+        const auto port = static_cast<uint16_t>(due.index & 0xFFFF);
+        if (output_state_[chip][port].version != due.version) break;  // stale: rescheduled since
+        // Its packets are decided up to the next run coming to it (or the horizon), at least the one
+        // due now (what reaches it now has).
+        const Output& output = output_state_[chip][port];
+        const uint64_t next = output.coming.empty() ? kNever : output.coming.top();
+        advance_output(chip, port, std::max(due.at_ps, std::min(horizon_ps_, next == kNever ? horizon_ps_ : next - 1)));
+        schedule_output(chip, port);
+        break;
+      }
+    }
+  }
+}
+
+void FastFabric::schedule_output(uint32_t chip, uint16_t port) {
+  Output& output = output_state_[chip][port];
+  output.version++;
+  if (output.inputs.empty()) return;
+  uint64_t head = kNever;
+  for (const InputQueue& queue : output.inputs) head = std::min(head, next_head(runs_[queue.head]));
+  const uint64_t next = std::max(output.clock_ps, head);
+  // A run arriving first decides it then (arrive()).
+  if (!output.coming.empty() && output.coming.top() <= next) return;
+  push_due(Due{next, next_order_++, chip << 16 | port, output.version, DueKind::output});
+}
+
+void FastFabric::wake_no_later_than(uint64_t at_ps) {
   const uint64_t now = current_time().value();
-  wake_at_ps_ = ~0ull;
-  const uint64_t horizon = now + latency_ps_;
-  while (!pending_.empty() && pending_.top().head_arrival_ps <= horizon) {
-    const Run run = pending_.top();
-    pending_.pop();
-    forward(run);
-  }
-  if (!pending_.empty()) {
-    wake_at_ps_ = pending_.top().head_arrival_ps;
-    wake_.notify(picoseconds(wake_at_ps_ - now));
+  const uint64_t wake = std::max(at_ps, now);
+  if (wake < wake_at_ps_) {
+    wake_at_ps_ = wake;
+    wake_.notify(picoseconds(wake - now));
   }
 }
 
-// The output takes the run once it is free and the run's head has arrived; its packets leave back
-// to back, the last no sooner than it arrives (cut-through at the link rate).
-void FastFabric::forward(const Run& run) {
-  uint64_t& free = output_free_ps_[run.chip][run.output];
-  const uint64_t start = std::max(run.head_arrival_ps, free);
-  const uint64_t end = std::max(start + run.serialization_ps, run.last_head_arrival_ps + serialization_ps(run.last_packet_flits));
-  free = end;
-  const Message& message = messages_[run.message];
-  const TrafficClass traffic_class = extension_of(*message.payload).traffic_class;
-  const uint64_t wait = start - run.head_arrival_ps;
+void FastFabric::serve() {
+  wake_at_ps_ = kNever;
+  decide(current_time().value());
+  if (!due_.empty()) wake_no_later_than(due_.top().at_ps);  // after the horizon: a hop from now or later
+}
+
+void FastFabric::arrive(uint32_t run_index) {
+  const Run& run = runs_[run_index];
+  const uint32_t chip = run.chip;
+  const uint16_t port = run.output;
+  const uint32_t input = run.source_gpu * links_per_gpu_ + run.source_link;
+  advance_output(chip, port, run.arrival_ps - 1);
+  Output& output = output_state_[chip][port];
+  output.coming.pop();  // this run's arrival: the first of those coming (arrivals come in time order)
+  auto at = std::lower_bound(output.inputs.begin(), output.inputs.end(), input,
+                             [](const InputQueue& queue, uint32_t link) { return queue.link < link; });
+  runs_[run_index].next_in_queue = ~0u;
+  if (at == output.inputs.end() || at->link != input) {
+    output.inputs.insert(at, InputQueue{input, run_index, run_index});
+  } else {
+    runs_[at->tail].next_in_queue = run_index;
+    at->tail = run_index;
+  }
+  schedule_output(chip, port);
+}
+
+// Packet by packet: when the link is free, the arbiter picks among the inputs whose next packet
+// has arrived (a run's packets arrive spread evenly from its first to its last); none has: the
+// link waits for the first to arrive. A lone input sends its run's packets back to back.
+void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps) {
+  Output& output = output_state_[chip][port];
+  const bool oldest_first = chip_oldest_first_[chip] != 0;
+  while (!output.inputs.empty()) {
+    // Round robin: the first input after the last one served (then from the lowest) whose next
+    // packet has arrived when the link is free; oldest first, or none arrived: the earliest.
+    const size_t count = output.inputs.size();
+    size_t chosen = count;
+    if (!oldest_first) {
+      const size_t first =
+          static_cast<size_t>(std::upper_bound(output.inputs.begin(), output.inputs.end(), output.last_input,
+                                               [](uint32_t link, const InputQueue& queue) { return link < queue.link; }) -
+                              output.inputs.begin());
+      for (size_t i = 0; i < count && chosen == count; ++i) {
+        const size_t index = first + i < count ? first + i : first + i - count;
+        if (next_head(runs_[output.inputs[index].head]) <= output.clock_ps) chosen = index;
+      }
+    }
+    if (chosen == count) {
+      uint64_t earliest = kNever;
+      for (size_t index = 0; index < count; ++index) {
+        const uint64_t head = next_head(runs_[output.inputs[index].head]);
+        if (head < earliest) {
+          earliest = head;
+          chosen = index;
+        }
+      }
+    }
+    const uint32_t run_index = output.inputs[chosen].head;
+    Run& run = runs_[run_index];
+    if (std::max(output.clock_ps, next_head(run)) > until_ps) return;
+    // A lone input sends its run's packets back to back, as far as they start by `until_ps`.
+    const bool alone = count == 1;
+    const uint64_t last_serialization = serialization_ps(run.last_packet_flits);
+    const uint64_t serialization = run.packets > 1 ? (run.serialization_ps - last_serialization) / (run.packets - 1) : 0;
+    do {
+      const uint64_t head = next_head(run);
+      const uint64_t start = std::max(output.clock_ps, head);
+      if (start > until_ps) break;
+      run.queueing_ps += start - head;
+      run.max_wait_ps = std::max(run.max_wait_ps, start - head);
+      run.sent++;
+      output.clock_ps = start + (run.sent == run.packets ? run.serialization_ps - serialization * (run.packets - 1)
+                                                          : serialization);
+    } while (alone && run.sent < run.packets);
+    InputQueue& queue = output.inputs[chosen];
+    output.last_input = queue.link;
+    if (run.sent == run.packets) {
+      if (run.next_in_queue != ~0u) {
+        queue.head = run.next_in_queue;
+      } else {
+        output.inputs.erase(output.inputs.begin() + static_cast<std::ptrdiff_t>(chosen));
+      }
+      finish_run(run_index, output.clock_ps);
+    }
+  }
+}
+
+// The run's packets are through: counted on the output's link, its buffer space goes back to its
+// link a hop after its last packet left the input, and its message lands with its last run.
+void FastFabric::finish_run(uint32_t run_index, uint64_t end) {
+  const Run run = runs_[run_index];
+  runs_.give(run_index);
+  Message& record = messages_[run.message];
+  const TrafficClass traffic_class = extension_of(*record.payload).traffic_class;
   outputs_[run.chip][run.output]->record_transfer(traffic_class, run.first_of_message ? 1 : 0, run.packets,
                                                   run.wire_flits, run.payload_bytes, run.serialization_ps, end,
-                                                  wait * run.packets, wait);
+                                                  run.queueing_ps, run.max_wait_ps);
   chips_[run.chip]->count_forwarded(traffic_class, run.packets, run.wire_flits);
-  Message& record = messages_[run.message];
   record.landing_ps = std::max(record.landing_ps, end + latency_ps_);
+  const uint32_t link_index = run.source_gpu * links_per_gpu_ + run.source_link;
+  Link& link = links_[link_index];
+  const std::pair<uint64_t, uint32_t> back{end + latency_ps_, run.wire_flits};
+  auto at = link.returns.end();
+  while (at != link.returns.begin() && (at - 1)->first > back.first) --at;
+  link.returns.insert(at, back);
+  if (link.stalled_since_ps != kNever && link.wake_ps == kNever) advance_link(link_index, horizon_ps_ + latency_ps_);
   if (--record.runs_left == 0) land(run.message);
 }
 
 void FastFabric::land(uint32_t slot) {
   Message& record = messages_[slot];
   tlm::tlm_generic_payload& message = *record.payload;
-  extension_of(message).tail_arrival = picoseconds(record.landing_ps);
-  gpus_[record.destination]->land(message, picoseconds(record.landing_ps));
-  message.release();
+  const sc_core::sc_time landing = picoseconds(record.landing_ps);
+  const uint32_t destination = record.destination;
+  extension_of(message).tail_arrival = landing;
   record.payload = nullptr;
-  free_slots_.push_back(slot);
+  messages_.give(slot);
   --in_flight_;
+  gpus_[destination]->land(message, landing);
+  message.release();
 }
 
 uint64_t FastFabric::describe_outstanding(std::ostream& os, uint64_t max_lines) const {
   uint64_t shown = 0;
-  for (const Message& record : messages_) {
+  for (uint32_t slot = 0; slot < messages_.size(); ++slot) {
+    const Message& record = messages_[slot];
     if (record.payload == nullptr) continue;
     if (shown++ < max_lines) {
       const NvlinkExtension& ext = extension_of(*record.payload);
       os << "  " << name() << ": " << to_string(ext.opcode) << " GPU " << record.source << "#" << ext.sequence
-         << " -> GPU " << record.destination << ", " << record.runs_left << " runs still to leave the switch\n";
+         << " -> GPU " << record.destination << ", " << record.runs_left << " runs of its packets not yet through\n";
     }
+  }
+  for (uint32_t index = 0; index < links_.size(); ++index) {
+    const Link& link = links_[index];
+    if (link.waiting == 0 || shown++ >= max_lines) continue;
+    os << "  " << name() << ": GPU " << index / links_per_gpu_ << " link " << index % links_per_gpu_ << ": "
+       << link.waiting << " messages' packets waiting"
+       << (link.stalled_since_ps != kNever ? ", for buffer space at its switch input" : "") << "\n";
   }
   return in_flight_;
 }

@@ -147,7 +147,7 @@ void GpuLinkEngines::send_to_fast_fabric(const TxItem& message, uint32_t packet_
   ext.issuer_link = static_cast<uint8_t>(fast_packets_[0].link);
   stats_.messages_sent++;
   stats_.payload_bytes_sent += ext.payload_bytes;
-  fast_fabric_->send_message(gpu_id_, payload, fast_packets_.data(), probe.packet_count);
+  fast_fabric_->send_message(gpu_id_, message.stream, payload, fast_packets_.data(), probe.packet_count);
   payload.release();  // the fabric holds its own reference
 }
 

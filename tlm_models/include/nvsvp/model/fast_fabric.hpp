@@ -2,21 +2,27 @@
 // packets (docs/models/packet_fabric.md) timed without an event per packet. A GPU hands it each
 // message whole, cut into the packets the packet fabric would send, each on the link its own
 // address interleaves to (GpuLinkEngines::send_to_fast_fabric, the packet fabric's own cutting).
-// The fabric then works out, by arithmetic, when each packet leaves its GPU link (the link's
-// packets back to back, messages in the order they were handed over), when its head reaches its
-// switch chip, which output of the chip it leaves by (the chip's own route lookup), when it
-// leaves (each output serving what reaches it in order of arrival, cut through) and when its tail
-// lands; the message lands with its last packet. A message's packets from one link to one output
-// travel as one run: a run is the unit of arbitration at an output, a packet the unit of every
-// count. One SystemC method process serves the outputs, waking once per stretch of
-// a link's latency rather than per packet.
+// What a message puts on one GPU link is a share: a link sends its shares in the order they were
+// handed over, each once the link is free and the switch input it feeds has buffer space (credits)
+// for it, its packets back to back. A share's packets for one output of the chip (the chip's own
+// route lookup of each packet's address) are a run: each output serves the runs that reach it in
+// order of arrival, cut through, and the run's buffer space goes back to its link a hop after its
+// last packet left. A message lands with its last packet. A packet is the unit of every count, a
+// run the unit of arbitration and credits.
+//
+// Time: one SystemC method process serves the fabric in its own order of events. At a time `now`
+// nothing handed over later can reach a switch before now + one hop, so everything due by then
+// (runs arriving, links starting) is decided at once, in time order, and a link may start what it
+// can by a hop later still (the buffer space back by then is known); the process wakes when the
+// first thing is due and so about once per hop's latency of traffic, not once per packet.
 //
 // It moves unicast writes (sends and chunks); anything else ends the run with a message naming
-// it. It keeps no credits: switch inputs and GPU receive buffers are taken as deep enough, and
-// an input feeds its outputs at link rate (docs/models/fabric_engine.md says what that costs).
+// it. The GPUs' receive buffers are taken as deep enough (a GPU drains its input at line rate, so
+// their credits never run out on the packet fabric either).
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <ostream>
 #include <queue>
 #include <vector>
@@ -28,6 +34,7 @@
 #include "nvsvp/model/gpu_link_engines.hpp"
 #include "nvsvp/model/nvlink_params.hpp"
 #include "nvsvp/model/nvlink_port.hpp"
+#include "nvsvp/model/slot_pool.hpp"
 #include "nvsvp/model/switch_chip.hpp"
 
 namespace nvsvp::model {
@@ -50,35 +57,73 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   void attach_chip(SwitchChip& chip);
   void attach_gpu(Gpu& gpu, std::vector<LinkWiring> links);
 
-  void send_message(uint32_t gpu, tlm::tlm_generic_payload& message, const FastPacket* packets,
+  void send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_payload& message, const FastPacket* packets,
                     uint32_t count) override;
 
   // Messages handed over and not yet landed.
   uint64_t messages_in_flight() const { return in_flight_; }
-  // Lists up to `max_lines` of them (source, destination, runs still to leave the switch);
-  // returns how many there are.
+  // Lists up to `max_lines` of them (source, destination, what is left of them), then the links
+  // waiting for buffer space; returns how many messages there are.
   uint64_t describe_outstanding(std::ostream& os, uint64_t max_lines) const;
 
  private:
-  // One message's consecutive packets from one GPU link to one switch output.
+  static constexpr uint32_t kMaxRunsPerShare = 8;  // outputs towards one GPU on one chip
+  static constexpr uint64_t kNever = ~0ull;
+
+  // One message's packets from one GPU link to one output of the chip the link reaches.
   struct Run {
-    uint64_t head_arrival_ps = 0;       // its first packet's head at the chip (ready to leave)
-    uint64_t last_head_arrival_ps = 0;  // its last packet's
-    uint64_t order = 0;                 // ties between runs ready at once: the order they were made
-    uint64_t serialization_ps = 0;      // its packets' time on the output link, each rounded as a port rounds it
+    uint64_t first_offset_ps = 0;   // its first packet's start, after its share's start
+    uint64_t last_offset_ps = 0;    // its last packet's
+    uint64_t arrival_ps = 0;        // its first packet's head at the chip (set when its share starts)
+    uint64_t serialization_ps = 0;  // its packets' time on a link, each rounded as a port rounds it
     uint64_t payload_bytes = 0;
-    uint32_t message = 0;  // the message's slot
-    uint32_t chip = 0;
+    uint32_t message = 0;
     uint32_t packets = 0;
     uint32_t wire_flits = 0;
     uint32_t last_packet_flits = 0;
+    uint32_t source_gpu = 0;
+    uint32_t source_link = 0;
+    uint32_t chip = 0;
     uint16_t output = 0;
     bool first_of_message = false;  // holds the message's packet 0
+    // At its output: the run after it from its input, packets sent so far, their summed and
+    // longest waits from arrival to start.
+    uint32_t next_in_queue = ~0u;
+    uint32_t sent = 0;
+    uint64_t queueing_ps = 0;
+    uint64_t max_wait_ps = 0;
   };
-  struct LaterRun {
-    bool operator()(const Run& a, const Run& b) const {
-      return a.head_arrival_ps != b.head_arrival_ps ? a.head_arrival_ps > b.head_arrival_ps : a.order > b.order;
-    }
+  // One output of a chip: its schedule is decided up to `clock_ps` (its link free from then), and
+  // the inputs with runs for it, each a queue in order of arrival; the output takes a packet at a
+  // time from them by its arbiter (round robin by input after `last_input`, or the oldest head).
+  struct InputQueue {
+    uint32_t link = 0;  // gpu * links + link
+    uint32_t head = 0;  // runs, linked by next_in_queue
+    uint32_t tail = 0;
+  };
+  struct Output {
+    uint64_t clock_ps = 0;
+    std::vector<InputQueue> inputs;  // by link index
+    uint32_t last_input = ~0u;
+    uint32_t version = 0;  // of its due entry: an older one is stale
+    // When the runs on their way to it (their links started) arrive: until the first of them, no
+    // packet but those it holds can ask for it.
+    std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> coming;
+  };
+  // What one message puts on one GPU link.
+  struct Share {
+    uint32_t message = 0;
+    uint32_t stream = 0;
+    uint32_t runs = 0;
+    uint32_t run[kMaxRunsPerShare] = {};
+    uint64_t ready_ps = 0;           // handed over
+    uint64_t busy_ps = 0;            // its packets' serialization
+    uint64_t offsets_ps = 0;         // its packets' starts after the share's, summed
+    uint64_t last_offset_ps = 0;     // its last packet's
+    uint64_t payload_bytes = 0;
+    uint32_t packets = 0;
+    uint32_t wire_flits = 0;
+    bool first_of_message = false;  // holds the message's packet 0
   };
   struct Message {
     tlm::tlm_generic_payload* payload = nullptr;
@@ -87,50 +132,92 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     uint32_t source = 0;
     uint32_t destination = 0;
   };
-  // What one message puts on one of its GPU's links.
-  struct LinkShare {
-    uint64_t start_ps = 0;
-    uint64_t busy_ps = 0;  // its packets' serialization so far
-    uint64_t queueing_ps = 0;   // its packets' waits, from when the message was handed over to their start
-    uint64_t last_wait_ps = 0;  // the last packet's (the longest)
-    uint64_t payload_bytes = 0;
-    uint32_t packets = 0;
-    uint32_t wire_flits = 0;
-    uint32_t runs = 0;  // its runs (one per output its packets leave by), indexes into runs_
-    uint32_t run_index[8] = {};
+  // One GPU link: its shares waiting, a queue per executor stream served round robin as the link
+  // engines serve theirs (a share at a time where they take a packet at a time), when it is free,
+  // and the buffer space of the switch input it feeds (request class): flits free now, and what
+  // comes back when.
+  struct Link {
+    std::deque<uint32_t> shares[kExecutorStreams];
+    uint32_t waiting = 0;     // shares in all queues
+    uint32_t next_stream = 0;
+    uint64_t free_ps = 0;
+    int64_t credits = 0;
+    std::deque<std::pair<uint64_t, uint32_t>> returns;  // (time, flits), in time order
+    uint64_t wake_ps = kNever;  // a wake already due for it
+    uint64_t stalled_since_ps = kNever;  // waiting for credits since
   };
-  static constexpr uint32_t kMaxRunsPerLink = 8;  // outputs towards one GPU on one chip
+  // Something due at a time (a run reaching its chip, a link to look at again): the process
+  // decides it once nothing later can come before it.
+  enum class DueKind : uint8_t { run, link, output };
+  struct Due {
+    uint64_t at_ps = 0;
+    uint64_t order = 0;  // ties: the order they were made
+    uint32_t index = 0;  // a run, a link (gpu * links + link), or an output (chip << 16 | port)
+    uint32_t version = 0;  // an output's
+    DueKind kind = DueKind::run;
+    // In time order; at one time runs and links before outputs (an output decides once everything
+    // reaching it then has), then in the order they were made.
+    bool operator>(const Due& o) const {
+      if (at_ps != o.at_ps) return at_ps > o.at_ps;
+      if ((kind == DueKind::output) != (o.kind == DueKind::output)) return kind == DueKind::output;
+      return order > o.order;
+    }
+  };
 
+  // When the run's next packet reaches its chip: its packets arrive spread evenly from its first's
+  // arrival to its last's.
+  static uint64_t next_head(const Run& run) {
+    if (run.sent == 0 || run.packets == 1) return run.arrival_ps;
+    return run.arrival_ps + (run.last_offset_ps - run.first_offset_ps) * run.sent / (run.packets - 1);
+  }
   // The wire time of `flits`, rounded to the picosecond as NvlinkPort rounds it.
   uint64_t serialization_ps(uint32_t flits) const { return (flits * flit_time_fs_ + 500) / 1000; }
-  // The run of `share`'s packets to `output` of `chip`, made if the link has none yet.
-  Run& run_for(LinkShare& share, uint32_t chip, uint16_t output, uint32_t message);
-  // Sends every run ready by `horizon_ps` (the method process).
+  uint32_t run_for(Share& share, uint32_t chip, uint16_t output);
+  void push_due(const Due& due);
+  // Starts link `index`'s shares that can start by `horizon_ps` (free link, credits known and
+  // enough); asks to be looked at again when the next one could.
+  void advance_link(uint32_t index, uint64_t horizon_ps);
+  void start_share(uint32_t link_index, uint32_t share_index, uint64_t start_ps);
+  // Decides everything due by a hop from `now`, in time order.
+  void decide(uint64_t now);
+  // The method process: decides, then wakes when the next due is.
   void serve();
-  void forward(const Run& run);
+  // The process runs again by `at_ps` (now if that has passed).
+  void wake_no_later_than(uint64_t at_ps);
+  // A run reached its output: the output's schedule up to its arrival first, then it queues.
+  void arrive(uint32_t run_index);
+  // Decides output (chip, port)'s packets that start by `until_ps`, one at a time among its inputs.
+  void advance_output(uint32_t chip, uint16_t port, uint64_t until_ps);
+  // The output's next packet could start when its due says (none left: no due).
+  void schedule_output(uint32_t chip, uint16_t port);
+  // The run's last packet left at `end_ps`.
+  void finish_run(uint32_t run_index, uint64_t end_ps);
   void land(uint32_t slot);
 
   uint64_t latency_ps_;
   uint64_t flit_time_fs_;
   uint64_t head_flit_ps_;
+  uint64_t horizon_ps_ = 0;  // everything due by this time is decided
   std::vector<SwitchChip*> chips_;
-  std::vector<uint64_t> chip_latency_ps_;           // [chip]: its internal latency
-  std::vector<std::vector<uint64_t>> output_free_ps_;  // [chip][port]: when its link is free
-  std::vector<std::vector<NvlinkPort*>> outputs_;       // [chip][port]: its link towards the GPU
+  std::vector<uint64_t> chip_latency_ps_;              // [chip]: its internal latency
+  std::vector<int64_t> chip_input_flits_;              // [chip]: an input's buffer, request class, all VCs
+  std::vector<std::vector<Output>> output_state_;      // [chip][port]
+  std::vector<uint8_t> chip_oldest_first_;             // [chip]: its arbiter takes the oldest head
+  std::vector<std::vector<NvlinkPort*>> outputs_;      // [chip][port]: its link towards the GPU
   std::vector<Gpu*> gpus_;
-  std::vector<std::vector<LinkWiring>> links_;  // [gpu][link]
-  std::vector<std::vector<uint64_t>> link_free_ps_;  // [gpu][link]: when the GPU link is free
-  std::priority_queue<Run, std::vector<Run>, LaterRun> pending_;
-  std::vector<Message> messages_;
-  std::vector<uint32_t> free_slots_;
-  uint64_t in_flight_ = 0;
+  uint32_t links_per_gpu_ = 0;
+  std::vector<LinkWiring> wiring_;  // [gpu * links + link]
+  std::vector<Link> links_;         // [gpu * links + link]
+  SlotPool<Run> runs_;
+  SlotPool<Share> shares_;
+  SlotPool<Message> messages_;
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
   uint64_t next_order_ = 0;
-  // send_message's scratch: per link of the sending GPU, and the runs being made.
-  std::vector<LinkShare> shares_;
+  uint64_t in_flight_ = 0;
+  std::vector<uint32_t> share_of_link_;  // send_message's scratch: per link of the GPU, its share (or kNoShare)
   std::vector<uint32_t> links_used_;
-  std::vector<Run> runs_;
   sc_core::sc_event wake_;
-  uint64_t wake_at_ps_ = ~0ull;  // the pending wake, if any
+  uint64_t wake_at_ps_ = kNever;  // the process's pending wake
 };
 
 }  // namespace nvsvp::model

@@ -96,9 +96,10 @@ class FastFabricSink {
  public:
   virtual ~FastFabricSink() = default;
   // `message` (its extension filled as it will land: packet 0 of 1, the whole message's sizes),
-  // ready to leave GPU `gpu` now; the fabric takes its own reference.
-  virtual void send_message(uint32_t gpu, tlm::tlm_generic_payload& message, const FastPacket* packets,
-                            uint32_t count) = 0;
+  // issued by executor stream `stream` of GPU `gpu` and ready to leave now; the fabric takes its
+  // own reference.
+  virtual void send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_payload& message,
+                            const FastPacket* packets, uint32_t count) = 0;
 };
 
 // The mask of a chunk message that carries all of a chunk's `writes` writes (at most 64).

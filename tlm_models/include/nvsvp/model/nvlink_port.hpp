@@ -171,6 +171,10 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   void record_transfer(TrafficClass traffic_class, uint32_t messages, uint32_t packets, uint64_t wire_flits,
                        uint64_t payload_bytes, uint64_t busy_ps, uint64_t end_ps, uint64_t queueing_ps,
                        uint64_t max_queueing_ps);
+  // The fast fabric's sender waited `ps` for credits of `traffic_class` (HopStats::credit_stall_ps).
+  void record_credit_stall(TrafficClass traffic_class, uint64_t ps) {
+    hop_stats_.credit_stall_ps[static_cast<size_t>(traffic_class)] += ps;
+  }
   // Credits not yet returned, in flits, summed over all VCs (0 when the receiver is empty).
   uint64_t credits_outstanding() const;
   void describe_state(std::ostream& os) const;
