@@ -34,6 +34,13 @@ const char* const kScenario =
 
 using test::result_of;
 
+// fastermoe's payload of rows and counts: without its clear-to-send flags (16 bytes each, once
+// per direction), the rendezvous of its two-sided NCCL calls.
+uint64_t fastermoe_row_payload(const json& faster, const char* direction) {
+  const auto flags = faster.at("plan").at("clear_to_send_flags").get<uint64_t>();
+  return faster.at("payload_bytes").at(direction).get<uint64_t>() - 16 * flags;
+}
+
 // Each test runs in its own process (ctest), so each runs the scenario once.
 class Baselines : public ::testing::Test {
  protected:
@@ -73,8 +80,8 @@ TEST_F(Baselines, TutelPadsToTheCapacityOnTheWireButNotInThePayload) {
   const auto capacity = tutel.at("plan").at("capacity").get<uint64_t>();
   for (const char* direction : {"gpu_to_switch", "switch_to_gpu"}) {
     SCOPED_TRACE(direction);
-    EXPECT_EQ(tutel.at("payload_bytes").at(direction), faster.at("payload_bytes").at(direction));
-    const uint64_t remote_rows = (faster.at("payload_bytes").at(direction).get<uint64_t>() - kCountBytes) / row_bytes();
+    EXPECT_EQ(tutel.at("payload_bytes").at(direction).get<uint64_t>(), fastermoe_row_payload(faster, direction));
+    const uint64_t remote_rows = (fastermoe_row_payload(faster, direction) - kCountBytes) / row_bytes();
     const uint64_t padded_rows = uint64_t{kGpus} * (kGpus - 1) * kLocalExperts * capacity;
     EXPECT_EQ(tutel.at("plan").at("padding_wire_bytes").get<uint64_t>(), (padded_rows - remote_rows) * row_bytes());
     EXPECT_GT(tutel.at("traffic_bytes").at(direction).get<uint64_t>(),
@@ -98,11 +105,21 @@ TEST_F(Baselines, TutelKeepsTheFastestDegreeItTried) {
   EXPECT_EQ(tutel.at("plan").at("degree").get<double>(), fastest_degree);
 }
 
+// fastermoe runs FastMoE's smart schedule at its default pipeline granularity: the 8 GPUs in two
+// groups of 4, so two steps, each with one NCCL call per local expert, dispatch and combine.
+TEST_F(Baselines, FastermoeExchangesWithGroupsOfFourOneCallPerLocalExpert) {
+  const json& plan = result_of(report_, "fastermoe").at("plan");
+  EXPECT_EQ(plan.at("group_size").get<double>(), 4.0);
+  EXPECT_EQ(plan.at("steps").get<double>(), 2.0);
+  EXPECT_EQ(plan.at("calls").get<double>(), 2.0 * 2.0 * kLocalExperts);
+  EXPECT_GT(plan.at("clear_to_send_flags").get<double>(), 0.0);
+}
+
 // ccfuser's expert GPUs read their rows: one response through the switch per remote (token,
 // expert) row; the write-based schemes send none.
 TEST_F(Baselines, CcfuserPullsItsDispatchAsReads) {
   const json& faster = result_of(report_, "fastermoe");
-  const uint64_t remote_rows = (faster.at("payload_bytes").at("gpu_to_switch").get<uint64_t>() - kCountBytes) / row_bytes();
+  const uint64_t remote_rows = (fastermoe_row_payload(faster, "gpu_to_switch") - kCountBytes) / row_bytes();
   EXPECT_EQ(result_of(report_, "ccfuser").at("switch").at("forwarded_responses").get<uint64_t>(), remote_rows);
   for (const char* scheme : {"deepep", "tutel", "fastermoe"}) {
     EXPECT_EQ(result_of(report_, scheme).at("switch").at("forwarded_responses").get<uint64_t>(), 0u) << scheme;

@@ -737,26 +737,105 @@ TEST_F(FirmwareTest, TutelPlanPadsEveryExpertToTheCapacityAndPipelinesItsChunks)
   EXPECT_EQ(plan.row_regions.size(), 2u);
 }
 
-// fastermoe's smart schedule: after the count exchange, the exchange is pairwise, step j sending
-// to the peer at distance +j only (step 0 the GPU's own rows, local copies), and the experts run
-// once per step, on the rows from the peer at distance -j.
-TEST_F(FirmwareTest, FastermoePlanExchangesPairwiseByDistance) {
-  const LayerPlan plan = build_layer("fastermoe", layer_);
+// fastermoe's smart schedule (FastMoE's smart_schedule header), here with groups of 2 of the 4 GPUs:
+// after the count exchange, step 0 exchanges rows within the GPU's own group and step 1 with the
+// other group, one call per local expert carrying only that expert's rows; the experts stream
+// waits for every call of a step, then runs one GEMM pair per expert that has rows.
+TEST_F(FirmwareTest, FastermoeExchangesWithOneGroupAtATimeAndOneCallPerExpert) {
+  auto spec = std::make_shared<MoeLayerSpec>(*firmware_small_layer());
+  spec->software.fastermoe_group_size = 2;
+  spec->gpu_sms = 132;
+  const LayerPlan plan = build_layer("fastermoe", spec);
+  const MoeRouting& routing = spec->routing;
+  const uint32_t per_gpu = routing.experts_per_gpu();
+  std::map<std::string, double> figures(plan.figures.begin(), plan.figures.end());
+  EXPECT_EQ(figures["group_size"], 2.0);
+  EXPECT_EQ(figures["steps"], 2.0);
+  EXPECT_EQ(figures["calls"], 2.0 * 2 * per_gpu) << "dispatch and combine, per step and local expert";
+  // rows[g][d][e]: g's (token, expert) pairs on GPU d's local expert e.
+  using PerExpert = std::vector<uint64_t>;
+  std::vector<std::vector<PerExpert>> rows(kGpus, std::vector<PerExpert>(kGpus, PerExpert(per_gpu, 0)));
+  for (uint64_t t = 0; t < routing.tokens(); ++t) {
+    for (uint32_t k = 0; k < routing.top_k; ++k) {
+      const uint16_t e = routing.experts_of(t)[k];
+      rows[routing.home_of_token(t)][routing.gpu_of_expert(e)][e % per_gpu]++;
+    }
+  }
   for (uint32_t g = 0; g < kGpus; ++g) {
     SCOPED_TRACE("GPU " + std::to_string(g));
-    std::vector<uint32_t> peers;  // the peers of the dispatch's row messages, in order
+    // The dispatch's row messages (one row each, chunk_tokens 1), in order: their peers' groups
+    // at distance 0 first, then 1; every remote row sent once.
+    std::vector<uint32_t> distances;
+    uint64_t sent = 0;
     for (const hw::Task& t : plan.sequences[g].tasks) {
-      if (t.kind == hw::TaskKind::send && t.chunk_writes > 0 && t.phase == 0) peers.push_back(t.peer);
+      if (t.kind != hw::TaskKind::send || t.chunk_writes == 0 || t.phase != 0) continue;
+      distances.push_back((t.peer / 2 + 2 - g / 2) % 2);
+      sent += t.chunk_writes;
     }
-    ASSERT_FALSE(peers.empty());
-    EXPECT_EQ(peers.front(), (g + 1) % kGpus) << "the first rows go to the distance-1 peer";
-    uint32_t distance = 1;
-    for (uint32_t p : peers) {
-      const uint32_t d = (p + kGpus - g) % kGpus;
-      EXPECT_GE(d, distance) << "steps in order of distance";
-      distance = d;
+    EXPECT_TRUE(std::is_sorted(distances.begin(), distances.end()));
+    uint64_t remote = 0;
+    for (uint32_t d = 0; d < kGpus; ++d) {
+      for (uint32_t e = 0; e < per_gpu; ++e) remote += d == g ? 0 : rows[g][d][e];
     }
-    EXPECT_EQ(count_tasks(plan.extra_sequences[g].front(), hw::TaskKind::wait_counter), kGpus);
+    EXPECT_EQ(sent, remote);
+    // The experts stream: a wait per step and local expert for exactly that expert's rows from the
+    // step's group, then a GEMM pair (one busy expert) per expert with rows, then a signal.
+    const hw::WorkSequence& experts = plan.extra_sequences[g].front();
+    EXPECT_EQ(experts.sms, 132u - spec->software.nccl_channels);
+    std::vector<uint64_t> awaited;
+    for (const hw::Task& t : experts.tasks) {
+      if (t.kind == hw::TaskKind::wait_counter) awaited.push_back(t.arrivals);
+    }
+    std::vector<uint64_t> expected;
+    uint64_t busy = 0;
+    for (uint32_t step = 0; step < 2; ++step) {
+      const uint32_t group = (g / 2 + 2 - step) % 2;
+      for (uint32_t e = 0; e < per_gpu; ++e) {
+        expected.push_back(rows[2 * group][g][e] + rows[2 * group + 1][g][e]);
+        busy += expected.back() > 0;
+      }
+    }
+    EXPECT_EQ(awaited, expected);
+    EXPECT_EQ(count_tasks(experts, hw::TaskKind::gemm), 2 * busy);
+  }
+}
+
+// NCCL's send and receive are two-sided: every GPU tells each peer it receives rows from that its
+// receive is posted (a flag), and sends rows only once it has waited for the flags of its call.
+// Every flag a GPU sends is awaited by its peer, so no call waits for a flag that never comes.
+TEST_F(FirmwareTest, FastermoeSendsItsRowsOnlyAfterTheReceiversFlags) {
+  const LayerPlan plan = build_layer("fastermoe", layer_);
+  // Flags: 16-byte single writes other than the count exchange's.
+  auto is_flag = [](const hw::Task& t) {
+    return t.kind == hw::TaskKind::send && t.chunk_writes == 0 && t.bytes == 16 && t.counter != kCountsCounter;
+  };
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> flags_to;  // (GPU, counter) -> flags it receives
+  uint64_t flags = 0;
+  for (uint32_t g = 0; g < kGpus; ++g) {
+    for (const hw::Task& t : plan.sequences[g].tasks) {
+      if (is_flag(t)) flags_to[{t.peer, t.counter}]++, flags++;
+    }
+  }
+  ASSERT_GT(flags, 0u);
+  std::map<std::string, double> figures(plan.figures.begin(), plan.figures.end());
+  EXPECT_EQ(figures["clear_to_send_flags"], static_cast<double>(flags));
+  for (uint32_t g = 0; g < kGpus; ++g) {
+    SCOPED_TRACE("GPU " + std::to_string(g));
+    std::map<uint32_t, uint64_t> awaited;
+    bool cleared = false;  // the current call has waited for its flags
+    for (const hw::Task& t : plan.sequences[g].tasks) {
+      if (t.kind == hw::TaskKind::wait_counter && flags_to.count({g, t.counter}) != 0) {
+        awaited[t.counter] += t.arrivals;
+        cleared = true;
+      } else if (t.kind == hw::TaskKind::wait_counter) {
+        cleared = false;  // a call ends on its rows; the next one waits for its own flags
+      } else if (t.kind == hw::TaskKind::send && t.chunk_writes > 0) {
+        EXPECT_TRUE(cleared) << "rows to GPU " << t.peer << " before the call's flags";
+      }
+    }
+    for (const auto& [key, n] : flags_to) {
+      if (key.first == g) EXPECT_EQ(awaited[key.second], n) << "counter " << key.second;
+    }
   }
 }
 

@@ -244,6 +244,9 @@ class PartialSender {
 // The home GPU's combine: waits for every partial of its tokens, a software.sync_ns barrier, then
 // sums them into the output buffer.
 void append_home_combine(LayerPlan& plan, hw::WorkSequence& seq, uint32_t home);
+// Its part after the wait, for a schedule that has already waited for every partial on counters
+// of its own: the barrier (software.sync_ns) and the sum.
+void append_home_sum(LayerPlan& plan, hw::WorkSequence& seq, uint32_t home);
 // Its pieces: the time of summing `partials` partials (HBM traffic), and the kernel that sums
 // every partial of the home's tokens into the output buffer (their functional effect).
 hw::Task partial_sum_task(const MoeLayerSpec& spec, hw::PhaseId phase, uint64_t partials, const MoeBuffers& buffers,

@@ -493,8 +493,12 @@ hw::Kernel home_sum_kernel(const LayerPlan& plan, uint32_t gpu) {
 }
 
 void append_home_combine(LayerPlan& plan, hw::WorkSequence& seq, uint32_t home) {
+  seq.tasks.push_back(hw::Task::wait(kCombinePhase, kCombineCounter, copies_of_home(plan, home)));
+  append_home_sum(plan, seq, home);
+}
+
+void append_home_sum(LayerPlan& plan, hw::WorkSequence& seq, uint32_t home) {
   const uint64_t partials = copies_of_home(plan, home);
-  seq.tasks.push_back(hw::Task::wait(kCombinePhase, kCombineCounter, partials));
   append_software_cost(seq, kCombinePhase, plan.spec->software.sync_ns);
   seq.kernels.push_back(home_sum_kernel(plan, home));
   seq.tasks.push_back(partial_sum_task(*plan.spec, kCombinePhase, partials, plan.buffers,

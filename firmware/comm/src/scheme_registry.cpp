@@ -34,8 +34,9 @@ const std::vector<SchemeEntry>& entries() {
                                          "the experts (degree searched when software.tutel_degree is 0)");
     tutel.nccl_channels = true;
     tutel.searches_degree = true;
-    SchemeTraits fastermoe = traits("fastermoe", "FasterMoE: pairwise exchanges by distance on NCCL's channels, "
-                                                 "the experts computing each peer's rows as the next one arrives");
+    SchemeTraits fastermoe = traits("fastermoe", "FasterMoE: exchanges with one group of GPUs at a time, an NCCL call "
+                                                 "per local expert, the experts computing one group's rows as the next "
+                                                 "group's arrive");
     fastermoe.nccl_channels = true;
     SchemeTraits dualpipe{"dualpipe", "DeepEP's layers under DeepSeek-V3's DualPipe schedule",
                           "deepep"};

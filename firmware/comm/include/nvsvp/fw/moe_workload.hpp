@@ -127,6 +127,10 @@ struct SoftwareParams {
   // this many chunks of the capacity; 0: Tutel's adaptive choice, every degree of 1, 2, 4, 8 tried
   // and the fastest kept (the platform simulates each, docs/decisions.md).
   uint32_t tutel_degree = 0;
+  // FasterMoE's pipeline granularity (`fastermoe`): GPUs per group of its smart schedule, whose
+  // steps exchange with one group at a time. FastMoE's default (FMOE_FASTER_GROUP_SIZE unset: 4,
+  // the smart_schedule source of github laekov/fastmoe); capped at the GPUs.
+  uint32_t fastermoe_group_size = 4;
   // Software costs of the software all-to-all (deepep and the schemes on its all-to-all; tutel and fastermoe), on top of the traffic
   // they cause (the count exchange's messages are simulated): turning the exchanged token counts
   // into receive offsets (assumed: one small kernel, 5 us), the barrier that ends dispatch and
@@ -184,6 +188,10 @@ struct SoftwareParams {
     v("tutel_degree", tutel_degree,
       "tutel: pipelining degree (chunks of the capacity); 0 tries 1, 2, 4 and 8 and keeps the fastest",
       hw::between(0, 64));
+    v("fastermoe_group_size", fastermoe_group_size,
+      "fastermoe: GPUs per group of the smart schedule (FastMoE's FMOE_FASTER_GROUP_SIZE, 4); each step "
+      "exchanges with one group",
+      hw::between(1, 1024));
     v("count_exchange_ns", count_exchange_ns,
       "software all-to-all: time to turn the exchanged token counts into offsets before dispatch, ns",
       hw::between(0.0, 1e9));
