@@ -286,7 +286,7 @@ void add_compare_command(CLI::App& app, Options& o, Commands& c) {
       ->check(kNonEmptyPath);
   c.compare->add_option("B", o.compare_b, "the second run's output folder")->required()->check(kNonEmptyPath);
   c.compare->add_option("--tolerance", o.tolerances,
-                        "KEY=FRACTION, KEY one of layer_time (and each phase's end), gpu_finish, link_bytes "
+                        "KEY=FRACTION, KEY one of layer_time, phase_end, gpu_finish, link_bytes "
                         "(payload and wire bytes and packets per link; 0: equal); repeatable. With any, "
                         "what differs beyond them is listed and the command exits 1");
 }

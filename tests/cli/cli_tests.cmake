@@ -188,6 +188,11 @@ add_test(NAME cli.every_scheme_recovers_from_link_and_chip_outages
 add_test(NAME cli.packet_fabric_every_scheme_passes
          COMMAND bash ${NVSVP_CLI_DIR}/packet_fabric_every_scheme.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
                  ${NVSVP_CLI_OUT}/packet_fabric_every_scheme)
+# The fast fabric against the packet fabric on small cases: links equal, layer within 1 %, each
+# GPU's finish within 2 %, every check passing on both (nvsvp compare --tolerance).
+add_test(NAME cli.fast_fabric_agrees_with_the_packet_fabric
+         COMMAND bash ${NVSVP_CLI_DIR}/fast_fabric_agrees.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
+                 ${NVSVP_CLI_OUT}/fast_fabric_agrees)
 # Expert weights in fp8, fp4 and bf16 with hot-expert replication: the broadcasts carry 0.5625x
 # and 2x the fp8 run's bytes for the same replicas, and every run passes its checks.
 add_test(NAME cli.weight_dtype_scales_the_replication_broadcasts

@@ -43,6 +43,7 @@ TEST(RunComparison, SameRunsAgreeWithinZeroTolerance) {
   EXPECT_EQ(c.schemes[0].links_differing, 0u);
   ComparisonTolerances exact;
   parse_tolerance("layer_time=0", exact);
+  parse_tolerance("phase_end=0", exact);
   parse_tolerance("gpu_finish=0", exact);
   parse_tolerance("link_bytes=0", exact);
   EXPECT_TRUE(differences_beyond(c, exact).empty());
@@ -66,6 +67,7 @@ TEST(RunComparison, ReportsEachFigureBeyondItsTolerance) {
 
   ComparisonTolerances tight;
   parse_tolerance("layer_time=0.01", tight);
+  parse_tolerance("phase_end=0.01", tight);
   parse_tolerance("gpu_finish=0.005", tight);
   parse_tolerance("link_bytes=0", tight);
   const std::vector<std::string> lines = differences_beyond(c, tight);

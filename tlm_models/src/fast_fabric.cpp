@@ -91,6 +91,7 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
       shares_[share_index].ready_ps = now;
       shares_[share_index].stream = stream;
       links_used_.push_back(packet.link);
+      refuse_across_partitions(first_link + packet.link, ext);
     }
     Share& share = shares_[share_index];
     const LinkWiring& wiring = wiring_[first_link + packet.link];
@@ -130,6 +131,16 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
   messages_[slot].runs_left = runs;
   for (const uint32_t link : links_used_) advance_link(first_link + link, horizon_ps_ + latency_ps_);
   links_used_.clear();
+}
+
+void FastFabric::refuse_across_partitions(uint32_t link_index, const NvlinkExtension& ext) {
+  const LinkWiring& wiring = wiring_[link_index];
+  const SwitchCsr& registers = chips_[wiring.chip]->registers();
+  if (!registers.partitioned() || registers.may_reach(wiring.port, ext.target_gpu)) return;
+  const std::string text = "GPU " + std::to_string(ext.source_gpu) + "#" + std::to_string(ext.sequence) +
+                           " writes to GPU " + std::to_string(ext.target_gpu) +
+                           " across partitions: the fast fabric does not refuse it yet (simulation.fabric: packet does)";
+  SC_REPORT_FATAL(name(), text.c_str());
 }
 
 void FastFabric::push_due(const Due& due) {

@@ -29,6 +29,7 @@ class ScenarioChecks {
     check_message_size();
     check_faults();
     check_partitions();
+    check_fast_fabric();
     check_stream();
     check_step();
     check_trace_files();
@@ -55,6 +56,7 @@ class ScenarioChecks {
   void check_message_size() const;
   void check_faults() const;
   void check_partitions() const;
+  void check_fast_fabric() const;
 
   const Scenario& scenario_;
   const KeyOrigins& origins_;
@@ -536,6 +538,31 @@ void ScenarioChecks::check_message_size() const {
 }
 
 }  // namespace
+
+// What the fast fabric moves so far (docs/models/fabric_engine.md): unicast writes, no faults, the
+// arbiters it emulates packet by packet.
+void ScenarioChecks::check_fast_fabric() const {
+  if (scenario_.simulation.fabric != "fast") return;
+  for (const std::string& scheme : scenario_.schemes) {
+    const fw::SchemeTraits& t = fw::scheme_traits(scheme);
+    if (t.multicast == fw::SwitchMulticast::none && !t.remote_reads) continue;
+    const Place at = origins_.blame({"simulation.fabric", "schemes"});
+    config_fail(at.origin, at.path,
+                "schemes that move unicast writes only on simulation.fabric: fast (its first part; packet or message "
+                "moves every scheme)",
+                scheme + (t.remote_reads ? ", which reads remote memory" : ", which uses the switch's multicast"));
+  }
+  if (!scenario_.faults.empty()) {
+    const Place at = origins_.blame({"simulation.fabric", "faults"});
+    config_fail(at.origin, at.path, "no faults on simulation.fabric: fast (not modelled on it yet; packet or message)",
+                std::to_string(scenario_.faults.size()) + " faults");
+  }
+  const std::string& arbiter = scenario_.platform.switch_chip.arbiter;
+  if (arbiter != "round_robin" && arbiter != "oldest_first") {
+    const Place at = origins_.blame({"platform.switch.arbiter", "simulation.fabric"});
+    config_fail(at.origin, at.path, "round_robin or oldest_first on simulation.fabric: fast", arbiter);
+  }
+}
 
 void check_scenario(const Scenario& scenario, const KeyOrigins& origins) { ScenarioChecks(scenario, origins).check(); }
 

@@ -226,12 +226,13 @@ void parse_tolerance(const std::string& text, ComparisonTolerances& tolerances) 
   const size_t equals = text.find('=');
   const std::string key = text.substr(0, equals);
   std::optional<double>* slot = key == "layer_time" ? &tolerances.layer_time
+                                : key == "phase_end"  ? &tolerances.phase_end
                                 : key == "gpu_finish" ? &tolerances.gpu_finish
                                 : key == "link_bytes" ? &tolerances.link_bytes
                                                       : nullptr;
   if (slot == nullptr || equals == std::string::npos) {
     throw ConfigError("command line (--tolerance " + text +
-                      "): expected KEY=FRACTION with KEY one of layer_time, gpu_finish, link_bytes");
+                      "): expected KEY=FRACTION with KEY one of layer_time, phase_end, gpu_finish, link_bytes");
   }
   const std::string value = text.substr(equals + 1);
   size_t used = 0;
@@ -259,13 +260,13 @@ std::vector<std::string> differences_beyond(const RunComparison& comparison, con
       lines.push_back(c.scheme + ": checks " + (c.passed_a ? "passed" : "failed") + " in A, " +
                       (c.passed_b ? "passed" : "failed") + " in B");
     }
-    if (tolerances.layer_time) {
-      const double limit = *tolerances.layer_time;
-      if (beyond(c.layer_time_us, limit)) {
-        lines.push_back(c.scheme + ": layer time " + fixed(c.layer_time_us.a, 3) + " us in A, " +
-                        fixed(c.layer_time_us.b, 3) + " in B (B/A " + ratio(c.layer_time_us) + ", tolerance " +
-                        fixed(limit, 4) + ")");
-      }
+    if (tolerances.layer_time && beyond(c.layer_time_us, *tolerances.layer_time)) {
+      lines.push_back(c.scheme + ": layer time " + fixed(c.layer_time_us.a, 3) + " us in A, " +
+                      fixed(c.layer_time_us.b, 3) + " in B (B/A " + ratio(c.layer_time_us) + ", tolerance " +
+                      fixed(*tolerances.layer_time, 4) + ")");
+    }
+    if (tolerances.phase_end) {
+      const double limit = *tolerances.phase_end;
       for (const auto& [phase, p] : c.phase_end_us) {
         if (beyond(p, limit)) {
           lines.push_back(c.scheme + ": " + phase + " ends at " + fixed(p.a, 3) + " us in A, " + fixed(p.b, 3) +

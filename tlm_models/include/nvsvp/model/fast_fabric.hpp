@@ -174,6 +174,8 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   uint64_t serialization_ps(uint32_t flits) const { return (flits * flit_time_fs_ + 500) / 1000; }
   uint32_t run_for(Share& share, uint32_t chip, uint16_t output);
   void push_due(const Due& due);
+  // A write the chip at the link's end would refuse (partitions) ends the run: not modelled yet.
+  void refuse_across_partitions(uint32_t link_index, const NvlinkExtension& ext);
   // Starts link `index`'s shares that can start by `horizon_ps` (free link, credits known and
   // enough); asks to be looked at again when the next one could.
   void advance_link(uint32_t index, uint64_t horizon_ps);

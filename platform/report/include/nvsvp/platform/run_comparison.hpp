@@ -66,17 +66,18 @@ struct RunComparison {
 
 // The largest relative differences allowed; a figure not given is not checked.
 struct ComparisonTolerances {
-  std::optional<double> layer_time;  // layer time and each phase's end
+  std::optional<double> layer_time;  // the layer time
+  std::optional<double> phase_end;   // each phase's end
   std::optional<double> gpu_finish;  // each GPU's finish
   std::optional<double> link_bytes;  // each link's payload and wire bytes and packets (0: equal)
-  bool any() const { return layer_time || gpu_finish || link_bytes; }
+  bool any() const { return layer_time || phase_end || gpu_finish || link_bytes; }
 };
 
 // Reads both folders. Throws ConfigError naming the file and key when a folder is not a run's
 // output (no report.json, a key missing, a links file unreadable).
 RunComparison compare_runs(const std::filesystem::path& a, const std::filesystem::path& b);
 
-// `KEY=VALUE` (layer_time, gpu_finish, link_bytes; VALUE a fraction >= 0) into `tolerances`;
+// `KEY=VALUE` (layer_time, phase_end, gpu_finish, link_bytes; VALUE a fraction >= 0) into `tolerances`;
 // throws ConfigError on anything else.
 void parse_tolerance(const std::string& text, ComparisonTolerances& tolerances);
 

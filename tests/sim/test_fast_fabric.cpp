@@ -1,0 +1,190 @@
+// The fast fabric (simulation.fabric: fast, docs/models/fabric_engine.md) against the packet
+// fabric's hand-worked timings (test_packet_fabric.cpp): each case runs on both engines and must
+// land at the time worked out by hand, to the picosecond, with the same packets on every link.
+// The links are exact_link's: 1 ns a flit, 100 ns a hop.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "../common/test_support.hpp"
+#include "nvsvp/model/address_hash.hpp"
+#include "nvsvp/platform/platform.hpp"
+#include "nvsvp/platform/tlm_hal.hpp"
+
+namespace nvsvp::platform {
+namespace {
+
+constexpr uint64_t kNs = 1000;  // ps
+constexpr uint64_t kHop = 100 * kNs;
+constexpr uint64_t kFlit = 1 * kNs;
+
+// The engine a case runs on: "packet" (the reference) or "fast".
+class FabricEngines : public ::testing::TestWithParam<std::string> {
+ protected:
+  PlatformSpec platform(uint32_t gpus, std::vector<uint32_t> links_per_chip) const {
+    PlatformSpec spec = test::small_platform(gpus, std::move(links_per_chip));
+    spec.gpu.packet_fabric = true;
+    spec.switch_chip.packet_fabric = true;
+    spec.gpu.fast_fabric = GetParam() == "fast";
+    return spec;
+  }
+};
+
+hw::WorkSequence sends(std::vector<std::pair<uint32_t, uint64_t>> peer_bytes, uint32_t counter, bool sm_issued) {
+  hw::WorkSequence s;
+  uint64_t address = 0x10000;
+  for (const auto& [peer, bytes] : peer_bytes) {
+    s.tasks.push_back(hw::Task::send(0, peer, address, address, bytes, counter));
+    address += 0x1000;
+  }
+  s.issue_sms = sm_issued ? 1 : 0;
+  return s;
+}
+
+hw::WorkSequence wait_for(uint32_t counter, uint32_t arrivals) {
+  hw::WorkSequence s;
+  s.tasks.push_back(hw::Task::wait(0, counter, arrivals));
+  return s;
+}
+
+void expect_nothing_outstanding(Platform& platform) {
+  std::ostringstream stuck;
+  EXPECT_EQ(platform.describe_outstanding(stuck), 0u) << stuck.str();
+}
+
+// A copy engine's 1 KiB write: four packets of 17 flits back to back, each forwarded as its head
+// arrives; it lands with the tail of packet 3. The links count packets, the first link the message.
+TEST_P(FabricEngines, CopyEngineWriteLandsWithItsLastPacket) {
+  test::Machine m(platform(2, {1}), [](TlmHal& hal, Platform&) {
+    hal.submit(0, sends({{1, 1024}}, 0, false));
+    hal.submit(1, wait_for(0, 1));
+    hal.wait_all_finished();
+  });
+  m.run();
+  EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 1), 4 * 17 * kFlit + 2 * kHop + kFlit);
+  for (const LinkDirection direction : {LinkDirection::gpu_to_switch, LinkDirection::switch_to_gpu}) {
+    const model::LinkStats& stats = m.platform.link(direction, direction == LinkDirection::gpu_to_switch ? 0 : 1, 0).stats();
+    EXPECT_EQ(stats.packets[0], 4u);
+    EXPECT_EQ(stats.messages[0], 1u);
+    EXPECT_EQ(stats.wire_flits, 4u * 17);
+    EXPECT_EQ(stats.payload_bytes, 1024u);
+    EXPECT_EQ(stats.busy_time.value(), 4 * 17 * kFlit);
+  }
+  EXPECT_EQ(m.platform.gpu(1).stats().messages_received, 1u);
+  EXPECT_EQ(m.platform.gpu(1).stats().payload_bytes_received, 1024u);
+  expect_nothing_outstanding(m.platform);
+}
+
+// An SM's 1 KiB write: eight packets of 9 flits.
+TEST_P(FabricEngines, SmStoresTravelAsPacketsOf128Bytes) {
+  test::Machine m(platform(2, {1}), [](TlmHal& hal, Platform&) {
+    hal.submit(0, sends({{1, 1024}}, 0, true));
+    hal.submit(1, wait_for(0, 1));
+    hal.wait_all_finished();
+  });
+  m.run();
+  EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 1), 8 * 9 * kFlit + 2 * kHop + kFlit);
+  EXPECT_EQ(m.platform.link(LinkDirection::switch_to_gpu, 1, 0).stats().packets[0], 8u);
+  expect_nothing_outstanding(m.platform);
+}
+
+// Two links: each packet on its granule's link and on GPU 1's port of the same way; the message
+// lands when the busier link delivers its last packet.
+TEST_P(FabricEngines, PacketsSpreadOverTheLinksByAddress) {
+  PlatformSpec spec = platform(2, {2});
+  spec.gpu.link_interleave = "local_address";
+  test::Machine m(spec, [](TlmHal& hal, Platform&) {
+    hal.submit(0, sends({{1, 8 * 256}}, 0, false));
+    hal.submit(1, wait_for(0, 1));
+    hal.wait_all_finished();
+  });
+  m.run();
+  uint64_t per_link[2] = {0, 0};
+  for (uint64_t p = 0; p < 8; ++p) per_link[model::interleave_way(0x10000 + p * 256, 256, 2)]++;
+  ASSERT_GT(per_link[0] * per_link[1], 0u) << "the hash puts packets on both links";
+  for (uint32_t l = 0; l < 2; ++l) {
+    EXPECT_EQ(m.platform.link(LinkDirection::gpu_to_switch, 0, l).stats().packets[0], per_link[l]) << l;
+    EXPECT_EQ(m.platform.link(LinkDirection::switch_to_gpu, 1, l).stats().packets[0], per_link[l]) << l;
+  }
+  EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 1),
+            std::max(per_link[0], per_link[1]) * 17 * kFlit + 2 * kHop + kFlit);
+  expect_nothing_outstanding(m.platform);
+}
+
+// GPUs 0 and 1 write two packets each to GPU 2 at once. Round robin by input, the output takes
+// them alternately (101, 118, 135, 152 ns): the messages land at 252 and 269 ns, where whole
+// messages one after the other would land at 235 and 269.
+TEST_P(FabricEngines, RoundRobinInterleavesTwoInputsPacketByPacket) {
+  test::Machine m(platform(3, {1}), [](TlmHal& hal, Platform&) {
+    hal.submit(0, sends({{2, 512}}, 0, false));
+    hal.submit(1, sends({{2, 512}}, 1, false));
+    hw::WorkSequence wait = wait_for(0, 1);
+    wait.tasks.push_back(hw::Task::wait(0, 1, 1));
+    hal.submit(2, std::move(wait));
+    hal.wait_all_finished();
+  });
+  m.run();
+  std::vector<uint64_t> landed = {m.platform.gpu(2).counter_reached_ps(0, 1), m.platform.gpu(2).counter_reached_ps(1, 1)};
+  std::sort(landed.begin(), landed.end());
+  EXPECT_EQ(landed[0], 252 * kNs);
+  EXPECT_EQ(landed[1], 269 * kNs);
+  expect_nothing_outstanding(m.platform);
+}
+
+// The same with oldest first, which looks at each packet's own arrival: the first input's first
+// packet wins the tie at 101 ns, then the second input's first packet (101) is older than the
+// first input's second (118), and so on: the same alternation, 252 and 269 ns.
+TEST_P(FabricEngines, OldestFirstLooksAtEachPacketsOwnArrival) {
+  PlatformSpec spec = platform(3, {1});
+  spec.switch_chip.arbiter = "oldest_first";
+  test::Machine m(spec, [](TlmHal& hal, Platform&) {
+    hal.submit(0, sends({{2, 512}}, 0, false));
+    hal.submit(1, sends({{2, 512}}, 1, false));
+    hw::WorkSequence wait = wait_for(0, 1);
+    wait.tasks.push_back(hw::Task::wait(0, 1, 1));
+    hal.submit(2, std::move(wait));
+    hal.wait_all_finished();
+  });
+  m.run();
+  std::vector<uint64_t> landed = {m.platform.gpu(2).counter_reached_ps(0, 1), m.platform.gpu(2).counter_reached_ps(1, 1)};
+  std::sort(landed.begin(), landed.end());
+  EXPECT_EQ(landed[0], 252 * kNs);
+  EXPECT_EQ(landed[1], 269 * kNs);
+  expect_nothing_outstanding(m.platform);
+}
+
+// Credits: the switch input holds two 17-flit packets (one VC of 34 flits). GPU 0 sends four
+// 256-byte writes to GPU 1: the first two leave at 0 and 17 ns; the third waits for the first's
+// space, which frees as its tail leaves the switch (118 ns) and is known back a hop later (218 ns);
+// the fourth for the second's (135 + 100 = 235 ns). Each lands 17 flits and two hops after it
+// starts, plus the head flit.
+TEST_P(FabricEngines, ASenderWaitsForTheSwitchInputsBufferSpace) {
+  PlatformSpec spec = platform(2, {1});
+  spec.switch_chip.vcs_per_class = 1;
+  spec.switch_chip.vc_depth_flits = 34;
+  test::Machine m(spec, [](TlmHal& hal, Platform&) {
+    hal.submit(0, sends({{1, 256}, {1, 256}, {1, 256}, {1, 256}}, 0, false));
+    hal.submit(1, wait_for(0, 4));
+    hal.wait_all_finished();
+  });
+  m.run();
+  const uint64_t lands = 17 * kFlit + 2 * kHop + kFlit;
+  EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 1), 0 + lands);
+  EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 2), 17 * kNs + lands);
+  EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 3), 218 * kNs + lands);
+  EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 4), 235 * kNs + lands);
+  EXPECT_GT(m.platform.link(LinkDirection::gpu_to_switch, 0, 0).hop_stats().credit_stall_ps[0], 0u);
+  expect_nothing_outstanding(m.platform);
+}
+
+INSTANTIATE_TEST_SUITE_P(, FabricEngines, ::testing::Values("packet", "fast"),
+                         [](const ::testing::TestParamInfo<std::string>& engine) { return engine.param; });
+
+}  // namespace
+}  // namespace nvsvp::platform
