@@ -53,7 +53,7 @@ hw::WorkSequence wait_for(uint32_t counter, uint32_t arrivals) {
   return s;
 }
 
-void expect_nothing_outstanding(Platform& platform) {
+void expect_no_message_left(Platform& platform) {
   std::ostringstream stuck;
   EXPECT_EQ(platform.describe_outstanding(stuck), 0u) << stuck.str();
 }
@@ -78,7 +78,7 @@ TEST_P(FabricEngines, CopyEngineWriteLandsWithItsLastPacket) {
   }
   EXPECT_EQ(m.platform.gpu(1).stats().messages_received, 1u);
   EXPECT_EQ(m.platform.gpu(1).stats().payload_bytes_received, 1024u);
-  expect_nothing_outstanding(m.platform);
+  expect_no_message_left(m.platform);
 }
 
 // An SM's 1 KiB write: eight packets of 9 flits.
@@ -91,7 +91,7 @@ TEST_P(FabricEngines, SmStoresTravelAsPacketsOf128Bytes) {
   m.run();
   EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 1), 8 * 9 * kFlit + 2 * kHop + kFlit);
   EXPECT_EQ(m.platform.link(LinkDirection::switch_to_gpu, 1, 0).stats().packets[0], 8u);
-  expect_nothing_outstanding(m.platform);
+  expect_no_message_left(m.platform);
 }
 
 // Two links: each packet on its granule's link and on GPU 1's port of the same way; the message
@@ -114,7 +114,7 @@ TEST_P(FabricEngines, PacketsSpreadOverTheLinksByAddress) {
   }
   EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 1),
             std::max(per_link[0], per_link[1]) * 17 * kFlit + 2 * kHop + kFlit);
-  expect_nothing_outstanding(m.platform);
+  expect_no_message_left(m.platform);
 }
 
 // GPUs 0 and 1 write two packets each to GPU 2 at once. Round robin by input, the output takes
@@ -134,7 +134,7 @@ TEST_P(FabricEngines, RoundRobinInterleavesTwoInputsPacketByPacket) {
   std::sort(landed.begin(), landed.end());
   EXPECT_EQ(landed[0], 252 * kNs);
   EXPECT_EQ(landed[1], 269 * kNs);
-  expect_nothing_outstanding(m.platform);
+  expect_no_message_left(m.platform);
 }
 
 // The same with oldest first, which looks at each packet's own arrival: the first input's first
@@ -156,7 +156,7 @@ TEST_P(FabricEngines, OldestFirstLooksAtEachPacketsOwnArrival) {
   std::sort(landed.begin(), landed.end());
   EXPECT_EQ(landed[0], 252 * kNs);
   EXPECT_EQ(landed[1], 269 * kNs);
-  expect_nothing_outstanding(m.platform);
+  expect_no_message_left(m.platform);
 }
 
 // Credits: the switch input holds two 17-flit packets (one VC of 34 flits). GPU 0 sends four
@@ -180,7 +180,7 @@ TEST_P(FabricEngines, ASenderWaitsForTheSwitchInputsBufferSpace) {
   EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 3), 218 * kNs + lands);
   EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 4), 235 * kNs + lands);
   EXPECT_GT(m.platform.link(LinkDirection::gpu_to_switch, 0, 0).hop_stats().credit_stall_ps[0], 0u);
-  expect_nothing_outstanding(m.platform);
+  expect_no_message_left(m.platform);
 }
 
 INSTANTIATE_TEST_SUITE_P(, FabricEngines, ::testing::Values("packet", "fast"),

@@ -145,6 +145,17 @@ void check_patterns(const Observability& observe, const PlatformSpec& spec) {
   };
   for (const LogSetting& s : observe.logs) check("--log", s.pattern);
   for (const std::string& pattern : observe.traces) check("--trace", pattern);
+  if (!spec.gpu.fast_fabric) return;
+  // The fast fabric moves packets without transactions: the register blocks and the firmware can
+  // be traced, the links (named, or through their GPU or chip) not yet.
+  for (const std::string& pattern : observe.traces) {
+    for (const std::string& name : names) {
+      const bool register_block = name.size() > 4 && name.compare(name.size() - 4, 4, ".csr") == 0;
+      if (register_block || name == kFirmware || !component_matches(pattern, name)) continue;
+      throw ConfigError("--trace '" + pattern + "': expected register blocks (switch_*.csr) or firmware on "
+                        "simulation.fabric: fast, which does not trace link transactions yet; it names " + name);
+    }
+  }
 }
 
 void configure_logs(Platform& platform, TlmHal& hal, const std::vector<LogSetting>& logs) {
