@@ -269,8 +269,12 @@ void FastFabric::schedule_output(uint32_t chip, uint16_t port) {
   Output& output = output_state_[chip][port];
   output.version++;
   if (output.inputs.empty()) return;
+  // When the link is free, unless no packet has arrived by then: the first to arrive.
   uint64_t head = kNever;
-  for (const InputQueue& queue : output.inputs) head = std::min(head, next_head(runs_[queue.head]));
+  for (const InputQueue& queue : output.inputs) {
+    head = std::min(head, next_head(runs_[queue.head]));
+    if (head <= output.clock_ps) break;
+  }
   const uint64_t next = std::max(output.clock_ps, head);
   // A run arriving first decides it then (arrive()).
   if (!output.coming.empty() && output.coming.top() <= next) return;
