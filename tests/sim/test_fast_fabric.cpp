@@ -17,7 +17,9 @@
 #include "nvsvp/platform/platform.hpp"
 #include "nvsvp/platform/tlm_hal.hpp"
 
-namespace nvsvp::platform {
+// A namespace of its own: the sanitized build compiles the tests in unity batches, where another
+// file's helpers of the same names would collide.
+namespace nvsvp::platform::fabric_engine_cases {
 namespace {
 
 constexpr uint64_t kNs = 1000;  // ps
@@ -187,4 +189,4 @@ INSTANTIATE_TEST_SUITE_P(, FabricEngines, ::testing::Values("packet", "fast"),
                          [](const ::testing::TestParamInfo<std::string>& engine) { return engine.param; });
 
 }  // namespace
-}  // namespace nvsvp::platform
+}  // namespace nvsvp::platform::fabric_engine_cases

@@ -552,6 +552,15 @@ void ScenarioChecks::check_fast_fabric() const {
                 "moves every scheme)",
                 scheme + (t.remote_reads ? ", which reads remote memory" : ", which uses the switch's multicast"));
   }
+  // ISER's replicas travel by multimem stores with these methods (a stream runs every policy).
+  const fw::ReplicationParams& r = scenario_.replication;
+  const bool replicates = r.policy == "iser" || scenario_.stream.iterations > 0;
+  if (replicates && (r.broadcast == "multicast" || r.broadcast == "multiport")) {
+    const Place at = origins_.blame({"simulation.fabric", "replication.broadcast"});
+    config_fail(at.origin, at.path,
+                "a replication broadcast of unicast writes (p2p or ring) on simulation.fabric: fast (its first part)",
+                "broadcast " + r.broadcast + ", which uses the switch's multicast");
+  }
   if (!scenario_.faults.empty()) {
     const Place at = origins_.blame({"simulation.fabric", "faults"});
     config_fail(at.origin, at.path, "no faults on simulation.fabric: fast (not modelled on it yet; packet or message)",
