@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 SCENARIO ?= configs/scenarios/default.yaml
 
-.PHONY: run test deps configure build bench sanitize sanitize-configure sanitize-sim fuzz clean
+.PHONY: run test deps configure build bench bench-compare sanitize sanitize-configure sanitize-sim fuzz clean
 
 deps:
 	@scripts/install_deps.sh
@@ -52,6 +52,12 @@ sanitize-sim: sanitize-configure
 
 bench: build
 	scripts/bench.sh
+
+# The benchmarks beside a reference binary, alternated, medians of 3: make bench-compare REF=path/to/nvsvp
+# (BENCH_ARGS: more options of scripts/bench_compare.sh, e.g. --set-this simulation.fabric=fast).
+bench-compare: build
+	@test -n "$(REF)" || { echo "make bench-compare REF=path/to/reference/nvsvp" >&2; exit 2; }
+	scripts/bench_compare.sh $(REF) $(BENCH_ARGS)
 
 # The libFuzzer harnesses of the input readers, FUZZ_SECONDS each (clang build in build-fuzz/).
 FUZZ_SECONDS ?= 60
