@@ -4,7 +4,7 @@
 # every link's bytes and packets in each direction equal, layer time and each phase's end within
 # 1 %, each GPU's finish within 2 %, every check passing on both (the phases' ends are shown, not
 # held: a phase of a few microseconds moves by more than 1 % with a packet's order). The cases are small (the packet
-# engine is the slow one): every scheme the fast fabric moves so far on dgx-h100, on 16 GPUs of
+# engine is the slow one): every scheme the fast fabric moves so far (writes and reads) on dgx-h100, on 16 GPUs of
 # gh200-nvl32 and of gb200-nvl72, under skewed routing, partitioned, with oldest-first
 # arbitration and with hot-expert replication. (Switch input buffers of a few packets are outside the bound: the fast fabric takes
 # buffer space a message's share of a link at a time; docs/models/fabric_engine.md.)
@@ -15,7 +15,7 @@ scenario=$2
 work=$3
 rm -rf "$work"
 mkdir -p "$work"
-write_schemes="schemes=[deepep,deepep-ll,tutel,fastermoe,comet,fusion-only]"
+schemes="schemes=[deepep,deepep-ll,tutel,fastermoe,ccfuser,comet,fusion-only]"
 failed=0
 case_() {  # name, then --set options for both engines
   local name=$1
@@ -35,13 +35,13 @@ case_() {  # name, then --set options for both engines
   fi
 }
 mkdir -p "$work"/{dgx_h100,gh200_nvl32,gb200_nvl72,zipf,partitions,oldest_first,replication}
-case_ dgx_h100 --set "$write_schemes" --set workload.tokens_per_gpu=64
-case_ gh200_nvl32 --set "$write_schemes" --set "platform={preset: gh200-nvl32, gpus: 16}" --set workload.tokens_per_gpu=32
-case_ gb200_nvl72 --set "$write_schemes" --set "platform={preset: gb200-nvl72, gpus: 16}" --set workload.tokens_per_gpu=32
-case_ zipf --set "$write_schemes" --set workload.tokens_per_gpu=64 --set "workload.routing={kind: zipf, exponent: 1.2, seed: 3}"
-case_ partitions --set "schemes=[deepep,deepep-ll,tutel,fastermoe,comet,fusion-only]" --set workload.tokens_per_gpu=64 \
+case_ dgx_h100 --set "$schemes" --set workload.tokens_per_gpu=64
+case_ gh200_nvl32 --set "$schemes" --set "platform={preset: gh200-nvl32, gpus: 16}" --set workload.tokens_per_gpu=32
+case_ gb200_nvl72 --set "$schemes" --set "platform={preset: gb200-nvl72, gpus: 16}" --set workload.tokens_per_gpu=32
+case_ zipf --set "$schemes" --set workload.tokens_per_gpu=64 --set "workload.routing={kind: zipf, exponent: 1.2, seed: 3}"
+case_ partitions --set "$schemes" --set workload.tokens_per_gpu=64 \
   --set "partitions=[[0, 1, 2, 3], [4, 5, 6, 7]]"
-case_ oldest_first --set "$write_schemes" --set workload.tokens_per_gpu=64 --set platform.switch.arbiter=oldest_first
+case_ oldest_first --set "$schemes" --set workload.tokens_per_gpu=64 --set platform.switch.arbiter=oldest_first
 # Hot-expert replication, its replicas broadcast by unicast writes (p2p), under zipf routing.
 # (fusion-only here is 1.3 % off: a known difference of the credit model, docs/models/fabric_engine.md.)
 case_ replication --set "schemes=[deepep]" --set workload.tokens_per_gpu=256 --set workload.shared_experts=1 \

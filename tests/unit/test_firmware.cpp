@@ -834,7 +834,9 @@ TEST_F(FirmwareTest, FastermoeSendsItsRowsOnlyAfterTheReceiversFlags) {
       }
     }
     for (const auto& [key, n] : flags_to) {
-      if (key.first == g) EXPECT_EQ(awaited[key.second], n) << "counter " << key.second;
+      if (key.first == g) {
+        EXPECT_EQ(awaited[key.second], n) << "counter " << key.second;
+      }
     }
   }
 }

@@ -50,7 +50,7 @@ void FastFabric::attach_gpu(Gpu& gpu, std::vector<LinkWiring> links) {
     outputs_[wiring.chip][wiring.port] = wiring.down;
     wiring_.push_back(wiring);
     Link& link = links_.emplace_back();
-    link.credits = chip_input_flits_[wiring.chip];
+    link.credits[0] = link.credits[1] = chip_input_flits_[wiring.chip];
   }
   gpus_.push_back(&gpu);
   share_of_link_.assign(links_per_gpu_, kNoShare);
@@ -88,8 +88,9 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
       share_index = shares_.take();
       shares_[share_index] = Share{};
       shares_[share_index].message = slot;
-      shares_[share_index].ready_ps = now;
+      shares_[share_index].ready_ps = std::max<uint64_t>(now, ext.hop_ready.value());  // a response: once its read landed
       shares_[share_index].stream = stream;
+      shares_[share_index].traffic_class = static_cast<uint8_t>(ext.traffic_class);
       links_used_.push_back(packet.link);
       refuse_across_partitions(first_link + packet.link, ext);
     }
@@ -100,6 +101,7 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
     const uint64_t offset = share.busy_ps;
     const uint64_t serialization = serialization_ps(packet.wire_flits);
     if (run.packets == 0) {
+      run.traffic_class = static_cast<uint8_t>(ext.traffic_class);
       run.first_offset_ps = offset;
       run.first_of_message = k == 0;
       run.message = slot;
@@ -155,44 +157,47 @@ void FastFabric::advance_link(uint32_t index, uint64_t limit) {
   Link& link = links_[index];
   const int64_t capacity = chip_input_flits_[wiring_[index].chip];
   while (link.waiting > 0) {
-    // The streams round robin from after the last one served, among those whose head is ready
+    // The queues round robin from after the last one served, among those whose head is ready
     // when the link frees; none ready: the one ready first.
-    uint32_t chosen = kExecutorStreams;
+    uint32_t chosen = kQueues;
     uint64_t first_ready = kNever;
-    for (uint32_t i = 0; i < kExecutorStreams; ++i) {
-      const uint32_t stream = (link.next_stream + i) % kExecutorStreams;
-      if (link.shares[stream].empty()) continue;
-      const uint64_t ready = shares_[link.shares[stream].front()].ready_ps;
+    for (uint32_t i = 0; i < kQueues; ++i) {
+      const uint32_t queue = (link.next_stream + i) % kQueues;
+      if (link.shares[queue].empty()) continue;
+      const uint64_t ready = shares_[link.shares[queue].front()].ready_ps;
       if (ready <= link.free_ps) {
-        chosen = stream;
+        chosen = queue;
         break;
       }
       if (ready < first_ready) {
         first_ready = ready;
-        chosen = stream;
+        chosen = queue;
       }
     }
     const uint32_t share_index = link.shares[chosen].front();
     const Share& share = shares_[share_index];
+    const uint32_t c = share.traffic_class;
+    int64_t& credits = link.credits[c];
+    std::deque<std::pair<uint64_t, uint32_t>>& returns = link.returns[c];
     uint64_t start = std::max(link.free_ps, share.ready_ps);
     const int64_t need = std::min<int64_t>(share.wire_flits, capacity);
-    while (!link.returns.empty() && link.returns.front().first <= start) {
-      link.credits += link.returns.front().second;
-      link.returns.pop_front();
+    while (!returns.empty() && returns.front().first <= start) {
+      credits += returns.front().second;
+      returns.pop_front();
     }
-    if (link.credits < need) {
-      if (link.stalled_since_ps == kNever) link.stalled_since_ps = start;
+    if (credits < need) {
+      if (link.stalled_since_ps[c] == kNever) link.stalled_since_ps[c] = start;
       // The first time enough has come back, among the returns known.
-      int64_t credits = link.credits;
+      int64_t known = credits;
       uint64_t enough = kNever;
-      for (const auto& [at, flits] : link.returns) {
-        credits += flits;
-        if (credits >= need) {
+      for (const auto& [at, flits] : returns) {
+        known += flits;
+        if (known >= need) {
           enough = at;
           break;
         }
       }
-      if (enough == kNever) return;  // forward() looks again as buffer space comes back
+      if (enough == kNever) return;  // finish_run() looks again as buffer space comes back
       start = enough;
     }
     if (start > limit) {
@@ -202,17 +207,17 @@ void FastFabric::advance_link(uint32_t index, uint64_t limit) {
       }
       return;
     }
-    while (!link.returns.empty() && link.returns.front().first <= start) {
-      link.credits += link.returns.front().second;
-      link.returns.pop_front();
+    while (!returns.empty() && returns.front().first <= start) {
+      credits += returns.front().second;
+      returns.pop_front();
     }
-    if (link.stalled_since_ps != kNever) {
-      wiring_[index].up->record_credit_stall(TrafficClass::request, start - link.stalled_since_ps);
-      link.stalled_since_ps = kNever;
+    if (link.stalled_since_ps[c] != kNever) {
+      wiring_[index].up->record_credit_stall(static_cast<TrafficClass>(c), start - link.stalled_since_ps[c]);
+      link.stalled_since_ps[c] = kNever;
     }
     link.shares[chosen].pop_front();
     link.waiting--;
-    link.next_stream = (chosen + 1) % kExecutorStreams;
+    link.next_stream = (chosen + 1) % kQueues;
     start_share(index, share_index, start);
   }
 }
@@ -221,7 +226,7 @@ void FastFabric::start_share(uint32_t link_index, uint32_t share_index, uint64_t
   Link& link = links_[link_index];
   const Share& share = shares_[share_index];
   const NvlinkExtension& ext = extension_of(*messages_[share.message].payload);
-  link.credits -= share.wire_flits;
+  link.credits[share.traffic_class] -= share.wire_flits;
   link.free_ps = start + share.busy_ps;
   const uint64_t wait = start - share.ready_ps;
   wiring_[link_index].up->record_transfer(ext.traffic_class, share.first_of_message ? 1 : 0, share.packets,
@@ -300,7 +305,7 @@ void FastFabric::arrive(uint32_t run_index) {
   const Run& run = runs_[run_index];
   const uint32_t chip = run.chip;
   const uint16_t port = run.output;
-  const uint32_t input = run.source_gpu * links_per_gpu_ + run.source_link;
+  const uint32_t input = (run.source_gpu * links_per_gpu_ + run.source_link) * 2 + run.traffic_class;
   advance_output(chip, port, run.arrival_ps - 1);
   Output& output = output_state_[chip][port];
   output.coming.pop();  // this run's arrival: the first of those coming (arrivals come in time order)
@@ -392,10 +397,11 @@ void FastFabric::finish_run(uint32_t run_index, uint64_t end) {
   const uint32_t link_index = run.source_gpu * links_per_gpu_ + run.source_link;
   Link& link = links_[link_index];
   const std::pair<uint64_t, uint32_t> back{end + latency_ps_, run.wire_flits};
-  auto at = link.returns.end();
-  while (at != link.returns.begin() && (at - 1)->first > back.first) --at;
-  link.returns.insert(at, back);
-  if (link.stalled_since_ps != kNever && link.wake_ps == kNever) advance_link(link_index, horizon_ps_ + latency_ps_);
+  std::deque<std::pair<uint64_t, uint32_t>>& returns = link.returns[run.traffic_class];
+  auto at = returns.end();
+  while (at != returns.begin() && (at - 1)->first > back.first) --at;
+  returns.insert(at, back);
+  if (link.stalled() && link.wake_ps == kNever) advance_link(link_index, horizon_ps_ + latency_ps_);
   if (--record.runs_left == 0) land(run.message);
 }
 
@@ -428,7 +434,7 @@ uint64_t FastFabric::describe_outstanding(std::ostream& os, uint64_t max_lines) 
     if (link.waiting == 0 || shown++ >= max_lines) continue;
     os << "  " << name() << ": GPU " << index / links_per_gpu_ << " link " << index % links_per_gpu_ << ": "
        << link.waiting << " messages' packets waiting"
-       << (link.stalled_since_ps != kNever ? ", for buffer space at its switch input" : "") << "\n";
+       << (link.stalled() ? ", for buffer space at its switch input" : "") << "\n";
   }
   return in_flight_;
 }

@@ -120,6 +120,7 @@ void GpuLinkEngines::send_to_fast_fabric(const TxItem& message, uint32_t packet_
   const uint32_t writes = message.chunk != nullptr ? message.chunk_writes : 1;
   const uint64_t write_bytes = message.bytes / writes;
   const uint64_t packets_per_write = write_bytes == 0 ? 1 : (write_bytes + packet_bytes - 1) / packet_bytes;
+  const bool load = message.opcode == Opcode::read || is_multimem_load(message.opcode);
   TxItem probe = message;
   probe.packet_count = static_cast<uint32_t>(packets_per_write * writes);
   probe.message_bytes = message.bytes;
@@ -131,9 +132,9 @@ void GpuLinkEngines::send_to_fast_fabric(const TxItem& message, uint32_t packet_
   for (uint32_t k = 0; k < probe.packet_count; ++k) {
     FastPacket& packet = fast_packets_[k];
     packet.link = set_packet(probe, k);
-    packet.target_address = probe.target_address;
+    packet.target_address = load ? probe.source_address : probe.target_address;  // the address its header names
     packet.wire_flits = probe.wire_flits;
-    packet.bytes = static_cast<uint32_t>(probe.bytes);
+    packet.bytes = load ? 0 : static_cast<uint32_t>(probe.bytes);  // a read's request carries none
     wire_flits += probe.wire_flits;
   }
   TxItem whole = message;
@@ -145,10 +146,38 @@ void GpuLinkEngines::send_to_fast_fabric(const TxItem& message, uint32_t packet_
   ext.issue_time = message.not_before;
   ext.hop_ready = message.not_before;
   ext.issuer_link = static_cast<uint8_t>(fast_packets_[0].link);
+  ext.packet_bytes = packet_bytes;
   stats_.messages_sent++;
   stats_.payload_bytes_sent += ext.payload_bytes;
   fast_fabric_->send_message(gpu_id_, message.stream, payload, fast_packets_.data(), probe.packet_count);
   payload.release();  // the fabric holds its own reference
+}
+
+void GpuLinkEngines::send_response_to_fast_fabric(const TxItem& response) {
+  tlm::tlm_generic_payload& payload = *response.payload;
+  NvlinkExtension& ext = extension_of(payload);
+  const uint64_t bytes = ext.payload_bytes;
+  const uint32_t packet_bytes = ext.packet_bytes != 0 ? ext.packet_bytes : link_params_.max_packet_payload_bytes;
+  const uint64_t count = bytes == 0 ? 1 : (bytes + packet_bytes - 1) / packet_bytes;
+  fast_packets_.resize(count);
+  uint32_t wire_flits = 0;
+  for (uint64_t k = 0; k < count; ++k) {
+    FastPacket& packet = fast_packets_[k];
+    const uint64_t offset = k * packet_bytes;
+    packet.bytes = static_cast<uint32_t>(std::min<uint64_t>(packet_bytes, bytes - offset));
+    packet.target_address = ext.target_address + offset;
+    packet.link = peer_link_for(ext.target_gpu, packet.target_address);
+    packet.wire_flits = link_params_.wire_flits(packet.bytes, packet_bytes);
+    wire_flits += packet.wire_flits;
+  }
+  ext.wire_flits = wire_flits;
+  ext.sequence = number_message();
+  ext.issue_time = response.not_before;
+  ext.hop_ready = response.not_before;
+  stats_.messages_sent++;
+  stats_.payload_bytes_sent += ext.payload_bytes;
+  fast_fabric_->send_message(gpu_id_, kExecutorStreams, payload, fast_packets_.data(), static_cast<uint32_t>(count));
+  payload.release();  // the receiver's reference: the fabric holds its own
 }
 
 void GpuLinkEngines::refuse_on_fast_fabric(const TxItem& message) const {
@@ -174,7 +203,10 @@ void GpuLinkEngines::enqueue_for_switch(const TxItem& item) {
 
 void GpuLinkEngines::enqueue_read(const hw::WorkSequence& sequence, const hw::Task& task) {
   const TxItem item = request_item(sequence, task);
-  if (fast_fabric_ != nullptr) refuse_on_fast_fabric(item);
+  if (fast_fabric_ != nullptr) {
+    send_to_fast_fabric(item, sequence.issue_sms > 0 ? sm_packet_bytes_ : copy_engine_packet_bytes_);
+    return;
+  }
   if (packet_fabric_) {
     enqueue_packets(item, sequence.issue_sms > 0 ? sm_packet_bytes_ : copy_engine_packet_bytes_);
   } else {
@@ -230,7 +262,11 @@ uint32_t GpuLinkEngines::least_loaded_link(const TxItem& whole) const {
 }
 
 void GpuLinkEngines::enqueue(uint32_t link, TrafficClass traffic_class, const TxItem& item) {
-  if (fast_fabric_ != nullptr) refuse_on_fast_fabric(item);
+  if (fast_fabric_ != nullptr) {
+    if (item.opcode != Opcode::read_response || item.payload == nullptr) refuse_on_fast_fabric(item);
+    send_response_to_fast_fabric(item);
+    return;
+  }
   if (disabled_links_ != 0 && enabled_[link] == 0) {  // predictable: links are rarely out of use
     link = substitute_link(link, item);
     if (link == kNoLink && item.opcode == Opcode::member_read_response) {

@@ -189,6 +189,7 @@ inline void GpuReceiver::answer_read(uint32_t link, const Payload& payload, cons
   r.packet_index = ext.packet_index;
   r.packet_count = ext.packet_count;
   r.sequence = ext.sequence;
+  r.packet_bytes = ext.packet_bytes;  // the fast fabric cuts the response as the read was cut
   const auto n = static_cast<unsigned>(std::min<uint64_t>(ext.read_bytes, functional_bytes_));
   bool miss = false;
   if (ext.opcode == Opcode::dynamic_member_read) {

@@ -38,9 +38,6 @@ const std::vector<SchemeEntry>& entries() {
                                                  "per local expert, the experts computing one group's rows as the next "
                                                  "group's arrive");
     fastermoe.nccl_channels = true;
-    SchemeTraits ccfuser = traits("ccfuser", "CCFuser: GEMMs that pull their rows by remote reads and write each "
-                                             "result row home");
-    ccfuser.remote_reads = true;
     SchemeTraits dualpipe{"dualpipe", "DeepEP's layers under DeepSeek-V3's DualPipe schedule",
                           "deepep"};
     dualpipe.schedule = StepSchedule::dualpipe;
@@ -66,7 +63,8 @@ const std::vector<SchemeEntry>& entries() {
          &detail::build_explicit_addressing_basic},
         {tutel, &detail::build_tutel},
         {fastermoe, &detail::build_fastermoe},
-        {ccfuser, &detail::build_ccfuser},
+        {traits("ccfuser", "CCFuser: GEMMs that pull their rows by remote reads and write each result row home"),
+         &detail::build_ccfuser},
         {traits("comet", "COMET: tile-level overlap over the software all-to-all with readiness flags, "
                          "GEMM-2 and combine after all of GEMM-1"),
          &detail::build_comet},

@@ -539,18 +539,18 @@ void ScenarioChecks::check_message_size() const {
 
 }  // namespace
 
-// What the fast fabric moves so far (docs/models/fabric_engine.md): unicast writes, no faults, the
+// What the fast fabric moves so far (docs/models/fabric_engine.md): unicast writes and reads, no faults, the
 // arbiters it emulates packet by packet.
 void ScenarioChecks::check_fast_fabric() const {
   if (scenario_.simulation.fabric != "fast") return;
   for (const std::string& scheme : scenario_.schemes) {
     const fw::SchemeTraits& t = fw::scheme_traits(scheme);
-    if (t.multicast == fw::SwitchMulticast::none && !t.remote_reads) continue;
+    if (t.multicast == fw::SwitchMulticast::none) continue;
     const Place at = origins_.blame({"simulation.fabric", "schemes"});
     config_fail(at.origin, at.path,
-                "schemes that move unicast writes only on simulation.fabric: fast (its first part; packet or message "
+                "schemes of unicast writes and reads on simulation.fabric: fast (its first part; packet or message "
                 "moves every scheme)",
-                scheme + (t.remote_reads ? ", which reads remote memory" : ", which uses the switch's multicast"));
+                scheme + ", which uses the switch's multicast");
   }
   // ISER's replicas travel by multimem stores with these methods (a stream runs every policy).
   const fw::ReplicationParams& r = scenario_.replication;

@@ -16,8 +16,8 @@
 // can by a hop later still (the buffer space back by then is known); the process wakes when the
 // first thing is due and so about once per hop's latency of traffic, not once per packet.
 //
-// It moves unicast writes (sends and chunks); anything else ends the run with a message naming
-// it. The GPUs' receive buffers are taken as deep enough (a GPU drains its input at line rate, so
+// It moves unicast writes (sends and chunks) and reads with their responses; anything else ends
+// the run with a message naming it. The GPUs' receive buffers are taken as deep enough (a GPU drains its input at line rate, so
 // their credits never run out on the packet fabric either).
 #pragma once
 
@@ -85,6 +85,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     uint32_t source_link = 0;
     uint32_t chip = 0;
     uint16_t output = 0;
+    uint8_t traffic_class = 0;
     bool first_of_message = false;  // holds the message's packet 0
     // At its output: the run after it from its input, packets sent so far, their summed and
     // longest waits from arrival to start.
@@ -97,7 +98,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   // the inputs with runs for it, each a queue in order of arrival; the output takes a packet at a
   // time from them by its arbiter (round robin by input after `last_input`, or the oldest head).
   struct InputQueue {
-    uint32_t link = 0;  // gpu * links + link
+    uint32_t link = 0;  // (gpu * links + link) * 2 + traffic class: an input's two classes take turns as two
     uint32_t head = 0;  // runs, linked by next_in_queue
     uint32_t tail = 0;
   };
@@ -113,7 +114,8 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   // What one message puts on one GPU link.
   struct Share {
     uint32_t message = 0;
-    uint32_t stream = 0;
+    uint32_t stream = 0;  // an executor stream's, or kExecutorStreams: the responses
+    uint8_t traffic_class = 0;
     uint32_t runs = 0;
     uint32_t run[kMaxRunsPerShare] = {};
     uint64_t ready_ps = 0;           // handed over
@@ -136,15 +138,19 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   // engines serve theirs (a share at a time where they take a packet at a time), when it is free,
   // and the buffer space of the switch input it feeds (request class): flits free now, and what
   // comes back when.
+  static constexpr uint32_t kQueues = kExecutorStreams + 1;  // the streams', then the responses'
   struct Link {
-    std::deque<uint32_t> shares[kExecutorStreams];
+    std::deque<uint32_t> shares[kQueues];
     uint32_t waiting = 0;     // shares in all queues
     uint32_t next_stream = 0;
     uint64_t free_ps = 0;
-    int64_t credits = 0;
-    std::deque<std::pair<uint64_t, uint32_t>> returns;  // (time, flits), in time order
+    // Per traffic class: flits free now, what comes back when (time, flits; in time order), and
+    // since when the link has waited for them.
+    int64_t credits[kTrafficClasses] = {0, 0};
+    std::deque<std::pair<uint64_t, uint32_t>> returns[kTrafficClasses];
+    uint64_t stalled_since_ps[kTrafficClasses] = {kNever, kNever};
     uint64_t wake_ps = kNever;  // a wake already due for it
-    uint64_t stalled_since_ps = kNever;  // waiting for credits since
+    bool stalled() const { return stalled_since_ps[0] != kNever || stalled_since_ps[1] != kNever; }
   };
   // Something due at a time (a run reaching its chip, a link to look at again): the process
   // decides it once nothing later can come before it.

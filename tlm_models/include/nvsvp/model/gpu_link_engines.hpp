@@ -234,6 +234,9 @@ class GpuLinkEngines {
   void enqueue_packets(const TxItem& message, uint32_t packet_bytes);
   // The fast fabric: `message` cut as enqueue_packets cuts it, handed whole with its packets.
   void send_to_fast_fabric(const TxItem& message, uint32_t packet_bytes);
+  // The fast fabric: a read's prepared response, cut as its read was, each packet on the link of
+  // the address it lands at.
+  void send_response_to_fast_fabric(const TxItem& response);
   [[gnu::cold]] void refuse_on_fast_fabric(const TxItem& message) const;
   // The wire flits of one packet of `message` carrying `bytes` (a load's request: none).
   uint32_t packet_wire_flits(const TxItem& message, uint64_t bytes, uint32_t packet_bytes) const;

@@ -74,6 +74,9 @@ struct NvlinkExtension : tlm::tlm_extension<NvlinkExtension> {
   // functional bytes. 0 of 1: a message that travels whole.
   uint32_t packet_index = 0;
   uint32_t packet_count = 1;
+  // The fast fabric (docs/models/fabric_engine.md): the packet size its sender cut the message
+  // into; a read's response is cut alike. 0 on the other fabrics.
+  uint32_t packet_bytes = 0;
   // When the message was injected: handed to its source GPU's link engine queue (may leave from
   // then on); a message the switch makes: when the switch made it, an error response: its request's.
   sc_core::sc_time issue_time;

@@ -38,8 +38,6 @@ struct SchemeTraits {
   // tutel_degree_candidates() simulated in turn, the fastest kept.
   bool searches_degree = false;
   SwitchMulticast multicast = SwitchMulticast::none;
-  // It pulls remote rows with reads (a read request, a response with the data).
-  bool remote_reads = false;
   StepSchedule schedule = StepSchedule::of_the_step;
   // Runs only in a training step (it is a schedule over layers, not a layer's own).
   bool training_step_only = false;

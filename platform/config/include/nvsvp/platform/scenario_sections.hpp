@@ -254,7 +254,7 @@ void visit_section(V& v, SimulationSpec& s) {
     Positive{0.001, "1 ns"});
   v("fabric", s.fabric,
     "how the fabric moves a message: whole (message), packet by packet, the reference engine (packet), or "
-    "its packets timed without an event each (fast: unicast writes only so far)",
+    "its packets timed without an event each (fast: unicast writes and reads so far)",
     hw::Choices{{"message", "packet", "fast"}});
 }
 
