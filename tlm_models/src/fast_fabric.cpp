@@ -332,14 +332,20 @@ void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps)
     // packet has arrived when the link is free; oldest first, or none arrived: the earliest.
     const size_t count = output.inputs.size();
     size_t chosen = count;
-    if (!oldest_first) {
+    // The class whose turn it is first (the two crossbars alternate at the output), then the
+    // other; within a class round robin by input.
+    for (uint32_t turn = 0; turn < kTrafficClasses && !oldest_first && chosen == count; ++turn) {
+      const uint32_t traffic_class = (output.next_class + turn) % kTrafficClasses;
       const size_t first =
-          static_cast<size_t>(std::upper_bound(output.inputs.begin(), output.inputs.end(), output.last_input,
+          static_cast<size_t>(std::upper_bound(output.inputs.begin(), output.inputs.end(), output.last_input[traffic_class],
                                                [](uint32_t link, const InputQueue& queue) { return link < queue.link; }) -
                               output.inputs.begin());
       for (size_t i = 0; i < count && chosen == count; ++i) {
         const size_t index = first + i < count ? first + i : first + i - count;
-        if (next_head(runs_[output.inputs[index].head]) <= output.clock_ps) chosen = index;
+        if (output.inputs[index].link % kTrafficClasses == traffic_class &&
+            next_head(runs_[output.inputs[index].head]) <= output.clock_ps) {
+          chosen = index;
+        }
       }
     }
     if (chosen == count) {
@@ -370,7 +376,8 @@ void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps)
                                                           : serialization);
     } while (alone && run.sent < run.packets);
     InputQueue& queue = output.inputs[chosen];
-    output.last_input = queue.link;
+    output.last_input[queue.link % kTrafficClasses] = queue.link;
+    output.next_class = (queue.link + 1) % kTrafficClasses;
     if (run.sent == run.packets) {
       if (run.next_in_queue != ~0u) {
         queue.head = run.next_in_queue;

@@ -96,7 +96,8 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   };
   // One output of a chip: its schedule is decided up to `clock_ps` (its link free from then), and
   // the inputs with runs for it, each a queue in order of arrival; the output takes a packet at a
-  // time from them by its arbiter (round robin by input after `last_input`, or the oldest head).
+  // time from them by its arbiter (round robin by input within a class, the classes in turn, or
+  // the oldest head).
   struct InputQueue {
     uint32_t link = 0;  // (gpu * links + link) * 2 + traffic class: an input's two classes take turns as two
     uint32_t head = 0;  // runs, linked by next_in_queue
@@ -105,7 +106,8 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   struct Output {
     uint64_t clock_ps = 0;
     std::vector<InputQueue> inputs;  // by link index
-    uint32_t last_input = ~0u;
+    uint32_t last_input[kTrafficClasses] = {~0u, ~0u};  // per class: the last input served
+    uint32_t next_class = 0;  // the class to try first (the other crossbar after each packet)
     uint32_t version = 0;  // of its due entry: an older one is stale
     // When the runs on their way to it (their links started) arrive: until the first of them, no
     // packet but those it holds can ask for it.
