@@ -2,13 +2,14 @@
 // packets (docs/models/packet_fabric.md) timed without an event per packet. A GPU hands it each
 // message whole, cut into the packets the packet fabric would send, each on the link its own
 // address interleaves to (GpuLinkEngines::send_to_fast_fabric, the packet fabric's own cutting).
-// What a message puts on one GPU link is a share: a link sends its shares in the order they were
-// handed over, each once the link is free and the switch input it feeds has buffer space (credits)
-// for it, its packets back to back. A share's packets for one output of the chip (the chip's own
-// route lookup of each packet's address) are a run: each output serves the runs that reach it in
-// order of arrival, cut through, and the run's buffer space goes back to its link a hop after its
-// last packet left. A message lands with its last packet. A packet is the unit of every count, a
-// run the unit of arbitration and credits.
+// What a message puts on one GPU link is a share: a link sends its shares from a queue per
+// executor stream and one for responses, round robin as the link engines serve theirs, each once
+// the link is free and the switch input it feeds has buffer space (credits of its class) for it,
+// its packets back to back. A share's packets for one output of the chip (the chip's own route
+// lookup of each packet's address) are a run: each output takes one packet at a time from the runs
+// that have reached it, by its arbiter, cut through, and a run's buffer space goes back to its
+// link a hop after its last packet left. A message lands with its last packet. A packet is the
+// unit of every count and of arbitration, a share the unit of credits.
 //
 // Time: one SystemC method process serves the fabric in its own order of events. At a time `now`
 // nothing handed over later can reach a switch before now + one hop, so everything due by then
