@@ -6,8 +6,7 @@
 # held: a phase of a few microseconds moves by more than 1 % with a packet's order). The cases are small (the packet
 # engine is the slow one): every scheme the fast fabric moves so far (writes and reads) on dgx-h100, on 16 GPUs of
 # gh200-nvl32 and of gb200-nvl72, under skewed routing, partitioned, with oldest-first
-# arbitration and with hot-expert replication. (Switch input buffers of a few packets are outside the bound: the fast fabric takes
-# buffer space a message's share of a link at a time; docs/models/fabric_engine.md.)
+# arbitration, with switch input buffers of a few packets and with hot-expert replication.
 # usage: fast_fabric_agrees.sh NVSVP SCENARIO WORKDIR
 set -u
 nvsvp=$1
@@ -34,7 +33,7 @@ case_() {  # name, then --set options for both engines
     failed=1
   fi
 }
-mkdir -p "$work"/{dgx_h100,gh200_nvl32,gb200_nvl72,zipf,partitions,oldest_first,replication}
+mkdir -p "$work"/{dgx_h100,gh200_nvl32,gb200_nvl72,zipf,partitions,oldest_first,small_buffers,replication}
 case_ dgx_h100 --set "$schemes" --set workload.tokens_per_gpu=64
 case_ gh200_nvl32 --set "$schemes" --set "platform={preset: gh200-nvl32, gpus: 16}" --set workload.tokens_per_gpu=32
 case_ gb200_nvl72 --set "$schemes" --set "platform={preset: gb200-nvl72, gpus: 16}" --set workload.tokens_per_gpu=32
@@ -42,6 +41,9 @@ case_ zipf --set "$schemes" --set workload.tokens_per_gpu=64 --set "workload.rou
 case_ partitions --set "$schemes" --set workload.tokens_per_gpu=64 \
   --set "partitions=[[0, 1, 2, 3], [4, 5, 6, 7]]"
 case_ oldest_first --set "$schemes" --set workload.tokens_per_gpu=64 --set platform.switch.arbiter=oldest_first
+# Switch inputs of two 64-flit VCs per class: senders wait for buffer space packet by packet.
+case_ small_buffers --set "$schemes" --set workload.tokens_per_gpu=64 --set platform.switch.vcs_per_class=2 \
+  --set platform.switch.vc_depth_flits=64
 # Hot-expert replication, its replicas broadcast by unicast writes (p2p), under zipf routing.
 # (fusion-only here is 1.3 % off: a known difference of the credit model, docs/models/fabric_engine.md.)
 case_ replication --set "schemes=[deepep]" --set workload.tokens_per_gpu=256 --set workload.shared_experts=1 \

@@ -177,6 +177,26 @@ TEST_P(FabricEngines, ASenderWaitsForTheSwitchInputsBufferSpace) {
   expect_no_message_left(m.platform);
 }
 
+// A message larger than the switch input's buffer (one VC of 34 flits, a copy engine's 1 KiB write
+// of four 17-flit packets) goes as its space comes back, packet by packet: packets 0 and 1 at 0
+// and 17 ns; packet 2 once packet 0's tail has left the switch (118 ns) and its space is back a hop
+// later (218); packet 3 once packet 1's is (235). It lands with packet 3: 235 + 17 + 2 hops + the
+// head flit.
+TEST_P(FabricEngines, AMessageLargerThanTheBufferGoesAsItsSpaceComesBack) {
+  PlatformSpec spec = platform(2, {1});
+  spec.switch_chip.vcs_per_class = 1;
+  spec.switch_chip.vc_depth_flits = 34;
+  test::Machine m(spec, [](TlmHal& hal, Platform&) {
+    hal.submit(0, sends({{1, 1024}}, 0, false));
+    hal.submit(1, wait_for(0, 1));
+    hal.wait_all_finished();
+  });
+  m.run();
+  EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 1), 235 * kNs + 17 * kFlit + 2 * kHop + kFlit);
+  EXPECT_EQ(m.platform.link(LinkDirection::gpu_to_switch, 0, 0).stats().packets[0], 4u);
+  expect_no_message_left(m.platform);
+}
+
 INSTANTIATE_TEST_SUITE_P(, FabricEngines, ::testing::Values("packet", "fast"),
                          [](const ::testing::TestParamInfo<std::string>& engine) { return engine.param; });
 

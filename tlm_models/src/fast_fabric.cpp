@@ -57,19 +57,6 @@ void FastFabric::attach_gpu(Gpu& gpu, std::vector<LinkWiring> links) {
   gpu.attach_fast_fabric(this);
 }
 
-uint32_t FastFabric::run_for(Share& share, uint32_t chip, uint16_t output) {
-  for (uint32_t i = 0; i < share.runs; ++i) {
-    if (runs_[share.run[i]].output == output) return share.run[i];
-  }
-  if (share.runs == kMaxRunsPerShare) SC_REPORT_FATAL(name(), "more outputs towards one GPU on one chip than kMaxRunsPerShare");
-  const uint32_t index = runs_.take();
-  runs_[index] = Run{};
-  runs_[index].chip = chip;
-  runs_[index].output = output;
-  share.run[share.runs++] = index;
-  return index;
-}
-
 void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_payload& message,
                               const FastPacket* packets, uint32_t count) {
   const NvlinkExtension& ext = extension_of(message);
@@ -78,7 +65,7 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
   decide(now);
   const uint32_t slot = messages_.take();
   message.acquire();
-  messages_[slot] = Message{&message, 0, 0, gpu, ext.target_gpu};
+  messages_[slot] = Message{&message, 0, count, gpu, ext.target_gpu};
   ++in_flight_;
   const uint32_t first_link = gpu * links_per_gpu_;
   for (uint32_t k = 0; k < count; ++k) {
@@ -86,51 +73,27 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
     uint32_t& share_index = share_of_link_[packet.link];
     if (share_index == kNoShare) {
       share_index = shares_.take();
-      shares_[share_index] = Share{};
-      shares_[share_index].message = slot;
-      shares_[share_index].ready_ps = std::max<uint64_t>(now, ext.hop_ready.value());  // a response: once its read landed
-      shares_[share_index].stream = stream;
-      shares_[share_index].traffic_class = static_cast<uint8_t>(ext.traffic_class);
+      Share& share = shares_[share_index];  // a reused record keeps its packets' storage
+      share.message = slot;
+      share.stream = stream;
+      share.traffic_class = static_cast<uint8_t>(ext.traffic_class);
+      share.ready_ps = std::max<uint64_t>(now, ext.hop_ready.value());  // a response: once its read landed
+      share.packets.clear();
+      share.next = 0;
       links_used_.push_back(packet.link);
       refuse_across_partitions(first_link + packet.link, ext);
     }
-    Share& share = shares_[share_index];
     const LinkWiring& wiring = wiring_[first_link + packet.link];
-    const uint32_t run_index = run_for(share, wiring.chip, chips_[wiring.chip]->output_for(ext.target_gpu, packet.target_address));
-    Run& run = runs_[run_index];
-    const uint64_t offset = share.busy_ps;
-    const uint64_t serialization = serialization_ps(packet.wire_flits);
-    if (run.packets == 0) {
-      run.traffic_class = static_cast<uint8_t>(ext.traffic_class);
-      run.first_offset_ps = offset;
-      run.first_of_message = k == 0;
-      run.message = slot;
-      run.source_gpu = gpu;
-      run.source_link = packet.link;
-    }
-    run.last_offset_ps = offset;
-    run.last_packet_flits = packet.wire_flits;
-    run.packets++;
-    run.wire_flits += packet.wire_flits;
-    run.payload_bytes += packet.bytes;
-    run.serialization_ps += serialization;
-    if (k == 0) share.first_of_message = true;
-    share.offsets_ps += offset;
-    share.last_offset_ps = offset;
-    share.busy_ps += serialization;
-    share.packets++;
-    share.wire_flits += packet.wire_flits;
-    share.payload_bytes += packet.bytes;
+    shares_[share_index].packets.push_back(
+        SharePacket{packet.bytes, packet.wire_flits, chips_[wiring.chip]->output_for(ext.target_gpu, packet.target_address),
+                    k == 0});
   }
-  uint32_t runs = 0;
   for (const uint32_t link : links_used_) {
-    runs += shares_[share_of_link_[link]].runs;
     Link& queue_link = links_[first_link + link];
     queue_link.shares[stream].push_back(share_of_link_[link]);
     queue_link.waiting++;
     share_of_link_[link] = kNoShare;
   }
-  messages_[slot].runs_left = runs;
   for (const uint32_t link : links_used_) advance_link(first_link + link, horizon_ps_ + latency_ps_);
   links_used_.clear();
 }
@@ -180,7 +143,7 @@ void FastFabric::advance_link(uint32_t index, uint64_t limit) {
     int64_t& credits = link.credits[c];
     std::deque<std::pair<uint64_t, uint32_t>>& returns = link.returns[c];
     uint64_t start = std::max(link.free_ps, share.ready_ps);
-    const int64_t need = std::min<int64_t>(share.wire_flits, capacity);
+    const int64_t need = std::min<int64_t>(share.packets[share.next].wire_flits, capacity);
     while (!returns.empty() && returns.front().first <= start) {
       credits += returns.front().second;
       returns.pop_front();
@@ -215,31 +178,78 @@ void FastFabric::advance_link(uint32_t index, uint64_t limit) {
       wiring_[index].up->record_credit_stall(static_cast<TrafficClass>(c), start - link.stalled_since_ps[c]);
       link.stalled_since_ps[c] = kNever;
     }
-    link.shares[chosen].pop_front();
-    link.waiting--;
     link.next_stream = (chosen + 1) % kQueues;
-    start_share(index, share_index, start);
+    if (start_packets(index, share_index, start)) {
+      link.shares[chosen].pop_front();
+      link.waiting--;
+      shares_.give(share_index);
+    }
   }
 }
 
-void FastFabric::start_share(uint32_t link_index, uint32_t share_index, uint64_t start) {
+bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64_t start) {
   Link& link = links_[link_index];
-  const Share& share = shares_[share_index];
-  const NvlinkExtension& ext = extension_of(*messages_[share.message].payload);
-  link.credits[share.traffic_class] -= share.wire_flits;
-  link.free_ps = start + share.busy_ps;
-  const uint64_t wait = start - share.ready_ps;
-  wiring_[link_index].up->record_transfer(ext.traffic_class, share.first_of_message ? 1 : 0, share.packets,
-                                          share.wire_flits, share.payload_bytes, share.busy_ps, link.free_ps,
-                                          wait * share.packets + share.offsets_ps, wait + share.last_offset_ps);
-  const uint64_t head = start + latency_ps_ + head_flit_ps_ + chip_latency_ps_[wiring_[link_index].chip];
-  for (uint32_t i = 0; i < share.runs; ++i) {
-    Run& run = runs_[share.run[i]];
-    run.arrival_ps = head + run.first_offset_ps;
-    output_state_[run.chip][run.output].coming.push(run.arrival_ps);
-    push_due(Due{run.arrival_ps, next_order_++, share.run[i], 0, DueKind::run});
+  Share& share = shares_[share_index];
+  const LinkWiring& wiring = wiring_[link_index];
+  const uint32_t c = share.traffic_class;
+  const int64_t capacity = chip_input_flits_[wiring.chip];
+  const uint64_t head = start + latency_ps_ + head_flit_ps_ + chip_latency_ps_[wiring.chip];
+  // The runs of the packets starting now, one per output.
+  uint32_t runs[kMaxRunsPerShare];
+  uint32_t run_count = 0;
+  uint64_t busy = 0, offsets = 0, last_offset = 0, payload = 0;
+  uint32_t packets = 0, wire_flits = 0;
+  bool first_of_message = false;
+  uint32_t k = share.next;
+  for (; k < share.packets.size(); ++k) {
+    const SharePacket& packet = share.packets[k];
+    if (k > share.next && link.credits[c] < std::min<int64_t>(packet.wire_flits, capacity)) break;
+    link.credits[c] -= packet.wire_flits;
+    uint32_t r = 0;
+    while (r < run_count && runs_[runs[r]].output != packet.output) ++r;
+    if (r == run_count) {
+      if (run_count == kMaxRunsPerShare) SC_REPORT_FATAL(name(), "more outputs towards one GPU on one chip than kMaxRunsPerShare");
+      runs[run_count++] = runs_.take();
+      Run& fresh = runs_[runs[r]];
+      fresh = Run{};
+      fresh.chip = wiring.chip;
+      fresh.output = packet.output;
+      fresh.traffic_class = static_cast<uint8_t>(c);
+      fresh.message = share.message;
+      fresh.source_gpu = link_index / links_per_gpu_;
+      fresh.source_link = link_index % links_per_gpu_;
+      fresh.first_offset_ps = busy;
+      fresh.arrival_ps = head + busy;
+    }
+    Run& run = runs_[runs[r]];
+    const uint64_t serialization = serialization_ps(packet.wire_flits);
+    run.last_offset_ps = busy;
+    run.last_packet_flits = packet.wire_flits;
+    run.packets++;
+    run.wire_flits += packet.wire_flits;
+    run.payload_bytes += packet.bytes;
+    run.serialization_ps += serialization;
+    run.first_of_message = run.first_of_message || packet.first_of_message;
+    first_of_message = first_of_message || packet.first_of_message;
+    offsets += busy;
+    last_offset = busy;
+    busy += serialization;
+    packets++;
+    wire_flits += packet.wire_flits;
+    payload += packet.bytes;
   }
-  shares_.give(share_index);
+  share.next = k;
+  link.free_ps = start + busy;
+  const uint64_t wait = start - share.ready_ps;
+  const NvlinkExtension& ext = extension_of(*messages_[share.message].payload);
+  wiring.up->record_transfer(ext.traffic_class, first_of_message ? 1 : 0, packets, wire_flits, payload, busy,
+                             link.free_ps, wait * packets + offsets, wait + last_offset);
+  for (uint32_t r = 0; r < run_count; ++r) {
+    const Run& run = runs_[runs[r]];
+    output_state_[run.chip][run.output].coming.push(run.arrival_ps);
+    push_due(Due{run.arrival_ps, next_order_++, runs[r], 0, DueKind::run});
+  }
+  return share.next == share.packets.size();
 }
 
 void FastFabric::decide(uint64_t now) {
@@ -365,6 +375,10 @@ void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps)
     const bool alone = count == 1;
     const uint64_t last_serialization = serialization_ps(run.last_packet_flits);
     const uint64_t serialization = run.packets > 1 ? (run.serialization_ps - last_serialization) / (run.packets - 1) : 0;
+    const uint32_t flits = run.packets > 1 ? (run.wire_flits - run.last_packet_flits) / (run.packets - 1) : 0;
+    // Each packet's buffer space goes back to its link a hop after the packet left.
+    Link& source = links_[run.source_gpu * links_per_gpu_ + run.source_link];
+    std::deque<std::pair<uint64_t, uint32_t>>& returns = source.returns[run.traffic_class];
     do {
       const uint64_t head = next_head(run);
       const uint64_t start = std::max(output.clock_ps, head);
@@ -372,9 +386,16 @@ void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps)
       run.queueing_ps += start - head;
       run.max_wait_ps = std::max(run.max_wait_ps, start - head);
       run.sent++;
-      output.clock_ps = start + (run.sent == run.packets ? run.serialization_ps - serialization * (run.packets - 1)
-                                                          : serialization);
+      const bool last = run.sent == run.packets;
+      output.clock_ps = start + (last ? run.serialization_ps - serialization * (run.packets - 1) : serialization);
+      const uint32_t back = last ? run.wire_flits - run.returned_flits : flits;
+      run.returned_flits += back;
+      const std::pair<uint64_t, uint32_t> entry{output.clock_ps + latency_ps_, back};
+      auto at = returns.end();
+      while (at != returns.begin() && (at - 1)->first > entry.first) --at;
+      returns.insert(at, entry);
     } while (alone && run.sent < run.packets);
+    const uint32_t source_index = run.source_gpu * links_per_gpu_ + run.source_link;
     InputQueue& queue = output.inputs[chosen];
     output.last_input[queue.link % kTrafficClasses] = queue.link;
     output.next_class = (queue.link + 1) % kTrafficClasses;
@@ -386,11 +407,14 @@ void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps)
       }
       finish_run(run_index, output.clock_ps);
     }
+    // The space back may let a link waiting for it go on (it may start runs: `run` is not used
+    // after this).
+    if (source.stalled() && source.wake_ps == kNever) advance_link(source_index, horizon_ps_ + latency_ps_);
   }
 }
 
-// The run's packets are through: counted on the output's link, its buffer space goes back to its
-// link a hop after its last packet left the input, and its message lands with its last run.
+// The run's packets are through: counted on the output's link, and its message lands with its
+// last packet.
 void FastFabric::finish_run(uint32_t run_index, uint64_t end) {
   const Run run = runs_[run_index];
   runs_.give(run_index);
@@ -401,15 +425,8 @@ void FastFabric::finish_run(uint32_t run_index, uint64_t end) {
                                                   run.queueing_ps, run.max_wait_ps);
   chips_[run.chip]->count_forwarded(traffic_class, run.packets, run.wire_flits);
   record.landing_ps = std::max(record.landing_ps, end + latency_ps_);
-  const uint32_t link_index = run.source_gpu * links_per_gpu_ + run.source_link;
-  Link& link = links_[link_index];
-  const std::pair<uint64_t, uint32_t> back{end + latency_ps_, run.wire_flits};
-  std::deque<std::pair<uint64_t, uint32_t>>& returns = link.returns[run.traffic_class];
-  auto at = returns.end();
-  while (at != returns.begin() && (at - 1)->first > back.first) --at;
-  returns.insert(at, back);
-  if (link.stalled() && link.wake_ps == kNever) advance_link(link_index, horizon_ps_ + latency_ps_);
-  if (--record.runs_left == 0) land(run.message);
+  record.packets_left -= run.packets;
+  if (record.packets_left == 0) land(run.message);
 }
 
 void FastFabric::land(uint32_t slot) {
@@ -433,7 +450,7 @@ uint64_t FastFabric::describe_outstanding(std::ostream& os, uint64_t max_lines) 
     if (shown++ < max_lines) {
       const NvlinkExtension& ext = extension_of(*record.payload);
       os << "  " << name() << ": " << to_string(ext.opcode) << " GPU " << record.source << "#" << ext.sequence
-         << " -> GPU " << record.destination << ", " << record.runs_left << " runs of its packets not yet through\n";
+         << " -> GPU " << record.destination << ", " << record.packets_left << " of its packets not yet through\n";
     }
   }
   for (uint32_t index = 0; index < links_.size(); ++index) {

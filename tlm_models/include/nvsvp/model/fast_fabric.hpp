@@ -4,12 +4,13 @@
 // address interleaves to (GpuLinkEngines::send_to_fast_fabric, the packet fabric's own cutting).
 // What a message puts on one GPU link is a share: a link sends its shares from a queue per
 // executor stream and one for responses, round robin as the link engines serve theirs, each once
-// the link is free and the switch input it feeds has buffer space (credits of its class) for it,
-// its packets back to back. A share's packets for one output of the chip (the chip's own route
-// lookup of each packet's address) are a run: each output takes one packet at a time from the runs
-// that have reached it, by its arbiter, cut through, and a run's buffer space goes back to its
-// link a hop after its last packet left. A message lands with its last packet. A packet is the
-// unit of every count and of arbitration, a share the unit of credits.
+// the link is free and the switch input it feeds has buffer space (credits of its class),
+// as many of its packets back to back as that space takes, the rest as space comes back. The
+// packets that start together for one output of the chip (the chip's own route lookup of each
+// packet's address) are a run: each output takes one packet at a time from the runs that have
+// reached it, by its arbiter, cut through, and each packet's buffer space goes back to its link a
+// hop after it left. A message lands with its last packet. A packet is the unit of every count, of
+// arbitration and of credits.
 //
 // Time: one SystemC method process serves the fabric in its own order of events. At a time `now`
 // nothing handed over later can reach a switch before now + one hop, so everything due by then
@@ -78,6 +79,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     uint64_t arrival_ps = 0;        // its first packet's head at the chip (set when its share starts)
     uint64_t serialization_ps = 0;  // its packets' time on a link, each rounded as a port rounds it
     uint64_t payload_bytes = 0;
+    uint32_t returned_flits = 0;  // buffer space given back so far (a packet's as it leaves)
     uint32_t message = 0;
     uint32_t packets = 0;
     uint32_t wire_flits = 0;
@@ -114,26 +116,27 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     // packet but those it holds can ask for it.
     std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> coming;
   };
-  // What one message puts on one GPU link.
+  // One packet of a share: its payload, wire flits and the output of the chip it leaves by.
+  struct SharePacket {
+    uint32_t bytes = 0;
+    uint32_t wire_flits = 0;
+    uint16_t output = 0;
+    bool first_of_message = false;  // the message's packet 0
+  };
+  // What one message puts on one GPU link: its packets in order, those from `next` on not yet
+  // started (a share starts a packet at a time as the switch input's buffer space allows).
   struct Share {
     uint32_t message = 0;
     uint32_t stream = 0;  // an executor stream's, or kExecutorStreams: the responses
     uint8_t traffic_class = 0;
-    uint32_t runs = 0;
-    uint32_t run[kMaxRunsPerShare] = {};
-    uint64_t ready_ps = 0;           // handed over
-    uint64_t busy_ps = 0;            // its packets' serialization
-    uint64_t offsets_ps = 0;         // its packets' starts after the share's, summed
-    uint64_t last_offset_ps = 0;     // its last packet's
-    uint64_t payload_bytes = 0;
-    uint32_t packets = 0;
-    uint32_t wire_flits = 0;
-    bool first_of_message = false;  // holds the message's packet 0
+    uint64_t ready_ps = 0;  // handed over (a response: when its read landed)
+    std::vector<SharePacket> packets;
+    uint32_t next = 0;
   };
   struct Message {
     tlm::tlm_generic_payload* payload = nullptr;
     uint64_t landing_ps = 0;
-    uint32_t runs_left = 0;
+    uint32_t packets_left = 0;  // not yet through their output
     uint32_t source = 0;
     uint32_t destination = 0;
   };
@@ -181,14 +184,15 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   }
   // The wire time of `flits`, rounded to the picosecond as NvlinkPort rounds it.
   uint64_t serialization_ps(uint32_t flits) const { return (flits * flit_time_fs_ + 500) / 1000; }
-  uint32_t run_for(Share& share, uint32_t chip, uint16_t output);
   void push_due(const Due& due);
   // A write the chip at the link's end would refuse (partitions) ends the run: not modelled yet.
   void refuse_across_partitions(uint32_t link_index, const NvlinkExtension& ext);
   // Starts link `index`'s shares that can start by `horizon_ps` (free link, credits known and
   // enough); asks to be looked at again when the next one could.
   void advance_link(uint32_t index, uint64_t horizon_ps);
-  void start_share(uint32_t link_index, uint32_t share_index, uint64_t start_ps);
+  // Starts the share's next packets at `start_ps`, as many as the switch input's buffer space
+  // takes (the first is known to fit); returns whether the share is through.
+  bool start_packets(uint32_t link_index, uint32_t share_index, uint64_t start_ps);
   // Decides everything due by a hop from `now`, in time order.
   void decide(uint64_t now);
   // The method process: decides, then wakes when the next due is.
