@@ -160,7 +160,7 @@ void FastFabric::advance_link(uint32_t index, uint64_t limit) {
           break;
         }
       }
-      if (enough == kNever) return;  // finish_run() looks again as buffer space comes back
+      if (enough == kNever) return;  // advance_output() looks again as buffer space comes back
       start = enough;
     }
     if (start > limit) {

@@ -140,10 +140,10 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     uint32_t source = 0;
     uint32_t destination = 0;
   };
-  // One GPU link: its shares waiting, a queue per executor stream served round robin as the link
-  // engines serve theirs (a share at a time where they take a packet at a time), when it is free,
-  // and the buffer space of the switch input it feeds (request class): flits free now, and what
-  // comes back when.
+  // One GPU link: its shares waiting, a queue per executor stream and one for responses served
+  // round robin as the link engines serve theirs (a share's packets that start together at a time,
+  // where they take a packet at a time), when it is free, and the buffer space of the switch input
+  // it feeds, per class.
   static constexpr uint32_t kQueues = kExecutorStreams + 1;  // the streams', then the responses'
   struct Link {
     std::deque<uint32_t> shares[kQueues];
