@@ -65,7 +65,7 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
   decide(now);
   const uint32_t slot = messages_.take();
   message.acquire();
-  messages_[slot] = Message{&message, 0, count, gpu, ext.target_gpu};
+  messages_[slot] = Message{&message, 0, count};
   ++in_flight_;
   const uint32_t first_link = gpu * links_per_gpu_;
   for (uint32_t k = 0; k < count; ++k) {
@@ -80,13 +80,13 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
       share.ready_ps = std::max<uint64_t>(now, ext.hop_ready.value());  // a response: once its read landed
       share.packets.clear();
       share.next = 0;
+      share.first_of_message = k == 0;
       links_used_.push_back(packet.link);
       refuse_across_partitions(first_link + packet.link, ext);
     }
     const LinkWiring& wiring = wiring_[first_link + packet.link];
     shares_[share_index].packets.push_back(
-        SharePacket{packet.bytes, packet.wire_flits, chips_[wiring.chip]->output_for(ext.target_gpu, packet.target_address),
-                    k == 0});
+        SharePacket{packet.bytes, packet.wire_flits, chips_[wiring.chip]->output_for(ext.target_gpu, packet.target_address)});
   }
   for (const uint32_t link : links_used_) {
     Link& queue_link = links_[first_link + link];
@@ -140,14 +140,11 @@ void FastFabric::advance_link(uint32_t index, uint64_t limit) {
     const uint32_t share_index = link.shares[chosen].front();
     const Share& share = shares_[share_index];
     const uint32_t c = share.traffic_class;
-    int64_t& credits = link.credits[c];
-    std::deque<std::pair<uint64_t, uint32_t>>& returns = link.returns[c];
+    const int64_t& credits = link.credits[c];
+    const std::deque<std::pair<uint64_t, uint32_t>>& returns = link.returns[c];
     uint64_t start = std::max(link.free_ps, share.ready_ps);
     const int64_t need = std::min<int64_t>(share.packets[share.next].wire_flits, capacity);
-    while (!returns.empty() && returns.front().first <= start) {
-      credits += returns.front().second;
-      returns.pop_front();
-    }
+    take_returns(link, c, start);
     if (credits < need) {
       if (link.stalled_since_ps[c] == kNever) link.stalled_since_ps[c] = start;
       // The first time enough has come back, among the returns known.
@@ -170,10 +167,7 @@ void FastFabric::advance_link(uint32_t index, uint64_t limit) {
       }
       return;
     }
-    while (!returns.empty() && returns.front().first <= start) {
-      credits += returns.front().second;
-      returns.pop_front();
-    }
+    take_returns(link, c, start);
     if (link.stalled_since_ps[c] != kNever) {
       wiring_[index].up->record_credit_stall(static_cast<TrafficClass>(c), start - link.stalled_since_ps[c]);
       link.stalled_since_ps[c] = kNever;
@@ -184,6 +178,14 @@ void FastFabric::advance_link(uint32_t index, uint64_t limit) {
       link.waiting--;
       shares_.give(share_index);
     }
+  }
+}
+
+void FastFabric::take_returns(Link& link, uint32_t c, uint64_t until_ps) {
+  std::deque<std::pair<uint64_t, uint32_t>>& returns = link.returns[c];
+  while (!returns.empty() && returns.front().first <= until_ps) {
+    link.credits[c] += returns.front().second;
+    returns.pop_front();
   }
 }
 
@@ -216,8 +218,7 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
       fresh.output = packet.output;
       fresh.traffic_class = static_cast<uint8_t>(c);
       fresh.message = share.message;
-      fresh.source_gpu = link_index / links_per_gpu_;
-      fresh.source_link = link_index % links_per_gpu_;
+      fresh.link = link_index;
       fresh.first_offset_ps = busy;
       fresh.arrival_ps = head + busy;
     }
@@ -229,8 +230,9 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
     run.wire_flits += packet.wire_flits;
     run.payload_bytes += packet.bytes;
     run.serialization_ps += serialization;
-    run.first_of_message = run.first_of_message || packet.first_of_message;
-    first_of_message = first_of_message || packet.first_of_message;
+    const bool message_first = k == 0 && share.first_of_message;
+    run.first_of_message = run.first_of_message || message_first;
+    first_of_message = first_of_message || message_first;
     offsets += busy;
     last_offset = busy;
     busy += serialization;
@@ -315,7 +317,7 @@ void FastFabric::arrive(uint32_t run_index) {
   const Run& run = runs_[run_index];
   const uint32_t chip = run.chip;
   const uint16_t port = run.output;
-  const uint32_t input = (run.source_gpu * links_per_gpu_ + run.source_link) * 2 + run.traffic_class;
+  const uint32_t input = run.link * kTrafficClasses + run.traffic_class;
   advance_output(chip, port, run.arrival_ps - 1);
   Output& output = output_state_[chip][port];
   output.coming.pop();  // this run's arrival: the first of those coming (arrivals come in time order)
@@ -377,7 +379,8 @@ void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps)
     const uint64_t serialization = run.packets > 1 ? (run.serialization_ps - last_serialization) / (run.packets - 1) : 0;
     const uint32_t flits = run.packets > 1 ? (run.wire_flits - run.last_packet_flits) / (run.packets - 1) : 0;
     // Each packet's buffer space goes back to its link a hop after the packet left.
-    Link& source = links_[run.source_gpu * links_per_gpu_ + run.source_link];
+    const uint32_t source_index = run.link;
+    Link& source = links_[source_index];
     std::deque<std::pair<uint64_t, uint32_t>>& returns = source.returns[run.traffic_class];
     do {
       const uint64_t head = next_head(run);
@@ -395,7 +398,6 @@ void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps)
       while (at != returns.begin() && (at - 1)->first > entry.first) --at;
       returns.insert(at, entry);
     } while (alone && run.sent < run.packets);
-    const uint32_t source_index = run.source_gpu * links_per_gpu_ + run.source_link;
     InputQueue& queue = output.inputs[chosen];
     output.last_input[queue.link % kTrafficClasses] = queue.link;
     output.next_class = (queue.link + 1) % kTrafficClasses;
@@ -433,7 +435,7 @@ void FastFabric::land(uint32_t slot) {
   Message& record = messages_[slot];
   tlm::tlm_generic_payload& message = *record.payload;
   const sc_core::sc_time landing = picoseconds(record.landing_ps);
-  const uint32_t destination = record.destination;
+  const uint32_t destination = extension_of(message).target_gpu;
   extension_of(message).tail_arrival = landing;
   record.payload = nullptr;
   messages_.give(slot);
@@ -449,8 +451,8 @@ uint64_t FastFabric::describe_outstanding(std::ostream& os, uint64_t max_lines) 
     if (record.payload == nullptr) continue;
     if (shown++ < max_lines) {
       const NvlinkExtension& ext = extension_of(*record.payload);
-      os << "  " << name() << ": " << to_string(ext.opcode) << " GPU " << record.source << "#" << ext.sequence
-         << " -> GPU " << record.destination << ", " << record.packets_left << " of its packets not yet through\n";
+      os << "  " << name() << ": " << to_string(ext.opcode) << " GPU " << ext.source_gpu << "#" << ext.sequence
+         << " -> GPU " << ext.target_gpu << ", " << record.packets_left << " of its packets not yet through\n";
     }
   }
   for (uint32_t index = 0; index < links_.size(); ++index) {

@@ -117,16 +117,8 @@ void GpuLinkEngines::enqueue_send(const hw::WorkSequence& sequence, const hw::Ta
 // The packets as enqueue_packets cuts them, in order, each with its link; the message itself as it
 // lands (its sizes the whole message's), numbered and timed as launch() does.
 void GpuLinkEngines::send_to_fast_fabric(const TxItem& message, uint32_t packet_bytes) {
-  const uint32_t writes = message.chunk != nullptr ? message.chunk_writes : 1;
-  const uint64_t write_bytes = message.bytes / writes;
-  const uint64_t packets_per_write = write_bytes == 0 ? 1 : (write_bytes + packet_bytes - 1) / packet_bytes;
   const bool load = message.opcode == Opcode::read || is_multimem_load(message.opcode);
-  TxItem probe = message;
-  probe.packet_count = static_cast<uint32_t>(packets_per_write * writes);
-  probe.message_bytes = message.bytes;
-  probe.message_source = message.source_address;
-  probe.message_target = message.target_address;
-  probe.packet_bytes = packet_bytes;
+  TxItem probe = cut(message, packet_bytes);  // set_packet fills every packet field anew
   fast_packets_.resize(probe.packet_count);
   uint32_t wire_flits = 0;
   for (uint32_t k = 0; k < probe.packet_count; ++k) {

@@ -22,17 +22,22 @@ uint32_t GpuLinkEngines::packet_wire_flits(const TxItem& message, uint64_t bytes
 // are numbered in that order, and packet 0 carries the message's functional bytes. A link's packets
 // are queued as one item that stands for them in turn (so a message costs an item per link it uses,
 // not one per packet), in the order the packets would have been queued one by one.
-void GpuLinkEngines::enqueue_packets(const TxItem& message, uint32_t packet_bytes) {
+TxItem GpuLinkEngines::cut(const TxItem& message, uint32_t packet_bytes) {
   const uint32_t writes = message.chunk != nullptr ? message.chunk_writes : 1;
   const uint64_t write_bytes = message.bytes / writes;
   const uint64_t packets_per_write = write_bytes == 0 ? 1 : (write_bytes + packet_bytes - 1) / packet_bytes;
   TxItem stream = message;
   stream.packet_count = static_cast<uint32_t>(packets_per_write * writes);
-  stream.sequence = number_message();
   stream.message_bytes = message.bytes;
   stream.message_source = message.source_address;
   stream.message_target = message.target_address;
   stream.packet_bytes = packet_bytes;
+  return stream;
+}
+
+void GpuLinkEngines::enqueue_packets(const TxItem& message, uint32_t packet_bytes) {
+  TxItem stream = cut(message, packet_bytes);
+  stream.sequence = number_message();
   std::vector<uint32_t>& count = packets_per_link_;
   std::vector<uint32_t>& first = first_packet_of_link_;
   count.assign(engines_.size(), 0);

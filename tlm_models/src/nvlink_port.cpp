@@ -300,25 +300,14 @@ void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
       faults_->stats.replay_time_ps += replays.value();
     }
   }
-  busy_until_ = start + replays + serialization;
-  if (timeline_ != nullptr) timeline_->add(start.value(), busy_until_.value());  // ps resolution
-  if (activity_ != nullptr) activity_->add(now.value(), start.value(), busy_until_.value());
-  ext.tail_arrival = busy_until_ + latency_;
-
-  const auto c = static_cast<size_t>(ext.traffic_class);
-  stats_.messages[c] += ext.packet_index == 0;
-  stats_.packets[c] += ext.packet_count > 1 ? 1
-                                            : std::max<uint64_t>(1, (ext.payload_bytes + params_.max_packet_payload_bytes - 1) /
-                                                                        params_.max_packet_payload_bytes);
-  stats_.wire_flits += ext.wire_flits;
-  stats_.wire_bytes += static_cast<uint64_t>(ext.wire_flits) * flit_bytes_;
-  stats_.payload_bytes += ext.payload_bytes;
-  stats_.busy_time += serialization + replays;
   const uint64_t waited = start > ext.hop_ready ? (start - ext.hop_ready).value() : 0;
-  hop_stats_.sends[c]++;
-  hop_stats_.flits[c] += ext.wire_flits;
-  hop_stats_.queueing_ps[c] += waited;
-  if (waited > hop_stats_.max_queueing_ps[c]) hop_stats_.max_queueing_ps[c] = waited;
+  // On the message fabric a transaction's packets are those its wire size counts.
+  const uint64_t packets = ext.packet_count > 1 ? 1
+                                                : std::max<uint64_t>(1, (ext.payload_bytes + params_.max_packet_payload_bytes - 1) /
+                                                                            params_.max_packet_payload_bytes);
+  count_on_wire(ext.traffic_class, ext.packet_index == 0 ? 1 : 0, packets, 1, ext.wire_flits, ext.payload_bytes,
+                (serialization + replays).value(), (start + replays + serialization).value(), waited, waited);
+  ext.tail_arrival = busy_until_ + latency_;
 
   if (observer_ != nullptr) observer_->message_sent(*this, payload, start);
   payload.acquire();  // released when the receiver returns the credits
@@ -335,6 +324,13 @@ void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
 void NvlinkPort::record_transfer(TrafficClass traffic_class, uint32_t messages, uint32_t packets, uint64_t wire_flits,
                                  uint64_t payload_bytes, uint64_t busy_ps, uint64_t end_ps, uint64_t queueing_ps,
                                  uint64_t max_queueing_ps) {
+  count_on_wire(traffic_class, messages, packets, packets, wire_flits, payload_bytes, busy_ps, end_ps, queueing_ps,
+                max_queueing_ps);
+}
+
+void NvlinkPort::count_on_wire(TrafficClass traffic_class, uint64_t messages, uint64_t packets, uint64_t sends,
+                               uint64_t wire_flits, uint64_t payload_bytes, uint64_t busy_ps, uint64_t end_ps,
+                               uint64_t queueing_ps, uint64_t max_queueing_ps) {
   const auto c = static_cast<size_t>(traffic_class);
   stats_.messages[c] += messages;
   stats_.packets[c] += packets;
@@ -342,7 +338,7 @@ void NvlinkPort::record_transfer(TrafficClass traffic_class, uint32_t messages, 
   stats_.wire_bytes += wire_flits * flit_bytes_;
   stats_.payload_bytes += payload_bytes;
   stats_.busy_time += picoseconds(busy_ps);
-  hop_stats_.sends[c] += packets;
+  hop_stats_.sends[c] += sends;
   hop_stats_.flits[c] += wire_flits;
   hop_stats_.queueing_ps[c] += queueing_ps;
   if (max_queueing_ps > hop_stats_.max_queueing_ps[c]) hop_stats_.max_queueing_ps[c] = max_queueing_ps;

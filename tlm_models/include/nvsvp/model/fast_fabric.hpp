@@ -84,8 +84,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     uint32_t packets = 0;
     uint32_t wire_flits = 0;
     uint32_t last_packet_flits = 0;
-    uint32_t source_gpu = 0;
-    uint32_t source_link = 0;
+    uint32_t link = 0;  // the GPU link it came by (gpu * links + link)
     uint32_t chip = 0;
     uint16_t output = 0;
     uint8_t traffic_class = 0;
@@ -121,7 +120,6 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     uint32_t bytes = 0;
     uint32_t wire_flits = 0;
     uint16_t output = 0;
-    bool first_of_message = false;  // the message's packet 0
   };
   // What one message puts on one GPU link: its packets in order, those from `next` on not yet
   // started (a share starts a packet at a time as the switch input's buffer space allows).
@@ -132,13 +130,12 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     uint64_t ready_ps = 0;  // handed over (a response: when its read landed)
     std::vector<SharePacket> packets;
     uint32_t next = 0;
+    bool first_of_message = false;  // its packets[0] is the message's packet 0
   };
   struct Message {
     tlm::tlm_generic_payload* payload = nullptr;
     uint64_t landing_ps = 0;
     uint32_t packets_left = 0;  // not yet through their output
-    uint32_t source = 0;
-    uint32_t destination = 0;
   };
   // One GPU link: its shares waiting, a queue per executor stream and one for responses served
   // round robin as the link engines serve theirs (a share's packets that start together at a time,
@@ -193,6 +190,8 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   // Starts the share's next packets at `start_ps`, as many as the switch input's buffer space
   // takes (the first is known to fit); returns whether the share is through.
   bool start_packets(uint32_t link_index, uint32_t share_index, uint64_t start_ps);
+  // The buffer space of traffic class `c` back at `link` by `until_ps`, into its credits.
+  static void take_returns(Link& link, uint32_t c, uint64_t until_ps);
   // Decides everything due by a hop from `now`, in time order.
   void decide(uint64_t now);
   // The method process: decides, then wakes when the next due is.

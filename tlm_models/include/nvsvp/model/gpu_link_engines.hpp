@@ -232,6 +232,9 @@ class GpuLinkEngines {
   // The packet fabric: `message` (a write, a chunk of writes or a read) cut into packets of at most
   // `packet_bytes` of data, each queued on the link its own address interleaves to.
   void enqueue_packets(const TxItem& message, uint32_t packet_bytes);
+  // `message` as the packet and fast fabrics cut it: its packet count and the fields set_packet
+  // reads (the whole message's bytes and addresses, the packet size).
+  static TxItem cut(const TxItem& message, uint32_t packet_bytes);
   // The fast fabric: `message` cut as enqueue_packets cuts it, handed whole with its packets.
   void send_to_fast_fabric(const TxItem& message, uint32_t packet_bytes);
   // The fast fabric: a read's prepared response, cut as its read was, each packet on the link of

@@ -210,6 +210,12 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   ComponentLog& log() { return log_; }
 
  private:
+  // What one send or one fast-fabric run put on the wire, counted in stats_ and hop_stats_ (`sends`:
+  // the transactions queueing is averaged over), its serialization recorded in the timeline and
+  // the activity, ending at `end_ps`.
+  void count_on_wire(TrafficClass traffic_class, uint64_t messages, uint64_t packets, uint64_t sends,
+                     uint64_t wire_flits, uint64_t payload_bytes, uint64_t busy_ps, uint64_t end_ps,
+                     uint64_t queueing_ps, uint64_t max_queueing_ps);
   // A change of a VC's credits at a time: a return from the receiver, and with faults a loss
   // (credits that vanish) or a resynchronisation (lost credits given back).
   enum class CreditChange : uint8_t { returned, lost, resynchronised };
