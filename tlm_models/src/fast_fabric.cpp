@@ -285,12 +285,14 @@ void FastFabric::decide(uint64_t now) {
 void FastFabric::schedule_output(uint32_t chip, uint16_t port) {
   Output& output = output_state_[chip][port];
   output.version++;
-  if (output.inputs.empty()) return;
+  if (output.empty()) return;
   // When the link is free, unless no packet has arrived by then: the first to arrive.
   uint64_t head = kNever;
-  for (const InputQueue& queue : output.inputs) {
-    head = std::min(head, next_head(runs_[queue.head]));
-    if (head <= output.clock_ps) break;
+  for (uint32_t c = 0; c < kTrafficClasses && head > output.clock_ps; ++c) {
+    for (const InputQueue& queue : output.inputs[c]) {
+      head = std::min(head, queue.head_ps);
+      if (head <= output.clock_ps) break;
+    }
   }
   const uint64_t next = std::max(output.clock_ps, head);
   // A run arriving first decides it then (arrive()).
@@ -321,11 +323,12 @@ void FastFabric::arrive(uint32_t run_index) {
   advance_output(chip, port, run.arrival_ps - 1);
   Output& output = output_state_[chip][port];
   output.coming.pop();  // this run's arrival: the first of those coming (arrivals come in time order)
-  auto at = std::lower_bound(output.inputs.begin(), output.inputs.end(), input,
+  std::vector<InputQueue>& inputs = output.inputs[run.traffic_class];
+  auto at = std::lower_bound(inputs.begin(), inputs.end(), input,
                              [](const InputQueue& queue, uint32_t link) { return queue.link < link; });
   runs_[run_index].next_in_queue = ~0u;
-  if (at == output.inputs.end() || at->link != input) {
-    output.inputs.insert(at, InputQueue{input, run_index, run_index});
+  if (at == inputs.end() || at->link != input) {
+    inputs.insert(at, InputQueue{input, run_index, run_index, run.arrival_ps});
   } else {
     runs_[at->tail].next_in_queue = run_index;
     at->tail = run_index;
@@ -339,42 +342,54 @@ void FastFabric::arrive(uint32_t run_index) {
 void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps) {
   Output& output = output_state_[chip][port];
   const bool oldest_first = chip_oldest_first_[chip] != 0;
-  while (!output.inputs.empty()) {
+  while (!output.empty()) {
     // Round robin: the first input after the last one served (then from the lowest) whose next
     // packet has arrived when the link is free; oldest first, or none arrived: the earliest.
-    const size_t count = output.inputs.size();
-    size_t chosen = count;
     // The class whose turn it is first (the two crossbars alternate at the output), then the
     // other; within a class round robin by input.
-    for (uint32_t turn = 0; turn < kTrafficClasses && !oldest_first && chosen == count; ++turn) {
+    std::vector<InputQueue>* chosen_class = nullptr;
+    size_t chosen = 0;
+    for (uint32_t turn = 0; turn < kTrafficClasses && !oldest_first && chosen_class == nullptr; ++turn) {
       const uint32_t traffic_class = (output.next_class + turn) % kTrafficClasses;
-      const size_t first =
-          static_cast<size_t>(std::upper_bound(output.inputs.begin(), output.inputs.end(), output.last_input[traffic_class],
-                                               [](uint32_t link, const InputQueue& queue) { return link < queue.link; }) -
-                              output.inputs.begin());
-      for (size_t i = 0; i < count && chosen == count; ++i) {
+      std::vector<InputQueue>& inputs = output.inputs[traffic_class];
+      const size_t count = inputs.size();
+      if (count == 0) continue;
+      const size_t first = static_cast<size_t>(
+          std::upper_bound(inputs.begin(), inputs.end(), output.last_input[traffic_class],
+                           [](uint32_t link, const InputQueue& queue) { return link < queue.link; }) -
+          inputs.begin());
+      for (size_t i = 0; i < count; ++i) {
         const size_t index = first + i < count ? first + i : first + i - count;
-        if (output.inputs[index].link % kTrafficClasses == traffic_class &&
-            next_head(runs_[output.inputs[index].head]) <= output.clock_ps) {
+        if (inputs[index].head_ps <= output.clock_ps) {
+          chosen_class = &inputs;
           chosen = index;
+          break;
         }
       }
     }
-    if (chosen == count) {
+    if (chosen_class == nullptr) {
+      // The earliest head; among equals the lowest input (link, then class).
       uint64_t earliest = kNever;
-      for (size_t index = 0; index < count; ++index) {
-        const uint64_t head = next_head(runs_[output.inputs[index].head]);
-        if (head < earliest) {
-          earliest = head;
-          chosen = index;
+      uint32_t earliest_link = ~0u;
+      for (std::vector<InputQueue>& inputs : output.inputs) {
+        for (size_t index = 0; index < inputs.size(); ++index) {
+          const InputQueue& queue = inputs[index];
+          if (queue.head_ps < earliest || (queue.head_ps == earliest && queue.link < earliest_link)) {
+            earliest = queue.head_ps;
+            earliest_link = queue.link;
+            chosen_class = &inputs;
+            chosen = index;
+          }
         }
       }
     }
-    const uint32_t run_index = output.inputs[chosen].head;
+    std::vector<InputQueue>& inputs = *chosen_class;
+    InputQueue& queue = inputs[chosen];
+    const uint32_t run_index = queue.head;
     Run& run = runs_[run_index];
-    if (std::max(output.clock_ps, next_head(run)) > until_ps) return;
+    if (std::max(output.clock_ps, queue.head_ps) > until_ps) return;
     // A lone input sends its run's packets back to back, as far as they start by `until_ps`.
-    const bool alone = count == 1;
+    const bool alone = output.inputs[0].size() + output.inputs[1].size() == 1;
     const uint64_t last_serialization = serialization_ps(run.last_packet_flits);
     const uint64_t serialization = run.packets > 1 ? (run.serialization_ps - last_serialization) / (run.packets - 1) : 0;
     const uint32_t flits = run.packets > 1 ? (run.wire_flits - run.last_packet_flits) / (run.packets - 1) : 0;
@@ -383,7 +398,7 @@ void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps)
     Link& source = links_[source_index];
     std::deque<std::pair<uint64_t, uint32_t>>& returns = source.returns[run.traffic_class];
     do {
-      const uint64_t head = next_head(run);
+      const uint64_t head = queue.head_ps;
       const uint64_t start = std::max(output.clock_ps, head);
       if (start > until_ps) break;
       run.queueing_ps += start - head;
@@ -397,15 +412,16 @@ void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps)
       auto at = returns.end();
       while (at != returns.begin() && (at - 1)->first > entry.first) --at;
       returns.insert(at, entry);
+      if (!last) queue.head_ps = next_head(run);
     } while (alone && run.sent < run.packets);
-    InputQueue& queue = output.inputs[chosen];
     output.last_input[queue.link % kTrafficClasses] = queue.link;
     output.next_class = (queue.link + 1) % kTrafficClasses;
     if (run.sent == run.packets) {
       if (run.next_in_queue != ~0u) {
         queue.head = run.next_in_queue;
+        queue.head_ps = next_head(runs_[queue.head]);
       } else {
-        output.inputs.erase(output.inputs.begin() + static_cast<std::ptrdiff_t>(chosen));
+        inputs.erase(inputs.begin() + static_cast<std::ptrdiff_t>(chosen));
       }
       finish_run(run_index, output.clock_ps);
     }

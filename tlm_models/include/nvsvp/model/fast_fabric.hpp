@@ -104,10 +104,12 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     uint32_t link = 0;  // (gpu * links + link) * 2 + traffic class: an input's two classes take turns as two
     uint32_t head = 0;  // runs, linked by next_in_queue
     uint32_t tail = 0;
+    uint64_t head_ps = 0;  // when the head run's next packet reaches the chip (next_head, kept here to scan)
   };
   struct Output {
     uint64_t clock_ps = 0;
-    std::vector<InputQueue> inputs;  // by link index
+    std::vector<InputQueue> inputs[kTrafficClasses];  // per class, by link index
+    bool empty() const { return inputs[0].empty() && inputs[1].empty(); }
     uint32_t last_input[kTrafficClasses] = {~0u, ~0u};  // per class: the last input served
     uint32_t next_class = 0;  // the class to try first (the other crossbar after each packet)
     uint32_t version = 0;  // of its due entry: an older one is stale
