@@ -193,6 +193,10 @@ add_test(NAME cli.packet_fabric_every_scheme_passes
 add_test(NAME cli.fast_fabric_agrees_with_the_packet_fabric
          COMMAND bash ${NVSVP_CLI_DIR}/fast_fabric_agrees.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
                  ${NVSVP_CLI_OUT}/fast_fabric_agrees)
+# --trace on the fast fabric: a row per packet, the packet fabric's packets on every traced link.
+add_test(NAME cli.fast_fabric_traces_the_packet_fabrics_packets
+         COMMAND bash ${NVSVP_CLI_DIR}/fast_fabric_traces.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
+                 ${NVSVP_CLI_OUT}/fast_fabric_traces)
 # Expert weights in fp8, fp4 and bf16 with hot-expert replication: the broadcasts carry 0.5625x
 # and 2x the fp8 run's bytes for the same replicas, and every run passes its checks.
 add_test(NAME cli.weight_dtype_scales_the_replication_broadcasts

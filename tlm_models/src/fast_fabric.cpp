@@ -65,7 +65,7 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
   decide(now);
   const uint32_t slot = messages_.take();
   message.acquire();
-  messages_[slot] = Message{&message, 0, count};
+  messages_[slot] = Message{&message, 0, count, count};
   ++in_flight_;
   const uint32_t first_link = gpu * links_per_gpu_;
   for (uint32_t k = 0; k < count; ++k) {
@@ -85,8 +85,8 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
       refuse_across_partitions(first_link + packet.link, ext);
     }
     const LinkWiring& wiring = wiring_[first_link + packet.link];
-    shares_[share_index].packets.push_back(
-        SharePacket{packet.bytes, packet.wire_flits, chips_[wiring.chip]->output_for(ext.target_gpu, packet.target_address)});
+    shares_[share_index].packets.push_back(SharePacket{packet.bytes, packet.wire_flits, k,
+                                                       chips_[wiring.chip]->output_for(ext.target_gpu, packet.target_address)});
   }
   for (const uint32_t link : links_used_) {
     Link& queue_link = links_[first_link + link];
@@ -221,9 +221,21 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
       fresh.link = link_index;
       fresh.first_offset_ps = busy;
       fresh.arrival_ps = head + busy;
+      if (outputs_[wiring.chip][packet.output]->observer() != nullptr) {
+        if (traced_packets_.size() <= runs[r]) traced_packets_.resize(runs[r] + 1);
+        traced_packets_[runs[r]].clear();
+      }
     }
     Run& run = runs_[runs[r]];
     const uint64_t serialization = serialization_ps(packet.wire_flits);
+    if (MessageObserver* observer = wiring.up->observer()) {
+      const Message& record = messages_[share.message];
+      observer->packet_sent(*wiring.up, *record.payload, packet.index, record.packets, packet.wire_flits, packet.bytes,
+                            picoseconds(start + busy), picoseconds(start + busy + serialization + latency_ps_));
+    }
+    if (outputs_[wiring.chip][packet.output]->observer() != nullptr) {
+      traced_packets_[runs[r]].push_back(TracedPacket{packet.index, packet.wire_flits, packet.bytes});
+    }
     run.last_offset_ps = busy;
     run.last_packet_flits = packet.wire_flits;
     run.packets++;
@@ -408,6 +420,12 @@ void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps)
       output.clock_ps = start + (last ? run.serialization_ps - serialization * (run.packets - 1) : serialization);
       const uint32_t back = last ? run.wire_flits - run.returned_flits : flits;
       run.returned_flits += back;
+      if (MessageObserver* observer = outputs_[chip][port]->observer()) {
+        const TracedPacket& packet = traced_packets_[run_index][run.sent - 1];
+        const Message& record = messages_[run.message];
+        observer->packet_sent(*outputs_[chip][port], *record.payload, packet.index, record.packets, packet.wire_flits,
+                              packet.bytes, picoseconds(start), picoseconds(output.clock_ps + latency_ps_));
+      }
       const std::pair<uint64_t, uint32_t> entry{output.clock_ps + latency_ps_, back};
       auto at = returns.end();
       while (at != returns.begin() && (at - 1)->first > entry.first) --at;

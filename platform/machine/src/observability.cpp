@@ -145,17 +145,6 @@ void check_patterns(const Observability& observe, const PlatformSpec& spec) {
   };
   for (const LogSetting& s : observe.logs) check("--log", s.pattern);
   for (const std::string& pattern : observe.traces) check("--trace", pattern);
-  if (!spec.gpu.fast_fabric) return;
-  // The fast fabric moves packets without transactions: the register blocks and the firmware can
-  // be traced, the links (named, or through their GPU or chip) not yet.
-  for (const std::string& pattern : observe.traces) {
-    for (const std::string& name : names) {
-      const bool register_block = name.size() > 4 && name.compare(name.size() - 4, 4, ".csr") == 0;
-      if (register_block || name == kFirmware || !component_matches(pattern, name)) continue;
-      throw ConfigError("--trace '" + pattern + "': expected register blocks (switch_*.csr) or firmware on "
-                        "simulation.fabric: fast, which does not trace link transactions yet; it names " + name);
-    }
-  }
 }
 
 void configure_logs(Platform& platform, TlmHal& hal, const std::vector<LogSetting>& logs) {
@@ -255,6 +244,23 @@ void ComponentTrace::message_sent(const model::NvlinkPort& link, const tlm::tlm_
                 << ext.target_gpu << ',' << uint64_t{ext.wire_flits} * columns.flit_bytes << ',' << ext.payload_bytes
                 << ',' << ext.sequence << ',' << time_ns(ext.tail_arrival) << ',' << ext.packet_index << ','
                 << ext.packet_count << '\n';
+  ++messages_;
+}
+
+// A fast fabric packet: the row a packet fabric packet gets, without a VC (the fast fabric pools a
+// class's VCs).
+void ComponentTrace::packet_sent(const model::NvlinkPort& link, const tlm::tlm_generic_payload& message,
+                                 uint32_t packet_index, uint32_t packet_count, uint32_t wire_flits,
+                                 uint32_t payload_bytes, const sc_core::sc_time& start,
+                                 const sc_core::sc_time& tail_arrival) {
+  const auto found = links_.find(&link);
+  if (found == links_.end()) return;
+  const model::NvlinkExtension& ext = model::extension_of(message);
+  const LinkColumns& columns = found->second;
+  transactions_ << time_ns(start) << ',' << columns.prefix << model::to_string(ext.opcode) << ','
+                << model::to_string(ext.traffic_class) << ",," << ext.source_gpu << ',' << ext.target_gpu << ','
+                << uint64_t{wire_flits} * columns.flit_bytes << ',' << payload_bytes << ',' << ext.sequence << ','
+                << time_ns(tail_arrival) << ',' << packet_index << ',' << packet_count << '\n';
   ++messages_;
 }
 

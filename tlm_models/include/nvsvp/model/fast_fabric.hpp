@@ -121,7 +121,15 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   struct SharePacket {
     uint32_t bytes = 0;
     uint32_t wire_flits = 0;
+    uint32_t index = 0;  // in its message
     uint16_t output = 0;
+  };
+  // A packet of a run whose output link is traced (MessageObserver::packet_sent): which of its
+  // message's packets, and its size.
+  struct TracedPacket {
+    uint32_t index = 0;
+    uint32_t wire_flits = 0;
+    uint32_t bytes = 0;
   };
   // What one message puts on one GPU link: its packets in order, those from `next` on not yet
   // started (a share starts a packet at a time as the switch input's buffer space allows).
@@ -138,6 +146,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     tlm::tlm_generic_payload* payload = nullptr;
     uint64_t landing_ps = 0;
     uint32_t packets_left = 0;  // not yet through their output
+    uint32_t packets = 0;       // all of them
   };
   // One GPU link: its shares waiting, a queue per executor stream and one for responses served
   // round robin as the link engines serve theirs (a share's packets that start together at a time,
@@ -225,6 +234,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   std::vector<LinkWiring> wiring_;  // [gpu * links + link]
   std::vector<Link> links_;         // [gpu * links + link]
   SlotPool<Run> runs_;
+  std::vector<std::vector<TracedPacket>> traced_packets_;  // [run]: its packets, if its output link is traced
   SlotPool<Share> shares_;
   SlotPool<Message> messages_;
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;

@@ -163,6 +163,7 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   // Tells `observer` of every message sent and every credit return (nullptr: nobody). Several
   // ports may share one observer.
   void attach_observer(MessageObserver* observer) { observer_ = observer; }
+  MessageObserver* observer() const { return observer_; }
   // The fast fabric (fast_fabric.hpp) moves packets itself and counts them here, as send() counts
   // its transactions: `packets` packets of `traffic_class` (`messages` of them their message's
   // first on this link), `wire_flits` and `payload_bytes` in all, serializing for `busy_ps` and

@@ -82,6 +82,9 @@ class ComponentTrace final : public model::MessageObserver {
 
   void message_sent(const model::NvlinkPort& link, const tlm::tlm_generic_payload& payload,
                     const sc_core::sc_time& start) override;
+  void packet_sent(const model::NvlinkPort& link, const tlm::tlm_generic_payload& message, uint32_t packet_index,
+                   uint32_t packet_count, uint32_t wire_flits, uint32_t payload_bytes, const sc_core::sc_time& start,
+                   const sc_core::sc_time& tail_arrival) override;
   void credits_returned(const model::NvlinkPort&, const tlm::tlm_generic_payload&, uint32_t,
                         const sc_core::sc_time&) override {}
   void register_accessed(uint32_t chip, const tlm::tlm_generic_payload& payload,
