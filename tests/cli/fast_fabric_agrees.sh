@@ -6,7 +6,7 @@
 # held: a phase of a few microseconds moves by more than 1 % with a packet's order). The cases are small (the packet
 # engine is the slow one): every scheme the fast fabric moves so far (writes and reads) on dgx-h100, on 16 GPUs of
 # gh200-nvl32 and of gb200-nvl72, under skewed routing, partitioned, with oldest-first
-# arbitration, with switch input buffers of a few packets and with hot-expert replication.
+# arbitration, with switch input buffers of a few packets, with hot-expert replication and with bit errors.
 # usage: fast_fabric_agrees.sh NVSVP SCENARIO WORKDIR
 set -u
 nvsvp=$1
@@ -33,7 +33,7 @@ case_() {  # name, then --set options for both engines
     failed=1
   fi
 }
-mkdir -p "$work"/{dgx_h100,gh200_nvl32,gb200_nvl72,zipf,partitions,oldest_first,small_buffers,replication}
+mkdir -p "$work"/{dgx_h100,gh200_nvl32,gb200_nvl72,zipf,partitions,oldest_first,small_buffers,replication,bit_errors}
 case_ dgx_h100 --set "$schemes" --set workload.tokens_per_gpu=64
 case_ gh200_nvl32 --set "$schemes" --set "platform={preset: gh200-nvl32, gpus: 16}" --set workload.tokens_per_gpu=32
 case_ gb200_nvl72 --set "$schemes" --set "platform={preset: gb200-nvl72, gpus: 16}" --set workload.tokens_per_gpu=32
@@ -50,5 +50,8 @@ case_ small_buffers --set "schemes=[deepep,deepep-ll,tutel,fastermoe,comet,fusio
 case_ replication --set "schemes=[deepep]" --set workload.tokens_per_gpu=256 --set workload.shared_experts=1 \
   --set "workload.routing={kind: zipf, exponent: 1.0, seed: 5}" \
   --set "replication={policy: iser, broadcast: p2p, slots_per_gpu: 2, chunk_bytes: 4096}"
+# Bit errors on every link: the same corrupted-flit draws on both engines (each link's stream of
+# flits), which packet they hit as each engine orders a link's packets.
+case_ bit_errors --set "$schemes" --set workload.tokens_per_gpu=64 --set "faults=[{kind: bit_errors, rate_per_flit: 1e-5}]"
 [ "$failed" -eq 0 ] && echo "the fast fabric agrees with the packet fabric on every case"
 exit "$failed"

@@ -207,6 +207,9 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
     const SharePacket& packet = share.packets[k];
     if (k > share.next && link.credits[c] < std::min<int64_t>(packet.wire_flits, capacity)) break;
     link.credits[c] -= packet.wire_flits;
+    // Bit errors: the packet's corrupted attempts go first (go-back-N), its wait counted to the first.
+    const uint64_t attempt = busy;
+    busy += wiring.up->replay_time_ps(packet.wire_flits, start + busy);
     uint32_t r = 0;
     while (r < run_count && runs_[runs[r]].output != packet.output) ++r;
     if (r == run_count) {
@@ -231,7 +234,7 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
     if (MessageObserver* observer = wiring.up->observer()) {
       const Message& record = messages_[share.message];
       observer->packet_sent(*wiring.up, *record.payload, packet.index, record.packets, packet.wire_flits, packet.bytes,
-                            picoseconds(start + busy), picoseconds(start + busy + serialization + latency_ps_));
+                            picoseconds(start + attempt), picoseconds(start + busy + serialization + latency_ps_));
     }
     if (outputs_[wiring.chip][packet.output]->observer() != nullptr) {
       traced_packets_[runs[r]].push_back(TracedPacket{packet.index, packet.wire_flits, packet.bytes});
@@ -245,8 +248,8 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
     const bool message_first = k == 0 && share.first_of_message;
     run.first_of_message = run.first_of_message || message_first;
     first_of_message = first_of_message || message_first;
-    offsets += busy;
-    last_offset = busy;
+    offsets += attempt;
+    last_offset = attempt;
     busy += serialization;
     packets++;
     wire_flits += packet.wire_flits;
@@ -417,8 +420,10 @@ void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps)
       run.max_wait_ps = std::max(run.max_wait_ps, start - head);
       run.sent++;
       const bool last = run.sent == run.packets;
-      output.clock_ps = start + (last ? run.serialization_ps - serialization * (run.packets - 1) : serialization);
       const uint32_t back = last ? run.wire_flits - run.returned_flits : flits;
+      const uint64_t replay = outputs_[chip][port]->replay_time_ps(back, start);  // bit errors: corrupted attempts first
+      run.replay_ps += replay;
+      output.clock_ps = start + replay + (last ? run.serialization_ps - serialization * (run.packets - 1) : serialization);
       run.returned_flits += back;
       if (MessageObserver* observer = outputs_[chip][port]->observer()) {
         const TracedPacket& packet = traced_packets_[run_index][run.sent - 1];
@@ -457,7 +462,7 @@ void FastFabric::finish_run(uint32_t run_index, uint64_t end) {
   Message& record = messages_[run.message];
   const TrafficClass traffic_class = extension_of(*record.payload).traffic_class;
   outputs_[run.chip][run.output]->record_transfer(traffic_class, run.first_of_message ? 1 : 0, run.packets,
-                                                  run.wire_flits, run.payload_bytes, run.serialization_ps, end,
+                                                  run.wire_flits, run.payload_bytes, run.serialization_ps + run.replay_ps, end,
                                                   run.queueing_ps, run.max_wait_ps);
   chips_[run.chip]->count_forwarded(traffic_class, run.packets, run.wire_flits);
   record.landing_ps = std::max(record.landing_ps, end + latency_ps_);

@@ -78,6 +78,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     uint64_t last_offset_ps = 0;    // its last packet's
     uint64_t arrival_ps = 0;        // its first packet's head at the chip (set when its share starts)
     uint64_t serialization_ps = 0;  // its packets' time on a link, each rounded as a port rounds it
+    uint64_t replay_ps = 0;         // what bit errors on its output link added (replays)
     uint64_t payload_bytes = 0;
     uint32_t returned_flits = 0;  // buffer space given back so far (a packet's as it leaves)
     uint32_t message = 0;
