@@ -62,7 +62,9 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
   const NvlinkExtension& ext = extension_of(message);
   const uint64_t now = current_time().value();
   // Everything due by a hop from now is decided first: this message's links start in that order.
-  decide(now);
+  // The sender did so (catch_up) before it cut the message: deciding here could land messages
+  // whose receivers send through the sender's packets, under these very `packets`.
+  if (now + latency_ps_ > horizon_ps_) SC_REPORT_FATAL(name(), "send_message() before catch_up(): its packets may be overwritten");
   const uint32_t slot = messages_.take();
   message.acquire();
   messages_[slot] = Message{&message, 0, count, count};

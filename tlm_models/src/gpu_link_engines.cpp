@@ -117,6 +117,7 @@ void GpuLinkEngines::enqueue_send(const hw::WorkSequence& sequence, const hw::Ta
 // The packets as enqueue_packets cuts them, in order, each with its link; the message itself as it
 // lands (its sizes the whole message's), numbered and timed as launch() does.
 void GpuLinkEngines::send_to_fast_fabric(const TxItem& message, uint32_t packet_bytes) {
+  fast_fabric_->catch_up();  // before fast_packets_ is filled: a message landing meanwhile may answer through it
   const bool load = message.opcode == Opcode::read || is_multimem_load(message.opcode);
   TxItem probe = cut(message, packet_bytes);  // set_packet fills every packet field anew
   fast_packets_.resize(probe.packet_count);
@@ -146,6 +147,7 @@ void GpuLinkEngines::send_to_fast_fabric(const TxItem& message, uint32_t packet_
 }
 
 void GpuLinkEngines::send_response_to_fast_fabric(const TxItem& response) {
+  fast_fabric_->catch_up();  // as send_to_fast_fabric
   tlm::tlm_generic_payload& payload = *response.payload;
   NvlinkExtension& ext = extension_of(payload);
   const uint64_t bytes = ext.payload_bytes;

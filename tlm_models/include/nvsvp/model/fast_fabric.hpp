@@ -59,6 +59,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   void attach_chip(SwitchChip& chip);
   void attach_gpu(Gpu& gpu, std::vector<LinkWiring> links);
 
+  void catch_up() override { decide(current_time().value()); }
   void send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_payload& message, const FastPacket* packets,
                     uint32_t count) override;
 

@@ -95,9 +95,12 @@ struct FastPacket {
 class FastFabricSink {
  public:
   virtual ~FastFabricSink() = default;
+  // Decides what is due by now: a sender calls it before it cuts a message, since deciding may land
+  // messages whose receivers answer at once, through the same sender.
+  virtual void catch_up() = 0;
   // `message` (its extension filled as it will land: packet 0 of 1, the whole message's sizes),
-  // issued by executor stream `stream` of GPU `gpu` and ready to leave now; the fabric takes its
-  // own reference.
+  // issued by executor stream `stream` of GPU `gpu` and ready to leave now, after catch_up(); the
+  // fabric takes its own reference.
   virtual void send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_payload& message,
                             const FastPacket* packets, uint32_t count) = 0;
 };
