@@ -197,6 +197,9 @@ add_test(NAME cli.fast_fabric_agrees_with_the_packet_fabric
 add_test(NAME cli.fast_fabric_traces_the_packet_fabrics_packets
          COMMAND bash ${NVSVP_CLI_DIR}/fast_fabric_traces.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_DATA}/small_uniform.yaml
                  ${NVSVP_CLI_OUT}/fast_fabric_traces)
+# The calibration cases at reduced size: the fast fabric's figures within 2 % of the packet fabric's.
+add_test(NAME cli.fast_fabric_agrees_on_the_calibration_cases
+         COMMAND bash ${NVSVP_CLI_DIR}/fast_fabric_anchors.sh $<TARGET_FILE:nvsvp> ${NVSVP_CLI_OUT}/fast_fabric_anchors)
 # Expert weights in fp8, fp4 and bf16 with hot-expert replication: the broadcasts carry 0.5625x
 # and 2x the fp8 run's bytes for the same replicas, and every run passes its checks.
 add_test(NAME cli.weight_dtype_scales_the_replication_broadcasts
