@@ -64,7 +64,9 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
   // Everything due by a hop from now is decided first: this message's links start in that order.
   // The sender did so (catch_up) before it cut the message: deciding here could land messages
   // whose receivers send through the sender's packets, under these very `packets`.
-  if (now + latency_ps_ > horizon_ps_) SC_REPORT_FATAL(name(), "send_message() before catch_up(): its packets may be overwritten");
+  if (now + latency_ps_ > horizon_ps_) {
+    SC_REPORT_FATAL(name(), "send_message() before catch_up(): its packets may be overwritten");
+  }
   const uint32_t slot = messages_.take();
   message.acquire();
   messages_[slot] = Message{&message, 0, count, count};
@@ -87,8 +89,8 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
       refuse_across_partitions(first_link + packet.link, ext);
     }
     const LinkWiring& wiring = wiring_[first_link + packet.link];
-    shares_[share_index].packets.push_back(SharePacket{packet.bytes, packet.wire_flits, k,
-                                                       chips_[wiring.chip]->output_for(ext.target_gpu, packet.target_address)});
+    const uint16_t output = chips_[wiring.chip]->output_for(ext.target_gpu, packet.target_address);
+    shares_[share_index].packets.push_back(SharePacket{packet.bytes, packet.wire_flits, k, output});
   }
   for (const uint32_t link : links_used_) {
     Link& queue_link = links_[first_link + link];
@@ -423,9 +425,11 @@ void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps)
       run.sent++;
       const bool last = run.sent == run.packets;
       const uint32_t back = last ? run.wire_flits - run.returned_flits : flits;
-      const uint64_t replay = outputs_[chip][port]->replay_time_ps(back, start);  // bit errors: corrupted attempts first
+      // Bit errors: the packet's corrupted attempts go first.
+      const uint64_t replay = outputs_[chip][port]->replay_time_ps(back, start);
       run.replay_ps += replay;
-      output.clock_ps = start + replay + (last ? run.serialization_ps - serialization * (run.packets - 1) : serialization);
+      const uint64_t own = last ? run.serialization_ps - serialization * (run.packets - 1) : serialization;
+      output.clock_ps = start + replay + own;
       run.returned_flits += back;
       if (MessageObserver* observer = outputs_[chip][port]->observer()) {
         const TracedPacket& packet = traced_packets_[run_index][run.sent - 1];
@@ -464,7 +468,8 @@ void FastFabric::finish_run(uint32_t run_index, uint64_t end) {
   Message& record = messages_[run.message];
   const TrafficClass traffic_class = extension_of(*record.payload).traffic_class;
   outputs_[run.chip][run.output]->record_transfer(traffic_class, run.first_of_message ? 1 : 0, run.packets,
-                                                  run.wire_flits, run.payload_bytes, run.serialization_ps + run.replay_ps, end,
+                                                  run.wire_flits, run.payload_bytes,
+                                                  run.serialization_ps + run.replay_ps, end,
                                                   run.queueing_ps, run.max_wait_ps);
   chips_[run.chip]->count_forwarded(traffic_class, run.packets, run.wire_flits);
   record.landing_ps = std::max(record.landing_ps, end + latency_ps_);

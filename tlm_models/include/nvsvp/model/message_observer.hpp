@@ -23,12 +23,13 @@ class MessageObserver {
                             const sc_core::sc_time& start) = 0;
   // The fast fabric's packets (fast_fabric.hpp), which travel without a transaction each: packet
   // `packet_index` of the `packet_count` of `message` (the message whole, as it lands) starts on
-  // `link` at `start`,
-  // `wire_flits` and `payload_bytes` in size, its tail landing at `tail_arrival`. No VC: the fast
-  // fabric pools a class's VCs. A no-op for observers that watch transactions only.
+  // `link` at `start`, `wire_flits` and `payload_bytes` in size, its tail landing at
+  // `tail_arrival`. No VC: the fast fabric pools a class's VCs. A no-op for observers that watch
+  // transactions only.
   virtual void packet_sent(const NvlinkPort& /*link*/, const tlm::tlm_generic_payload& /*message*/,
-                           uint32_t /*packet_index*/, uint32_t /*packet_count*/, uint32_t /*wire_flits*/, uint32_t /*payload_bytes*/,
-                           const sc_core::sc_time& /*start*/, const sc_core::sc_time& /*tail_arrival*/) {}
+                           uint32_t /*packet_index*/, uint32_t /*packet_count*/, uint32_t /*wire_flits*/,
+                           uint32_t /*payload_bytes*/, const sc_core::sc_time& /*start*/,
+                           const sc_core::sc_time& /*tail_arrival*/) {}
   // The receiver behind `link` freed `payload`'s buffer space: `flits` credits land back at the
   // sender at `lands`.
   virtual void credits_returned(const NvlinkPort& link, const tlm::tlm_generic_payload& payload,
