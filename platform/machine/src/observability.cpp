@@ -235,16 +235,9 @@ void ComponentTrace::close() {
 
 void ComponentTrace::message_sent(const model::NvlinkPort& link, const tlm::tlm_generic_payload& payload,
                                   const sc_core::sc_time& start) {
-  const auto found = links_.find(&link);
-  if (found == links_.end()) return;
   const model::NvlinkExtension& ext = model::extension_of(payload);
-  const LinkColumns& columns = found->second;
-  transactions_ << time_ns(start) << ',' << columns.prefix << model::to_string(ext.opcode) << ','
-                << model::to_string(ext.traffic_class) << ',' << ext.vc << ',' << ext.source_gpu << ','
-                << ext.target_gpu << ',' << uint64_t{ext.wire_flits} * columns.flit_bytes << ',' << ext.payload_bytes
-                << ',' << ext.sequence << ',' << time_ns(ext.tail_arrival) << ',' << ext.packet_index << ','
-                << ext.packet_count << '\n';
-  ++messages_;
+  write_transaction(link, ext, std::to_string(ext.vc), ext.packet_index, ext.packet_count, ext.wire_flits,
+                    ext.payload_bytes, start, ext.tail_arrival);
 }
 
 // A fast fabric packet: the row a packet fabric packet gets, without a VC (the fast fabric pools a
@@ -253,14 +246,21 @@ void ComponentTrace::packet_sent(const model::NvlinkPort& link, const tlm::tlm_g
                                  uint32_t packet_index, uint32_t packet_count, uint32_t wire_flits,
                                  uint32_t payload_bytes, const sc_core::sc_time& start,
                                  const sc_core::sc_time& tail_arrival) {
+  write_transaction(link, model::extension_of(message), "", packet_index, packet_count, wire_flits, payload_bytes,
+                    start, tail_arrival);
+}
+
+void ComponentTrace::write_transaction(const model::NvlinkPort& link, const model::NvlinkExtension& ext,
+                                       const std::string& vc, uint32_t packet_index, uint32_t packet_count,
+                                       uint32_t wire_flits, uint64_t payload_bytes, const sc_core::sc_time& start,
+                                       const sc_core::sc_time& tail_arrival) {
   const auto found = links_.find(&link);
   if (found == links_.end()) return;
-  const model::NvlinkExtension& ext = model::extension_of(message);
   const LinkColumns& columns = found->second;
   transactions_ << time_ns(start) << ',' << columns.prefix << model::to_string(ext.opcode) << ','
-                << model::to_string(ext.traffic_class) << ",," << ext.source_gpu << ',' << ext.target_gpu << ','
-                << uint64_t{wire_flits} * columns.flit_bytes << ',' << payload_bytes << ',' << ext.sequence << ','
-                << time_ns(tail_arrival) << ',' << packet_index << ',' << packet_count << '\n';
+                << model::to_string(ext.traffic_class) << ',' << vc << ',' << ext.source_gpu << ',' << ext.target_gpu
+                << ',' << uint64_t{wire_flits} * columns.flit_bytes << ',' << payload_bytes << ',' << ext.sequence
+                << ',' << time_ns(tail_arrival) << ',' << packet_index << ',' << packet_count << '\n';
   ++messages_;
 }
 

@@ -23,6 +23,7 @@
 
 namespace nvsvp::model {
 class NvlinkPort;
+struct NvlinkExtension;
 }
 
 namespace nvsvp::platform {
@@ -91,6 +92,10 @@ class ComponentTrace final : public model::MessageObserver {
                          const sc_core::sc_time& delay) override;
 
  private:
+  // A row of transactions_<label>.csv, if `link` is traced (`vc` empty: none).
+  void write_transaction(const model::NvlinkPort& link, const model::NvlinkExtension& ext, const std::string& vc,
+                         uint32_t packet_index, uint32_t packet_count, uint32_t wire_flits, uint64_t payload_bytes,
+                         const sc_core::sc_time& start, const sc_core::sc_time& tail_arrival);
   struct LinkColumns {
     std::string prefix;  // component,direction,gpu,link,chip,port,
     uint32_t flit_bytes = 0;
