@@ -355,6 +355,51 @@ void FastFabric::arrive(uint32_t run_index) {
   schedule_output(chip, port);
 }
 
+// The input whose run sends the output's next packet (see advance_output).
+std::pair<std::vector<FastFabric::InputQueue>*, size_t> FastFabric::choose_input(Output& output, bool oldest_first) {
+  // Round robin: the first input after the last one served (then from the lowest) whose next
+  // packet has arrived when the link is free; oldest first, or none arrived: the earliest.
+  // The class whose turn it is first (the two crossbars alternate at the output), then the
+  // other; within a class round robin by input.
+  std::vector<InputQueue>* chosen_class = nullptr;
+  size_t chosen = 0;
+  for (uint32_t turn = 0; turn < kTrafficClasses && !oldest_first && chosen_class == nullptr; ++turn) {
+    const uint32_t traffic_class = (output.next_class + turn) % kTrafficClasses;
+    std::vector<InputQueue>& inputs = output.inputs[traffic_class];
+    const size_t count = inputs.size();
+    if (count == 0) continue;
+    const size_t first = static_cast<size_t>(
+        std::upper_bound(inputs.begin(), inputs.end(), output.last_input[traffic_class],
+                         [](uint32_t link, const InputQueue& queue) { return link < queue.link; }) -
+        inputs.begin());
+    for (size_t i = 0; i < count; ++i) {
+      const size_t index = first + i < count ? first + i : first + i - count;
+      if (inputs[index].head_ps <= output.clock_ps) {
+        chosen_class = &inputs;
+        chosen = index;
+        break;
+      }
+    }
+  }
+  if (chosen_class == nullptr) {
+    // The earliest head; among equals the lowest input (link, then class).
+    uint64_t earliest = kNever;
+    uint32_t earliest_link = ~0u;
+    for (std::vector<InputQueue>& inputs : output.inputs) {
+      for (size_t index = 0; index < inputs.size(); ++index) {
+        const InputQueue& queue = inputs[index];
+        if (queue.head_ps < earliest || (queue.head_ps == earliest && queue.link < earliest_link)) {
+          earliest = queue.head_ps;
+          earliest_link = queue.link;
+          chosen_class = &inputs;
+          chosen = index;
+        }
+      }
+    }
+  }
+  return {chosen_class, chosen};
+}
+
 // Packet by packet: when the link is free, the arbiter picks among the inputs whose next packet
 // has arrived (a run's packets arrive spread evenly from its first to its last); none has: the
 // link waits for the first to arrive. A lone input sends its run's packets back to back.
@@ -362,46 +407,7 @@ void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps)
   Output& output = output_state_[chip][port];
   const bool oldest_first = chip_oldest_first_[chip] != 0;
   while (!output.empty()) {
-    // Round robin: the first input after the last one served (then from the lowest) whose next
-    // packet has arrived when the link is free; oldest first, or none arrived: the earliest.
-    // The class whose turn it is first (the two crossbars alternate at the output), then the
-    // other; within a class round robin by input.
-    std::vector<InputQueue>* chosen_class = nullptr;
-    size_t chosen = 0;
-    for (uint32_t turn = 0; turn < kTrafficClasses && !oldest_first && chosen_class == nullptr; ++turn) {
-      const uint32_t traffic_class = (output.next_class + turn) % kTrafficClasses;
-      std::vector<InputQueue>& inputs = output.inputs[traffic_class];
-      const size_t count = inputs.size();
-      if (count == 0) continue;
-      const size_t first = static_cast<size_t>(
-          std::upper_bound(inputs.begin(), inputs.end(), output.last_input[traffic_class],
-                           [](uint32_t link, const InputQueue& queue) { return link < queue.link; }) -
-          inputs.begin());
-      for (size_t i = 0; i < count; ++i) {
-        const size_t index = first + i < count ? first + i : first + i - count;
-        if (inputs[index].head_ps <= output.clock_ps) {
-          chosen_class = &inputs;
-          chosen = index;
-          break;
-        }
-      }
-    }
-    if (chosen_class == nullptr) {
-      // The earliest head; among equals the lowest input (link, then class).
-      uint64_t earliest = kNever;
-      uint32_t earliest_link = ~0u;
-      for (std::vector<InputQueue>& inputs : output.inputs) {
-        for (size_t index = 0; index < inputs.size(); ++index) {
-          const InputQueue& queue = inputs[index];
-          if (queue.head_ps < earliest || (queue.head_ps == earliest && queue.link < earliest_link)) {
-            earliest = queue.head_ps;
-            earliest_link = queue.link;
-            chosen_class = &inputs;
-            chosen = index;
-          }
-        }
-      }
-    }
+    const auto [chosen_class, chosen] = choose_input(output, oldest_first);
     std::vector<InputQueue>& inputs = *chosen_class;
     InputQueue& queue = inputs[chosen];
     const uint32_t run_index = queue.head;

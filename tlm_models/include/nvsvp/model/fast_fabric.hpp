@@ -27,6 +27,7 @@
 #include <deque>
 #include <ostream>
 #include <queue>
+#include <utility>
 #include <vector>
 
 #include <systemc>
@@ -215,6 +216,9 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   void arrive(uint32_t run_index);
   // Decides output (chip, port)'s packets that start by `until_ps`, one at a time among its inputs.
   void advance_output(uint32_t chip, uint16_t port, uint64_t until_ps);
+  // Its arbiter's choice: round robin (the class whose turn it is first, then the other), or the
+  // earliest head; an input's queue of runs and its index there.
+  std::pair<std::vector<InputQueue>*, size_t> choose_input(Output& output, bool oldest_first);
   // The output's next packet could start when its due says (none left: no due).
   void schedule_output(uint32_t chip, uint16_t port);
   // The run's last packet left at `end_ps`.

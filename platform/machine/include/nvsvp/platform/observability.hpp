@@ -92,7 +92,7 @@ class ComponentTrace final : public model::MessageObserver {
                          const sc_core::sc_time& delay) override;
 
  private:
-  // A row of transactions_<label>.csv, if `link` is traced (`vc` empty: none).
+  // A row of the transactions file, if `link` is traced (`vc` empty: none).
   void write_transaction(const model::NvlinkPort& link, const model::NvlinkExtension& ext, const std::string& vc,
                          uint32_t packet_index, uint32_t packet_count, uint32_t wire_flits, uint64_t payload_bytes,
                          const sc_core::sc_time& start, const sc_core::sc_time& tail_arrival);
