@@ -197,6 +197,8 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
   Link& link = links_[link_index];
   Share& share = shares_[share_index];
   const LinkWiring& wiring = wiring_[link_index];
+  NvlinkPort& up = *wiring.up;
+  MessageObserver* const up_observer = up.observer();
   const uint32_t c = share.traffic_class;
   const int64_t capacity = chip_input_flits_[wiring.chip];
   const uint64_t head = start + latency_ps_ + head_flit_ps_ + chip_latency_ps_[wiring.chip];
@@ -213,7 +215,7 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
     link.credits[c] -= packet.wire_flits;
     // Bit errors: the packet's corrupted attempts go first (go-back-N), its wait counted to the first.
     const uint64_t attempt = busy;
-    busy += wiring.up->replay_time_ps(packet.wire_flits, start + busy);
+    busy += up.replay_time_ps(packet.wire_flits, start + busy);
     uint32_t r = 0;
     while (r < run_count && runs_[runs[r]].output != packet.output) ++r;
     if (r == run_count) {
@@ -228,21 +230,20 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
       fresh.link = link_index;
       fresh.first_offset_ps = busy;
       fresh.arrival_ps = head + busy;
-      if (outputs_[wiring.chip][packet.output]->observer() != nullptr) {
+      fresh.traced = outputs_[wiring.chip][packet.output]->observer() != nullptr;
+      if (fresh.traced) {
         if (traced_packets_.size() <= runs[r]) traced_packets_.resize(runs[r] + 1);
         traced_packets_[runs[r]].clear();
       }
     }
     Run& run = runs_[runs[r]];
     const uint64_t serialization = serialization_ps(packet.wire_flits);
-    if (MessageObserver* observer = wiring.up->observer()) {
+    if (up_observer != nullptr) {
       const Message& record = messages_[share.message];
-      observer->packet_sent(*wiring.up, *record.payload, packet.index, record.packets, packet.wire_flits, packet.bytes,
-                            picoseconds(start + attempt), picoseconds(start + busy + serialization + latency_ps_));
+      up_observer->packet_sent(up, *record.payload, packet.index, record.packets, packet.wire_flits, packet.bytes,
+                               picoseconds(start + attempt), picoseconds(start + busy + serialization + latency_ps_));
     }
-    if (outputs_[wiring.chip][packet.output]->observer() != nullptr) {
-      traced_packets_[runs[r]].push_back(TracedPacket{packet.index, packet.wire_flits, packet.bytes});
-    }
+    if (run.traced) traced_packets_[runs[r]].push_back(TracedPacket{packet.index, packet.wire_flits, packet.bytes});
     run.last_offset_ps = busy;
     run.last_packet_flits = packet.wire_flits;
     run.packets++;
@@ -263,8 +264,8 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
   link.free_ps = start + busy;
   const uint64_t wait = start - share.ready_ps;
   const NvlinkExtension& ext = extension_of(*messages_[share.message].payload);
-  wiring.up->record_transfer(ext.traffic_class, first_of_message ? 1 : 0, packets, wire_flits, payload, busy,
-                             link.free_ps, wait * packets + offsets, wait + last_offset);
+  up.record_transfer(ext.traffic_class, first_of_message ? 1 : 0, packets, wire_flits, payload, busy,
+                     link.free_ps, wait * packets + offsets, wait + last_offset);
   for (uint32_t r = 0; r < run_count; ++r) {
     const Run& run = runs_[runs[r]];
     output_state_[run.chip][run.output].coming.push(run.arrival_ps);
@@ -405,6 +406,8 @@ std::pair<std::vector<FastFabric::InputQueue>*, size_t> FastFabric::choose_input
 // link waits for the first to arrive. A lone input sends its run's packets back to back.
 void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps) {
   Output& output = output_state_[chip][port];
+  NvlinkPort& out = *outputs_[chip][port];
+  MessageObserver* const out_observer = out.observer();
   const bool oldest_first = chip_oldest_first_[chip] != 0;
   while (!output.empty()) {
     const auto [chosen_class, chosen] = choose_input(output, oldest_first);
@@ -432,16 +435,16 @@ void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps)
       const bool last = run.sent == run.packets;
       const uint32_t back = last ? run.wire_flits - run.returned_flits : flits;
       // Bit errors: the packet's corrupted attempts go first.
-      const uint64_t replay = outputs_[chip][port]->replay_time_ps(back, start);
+      const uint64_t replay = out.replay_time_ps(back, start);
       run.replay_ps += replay;
       const uint64_t own = last ? run.serialization_ps - serialization * (run.packets - 1) : serialization;
       output.clock_ps = start + replay + own;
       run.returned_flits += back;
-      if (MessageObserver* observer = outputs_[chip][port]->observer()) {
+      if (out_observer != nullptr) {
         const TracedPacket& packet = traced_packets_[run_index][run.sent - 1];
         const Message& record = messages_[run.message];
-        observer->packet_sent(*outputs_[chip][port], *record.payload, packet.index, record.packets, packet.wire_flits,
-                              packet.bytes, picoseconds(start), picoseconds(output.clock_ps + latency_ps_));
+        out_observer->packet_sent(out, *record.payload, packet.index, record.packets, packet.wire_flits, packet.bytes,
+                                  picoseconds(start), picoseconds(output.clock_ps + latency_ps_));
       }
       const std::pair<uint64_t, uint32_t> entry{output.clock_ps + latency_ps_, back};
       auto at = returns.end();

@@ -199,8 +199,10 @@ uint32_t NvlinkPort::replay_corrupted_packets(uint32_t flits, const sc_time& sta
   return failures;
 }
 
-uint64_t NvlinkPort::replay_time_ps(uint32_t flits, uint64_t start_ps) {
-  if (faults_ == nullptr || faults_->rate_per_flit <= 0.0) return 0;
+// Corrupted packets: each costs what was sent of it and the round trip to learn of it, the link
+// carrying nothing useful meanwhile (go-back-N).
+uint64_t NvlinkPort::replays_through_bit_errors(uint32_t flits, uint64_t start_ps) {
+  if (faults_->rate_per_flit <= 0.0) return 0;
   uint64_t wasted = 0;
   const uint32_t failed = replay_corrupted_packets(flits, picoseconds(start_ps), wasted);
   if (failed == 0) return 0;
@@ -305,18 +307,7 @@ void NvlinkPort::send(tlm::tlm_generic_payload& payload) {
   next_vc_[static_cast<size_t>(ext.traffic_class)] = static_cast<uint8_t>((ext.vc + 1) % vcs_);
 
   const sc_time serialization = serialization_time(ext.wire_flits);
-  // Corrupted packets: each costs what was sent of it and the round trip to learn of it, the
-  // link carrying nothing useful meanwhile (go-back-N).
-  sc_time replays = sc_core::SC_ZERO_TIME;
-  if (faults_ != nullptr && faults_->rate_per_flit > 0.0) {
-    uint64_t wasted = 0;
-    if (const uint32_t failed = replay_corrupted_packets(ext.wire_flits, start, wasted)) {
-      replays = serialization_time(static_cast<uint32_t>(wasted)) + failed * faults_->round_trip;
-      faults_->stats.corrupted_packets += failed;
-      faults_->stats.replayed_flits += wasted;
-      faults_->stats.replay_time_ps += replays.value();
-    }
-  }
+  const sc_time replays = picoseconds(replay_time_ps(ext.wire_flits, start.value()));
   const uint64_t waited = start > ext.hop_ready ? (start - ext.hop_ready).value() : 0;
   // On the message fabric a transaction's packets are those its wire size counts.
   const uint64_t packets = ext.packet_count > 1 ? 1

@@ -92,6 +92,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     uint16_t output = 0;
     uint8_t traffic_class = 0;
     bool first_of_message = false;  // holds the message's packet 0
+    bool traced = false;            // its output link is traced: its packets in traced_packets_
     // At its output: the run after it from its input, packets sent so far, their summed and
     // longest waits from arrival to start.
     uint32_t next_in_queue = ~0u;
@@ -104,7 +105,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   // time from them by its arbiter (round robin by input within a class, the classes in turn, or
   // the oldest head).
   struct InputQueue {
-    uint32_t link = 0;  // (gpu * links + link) * 2 + traffic class: an input's two classes take turns as two
+    uint32_t link = 0;  // (gpu * links + link) * 2 + traffic class: inputs in one order across both classes
     uint32_t head = 0;  // runs, linked by next_in_queue
     uint32_t tail = 0;
     uint64_t head_ps = 0;  // when the head run's next packet reaches the chip (next_head, kept here to scan)

@@ -164,11 +164,13 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   // ports may share one observer.
   void attach_observer(MessageObserver* observer) { observer_ = observer; }
   MessageObserver* observer() const { return observer_; }
-  // The fast fabric's packet of `flits` wire flits, its first attempt on the wire at `start_ps`,
-  // through the link's bit errors (set_bit_error_rate) as send() puts a message through them: the
+  // A transmission of `flits` wire flits (send()'s message, or a fast fabric packet), its first
+  // attempt on the wire at `start_ps`, through the link's bit errors (set_bit_error_rate): the
   // time its replays add before the good copy goes (0 without errors), counted in fault_stats()
   // and told to the fault listener at its times.
-  uint64_t replay_time_ps(uint32_t flits, uint64_t start_ps);
+  uint64_t replay_time_ps(uint32_t flits, uint64_t start_ps) {
+    return faults_ == nullptr ? 0 : replays_through_bit_errors(flits, start_ps);  // inline: no faults, one test
+  }
   // The fast fabric (fast_fabric.hpp) moves packets itself and counts them here, as send() counts
   // its transactions: `packets` packets of `traffic_class` (`messages` of them their message's
   // first on this link), `wire_flits` and `payload_bytes` in all, serializing for `busy_ps` and
@@ -266,6 +268,7 @@ class NvlinkPort final : public sc_core::sc_module, public NvlinkTxIf {
   // Tells the listener of the receipts and NACKs now due (a method process, spawned with the
   // first bit-error rate).
   void tell_listener_due();
+  uint64_t replays_through_bit_errors(uint32_t flits, uint64_t start_ps);  // replay_time_ps with faults
   uint64_t draw_error_gap();
   void apply_credit_change(const PendingCredit& change);
   void insert_pending(const PendingCredit& change);
