@@ -197,6 +197,51 @@ TEST_P(FabricEngines, AMessageLargerThanTheBufferGoesAsItsSpaceComesBack) {
   expect_no_message_left(m.platform);
 }
 
+// Room is per VC: three VCs of 13 flits each hold one 9-flit SM packet, not the four that 39
+// flits would. An SM's 1 KiB write (eight packets) sends packets 0-2 at 0, 9 and 18 ns; packet 3
+// once packet 0's room is back (it leaves the switch at 110 ns, its room is known a hop later:
+// 210), 4 and 5 at 219 and 228 (behind packets 1 and 2), 6 and 7 behind packets 3 and 4 (420 and
+// 429). It lands with packet 7: 429 + 9 flits + two hops + the head flit.
+TEST_P(FabricEngines, APacketTakesRoomInOneVc) {
+  PlatformSpec spec = platform(2, {1});
+  spec.switch_chip.vcs_per_class = 3;
+  spec.switch_chip.vc_depth_flits = 13;
+  test::Machine m(spec, [](TlmHal& hal, Platform&) {
+    hal.submit(0, sends({{1, 1024}}, 0, true));
+    hal.submit(1, wait_for(0, 1));
+    hal.wait_all_finished();
+  });
+  m.run();
+  EXPECT_EQ(m.platform.gpu(1).counter_reached_ps(0, 1), 429 * kNs + 9 * kFlit + 2 * kHop + kFlit);
+  expect_no_message_left(m.platform);
+}
+
+// An idle link starts what is ready now, not what it knows will be ready later: GPU 0 reads
+// 256 bytes from GPU 1 at 0 ns; GPU 1 learns of the read before it lands and answers it once it
+// has (202 ns: one flit, two hops, the head flit), but a write GPU 1 sends to GPU 0 at 150 ns goes
+// first, on the idle link, and the response follows at 202 ns, after the write's 17 flits. Each
+// lands 17 flits, two hops and the head flit after it starts (the fast fabric once sent the
+// response first, committed ahead, and the write at 219 ns).
+TEST_P(FabricEngines, AnIdleLinkSendsWhatIsReadyBeforeWhatWillBe) {
+  test::Machine m(platform(2, {1}), [](TlmHal& hal, Platform&) {
+    hw::WorkSequence read;
+    read.tasks.push_back(hw::Task::read(0, 1, 0x20000, 0x10000, 256, 0));
+    read.tasks.push_back(hw::Task::wait(0, 0, 1));
+    read.tasks.push_back(hw::Task::wait(0, 1, 1));
+    hal.submit(0, std::move(read));
+    hw::WorkSequence write;
+    write.tasks.push_back(hw::Task::delay(0, 150.0));
+    write.tasks.push_back(hw::Task::send(0, 0, 0x30000, 0x30000, 256, 1));
+    hal.submit(1, std::move(write));
+    hal.wait_all_finished();
+  });
+  m.run();
+  const uint64_t lands = 17 * kFlit + 2 * kHop + kFlit;
+  EXPECT_EQ(m.platform.gpu(0).counter_reached_ps(1, 1), 150 * kNs + lands);
+  EXPECT_EQ(m.platform.gpu(0).counter_reached_ps(0, 1), 202 * kNs + lands);
+  expect_no_message_left(m.platform);
+}
+
 INSTANTIATE_TEST_SUITE_P(, FabricEngines, ::testing::Values("packet", "fast"),
                          [](const ::testing::TestParamInfo<std::string>& engine) { return engine.param; });
 

@@ -28,7 +28,8 @@ void FastFabric::attach_chip(SwitchChip& chip) {
   chips_.push_back(&chip);
   const SwitchParams& params = chip.params();
   chip_latency_ps_.push_back(to_picoseconds(params.latency_ns));
-  chip_input_flits_.push_back(static_cast<int64_t>(params.vcs_per_class) * params.vc_depth_flits);
+  chip_vcs_.push_back(params.vcs_per_class);
+  chip_vc_depth_.push_back(params.vc_depth_flits);
   output_state_.emplace_back(params.ports);
   if (params.arbiter != "round_robin" && params.arbiter != "oldest_first") {
     const std::string text = "the fast fabric's outputs arbitrate round_robin or oldest_first, not " + params.arbiter +
@@ -50,7 +51,7 @@ void FastFabric::attach_gpu(Gpu& gpu, std::vector<LinkWiring> links) {
     outputs_[wiring.chip][wiring.port] = wiring.down;
     wiring_.push_back(wiring);
     Link& link = links_.emplace_back();
-    link.credits[0] = link.credits[1] = chip_input_flits_[wiring.chip];
+    for (auto& vcs : link.credits) std::fill(vcs, vcs + chip_vcs_[wiring.chip], static_cast<int32_t>(chip_vc_depth_[wiring.chip]));
   }
   gpus_.push_back(&gpu);
   share_of_link_.assign(links_per_gpu_, kNoShare);
@@ -118,46 +119,50 @@ void FastFabric::push_due(const Due& due) {
   wake_no_later_than(due.at_ps);
 }
 
-// A link's shares start in order. A start at `s` needs the credits back by `s`, known for any
-// s up to `limit` (a hop past what is decided: what is not decided yet returns later).
+// A link's shares start in order, as the link engines start theirs: the link picks among the
+// shares ready now (never one it knows will be ready later: a share handed over meanwhile may be
+// ready first), and the one it picks starts now, back to back behind the one it is sending, or
+// when room for its first packet comes back, as far as that is known (up to `limit`: a hop past
+// what is decided, since what is not decided yet returns later).
 void FastFabric::advance_link(uint32_t index, uint64_t limit) {
   Link& link = links_[index];
-  const int64_t capacity = chip_input_flits_[wiring_[index].chip];
+  const uint32_t chip = wiring_[index].chip;
+  const uint64_t now = current_time().value();
   while (link.waiting > 0) {
-    // The queues round robin from after the last one served, among those whose head is ready
-    // when the link frees; none ready: the one ready first.
+    // The queues round robin from after the last one served, among those whose head is ready now;
+    // none ready: look again when the first is.
     uint32_t chosen = kQueues;
     uint64_t first_ready = kNever;
     for (uint32_t i = 0; i < kQueues; ++i) {
       const uint32_t queue = (link.next_stream + i) % kQueues;
       if (link.shares[queue].empty()) continue;
       const uint64_t ready = shares_[link.shares[queue].front()].ready_ps;
-      if (ready <= link.free_ps) {
+      if (ready <= now) {
         chosen = queue;
         break;
       }
-      if (ready < first_ready) {
-        first_ready = ready;
-        chosen = queue;
-      }
+      first_ready = std::min(first_ready, ready);
+    }
+    if (chosen == kQueues) {
+      look_at_link_again(index, first_ready);
+      return;
     }
     const uint32_t share_index = link.shares[chosen].front();
     const Share& share = shares_[share_index];
     const uint32_t c = share.traffic_class;
-    const int64_t& credits = link.credits[c];
-    const std::deque<std::pair<uint64_t, uint32_t>>& returns = link.returns[c];
-    uint64_t start = std::max(link.free_ps, share.ready_ps);
-    const int64_t need = std::min<int64_t>(share.packets[share.next].wire_flits, capacity);
+    uint64_t start = std::max(link.free_ps, now);
+    const int32_t need = static_cast<int32_t>(std::min(share.packets[share.next].wire_flits, chip_vc_depth_[chip]));
     take_returns(link, c, start);
-    if (credits < need) {
+    if (!has_room(link.credits[c], chip_vcs_[chip], need)) {
       if (link.stalled_since_ps[c] == kNever) link.stalled_since_ps[c] = start;
-      // The first time enough has come back, among the returns known.
-      int64_t known = credits;
+      // The first time one VC has room, among the returns known.
+      int32_t known[kMaxVcsPerClass];
+      std::copy(link.credits[c], link.credits[c] + kMaxVcsPerClass, known);
       uint64_t enough = kNever;
-      for (const auto& [at, flits] : returns) {
-        known += flits;
-        if (known >= need) {
-          enough = at;
+      for (const CreditReturn& back : link.returns[c]) {
+        known[back.vc] += static_cast<int32_t>(back.flits);
+        if (known[back.vc] >= need) {
+          enough = back.at_ps;
           break;
         }
       }
@@ -165,10 +170,7 @@ void FastFabric::advance_link(uint32_t index, uint64_t limit) {
       start = enough;
     }
     if (start > limit) {
-      if (link.wake_ps != start) {
-        link.wake_ps = start;
-        push_due(Due{start, next_order_++, index, 0, DueKind::link});
-      }
+      look_at_link_again(index, start);
       return;
     }
     take_returns(link, c, start);
@@ -185,12 +187,29 @@ void FastFabric::advance_link(uint32_t index, uint64_t limit) {
   }
 }
 
+void FastFabric::look_at_link_again(uint32_t index, uint64_t at_ps) {
+  Link& link = links_[index];
+  if (link.wake_ps == at_ps) return;
+  link.wake_ps = at_ps;
+  link_due_.push(Due{at_ps, next_order_++, index, 0, DueKind::link});
+  wake_no_later_than(at_ps);
+}
+
 void FastFabric::take_returns(Link& link, uint32_t c, uint64_t until_ps) {
-  std::deque<std::pair<uint64_t, uint32_t>>& returns = link.returns[c];
-  while (!returns.empty() && returns.front().first <= until_ps) {
-    link.credits[c] += returns.front().second;
+  std::deque<CreditReturn>& returns = link.returns[c];
+  while (!returns.empty() && returns.front().at_ps <= until_ps) {
+    link.credits[c][returns.front().vc] += static_cast<int32_t>(returns.front().flits);
     returns.pop_front();
   }
+}
+
+int FastFabric::allocate_vc(Link& link, uint32_t c, uint32_t vcs, int32_t need) {
+  const uint32_t first = link.next_vc[c];
+  for (uint32_t i = 0; i < vcs; ++i) {
+    const uint32_t vc = first + i < vcs ? first + i : first + i - vcs;
+    if (link.credits[c][vc] >= need) return static_cast<int>(vc);
+  }
+  return -1;
 }
 
 bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64_t start) {
@@ -200,7 +219,8 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
   NvlinkPort& up = *wiring.up;
   MessageObserver* const up_observer = up.observer();
   const uint32_t c = share.traffic_class;
-  const int64_t capacity = chip_input_flits_[wiring.chip];
+  const uint32_t vcs = chip_vcs_[wiring.chip];
+  const uint32_t depth = chip_vc_depth_[wiring.chip];
   const uint64_t head = start + latency_ps_ + head_flit_ps_ + chip_latency_ps_[wiring.chip];
   // The runs of the packets starting now, one per output.
   uint32_t runs[kMaxRunsPerShare];
@@ -211,8 +231,16 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
   uint32_t k = share.next;
   for (; k < share.packets.size(); ++k) {
     const SharePacket& packet = share.packets[k];
-    if (k > share.next && link.credits[c] < std::min<int64_t>(packet.wire_flits, capacity)) break;
-    link.credits[c] -= packet.wire_flits;
+    // The packet takes room in one VC of its class, round robin from after the last one taken
+    // (NvlinkPort::allocate_vc); the first is known to find it.
+    const auto need = static_cast<int32_t>(std::min(packet.wire_flits, depth));
+    const int vc = allocate_vc(link, c, vcs, need);
+    if (vc < 0) {
+      if (k == share.next) SC_REPORT_FATAL(name(), "a share started without room for its first packet");
+      break;
+    }
+    link.credits[c][vc] -= need;
+    link.next_vc[c] = static_cast<uint8_t>(vc + 1 == static_cast<int>(vcs) ? 0 : vc + 1);
     // Bit errors: the packet's corrupted attempts go first (go-back-N), its wait counted to the first.
     const uint64_t attempt = busy;
     busy += up.replay_time_ps(packet.wire_flits, start + busy);
@@ -231,6 +259,8 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
       fresh.first_offset_ps = busy;
       fresh.arrival_ps = head + busy;
       fresh.traced = outputs_[wiring.chip][packet.output]->observer() != nullptr;
+      if (run_credits_.size() <= runs[r]) run_credits_.resize(runs[r] + 1);
+      run_credits_[runs[r]].clear();
       if (fresh.traced) {
         if (traced_packets_.size() <= runs[r]) traced_packets_.resize(runs[r] + 1);
         traced_packets_[runs[r]].clear();
@@ -244,6 +274,7 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
                                picoseconds(start + attempt), picoseconds(start + busy + serialization + latency_ps_));
     }
     if (run.traced) traced_packets_[runs[r]].push_back(TracedPacket{packet.index, packet.wire_flits, packet.bytes});
+    run_credits_[runs[r]].push_back(PacketCredits{static_cast<uint16_t>(need), static_cast<uint16_t>(vc)});
     run.last_offset_ps = busy;
     run.last_packet_flits = packet.wire_flits;
     run.packets++;
@@ -277,9 +308,16 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
 void FastFabric::decide(uint64_t now) {
   if (now + latency_ps_ <= horizon_ps_) return;
   horizon_ps_ = now + latency_ps_;
-  while (!due_.empty() && due_.top().at_ps <= horizon_ps_) {
-    const Due due = due_.top();
-    due_.pop();
+  // Runs and outputs due by the horizon, links due by now (a link's start is decided at its time),
+  // in time order.
+  for (;;) {
+    const bool run_or_output = !due_.empty() && due_.top().at_ps <= horizon_ps_;
+    const bool link = !link_due_.empty() && link_due_.top().at_ps <= now;
+    if (!run_or_output && !link) break;
+    std::priority_queue<Due, std::vector<Due>, std::greater<Due>>& queue =
+        link && (!run_or_output || due_.top() > link_due_.top()) ? link_due_ : due_;
+    const Due due = queue.top();
+    queue.pop();
     switch (due.kind) {
       case DueKind::link:
         links_[due.index].wake_ps = kNever;
@@ -333,6 +371,7 @@ void FastFabric::serve() {
   wake_at_ps_ = kNever;
   decide(current_time().value());
   if (!due_.empty()) wake_no_later_than(due_.top().at_ps);  // after the horizon: a hop from now or later
+  if (!link_due_.empty()) wake_no_later_than(link_due_.top().at_ps);  // after now
 }
 
 void FastFabric::arrive(uint32_t run_index) {
@@ -424,7 +463,8 @@ void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps)
     // Each packet's buffer space goes back to its link a hop after the packet left.
     const uint32_t source_index = run.link;
     Link& source = links_[source_index];
-    std::deque<std::pair<uint64_t, uint32_t>>& returns = source.returns[run.traffic_class];
+    std::deque<CreditReturn>& returns = source.returns[run.traffic_class];
+    const std::vector<PacketCredits>& credits = run_credits_[run_index];
     do {
       const uint64_t head = queue.head_ps;
       const uint64_t start = std::max(output.clock_ps, head);
@@ -446,9 +486,11 @@ void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps)
         out_observer->packet_sent(out, *record.payload, packet.index, record.packets, packet.wire_flits, packet.bytes,
                                   picoseconds(start), picoseconds(output.clock_ps + latency_ps_));
       }
-      const std::pair<uint64_t, uint32_t> entry{output.clock_ps + latency_ps_, back};
+      // Its room in its VC goes back a hop after it left.
+      const PacketCredits& taken = credits[run.sent - 1];
+      const CreditReturn entry{output.clock_ps + latency_ps_, taken.flits, taken.vc};
       auto at = returns.end();
-      while (at != returns.begin() && (at - 1)->first > entry.first) --at;
+      while (at != returns.begin() && (at - 1)->at_ps > entry.at_ps) --at;
       returns.insert(at, entry);
       if (!last) queue.head_ps = next_head(run);
     } while (alone && run.sent < run.packets);

@@ -3,9 +3,10 @@
 // message whole, cut into the packets the packet fabric would send, each on the link its own
 // address interleaves to (GpuLinkEngines::send_to_fast_fabric, the packet fabric's own cutting).
 // What a message puts on one GPU link is a share: a link sends its shares from a queue per
-// executor stream and one for responses, round robin as the link engines serve theirs, each once
-// the link is free and the switch input it feeds has buffer space (credits of its class),
-// as many of its packets back to back as that space takes, the rest as space comes back. The
+// executor stream and one for responses, round robin among those ready as the link engines serve
+// theirs, each once the link is free and the switch input it feeds has room (credits in one VC of
+// its class per packet), as many of its packets back to back as find room, the rest as room comes
+// back. The
 // packets that start together for one output of the chip (the chip's own route lookup of each
 // packet's address) are a run: each output takes one packet at a time from the runs that have
 // reached it, by its arbiter, cut through, and each packet's buffer space goes back to its link a
@@ -14,8 +15,9 @@
 //
 // Time: one SystemC method process serves the fabric in its own order of events. At a time `now`
 // nothing handed over later can reach a switch before now + one hop, so everything due by then
-// (runs arriving, links starting) is decided at once, in time order, and a link may start what it
-// can by a hop later still (the buffer space back by then is known); the process wakes when the
+// (runs arriving, links starting) is decided at once, in time order; a link picks its next share
+// at its time and may start it up to a hop later still (back to back, or when the room it needs is
+// known to come back: from runs already decided); the process wakes when the
 // first thing is due and so about once per hop's latency of traffic, not once per packet.
 //
 // It moves unicast writes (sends and chunks) and reads with their responses; anything else ends
@@ -23,6 +25,7 @@
 // their credits never run out on the packet fabric either).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <ostream>
@@ -157,15 +160,27 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   // where they take a packet at a time), when it is free, and the buffer space of the switch input
   // it feeds, per class.
   static constexpr uint32_t kQueues = kExecutorStreams + 1;  // the streams', then the responses'
+  // Room in a switch input's VC coming back to its link: when, how many flits, which VC.
+  struct CreditReturn {
+    uint64_t at_ps = 0;
+    uint32_t flits = 0;
+    uint16_t vc = 0;
+  };
+  // What a packet of a run took at its switch input: flits (at most a VC's depth) of one VC.
+  struct PacketCredits {
+    uint16_t flits = 0;
+    uint16_t vc = 0;
+  };
   struct Link {
     std::deque<uint32_t> shares[kQueues];
     uint32_t waiting = 0;     // shares in all queues
     uint32_t next_stream = 0;
     uint64_t free_ps = 0;
-    // Per traffic class: flits free now, what comes back when (time, flits; in time order), and
-    // since when the link has waited for them.
-    int64_t credits[kTrafficClasses] = {0, 0};
-    std::deque<std::pair<uint64_t, uint32_t>> returns[kTrafficClasses];
+    // Per traffic class: flits free now in each VC of the switch input, the VC to try first, what
+    // comes back when (in time order), and since when the link has waited for room.
+    int32_t credits[kTrafficClasses][kMaxVcsPerClass] = {};
+    uint8_t next_vc[kTrafficClasses] = {0, 0};
+    std::deque<CreditReturn> returns[kTrafficClasses];
     uint64_t stalled_since_ps[kTrafficClasses] = {kNever, kNever};
     uint64_t wake_ps = kNever;  // a wake already due for it
     bool stalled() const { return stalled_since_ps[0] != kNever || stalled_since_ps[1] != kNever; }
@@ -199,14 +214,22 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   void push_due(const Due& due);
   // A write the chip at the link's end would refuse (partitions) ends the run: not modelled yet.
   void refuse_across_partitions(uint32_t link_index, const NvlinkExtension& ext);
-  // Starts link `index`'s shares that can start by `horizon_ps` (free link, credits known and
-  // enough); asks to be looked at again when the next one could.
+  // Starts link `index`'s shares that can start now, or back to back behind the one it sends by
+  // `horizon_ps` (credits known and enough); asks to be looked at again when the next one could.
   void advance_link(uint32_t index, uint64_t horizon_ps);
+  // Link `index` is looked at again at `at_ps` (a due of its own, unless it has one then).
+  void look_at_link_again(uint32_t index, uint64_t at_ps);
   // Starts the share's next packets at `start_ps`, as many as the switch input's buffer space
   // takes (the first is known to fit); returns whether the share is through.
   bool start_packets(uint32_t link_index, uint32_t share_index, uint64_t start_ps);
   // The buffer space of traffic class `c` back at `link` by `until_ps`, into its credits.
   static void take_returns(Link& link, uint32_t c, uint64_t until_ps);
+  // A VC of class `c` (of `vcs`) with room for `need` flits now, round robin from the link's next;
+  // -1 if none (NvlinkPort::allocate_vc).
+  static int allocate_vc(Link& link, uint32_t c, uint32_t vcs, int32_t need);
+  static bool has_room(const int32_t* credits, uint32_t vcs, int32_t need) {
+    return std::any_of(credits, credits + vcs, [need](int32_t flits) { return flits >= need; });
+  }
   // Decides everything due by a hop from `now`, in time order.
   void decide(uint64_t now);
   // The method process: decides, then wakes when the next due is.
@@ -232,7 +255,8 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   uint64_t horizon_ps_ = 0;  // everything due by this time is decided
   std::vector<SwitchChip*> chips_;
   std::vector<uint64_t> chip_latency_ps_;              // [chip]: its internal latency
-  std::vector<int64_t> chip_input_flits_;              // [chip]: an input's buffer, request class, all VCs
+  std::vector<uint32_t> chip_vcs_;                     // [chip]: an input's VCs per class
+  std::vector<uint32_t> chip_vc_depth_;                // [chip]: flits per VC
   std::vector<std::vector<Output>> output_state_;      // [chip][port]
   std::vector<uint8_t> chip_oldest_first_;             // [chip]: its arbiter takes the oldest head
   std::vector<std::vector<NvlinkPort*>> outputs_;      // [chip][port]: its link towards the GPU
@@ -242,9 +266,11 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   std::vector<Link> links_;         // [gpu * links + link]
   SlotPool<Run> runs_;
   std::vector<std::vector<TracedPacket>> traced_packets_;  // [run]: its packets, if its output link is traced
+  std::vector<std::vector<PacketCredits>> run_credits_;    // [run]: what each of its packets took
   SlotPool<Share> shares_;
   SlotPool<Message> messages_;
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> link_due_;  // links to look at again, each at its time
   uint64_t next_order_ = 0;
   uint64_t in_flight_ = 0;
   std::vector<uint32_t> share_of_link_;  // send_message's scratch: per link of the GPU, its share (or kNoShare)
