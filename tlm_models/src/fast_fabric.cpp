@@ -189,7 +189,7 @@ void FastFabric::advance_link(uint32_t index, uint64_t limit) {
 
 void FastFabric::look_at_link_again(uint32_t index, uint64_t at_ps) {
   Link& link = links_[index];
-  if (link.wake_ps == at_ps) return;
+  if (link.wake_ps <= at_ps) return;  // a look due by then decides again
   link.wake_ps = at_ps;
   link_due_.push(Due{at_ps, next_order_++, index, 0, DueKind::link});
   wake_no_later_than(at_ps);
@@ -320,6 +320,7 @@ void FastFabric::decide(uint64_t now) {
     queue.pop();
     switch (due.kind) {
       case DueKind::link:
+        if (links_[due.index].wake_ps != due.at_ps) break;  // stale: an earlier look was asked for since
         links_[due.index].wake_ps = kNever;
         advance_link(due.index, horizon_ps_ + latency_ps_);
         break;
