@@ -274,7 +274,7 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
                                picoseconds(start + attempt), picoseconds(start + busy + serialization + latency_ps_));
     }
     if (run.traced) traced_packets_[runs[r]].push_back(TracedPacket{packet.index, packet.wire_flits, packet.bytes});
-    run_credits_[runs[r]].push_back(PacketCredits{static_cast<uint16_t>(need), static_cast<uint16_t>(vc)});
+    run_credits_[runs[r]].push_back(PacketCredits{static_cast<uint32_t>(need), static_cast<uint32_t>(vc)});
     run.last_offset_ps = busy;
     run.last_packet_flits = packet.wire_flits;
     run.packets++;

@@ -164,12 +164,12 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   struct CreditReturn {
     uint64_t at_ps = 0;
     uint32_t flits = 0;
-    uint16_t vc = 0;
+    uint32_t vc = 0;
   };
   // What a packet of a run took at its switch input: flits (at most a VC's depth) of one VC.
   struct PacketCredits {
-    uint16_t flits = 0;
-    uint16_t vc = 0;
+    uint32_t flits = 0;
+    uint32_t vc = 0;
   };
   struct Link {
     std::deque<uint32_t> shares[kQueues];
