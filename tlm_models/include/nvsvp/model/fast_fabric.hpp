@@ -6,11 +6,10 @@
 // executor stream and one for responses, round robin among those ready as the link engines serve
 // theirs, each once the link is free and the switch input it feeds has room (credits in one VC of
 // its class per packet), as many of its packets back to back as find room, the rest as room comes
-// back. The
-// packets that start together for one output of the chip (the chip's own route lookup of each
-// packet's address) are a run: each output takes one packet at a time from the runs that have
-// reached it, by its arbiter, cut through, and each packet's buffer space goes back to its link a
-// hop after it left. A message lands with its last packet. A packet is the unit of every count, of
+// back. The packets that start together for one output of the chip (the chip's own route lookup
+// of each packet's address) are a run: each output takes one packet at a time from the runs that
+// have reached it, by its arbiter, cut through, and each packet's buffer space goes back to its
+// link a hop after it left. A message lands with its last packet. A packet is the unit of every count, of
 // arbitration and of credits.
 //
 // Time: one SystemC method process serves the fabric in its own order of events. At a time `now`
@@ -214,10 +213,11 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   void push_due(const Due& due);
   // A write the chip at the link's end would refuse (partitions) ends the run: not modelled yet.
   void refuse_across_partitions(uint32_t link_index, const NvlinkExtension& ext);
-  // Starts link `index`'s shares that can start now, or back to back behind the one it sends by
-  // `horizon_ps` (credits known and enough); asks to be looked at again when the next one could.
+  // Starts link `index`'s shares that are ready now, now or by `horizon_ps` (back to back behind
+  // the one it sends, or when room known to come back lets it); asks to be looked at again when
+  // the next one could start.
   void advance_link(uint32_t index, uint64_t horizon_ps);
-  // Link `index` is looked at again at `at_ps` (a due of its own, unless it has one then).
+  // Link `index` is looked at again at `at_ps` (a due of its own, unless one is due by then).
   void look_at_link_again(uint32_t index, uint64_t at_ps);
   // Starts the share's next packets at `start_ps`, as many as the switch input's buffer space
   // takes (the first is known to fit); returns whether the share is through.
