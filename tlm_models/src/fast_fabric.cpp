@@ -153,11 +153,11 @@ void FastFabric::advance_link(uint32_t index, uint64_t limit) {
     uint64_t start = std::max(link.free_ps, now);
     const int32_t need = static_cast<int32_t>(std::min(share.packets[share.next].wire_flits, chip_vc_depth_[chip]));
     take_returns(link, c, start);
-    if (!has_room(link.credits[c], chip_vcs_[chip], need)) {
+    if (allocate_vc(link, c, chip_vcs_[chip], need) < 0) {
       if (link.stalled_since_ps[c] == kNever) link.stalled_since_ps[c] = start;
       // The first time one VC has room, among the returns known.
       int32_t known[kMaxVcsPerClass];
-      std::copy(link.credits[c], link.credits[c] + kMaxVcsPerClass, known);
+      std::copy(link.credits[c], link.credits[c] + chip_vcs_[chip], known);
       uint64_t enough = kNever;
       for (const CreditReturn& back : link.returns[c]) {
         known[back.vc] += static_cast<int32_t>(back.flits);
@@ -203,7 +203,7 @@ void FastFabric::take_returns(Link& link, uint32_t c, uint64_t until_ps) {
   }
 }
 
-int FastFabric::allocate_vc(Link& link, uint32_t c, uint32_t vcs, int32_t need) {
+int FastFabric::allocate_vc(const Link& link, uint32_t c, uint32_t vcs, int32_t need) {
   const uint32_t first = link.next_vc[c];
   for (uint32_t i = 0; i < vcs; ++i) {
     const uint32_t vc = first + i < vcs ? first + i : first + i - vcs;

@@ -24,7 +24,6 @@
 // their credits never run out on the packet fabric either).
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <ostream>
@@ -226,10 +225,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   static void take_returns(Link& link, uint32_t c, uint64_t until_ps);
   // A VC of class `c` (of `vcs`) with room for `need` flits now, round robin from the link's next;
   // -1 if none (NvlinkPort::allocate_vc).
-  static int allocate_vc(Link& link, uint32_t c, uint32_t vcs, int32_t need);
-  static bool has_room(const int32_t* credits, uint32_t vcs, int32_t need) {
-    return std::any_of(credits, credits + vcs, [need](int32_t flits) { return flits >= need; });
-  }
+  static int allocate_vc(const Link& link, uint32_t c, uint32_t vcs, int32_t need);
   // Decides everything due by a hop from `now`, in time order.
   void decide(uint64_t now);
   // The method process: decides, then wakes when the next due is.
