@@ -19,6 +19,16 @@ class SmallFifo {
   size_t size() const { return items_.size() - head_; }
   const T& front() const { return items_[head_]; }
   void push_back(const T& item) { items_.push_back(item); }
+  // Queues `item` behind every item that `later` does not put after it (a queue kept in an order,
+  // ties in order of queueing); true when it is the head now.
+  template <class Later>
+  bool insert_in_order(const T& item, Later later) {
+    items_.push_back(item);
+    size_t at = items_.size() - 1;
+    for (; at > head_ && later(items_[at - 1], item); --at) items_[at] = items_[at - 1];
+    items_[at] = item;
+    return at == head_;
+  }
   void pop_front() {
     if (++head_ == items_.size()) {
       items_.clear();

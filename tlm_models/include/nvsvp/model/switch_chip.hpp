@@ -199,9 +199,22 @@ class SwitchChip : public sc_core::sc_module, private NvlinkReceiver {
   void requeue_output_queues(uint32_t port, uint32_t gpu, const InRoute& in_route);
   void push_generated(uint16_t output, const SwitchEntry& entry, TrafficClass traffic_class) {
     const uint32_t input = inputs_.generated_input(output);
-    if (inputs_.push(input, inputs_.queue_index(traffic_class, 0, output), entry)) {
-      request_output(output, traffic_class,
-                     CrossbarRequest{inputs_.queue_requester(input, 0), entry.wire_flits, entry.ready_at});
+    const size_t queue = inputs_.queue_index(traffic_class, 0, output);
+    const uint32_t requester = inputs_.queue_requester(input, 0);
+    if (!params_.packet_fabric) {
+      if (inputs_.push(input, queue, entry)) {
+        request_output(output, traffic_class, CrossbarRequest{requester, entry.wire_flits, entry.ready_at});
+      }
+      return;
+    }
+    // The engine makes a copy when its sender hands the packet over, which may be up to the
+    // sender's lookahead before it arrives: the packet fabric queues each copy in order of
+    // arrival, as the copies of packets arriving one by one would queue. A new head asks for the
+    // output instead of the old one.
+    const bool had_head = !inputs_.input(input).fifos[queue].empty();
+    if (inputs_.push_in_arrival_order(input, queue, entry)) {
+      if (had_head) crossbars_[static_cast<size_t>(traffic_class)].withdraw(output, requester);
+      request_output(output, traffic_class, CrossbarRequest{requester, entry.wire_flits, entry.ready_at});
     }
   }
   // Frees a message's input buffer space now and returns its credits when its tail has arrived.

@@ -110,6 +110,14 @@ class SwitchInputStage {
     peak_buffered_ = std::max(peak_buffered_, ++buffered_);
     return queue.size() == 1;
   }
+  // As push, but behind only the entries ready no later than it (a queue in order of arrival).
+  bool push_in_arrival_order(uint32_t input, size_t queue_at, const SwitchEntry& entry) {
+    SmallFifo<SwitchEntry>& queue = inputs_[input].fifos[queue_at];
+    const bool head = queue.insert_in_order(
+        entry, [](const SwitchEntry& queued, const SwitchEntry& fresh) { return queued.ready_at > fresh.ready_at; });
+    peak_buffered_ = std::max(peak_buffered_, ++buffered_);
+    return head;
+  }
   // The head of queue `queue` of `input` leaves (its space frees with free_space or copy_left).
   SwitchEntry pop(Input& input, size_t queue) {
     const SwitchEntry entry = input.fifos[queue].front();
