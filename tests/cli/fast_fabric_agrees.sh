@@ -6,7 +6,8 @@
 # held: a phase of a few microseconds moves by more than 1 % with a packet's order). The cases are small (the packet
 # engine is the slow one): every scheme the fast fabric moves so far (writes and reads) on dgx-h100, on 16 GPUs of
 # gh200-nvl32 and of gb200-nvl72, under skewed routing, partitioned, with oldest-first
-# arbitration, with switch input buffers of a few packets, with hot-expert replication and with bit errors.
+# arbitration, with switch input buffers of a few packets, with hot-expert replication (its
+# broadcast by each method the fast fabric moves: writes, multimem stores) and with bit errors.
 # usage: fast_fabric_agrees.sh NVSVP SCENARIO WORKDIR
 set -u
 nvsvp=$1
@@ -33,7 +34,8 @@ case_() {  # name, then --set options for both engines
     failed=1
   fi
 }
-mkdir -p "$work"/{dgx_h100,gh200_nvl32,gb200_nvl72,zipf,partitions,oldest_first,small_buffers,replication,bit_errors}
+mkdir -p "$work"/{dgx_h100,gh200_nvl32,gb200_nvl72,zipf,partitions,oldest_first,small_buffers,bit_errors} \
+  "$work"/replication_{p2p,multicast,multiport}
 case_ dgx_h100 --set "$schemes" --set workload.tokens_per_gpu=64
 case_ gh200_nvl32 --set "$schemes" --set "platform={preset: gh200-nvl32, gpus: 16}" --set workload.tokens_per_gpu=32
 case_ gb200_nvl72 --set "$schemes" --set "platform={preset: gb200-nvl72, gpus: 16}" --set workload.tokens_per_gpu=32
@@ -44,11 +46,18 @@ case_ oldest_first --set "$schemes" --set workload.tokens_per_gpu=64 --set platf
 # Switch inputs of two 64-flit VCs per class: senders wait for room in a VC packet by packet.
 case_ small_buffers --set "$schemes" --set workload.tokens_per_gpu=64 --set platform.switch.vcs_per_class=2 \
   --set platform.switch.vc_depth_flits=64
-# Hot-expert replication, its replicas broadcast by unicast writes (p2p), under zipf routing.
-# (fusion-only here is 1.3 % off: the crossbar's input slot, not modelled, docs/models/fabric_engine.md.)
-case_ replication --set "schemes=[deepep]" --set workload.tokens_per_gpu=256 --set workload.shared_experts=1 \
-  --set "workload.routing={kind: zipf, exponent: 1.0, seed: 5}" \
-  --set "replication={policy: iser, broadcast: p2p, slots_per_gpu: 2, chunk_bytes: 4096}"
+# Hot-expert replication under zipf routing, its replicas broadcast by unicast writes (p2p), by the
+# switch's multicast (multimem stores: a copy per member) and by multiport; eight shared experts and
+# fp4 weights give the broadcasts a window to hide in, so that iser places replicas (two here).
+# (fusion-only here is 1.2 % off: the crossbar's input slot, not modelled, docs/models/fabric_engine.md.)
+for broadcast in p2p multicast multiport; do
+  case_ replication_$broadcast --set "schemes=[deepep]" --set workload.tokens_per_gpu=256 \
+    --set workload.shared_experts=8 --set workload.weight_dtype=fp4 \
+    --set "workload.routing={kind: zipf, exponent: 1.0, seed: 5}" \
+    --set "replication={policy: iser, broadcast: $broadcast, slots_per_gpu: 2, chunk_bytes: 4096}"
+  grep -q '"replicas": \[\]' "$work/replication_$broadcast/fast/report.json" &&
+    { echo "FAIL: replication_$broadcast placed no replica: the case does not test a broadcast"; failed=1; }
+done
 # Bit errors on every link: the same corrupted-flit draws on both engines (each link's stream of
 # flits), which packet they hit as each engine orders a link's packets.
 case_ bit_errors --set "$schemes" --set workload.tokens_per_gpu=64 --set "faults=[{kind: bit_errors, rate_per_flit: 1e-5}]"

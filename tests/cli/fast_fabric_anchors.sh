@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The calibration cases (configs/anchors/) at reduced size on the packet and the fast fabric: every
-# case the fast fabric moves (the NVLS ones use the switch's multicast) with at most 32 tokens per
+# case the fast fabric moves (not the NVLS all-reduces: multimem loads) with at most 32 tokens per
 # GPU and collectives of at most 16 MiB (cases that become the same run once), run by `nvsvp anchors`
 # on both engines; each case's figure on the fast fabric within 2 % of the packet fabric's (the
 # bound the fast fabric promises for the calibration table; a figure is a phase's bandwidth, a
@@ -18,8 +18,8 @@ import os, re, sys
 source, target = sys.argv[1], sys.argv[2]
 seen = set()
 for name in sorted(os.listdir(source)):
-    if not name.endswith(".yaml") or "nvls" in name or name.startswith("deepgemm"):
-        continue  # multicast (not on the fast fabric yet); no fabric at all
+    if not name.endswith(".yaml") or "allreduce-nvls" in name or name.startswith("deepgemm"):
+        continue  # multimem loads (not on the fast fabric yet); no fabric at all
     text = open(os.path.join(source, name)).read()
     text = re.sub(r"^(  tokens_per_gpu:) *(\d+)", lambda m: f"{m.group(1)} {min(int(m.group(2)), 32)}", text, flags=re.M)
     text = re.sub(r"^(  bytes:) *(\d+)", lambda m: f"{m.group(1)} {min(int(m.group(2)), 16 << 20)}", text, flags=re.M)

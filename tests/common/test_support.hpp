@@ -150,11 +150,12 @@ struct Machine {
   platform::Platform platform;
   platform::TlmHal hal;
   platform::FirmwareHost host;
+  fw::FabricBringUpReport bring_up;  // what bring-up found (its chips, for a multicast allocator)
 
   Machine(const platform::PlatformSpec& spec,
           std::function<void(platform::TlmHal&, platform::Platform&)> body)
       : platform("platform", spec), hal(platform), host("firmware", [this, body] {
-          bring_up_switches(hal, platform);
+          bring_up = bring_up_switches(hal, platform);
           body(hal, platform);
         }) {}
 

@@ -1,7 +1,8 @@
 // The fast fabric (simulation.fabric: fast, docs/models/fabric_engine.md) against the packet
 // fabric's hand-worked timings (test_packet_fabric.cpp): each case runs on both engines and must
 // land at the time worked out by hand, to the picosecond, with the same packets on every link.
-// The links are exact_link's: 1 ns a flit, 100 ns a hop.
+// The links are exact_link's: 1 ns a flit, 100 ns a hop. A multimem store is an SM's: packets of
+// 128 bytes, 9 flits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +13,9 @@
 
 #include <systemc>
 
+#include "../common/multimem_support.hpp"
 #include "../common/test_support.hpp"
+#include "nvsvp/fw/switch_bringup.hpp"
 #include "nvsvp/model/address_hash.hpp"
 #include "nvsvp/platform/platform.hpp"
 #include "nvsvp/platform/tlm_hal.hpp"
@@ -239,6 +242,120 @@ TEST_P(FabricEngines, AnIdleLinkSendsWhatIsReadyBeforeWhatWillBe) {
   const uint64_t lands = 17 * kFlit + 2 * kHop + kFlit;
   EXPECT_EQ(m.platform.gpu(0).counter_reached_ps(1, 1), 150 * kNs + lands);
   EXPECT_EQ(m.platform.gpu(0).counter_reached_ps(0, 1), 202 * kNs + lands);
+  expect_no_message_left(m.platform);
+}
+
+// A multicast group of GPUs 0-2 (multimem [64 MiB, 72 MiB) -> local [1 MiB, 9 MiB)), made by
+// firmware on the chips `m` brought up.
+constexpr uint64_t kMultimemBase = 64ull << 20;
+constexpr uint64_t kLocalBase = 1ull << 20;
+void make_group_of_three(TlmHal& hal, const test::Machine& m) {
+  fw::MulticastAllocator allocator(hal, m.bring_up.chips);
+  allocator.create_group(kMultimemBase, 8ull << 20, kLocalBase, 0b111);
+}
+
+// GPU 0 stores 256 bytes (two packets) to the group of GPUs 0-2: the chip copies each packet to
+// every member as its head arrives (101 and 110 ns), each output sends the two copies back to
+// back, and every member's copy lands with its second (119 + a hop), with the bytes stored.
+TEST_P(FabricEngines, AMulticastStoreLandsAtEveryMemberWithItsLastCopy) {
+  const test::Bytes16 pattern = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  test::Machine m(platform(3, {1}), [&m, &pattern](TlmHal& hal, Platform&) {
+    make_group_of_three(hal, m);
+    hal.memory(0).write(0x1000, pattern.data(), pattern.size());
+    hal.submit(0, test::one_task(hw::Task::multimem_store(0, 0x1000, kMultimemBase + 0x40, 256, 0)));
+    for (uint32_t g = 0; g < 3; ++g) hal.submit(g, wait_for(0, 1));
+    hal.wait_all_finished();
+    for (uint32_t g = 0; g < 3; ++g) EXPECT_EQ(test::read16(hal, g, kLocalBase + 0x40), pattern) << "GPU " << g;
+  });
+  m.run();
+  for (uint32_t g = 0; g < 3; ++g) {
+    EXPECT_EQ(m.platform.gpu(g).counter_reached_ps(0, 1), 2 * 9 * kFlit + 2 * kHop + kFlit) << "GPU " << g;
+    const model::LinkStats& down = m.platform.link(LinkDirection::switch_to_gpu, g, 0).stats();
+    EXPECT_EQ(down.packets[0], 2u) << "GPU " << g;
+    EXPECT_EQ(down.messages[0], 1u) << "GPU " << g;
+    EXPECT_EQ(down.payload_bytes, 256u) << "GPU " << g;
+    EXPECT_EQ(m.platform.gpu(g).stats().messages_received, 1u) << "GPU " << g;
+  }
+  EXPECT_EQ(m.platform.link(LinkDirection::gpu_to_switch, 0, 0).stats().packets[0], 2u);
+  EXPECT_EQ(test::chips_counter(m.platform, &model::SwitchStats::replications), 2u * 3);
+  expect_no_message_left(m.platform);
+}
+
+// The chip's copies wait at an output in one queue of their own, in order of arrival packet by
+// packet, which takes its turn in the round robin as one input. GPU 0 stores 256 bytes to the
+// group at 0 ns (its copies arrive at 101 and 110), GPU 2 at 4 ns (105 and 114), while GPU 1
+// writes 256 bytes (SM packets) to GPU 2 at 0 ns. GPUs 0 and 1 get only the copies, interleaved:
+// GPU 0's store lands at 228, GPU 2's at 237. GPU 2's output: GPU 1's packet 0 (101-110), a copy
+// (110-119), GPU 1's packet 1 (119-128: that write lands at 228), then the other three copies
+// (128-155): GPU 0's store lands at 246, GPU 2's at 255. (The packet fabric once queued a copy when
+// its sender handed the packet over, up to the sender's lookahead before it arrived: there GPU 0's
+// store went whole before GPU 2's.)
+TEST_P(FabricEngines, TheChipsCopiesTakeTheirTurnAtAnOutputAsOneInput) {
+  test::Machine m(platform(3, {1}), [&m](TlmHal& hal, Platform&) {
+    make_group_of_three(hal, m);
+    hal.submit(0, test::one_task(hw::Task::multimem_store(0, 0x1000, kMultimemBase, 256, 0)));
+    hw::WorkSequence later;
+    later.tasks.push_back(hw::Task::delay(0, 4.0));
+    later.tasks.push_back(hw::Task::multimem_store(0, 0x1000, kMultimemBase + 0x1000, 256, 0));
+    hal.submit(2, std::move(later));
+    hal.submit(1, sends({{2, 256}}, 1, true));
+    for (uint32_t g = 0; g < 3; ++g) hal.submit(g, wait_for(0, 2));
+    hal.wait_all_finished();
+  });
+  m.run();
+  EXPECT_EQ(m.platform.gpu(2).counter_reached_ps(1, 1), 228 * kNs);
+  EXPECT_EQ(m.platform.gpu(2).counter_reached_ps(0, 1), 246 * kNs);
+  EXPECT_EQ(m.platform.gpu(2).counter_reached_ps(0, 2), 255 * kNs);
+  for (uint32_t g = 0; g < 2; ++g) {
+    EXPECT_EQ(m.platform.gpu(g).counter_reached_ps(0, 1), 228 * kNs) << "GPU " << g;
+    EXPECT_EQ(m.platform.gpu(g).counter_reached_ps(0, 2), 237 * kNs) << "GPU " << g;
+  }
+  expect_no_message_left(m.platform);
+}
+
+// A packet's room at the switch input is held until its last copy has left: with one VC of 9
+// flits (one SM packet), GPU 0's store of 256 bytes sends packet 1 once packet 0's three copies
+// have left (110 ns) and the room is known back a hop later (210): it lands at 210 + 9 flits,
+// two hops and the head flit at every member.
+TEST_P(FabricEngines, AMulticastPacketHoldsItsRoomUntilItsLastCopyHasLeft) {
+  PlatformSpec spec = platform(3, {1});
+  spec.switch_chip.vcs_per_class = 1;
+  spec.switch_chip.vc_depth_flits = 9;
+  test::Machine m(spec, [&m](TlmHal& hal, Platform&) {
+    make_group_of_three(hal, m);
+    hal.submit(0, test::one_task(hw::Task::multimem_store(0, 0x1000, kMultimemBase, 256, 0)));
+    for (uint32_t g = 0; g < 3; ++g) hal.submit(g, wait_for(0, 1));
+    hal.wait_all_finished();
+  });
+  m.run();
+  for (uint32_t g = 0; g < 3; ++g) {
+    EXPECT_EQ(m.platform.gpu(g).counter_reached_ps(0, 1), 210 * kNs + 9 * kFlit + 2 * kHop + kFlit) << "GPU " << g;
+  }
+  expect_no_message_left(m.platform);
+}
+
+// A multimem red combines its operand into every member's copy (f32 add here).
+TEST_P(FabricEngines, AMulticastRedAddsIntoEveryMember) {
+  test::Machine m(platform(3, {1}), [&m](TlmHal& hal, Platform&) {
+    make_group_of_three(hal, m);
+    const float base[4] = {1.0f, 2.0f, 3.0f, -4.0f};
+    const float operand[4] = {10.0f, 20.0f, 30.0f, 40.0f};
+    for (uint32_t g = 0; g < 3; ++g) hal.memory(g).write(kLocalBase + 0x100, base, sizeof base);
+    hal.memory(1).write(0x3000, operand, sizeof operand);
+    hal.submit(1, test::one_task(hw::Task::multimem_red(0, 0x3000, kMultimemBase + 0x100, 16, hw::MultimemOp::add,
+                                                        hw::MultimemType::f32, 0)));
+    for (uint32_t g = 0; g < 3; ++g) hal.submit(g, wait_for(0, 1));
+    hal.wait_all_finished();
+    for (uint32_t g = 0; g < 3; ++g) {
+      float sum[4];
+      hal.memory(g).read(kLocalBase + 0x100, sum, sizeof sum);
+      EXPECT_EQ(sum[0], 11.0f) << "GPU " << g;
+      EXPECT_EQ(sum[1], 22.0f) << "GPU " << g;
+      EXPECT_EQ(sum[2], 33.0f) << "GPU " << g;
+      EXPECT_EQ(sum[3], 36.0f) << "GPU " << g;
+    }
+  });
+  m.run();
   expect_no_message_left(m.platform);
 }
 

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <sstream>
 #include <string>
 
 #include "nvsvp/model/sim_time.hpp"
+#include "nvsvp/reduction/reduce_alu.hpp"
 
 namespace nvsvp::model {
 
@@ -38,6 +41,7 @@ void FastFabric::attach_chip(SwitchChip& chip) {
   }
   chip_oldest_first_.push_back(params.arbiter == "oldest_first" ? 1 : 0);
   outputs_.emplace_back(params.ports, nullptr);
+  if (run_of_output_.size() < params.ports) run_of_output_.resize(params.ports, kNoRun);
 }
 
 void FastFabric::attach_gpu(Gpu& gpu, std::vector<LinkWiring> links) {
@@ -68,11 +72,21 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
   if (now + latency_ps_ > horizon_ps_) {
     SC_REPORT_FATAL(name(), "send_message() before catch_up(): its packets may be overwritten");
   }
+  const bool multicast = ext.opcode == Opcode::multimem_store || ext.opcode == Opcode::multimem_red;
   const uint32_t slot = messages_.take();
   message.acquire();
-  messages_[slot] = Message{&message, 0, count, count};
+  {
+    Message& record = messages_[slot];  // a reused record keeps its copies' storage
+    record.payload = &message;
+    record.landing_ps = 0;
+    record.packets_left = multicast ? 0 : count;  // a multicast's packets go through as its copies'
+    record.packets = count;
+    record.unstarted = multicast ? count : 0;
+    record.copies.clear();
+  }
   ++in_flight_;
   const uint32_t first_link = gpu * links_per_gpu_;
+  const MulticastGroup* group = nullptr;
   for (uint32_t k = 0; k < count; ++k) {
     const FastPacket& packet = packets[k];
     uint32_t& share_index = share_of_link_[packet.link];
@@ -86,13 +100,29 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
       share.packets.clear();
       share.next = 0;
       share.first_of_message = k == 0;
+      share.multicast = multicast;
+      share.addresses.clear();
       links_used_.push_back(packet.link);
       refuse_across_partitions(first_link + packet.link, ext);
     }
     const LinkWiring& wiring = wiring_[first_link + packet.link];
-    const uint16_t output = chips_[wiring.chip]->output_for(ext.target_gpu, packet.target_address);
-    shares_[share_index].packets.push_back(SharePacket{packet.bytes, packet.wire_flits, k, output});
+    Share& share = shares_[share_index];
+    if (multicast) {
+      // Each chip the message reaches copies its packets to the same members (checked here: the
+      // members' copies are made once, from the first).
+      const MulticastGroup& on_chip = group_of(wiring.chip, wiring.port, packet.target_address, ext);
+      if (group == nullptr) group = &on_chip;
+      if (!(on_chip.members == group->members)) {
+        SC_REPORT_FATAL(name(), "a multicast whose packets reach groups of different members on different chips");
+      }
+      share.addresses.push_back(packet.target_address);
+      share.packets.push_back(SharePacket{packet.bytes, packet.wire_flits, k, 0});
+    } else {
+      const uint16_t output = chips_[wiring.chip]->output_for(ext.target_gpu, packet.target_address);
+      share.packets.push_back(SharePacket{packet.bytes, packet.wire_flits, k, output});
+    }
   }
+  if (multicast) make_copies(slot, *group);
   for (const uint32_t link : links_used_) {
     Link& queue_link = links_[first_link + link];
     queue_link.shares[stream].push_back(share_of_link_[link]);
@@ -111,6 +141,64 @@ void FastFabric::refuse_across_partitions(uint32_t link_index, const NvlinkExten
                            " writes to GPU " + std::to_string(ext.target_gpu) +
                            " across partitions: the fast fabric does not refuse it yet (simulation.fabric: packet does)";
   SC_REPORT_FATAL(name(), text.c_str());
+}
+
+const MulticastGroup& FastFabric::group_of(uint32_t chip, uint32_t port, uint64_t address,
+                                           const NvlinkExtension& ext) const {
+  const SwitchCsr& registers = chips_[chip]->registers();
+  const MulticastGroup* group = registers.group_for(address);
+  const auto crosses_partitions = [&] {
+    if (!registers.partitioned()) return false;
+    for (const uint32_t member : group->members) {
+      if (!registers.may_reach(port, member)) return true;
+    }
+    return false;
+  };
+  const char* refusal = nullptr;
+  if (group == nullptr) {
+    refusal = "no multicast group there";
+  } else if (!group->has_member(ext.source_gpu)) {
+    refusal = "its issuer is not a member";
+  } else if (crosses_partitions()) {
+    refusal = "its group crosses partitions";
+  } else if (ext.opcode == Opcode::multimem_red &&
+             !reduction::op_valid_for_type(static_cast<reduction::ReduceOp>(ext.reduce_op),
+                                           static_cast<reduction::ReduceType>(ext.reduce_type))) {
+    refusal = "its operation does not apply to its type";
+  }
+  if (refusal != nullptr) {
+    std::ostringstream text;
+    text << to_string(ext.opcode) << " GPU " << ext.source_gpu << "#" << ext.sequence << " at 0x" << std::hex
+         << address << std::dec << " on switch chip " << chip << ": " << refusal
+         << "; the fast fabric does not refuse it yet (simulation.fabric: packet does)";
+    SC_REPORT_FATAL(name(), text.str().c_str());
+  }
+  return *group;
+}
+
+void FastFabric::make_copies(uint32_t message, const MulticastGroup& group) {
+  for (const uint32_t gpu : group.members) {
+    const uint32_t slot = messages_.take();
+    const tlm::tlm_generic_payload& request = *messages_[message].payload;
+    const NvlinkExtension& ext = extension_of(request);
+    tlm::tlm_generic_payload& copy = copy_pool_.acquire();
+    const uint64_t local_address = group.local_address(ext.target_address);
+    make_switch_copy(extension_of(copy), ext, ext.opcode == Opcode::multimem_store ? Opcode::write : Opcode::reduce_write,
+                     gpu, local_address);
+    std::memcpy(copy.get_data_ptr(), request.get_data_ptr(), request.get_data_length());
+    copy.set_data_length(request.get_data_length());
+    copy.set_command(tlm::TLM_WRITE_COMMAND);
+    copy.set_address(local_address);
+    Message& record = messages_[slot];
+    record.payload = &copy;
+    record.landing_ps = 0;
+    record.packets_left = messages_[message].packets;
+    record.packets = messages_[message].packets;
+    record.unstarted = 0;
+    record.copies.clear();
+    messages_[message].copies.push_back(slot);
+    ++in_flight_;
+  }
 }
 
 void FastFabric::push_due(const Due& due) {
@@ -212,6 +300,73 @@ int FastFabric::allocate_vc(const Link& link, uint32_t c, uint32_t vcs, int32_t 
   return -1;
 }
 
+uint32_t FastFabric::run_for(uint16_t output, uint32_t link_index, const Share& share, uint32_t message, bool copy,
+                             uint64_t arrival_ps, uint64_t offset_ps) {
+  if (run_of_output_[output] != kNoRun) return run_of_output_[output];
+  const uint32_t index = runs_.take();
+  run_of_output_[output] = index;
+  outputs_used_.push_back(output);
+  const uint32_t chip = wiring_[link_index].chip;
+  Run& fresh = runs_[index];
+  fresh = Run{};
+  fresh.chip = chip;
+  fresh.output = output;
+  fresh.traffic_class = share.traffic_class;
+  fresh.message = message;
+  fresh.link = link_index;
+  fresh.copy = copy;
+  fresh.first_offset_ps = offset_ps;
+  fresh.arrival_ps = arrival_ps;
+  fresh.traced = outputs_[chip][output]->observer() != nullptr;
+  // What its packets took at the switch input: their own credits, or (copies) the held packets.
+  if (copy) {
+    if (run_held_.size() <= index) run_held_.resize(index + 1);
+    run_held_[index].clear();
+  } else {
+    if (run_credits_.size() <= index) run_credits_.resize(index + 1);
+    run_credits_[index].clear();
+  }
+  if (fresh.traced) {
+    if (traced_packets_.size() <= index) traced_packets_.resize(index + 1);
+    traced_packets_[index].clear();
+  }
+  return index;
+}
+
+void FastFabric::add_to_run(uint32_t run_index, const SharePacket& packet, uint64_t offset_ps, bool message_first) {
+  Run& run = runs_[run_index];
+  if (run.traced) traced_packets_[run_index].push_back(TracedPacket{packet.index, packet.wire_flits, packet.bytes});
+  run.last_offset_ps = offset_ps;
+  run.last_packet_flits = packet.wire_flits;
+  run.packets++;
+  run.wire_flits += packet.wire_flits;
+  run.payload_bytes += packet.bytes;
+  run.serialization_ps += serialization_ps(packet.wire_flits);
+  run.first_of_message = run.first_of_message || message_first;
+}
+
+// The chip copies the packet to every member, each copy queued at the member's output as the
+// chip's own; the packet's room is held until its last copy has left.
+void FastFabric::copy_to_members(uint32_t link_index, const Share& share, uint32_t k, const PacketCredits& credits,
+                                 uint64_t arrival_ps, uint64_t offset_ps) {
+  const LinkWiring& wiring = wiring_[link_index];
+  SwitchChip& chip = *chips_[wiring.chip];
+  const MulticastGroup& group =
+      group_of(wiring.chip, wiring.port, share.addresses[k], extension_of(*messages_[share.message].payload));
+  const uint64_t local_address = group.local_address(share.addresses[k]);
+  const uint32_t held = held_.take();
+  held_[held] = HeldPacket{credits, link_index, group.members.count(), 0, share.traffic_class};
+  uint32_t member = 0;
+  for (const uint32_t gpu : group.members) {
+    const uint16_t output = chip.output_for(gpu, local_address);
+    const uint32_t copy_message = messages_[share.message].copies[member++];
+    const uint32_t r = run_for(output, link_index, share, copy_message, true, arrival_ps, offset_ps);
+    run_held_[r].push_back(held);
+    add_to_run(r, share.packets[k], offset_ps, k == 0 && share.first_of_message);
+  }
+  chip.registers().count(SwitchCounter::replications, member);
+}
+
 bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64_t start) {
   Link& link = links_[link_index];
   Share& share = shares_[share_index];
@@ -222,9 +377,6 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
   const uint32_t vcs = chip_vcs_[wiring.chip];
   const uint32_t depth = chip_vc_depth_[wiring.chip];
   const uint64_t head = start + latency_ps_ + head_flit_ps_ + chip_latency_ps_[wiring.chip];
-  // The runs of the packets starting now, one per output.
-  uint32_t runs[kMaxRunsPerShare];
-  uint32_t run_count = 0;
   uint64_t busy = 0, offsets = 0, last_offset = 0, payload = 0;
   uint32_t packets = 0, wire_flits = 0;
   bool first_of_message = false;
@@ -241,48 +393,24 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
     }
     link.credits[c][vc] -= need;
     link.next_vc[c] = static_cast<uint8_t>(vc + 1 == static_cast<int>(vcs) ? 0 : vc + 1);
+    const PacketCredits credits{static_cast<uint32_t>(need), static_cast<uint32_t>(vc)};
     // Bit errors: the packet's corrupted attempts go first (go-back-N), its wait counted to the first.
     const uint64_t attempt = busy;
     busy += up.replay_time_ps(packet.wire_flits, start + busy);
-    uint32_t r = 0;
-    while (r < run_count && runs_[runs[r]].output != packet.output) ++r;
-    if (r == run_count) {
-      if (run_count == kMaxRunsPerShare) SC_REPORT_FATAL(name(), "more outputs towards one GPU on one chip than kMaxRunsPerShare");
-      runs[run_count++] = runs_.take();
-      Run& fresh = runs_[runs[r]];
-      fresh = Run{};
-      fresh.chip = wiring.chip;
-      fresh.output = packet.output;
-      fresh.traffic_class = static_cast<uint8_t>(c);
-      fresh.message = share.message;
-      fresh.link = link_index;
-      fresh.first_offset_ps = busy;
-      fresh.arrival_ps = head + busy;
-      fresh.traced = outputs_[wiring.chip][packet.output]->observer() != nullptr;
-      if (run_credits_.size() <= runs[r]) run_credits_.resize(runs[r] + 1);
-      run_credits_[runs[r]].clear();
-      if (fresh.traced) {
-        if (traced_packets_.size() <= runs[r]) traced_packets_.resize(runs[r] + 1);
-        traced_packets_[runs[r]].clear();
-      }
-    }
-    Run& run = runs_[runs[r]];
     const uint64_t serialization = serialization_ps(packet.wire_flits);
+    const bool message_first = k == 0 && share.first_of_message;
+    if (share.multicast) {
+      copy_to_members(link_index, share, k, credits, head + busy, busy);
+    } else {
+      const uint32_t r = run_for(packet.output, link_index, share, share.message, false, head + busy, busy);
+      run_credits_[r].push_back(credits);
+      add_to_run(r, packet, busy, message_first);
+    }
     if (up_observer != nullptr) {
       const Message& record = messages_[share.message];
       up_observer->packet_sent(up, *record.payload, packet.index, record.packets, packet.wire_flits, packet.bytes,
                                picoseconds(start + attempt), picoseconds(start + busy + serialization + latency_ps_));
     }
-    if (run.traced) traced_packets_[runs[r]].push_back(TracedPacket{packet.index, packet.wire_flits, packet.bytes});
-    run_credits_[runs[r]].push_back(PacketCredits{static_cast<uint32_t>(need), static_cast<uint32_t>(vc)});
-    run.last_offset_ps = busy;
-    run.last_packet_flits = packet.wire_flits;
-    run.packets++;
-    run.wire_flits += packet.wire_flits;
-    run.payload_bytes += packet.bytes;
-    run.serialization_ps += serialization;
-    const bool message_first = k == 0 && share.first_of_message;
-    run.first_of_message = run.first_of_message || message_first;
     first_of_message = first_of_message || message_first;
     offsets += attempt;
     last_offset = attempt;
@@ -297,10 +425,24 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
   const NvlinkExtension& ext = extension_of(*messages_[share.message].payload);
   up.record_transfer(ext.traffic_class, first_of_message ? 1 : 0, packets, wire_flits, payload, busy,
                      link.free_ps, wait * packets + offsets, wait + last_offset);
-  for (uint32_t r = 0; r < run_count; ++r) {
-    const Run& run = runs_[runs[r]];
+  for (const uint16_t output : outputs_used_) {
+    const uint32_t r = run_of_output_[output];
+    run_of_output_[output] = kNoRun;
+    const Run& run = runs_[r];
     output_state_[run.chip][run.output].coming.push(run.arrival_ps);
-    push_due(Due{run.arrival_ps, next_order_++, runs[r], 0, DueKind::run});
+    push_due(Due{run.arrival_ps, next_order_++, r, 0, DueKind::run});
+  }
+  outputs_used_.clear();
+  if (share.multicast) {
+    // The request itself lands nowhere: its record goes once its last packet has started.
+    Message& record = messages_[share.message];
+    record.unstarted -= packets;
+    if (record.unstarted == 0) {
+      record.payload->release();
+      record.payload = nullptr;
+      messages_.give(share.message);
+      --in_flight_;
+    }
   }
   return share.next == share.packets.size();
 }
@@ -341,24 +483,6 @@ void FastFabric::decide(uint64_t now) {
   }
 }
 
-void FastFabric::schedule_output(uint32_t chip, uint16_t port) {
-  Output& output = output_state_[chip][port];
-  output.version++;
-  if (output.empty()) return;
-  // When the link is free, unless no packet has arrived by then: the first to arrive.
-  uint64_t head = kNever;
-  for (uint32_t c = 0; c < kTrafficClasses && head > output.clock_ps; ++c) {
-    for (const InputQueue& queue : output.inputs[c]) {
-      head = std::min(head, queue.head_ps);
-      if (head <= output.clock_ps) break;
-    }
-  }
-  const uint64_t next = std::max(output.clock_ps, head);
-  // A run arriving first decides it then (arrive()).
-  if (!output.coming.empty() && output.coming.top() <= next) return;
-  push_due(Due{next, next_order_++, chip << 16 | port, output.version, DueKind::output});
-}
-
 void FastFabric::wake_no_later_than(uint64_t at_ps) {
   const uint64_t now = current_time().value();
   const uint64_t wake = std::max(at_ps, now);
@@ -375,173 +499,6 @@ void FastFabric::serve() {
   if (!link_due_.empty()) wake_no_later_than(link_due_.top().at_ps);  // after now
 }
 
-void FastFabric::arrive(uint32_t run_index) {
-  const Run& run = runs_[run_index];
-  const uint32_t chip = run.chip;
-  const uint16_t port = run.output;
-  const uint32_t input = run.link * kTrafficClasses + run.traffic_class;
-  advance_output(chip, port, run.arrival_ps - 1);
-  Output& output = output_state_[chip][port];
-  output.coming.pop();  // this run's arrival: the first of those coming (arrivals come in time order)
-  std::vector<InputQueue>& inputs = output.inputs[run.traffic_class];
-  auto at = std::lower_bound(inputs.begin(), inputs.end(), input,
-                             [](const InputQueue& queue, uint32_t link) { return queue.link < link; });
-  runs_[run_index].next_in_queue = ~0u;
-  if (at == inputs.end() || at->link != input) {
-    inputs.insert(at, InputQueue{input, run_index, run_index, run.arrival_ps});
-  } else {
-    runs_[at->tail].next_in_queue = run_index;
-    at->tail = run_index;
-  }
-  schedule_output(chip, port);
-}
-
-// The input whose run sends the output's next packet (see advance_output).
-std::pair<std::vector<FastFabric::InputQueue>*, size_t> FastFabric::choose_input(Output& output, bool oldest_first) {
-  // Round robin: the first input after the last one served (then from the lowest) whose next
-  // packet has arrived when the link is free; oldest first, or none arrived: the earliest.
-  // The class whose turn it is first (the two crossbars alternate at the output), then the
-  // other; within a class round robin by input.
-  std::vector<InputQueue>* chosen_class = nullptr;
-  size_t chosen = 0;
-  for (uint32_t turn = 0; turn < kTrafficClasses && !oldest_first && chosen_class == nullptr; ++turn) {
-    const uint32_t traffic_class = (output.next_class + turn) % kTrafficClasses;
-    std::vector<InputQueue>& inputs = output.inputs[traffic_class];
-    const size_t count = inputs.size();
-    if (count == 0) continue;
-    const size_t first = static_cast<size_t>(
-        std::upper_bound(inputs.begin(), inputs.end(), output.last_input[traffic_class],
-                         [](uint32_t link, const InputQueue& queue) { return link < queue.link; }) -
-        inputs.begin());
-    for (size_t i = 0; i < count; ++i) {
-      const size_t index = first + i < count ? first + i : first + i - count;
-      if (inputs[index].head_ps <= output.clock_ps) {
-        chosen_class = &inputs;
-        chosen = index;
-        break;
-      }
-    }
-  }
-  if (chosen_class == nullptr) {
-    // The earliest head; among equals the lowest input (link, then class).
-    uint64_t earliest = kNever;
-    uint32_t earliest_link = ~0u;
-    for (std::vector<InputQueue>& inputs : output.inputs) {
-      for (size_t index = 0; index < inputs.size(); ++index) {
-        const InputQueue& queue = inputs[index];
-        if (queue.head_ps < earliest || (queue.head_ps == earliest && queue.link < earliest_link)) {
-          earliest = queue.head_ps;
-          earliest_link = queue.link;
-          chosen_class = &inputs;
-          chosen = index;
-        }
-      }
-    }
-  }
-  return {chosen_class, chosen};
-}
-
-// Packet by packet: when the link is free, the arbiter picks among the inputs whose next packet
-// has arrived (a run's packets arrive spread evenly from its first to its last); none has: the
-// link waits for the first to arrive. A lone input sends its run's packets back to back.
-void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps) {
-  Output& output = output_state_[chip][port];
-  NvlinkPort& out = *outputs_[chip][port];
-  MessageObserver* const out_observer = out.observer();
-  const bool oldest_first = chip_oldest_first_[chip] != 0;
-  while (!output.empty()) {
-    const auto [chosen_class, chosen] = choose_input(output, oldest_first);
-    std::vector<InputQueue>& inputs = *chosen_class;
-    InputQueue& queue = inputs[chosen];
-    const uint32_t run_index = queue.head;
-    Run& run = runs_[run_index];
-    if (std::max(output.clock_ps, queue.head_ps) > until_ps) return;
-    // A lone input sends its run's packets back to back, as far as they start by `until_ps`.
-    const bool alone = output.inputs[0].size() + output.inputs[1].size() == 1;
-    const uint64_t last_serialization = serialization_ps(run.last_packet_flits);
-    const uint64_t serialization = run.packets > 1 ? (run.serialization_ps - last_serialization) / (run.packets - 1) : 0;
-    const uint32_t flits = run.packets > 1 ? (run.wire_flits - run.last_packet_flits) / (run.packets - 1) : 0;
-    // Each packet's buffer space goes back to its link a hop after the packet left.
-    const uint32_t source_index = run.link;
-    Link& source = links_[source_index];
-    std::deque<CreditReturn>& returns = source.returns[run.traffic_class];
-    const std::vector<PacketCredits>& credits = run_credits_[run_index];
-    do {
-      const uint64_t head = queue.head_ps;
-      const uint64_t start = std::max(output.clock_ps, head);
-      if (start > until_ps) break;
-      run.queueing_ps += start - head;
-      run.max_wait_ps = std::max(run.max_wait_ps, start - head);
-      run.sent++;
-      const bool last = run.sent == run.packets;
-      const uint32_t back = last ? run.wire_flits - run.returned_flits : flits;
-      // Bit errors: the packet's corrupted attempts go first.
-      const uint64_t replay = out.replay_time_ps(back, start);
-      run.replay_ps += replay;
-      const uint64_t own = last ? run.serialization_ps - serialization * (run.packets - 1) : serialization;
-      output.clock_ps = start + replay + own;
-      run.returned_flits += back;
-      if (out_observer != nullptr) {
-        const TracedPacket& packet = traced_packets_[run_index][run.sent - 1];
-        const Message& record = messages_[run.message];
-        out_observer->packet_sent(out, *record.payload, packet.index, record.packets, packet.wire_flits, packet.bytes,
-                                  picoseconds(start), picoseconds(output.clock_ps + latency_ps_));
-      }
-      // Its room in its VC goes back a hop after it left.
-      const PacketCredits& taken = credits[run.sent - 1];
-      const CreditReturn entry{output.clock_ps + latency_ps_, taken.flits, taken.vc};
-      auto at = returns.end();
-      while (at != returns.begin() && (at - 1)->at_ps > entry.at_ps) --at;
-      returns.insert(at, entry);
-      if (!last) queue.head_ps = next_head(run);
-    } while (alone && run.sent < run.packets);
-    output.last_input[queue.link % kTrafficClasses] = queue.link;
-    output.next_class = (queue.link + 1) % kTrafficClasses;
-    if (run.sent == run.packets) {
-      if (run.next_in_queue != ~0u) {
-        queue.head = run.next_in_queue;
-        queue.head_ps = next_head(runs_[queue.head]);
-      } else {
-        inputs.erase(inputs.begin() + static_cast<std::ptrdiff_t>(chosen));
-      }
-      finish_run(run_index, output.clock_ps);
-    }
-    // The space back may let a link waiting for it go on (it may start runs: `run` is not used
-    // after this).
-    if (source.stalled() && source.wake_ps == kNever) advance_link(source_index, horizon_ps_ + latency_ps_);
-  }
-}
-
-// The run's packets are through: counted on the output's link, and its message lands with its
-// last packet.
-void FastFabric::finish_run(uint32_t run_index, uint64_t end) {
-  const Run run = runs_[run_index];
-  runs_.give(run_index);
-  Message& record = messages_[run.message];
-  const TrafficClass traffic_class = extension_of(*record.payload).traffic_class;
-  outputs_[run.chip][run.output]->record_transfer(traffic_class, run.first_of_message ? 1 : 0, run.packets,
-                                                  run.wire_flits, run.payload_bytes,
-                                                  run.serialization_ps + run.replay_ps, end,
-                                                  run.queueing_ps, run.max_wait_ps);
-  chips_[run.chip]->count_forwarded(traffic_class, run.packets, run.wire_flits);
-  record.landing_ps = std::max(record.landing_ps, end + latency_ps_);
-  record.packets_left -= run.packets;
-  if (record.packets_left == 0) land(run.message);
-}
-
-void FastFabric::land(uint32_t slot) {
-  Message& record = messages_[slot];
-  tlm::tlm_generic_payload& message = *record.payload;
-  const sc_core::sc_time landing = picoseconds(record.landing_ps);
-  const uint32_t destination = extension_of(message).target_gpu;
-  extension_of(message).tail_arrival = landing;
-  record.payload = nullptr;
-  messages_.give(slot);
-  --in_flight_;
-  gpus_[destination]->land(message, landing);
-  message.release();
-}
-
 uint64_t FastFabric::describe_outstanding(std::ostream& os, uint64_t max_lines) const {
   uint64_t shown = 0;
   for (uint32_t slot = 0; slot < messages_.size(); ++slot) {
@@ -550,7 +507,12 @@ uint64_t FastFabric::describe_outstanding(std::ostream& os, uint64_t max_lines) 
     if (shown++ < max_lines) {
       const NvlinkExtension& ext = extension_of(*record.payload);
       os << "  " << name() << ": " << to_string(ext.opcode) << " GPU " << ext.source_gpu << "#" << ext.sequence
-         << " -> GPU " << ext.target_gpu << ", " << record.packets_left << " of its packets not yet through\n";
+         << " -> GPU " << ext.target_gpu << ", ";
+      if (record.unstarted > 0) {  // a multicast request, whose copies are listed as messages of their own
+        os << record.unstarted << " of its packets not yet sent\n";
+      } else {
+        os << record.packets_left << " of its packets not yet through\n";
+      }
     }
   }
   for (uint32_t index = 0; index < links_.size(); ++index) {

@@ -185,7 +185,12 @@ void GpuLinkEngines::enqueue_multimem(const hw::WorkSequence& sequence, const hw
 }
 
 void GpuLinkEngines::enqueue_for_switch(const TxItem& item) {
-  if (fast_fabric_ != nullptr) refuse_on_fast_fabric(item);
+  if (fast_fabric_ != nullptr) {
+    // Stores and reds so far: the chips' loads and the dynamic trims are not on it yet.
+    if (item.opcode != Opcode::multimem_store && item.opcode != Opcode::multimem_red) refuse_on_fast_fabric(item);
+    send_to_fast_fabric(item, sm_packet_bytes_);
+    return;
+  }
   if (packet_fabric_) {
     enqueue_packets(item, sm_packet_bytes_);  // multimem instructions are an SM's
   } else {

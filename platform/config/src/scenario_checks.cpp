@@ -539,8 +539,8 @@ void ScenarioChecks::check_message_size() const {
 
 }  // namespace
 
-// What the fast fabric moves so far (docs/models/fabric_engine.md): unicast writes and reads, no faults, the
-// arbiters it emulates packet by packet.
+// What the fast fabric moves so far (docs/models/fabric_engine.md): unicast writes and reads, multimem stores
+// and reds (a hot-expert replication's broadcast), bit errors, the arbiters it emulates packet by packet.
 void ScenarioChecks::check_fast_fabric() const {
   if (scenario_.simulation.fabric != "fast") return;
   for (const std::string& scheme : scenario_.schemes) {
@@ -551,15 +551,6 @@ void ScenarioChecks::check_fast_fabric() const {
                 "schemes of unicast writes and reads on simulation.fabric: fast (its first part; packet or message "
                 "moves every scheme)",
                 scheme + ", which uses the switch's multicast");
-  }
-  // ISER's replicas travel by multimem stores with these methods (a stream runs every policy).
-  const fw::ReplicationParams& r = scenario_.replication;
-  const bool replicates = r.policy == "iser" || scenario_.stream.iterations > 0;
-  if (replicates && (r.broadcast == "multicast" || r.broadcast == "multiport")) {
-    const Place at = origins_.blame({"simulation.fabric", "replication.broadcast"});
-    config_fail(at.origin, at.path,
-                "a replication broadcast of unicast writes (p2p or ring) on simulation.fabric: fast (its first part)",
-                "broadcast " + r.broadcast + ", which uses the switch's multicast");
   }
   for (size_t i = 0; i < scenario_.faults.size(); ++i) {
     if (scenario_.faults[i].kind == "bit_errors") continue;

@@ -19,8 +19,11 @@
 // known to come back: from runs already decided); the process wakes when the
 // first thing is due and so about once per hop's latency of traffic, not once per packet.
 //
-// It moves unicast writes (sends and chunks) and reads with their responses; anything else ends
-// the run with a message naming it. The GPUs' receive buffers are taken as deep enough (a GPU drains its input at line rate, so
+// It moves unicast writes (sends and chunks), reads with their responses, and multimem stores and
+// reds: the chip a packet reaches makes a copy of it for every member of its group, each queued
+// at its output as the chip's own (one input per output, the packet fabric's queue of generated
+// messages), the packet's buffer space held until its last copy has left, and each member's copy
+// of the message landing with its last packet. Anything else ends the run with a message naming it. The GPUs' receive buffers are taken as deep enough (a GPU drains its input at line rate, so
 // their credits never run out on the packet fabric either).
 #pragma once
 
@@ -72,8 +75,8 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   uint64_t describe_outstanding(std::ostream& os, uint64_t max_lines) const;
 
  private:
-  static constexpr uint32_t kMaxRunsPerShare = 8;  // outputs towards one GPU on one chip
   static constexpr uint64_t kNever = ~0ull;
+  static constexpr uint32_t kNoRun = ~0u;
 
   // One message's packets from one GPU link to one output of the chip the link reaches.
   struct Run {
@@ -90,6 +93,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     uint32_t last_packet_flits = 0;
     uint32_t link = 0;  // the GPU link it came by (gpu * links + link)
     uint32_t chip = 0;
+    bool copy = false;  // the chip's copies of a multicast's packets: queued as the chip's own, their space held
     uint16_t output = 0;
     uint8_t traffic_class = 0;
     bool first_of_message = false;  // holds the message's packet 0
@@ -106,14 +110,28 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   // time from them by its arbiter (round robin by input within a class, the classes in turn, or
   // the oldest head).
   struct InputQueue {
-    uint32_t link = 0;  // (gpu * links + link) * 2 + traffic class: inputs in one order across both classes
-    uint32_t head = 0;  // runs, linked by next_in_queue
+    // (gpu * links + link) * 2 + traffic class: inputs in one order across both classes; the
+    // chip's own copies come after every link (generated_input()).
+    uint32_t link = 0;
+    uint32_t head = 0;  // runs, linked by next_in_queue (the chip's own queue: its heap's top)
     uint32_t tail = 0;
     uint64_t head_ps = 0;  // when the head run's next packet reaches the chip (next_head, kept here to scan)
+  };
+  // A run in the chip's own queue at an output, a queue of packets in order of arrival: its runs
+  // are kept by their next packets' arrivals (a heap; ties in the order they were queued).
+  struct QueuedCopy {
+    uint64_t next_ps = 0;
+    uint64_t order = 0;
+    uint32_t run = 0;
+    bool operator<(const QueuedCopy& o) const {  // std heaps are max-heaps: the earliest on top
+      return next_ps != o.next_ps ? next_ps > o.next_ps : order > o.order;
+    }
   };
   struct Output {
     uint64_t clock_ps = 0;
     std::vector<InputQueue> inputs[kTrafficClasses];  // per class, by link index
+    // Per class, the chip's own queue (multicast copies): its input's head is the heap's top.
+    std::vector<QueuedCopy> own[kTrafficClasses];
     bool empty() const { return inputs[0].empty() && inputs[1].empty(); }
     uint32_t last_input[kTrafficClasses] = {~0u, ~0u};  // per class: the last input served
     uint32_t next_class = 0;  // the class to try first (the other crossbar after each packet)
@@ -146,12 +164,18 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     std::vector<SharePacket> packets;
     uint32_t next = 0;
     bool first_of_message = false;  // its packets[0] is the message's packet 0
+    bool multicast = false;         // a multimem store or red: the chip copies each packet to its group
+    std::vector<uint64_t> addresses;  // a multicast's: each packet's multimem address
   };
   struct Message {
     tlm::tlm_generic_payload* payload = nullptr;
     uint64_t landing_ps = 0;
     uint32_t packets_left = 0;  // not yet through their output
     uint32_t packets = 0;       // all of them
+    // A multicast request, which lands nowhere itself: its packets not yet started, and its
+    // members' copies (each a message of its own), in GPU order.
+    uint32_t unstarted = 0;
+    std::vector<uint32_t> copies;
   };
   // One GPU link: its shares waiting, a queue per executor stream and one for responses served
   // round robin as the link engines serve theirs (a share's packets that start together at a time,
@@ -168,6 +192,14 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   struct PacketCredits {
     uint32_t flits = 0;
     uint32_t vc = 0;
+  };
+  // A multicast packet's room at its switch input, held until its last copy has left.
+  struct HeldPacket {
+    PacketCredits credits;
+    uint32_t link = 0;  // the GPU link it came by
+    uint32_t copies_left = 0;
+    uint64_t last_left_ps = 0;  // when the last of its copies decided so far left
+    uint8_t traffic_class = 0;
   };
   struct Link {
     std::deque<uint32_t> shares[kQueues];
@@ -212,15 +244,36 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   void push_due(const Due& due);
   // A write the chip at the link's end would refuse (partitions) ends the run: not modelled yet.
   void refuse_across_partitions(uint32_t link_index, const NvlinkExtension& ext);
+  // A multicast's group on `chip` (one it would refuse ends the run: not modelled yet).
+  const MulticastGroup& group_of(uint32_t chip, uint32_t port, uint64_t address, const NvlinkExtension& ext) const;
+  // Every member's copy of multicast `message` (its record's copies), each to land as a message.
+  void make_copies(uint32_t message, const MulticastGroup& group);
+  // The queue id of the chip's own copies at an output, after every GPU link's.
+  uint32_t generated_input(uint32_t traffic_class) const {
+    return static_cast<uint32_t>(links_.size()) * kTrafficClasses + traffic_class;
+  }
+  // The run of the packets starting now for (chip, `output`), taken on first use.
+  uint32_t run_for(uint16_t output, uint32_t link_index, const Share& share, uint32_t message, bool copy,
+                   uint64_t arrival_ps, uint64_t offset_ps);
+  // A copy of a held packet left at `left_ps`: with its last, the packet's room goes back.
+  void copy_left(uint32_t held, uint64_t left_ps);
   // Starts link `index`'s shares that are ready now, now or by `horizon_ps` (back to back behind
   // the one it sends, or when room known to come back lets it); asks to be looked at again when
   // the next one could start.
   void advance_link(uint32_t index, uint64_t horizon_ps);
   // Link `index` is looked at again at `at_ps` (a due of its own, unless one is due by then).
   void look_at_link_again(uint32_t index, uint64_t at_ps);
+  // Packet `packet` of a share, starting `offset_ps` after it, joins run `run_index`.
+  void add_to_run(uint32_t run_index, const SharePacket& packet, uint64_t offset_ps, bool message_first);
+  // Multicast packet `k` of the share, which took `credits`, reaches its chip at `arrival_ps`: a
+  // copy for every member joins the run for the member's output.
+  void copy_to_members(uint32_t link_index, const Share& share, uint32_t k, const PacketCredits& credits,
+                       uint64_t arrival_ps, uint64_t offset_ps);
   // Starts the share's next packets at `start_ps`, as many as the switch input's buffer space
   // takes (the first is known to fit); returns whether the share is through.
   bool start_packets(uint32_t link_index, uint32_t share_index, uint64_t start_ps);
+  // Room of traffic class `c` coming back to `link`, in time order among what is known.
+  static void return_credits(Link& link, uint32_t c, const CreditReturn& entry);
   // The buffer space of traffic class `c` back at `link` by `until_ps`, into its credits.
   static void take_returns(Link& link, uint32_t c, uint64_t until_ps);
   // A VC of class `c` (of `vcs`) with room for `need` flits now, round robin from the link's next;
@@ -263,11 +316,18 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   SlotPool<Run> runs_;
   std::vector<std::vector<TracedPacket>> traced_packets_;  // [run]: its packets, if its output link is traced
   std::vector<std::vector<PacketCredits>> run_credits_;    // [run]: what each of its packets took
+  std::vector<std::vector<uint32_t>> run_held_;          // [copy run]: each packet's held packet
+  SlotPool<HeldPacket> held_;
   SlotPool<Share> shares_;
   SlotPool<Message> messages_;
+  PayloadPool copy_pool_;  // the members' copies of multicasts
+  // start_packets' scratch: per output of the chip, its run (or kNoRun), and the outputs used.
+  std::vector<uint32_t> run_of_output_;
+  std::vector<uint16_t> outputs_used_;
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> link_due_;  // links to look at again, each at its time
   uint64_t next_order_ = 0;
+  uint64_t next_copy_order_ = 0;  // QueuedCopy::order
   uint64_t in_flight_ = 0;
   std::vector<uint32_t> share_of_link_;  // send_message's scratch: per link of the GPU, its share (or kNoShare)
   std::vector<uint32_t> links_used_;
