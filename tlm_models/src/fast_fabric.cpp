@@ -109,7 +109,7 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
     Share& share = shares_[share_index];
     if (multicast) {
       // Each chip the message reaches copies its packets to the same members (checked here: the
-      // members' copies are made once, from the first).
+      // members' copies are made once, when its first packet starts).
       const MulticastGroup& on_chip = group_of(wiring.chip, wiring.port, packet.target_address, ext);
       if (group == nullptr) group = &on_chip;
       if (!(on_chip.members == group->members)) {
@@ -122,7 +122,6 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
       share.packets.push_back(SharePacket{packet.bytes, packet.wire_flits, k, output});
     }
   }
-  if (multicast) make_copies(slot, *group);
   for (const uint32_t link : links_used_) {
     Link& queue_link = links_[first_link + link];
     queue_link.shares[stream].push_back(share_of_link_[link]);
@@ -354,6 +353,9 @@ void FastFabric::copy_to_members(uint32_t link_index, const Share& share, uint32
   const MulticastGroup& group =
       group_of(wiring.chip, wiring.port, share.addresses[k], extension_of(*messages_[share.message].payload));
   const uint64_t local_address = group.local_address(share.addresses[k]);
+  // The members' messages are made as the first packet starts, not when the request is handed
+  // over: a GPU may hand over far more than its links carry at once.
+  if (messages_[share.message].copies.empty()) make_copies(share.message, group);
   const uint32_t held = held_.take();
   held_[held] = HeldPacket{credits, link_index, group.members.count(), 0, share.traffic_class};
   uint32_t member = 0;

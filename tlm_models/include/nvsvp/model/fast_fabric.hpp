@@ -173,7 +173,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     uint32_t packets_left = 0;  // not yet through their output
     uint32_t packets = 0;       // all of them
     // A multicast request, which lands nowhere itself: its packets not yet started, and its
-    // members' copies (each a message of its own), in GPU order.
+    // members' copies (each a message of its own, made as its first packet starts), in GPU order.
     uint32_t unstarted = 0;
     std::vector<uint32_t> copies;
   };
