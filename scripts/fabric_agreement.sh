@@ -20,7 +20,7 @@ case_() {  # name, scenario, --set options for both engines
       > "$dir/$name/$engine.log" 2>&1 || echo "$name on $engine exited $?" >> "$dir/$name/$engine.log"
   done
 }
-mkdir -p "$dir"/{default_512,nvl32_128,nvl72_64,small_buffers_256,bit_errors_512,replication_256}
+mkdir -p "$dir"/{default_512,nvl32_128,nvl72_64,small_buffers_256,bit_errors_512,replication_p2p_256,replication_multicast_256}
 case_ default_512 configs/scenarios/default.yaml --set "$schemes" --set workload.tokens_per_gpu=512
 case_ nvl32_128 configs/scenarios/default.yaml --set "$schemes" --set platform=gh200-nvl32 --set workload.tokens_per_gpu=128
 case_ nvl72_64 configs/scenarios/default.yaml --set "$schemes" --set "platform={preset: gb200-nvl72, gpus: 64}" --set workload.tokens_per_gpu=64
@@ -28,9 +28,14 @@ case_ small_buffers_256 configs/scenarios/default.yaml --set "$schemes" --set wo
   --set platform.switch.vcs_per_class=2 --set platform.switch.vc_depth_flits=64
 case_ bit_errors_512 configs/scenarios/default.yaml --set "$schemes" --set workload.tokens_per_gpu=512 \
   --set "faults=[{kind: bit_errors, rate_per_flit: 1e-5}]"
-case_ replication_256 configs/scenarios/default.yaml --set "schemes=[deepep,fusion-only]" --set workload.tokens_per_gpu=256 \
-  --set workload.shared_experts=1 --set "workload.routing={kind: zipf, exponent: 1.0, seed: 5}" \
-  --set "replication={policy: iser, broadcast: p2p, slots_per_gpu: 2, chunk_bytes: 4096}"
+# Hot-expert replication (eight shared experts and fp4 weights give iser a window: two replicas),
+# broadcast by p2p writes and by the switch's multicast.
+for broadcast in p2p multicast; do
+  case_ replication_${broadcast}_256 configs/scenarios/default.yaml --set "schemes=[deepep,fusion-only]" \
+    --set workload.tokens_per_gpu=256 --set workload.shared_experts=8 --set workload.weight_dtype=fp4 \
+    --set "workload.routing={kind: zipf, exponent: 1.0, seed: 5}" \
+    --set "replication={policy: iser, broadcast: $broadcast, slots_per_gpu: 2, chunk_bytes: 4096}"
+done
 python3 - "$dir" <<'PY'
 import json, os, sys
 root = sys.argv[1]
