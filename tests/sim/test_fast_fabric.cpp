@@ -14,8 +14,10 @@
 #include <systemc>
 
 #include "../common/multimem_support.hpp"
+#include "../common/partition_support.hpp"
 #include "../common/test_support.hpp"
 #include "nvsvp/fw/switch_bringup.hpp"
+#include "nvsvp/hw/switch_registers.hpp"
 #include "nvsvp/model/address_hash.hpp"
 #include "nvsvp/platform/platform.hpp"
 #include "nvsvp/platform/tlm_hal.hpp"
@@ -356,6 +358,54 @@ TEST_P(FabricEngines, AMulticastRedAddsIntoEveryMember) {
     }
   });
   m.run();
+  expect_no_message_left(m.platform);
+}
+
+// A request across partitions is refused by the chip: each packet answered by a header-only error
+// response (one flit) queued as the chip's own back on the link it came by, and the issuer gathers
+// them into one. GPUs 0 and 1 in one partition, GPU 2 in another: GPU 0's copy engine reads 1 KiB
+// from GPU 2, four request packets of one flit (0-4 ns), refused as their heads arrive (101-104);
+// the answers leave at 101-105 and the read's wait completes with the last (205 ns), nothing read.
+TEST_P(FabricEngines, AReadAcrossPartitionsIsAnsweredByTheChipPacketByPacket) {
+  test::Machine m(platform(3, {1}), [](TlmHal& hal, Platform& platform) {
+    test::program_port_partitions(hal, platform.fabric_topology(), {1, 1, 2});
+    hw::WorkSequence read;
+    read.tasks.push_back(hw::Task::read(0, 2, 0x20000, 0x10000, 1024, 1));
+    read.tasks.push_back(hw::Task::wait(0, 1, 1));
+    hal.submit(0, std::move(read));
+    hal.wait_all_finished();
+    EXPECT_EQ(test::interrupts_pending(hal), hw::switch_regs::error_partition);
+  });
+  m.run();
+  EXPECT_EQ(m.platform.gpu(0).counter_reached_ps(1, 1), 205 * kNs);
+  EXPECT_EQ(m.platform.gpu(0).stats().access_errors, 1u);
+  EXPECT_EQ(m.platform.gpu(2).stats().messages_received, 0u);
+  EXPECT_EQ(m.platform.gpu(0).memory().write_count(0x10000), 0u) << "nothing read";
+  EXPECT_EQ(test::chips_counter(m.platform, &model::SwitchStats::partition_errors), 4u);
+  const model::LinkStats& back = m.platform.link(LinkDirection::switch_to_gpu, 0, 0).stats();
+  EXPECT_EQ(back.packets[1], 4u);
+  EXPECT_EQ(back.messages[1], 1u);
+  EXPECT_EQ(back.wire_flits, 4u);
+  EXPECT_EQ(back.payload_bytes, 0u);
+  expect_no_message_left(m.platform);
+}
+
+// A multicast to an address no group covers: each of the store's two packets (101 and 110 ns at
+// the chip) gets a one-flit multimem_error routed to the issuer, whose wait on the store's counter
+// completes with the second (111 + a hop); nothing is written anywhere.
+TEST_P(FabricEngines, AMulticastWithoutAGroupIsRefusedPacketByPacket) {
+  test::Machine m(platform(3, {1}), [](TlmHal& hal, Platform&) {
+    hal.submit(0, test::one_task(hw::Task::multimem_store(0, 0x1000, kMultimemBase, 256, 0)));
+    hal.submit(0, wait_for(0, 1));
+    hal.wait_all_finished();
+    EXPECT_EQ(test::interrupts_pending(hal), hw::switch_regs::error_group_not_configured);
+  });
+  m.run();
+  EXPECT_EQ(m.platform.gpu(0).counter_reached_ps(0, 1), 211 * kNs);
+  EXPECT_EQ(m.platform.gpu(0).stats().multimem_errors, 1u);
+  for (uint32_t g = 1; g < 3; ++g) EXPECT_EQ(m.platform.gpu(g).stats().messages_received, 0u) << "GPU " << g;
+  EXPECT_EQ(test::chips_counter(m.platform, &model::SwitchStats::access_errors), 2u);
+  EXPECT_EQ(test::chips_counter(m.platform, &model::SwitchStats::replications), 0u);
   expect_no_message_left(m.platform);
 }
 

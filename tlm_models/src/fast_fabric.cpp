@@ -2,12 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <sstream>
 #include <string>
 
 #include "nvsvp/model/sim_time.hpp"
-#include "nvsvp/reduction/reduce_alu.hpp"
 
 namespace nvsvp::model {
 
@@ -19,7 +16,8 @@ FastFabric::FastFabric(const sc_core::sc_module_name& name, const LinkParams& li
     : sc_module(name),
       latency_ps_(to_picoseconds(link.latency_ns)),
       flit_time_fs_(static_cast<uint64_t>(std::llround(link.flit_time_ps() * 1000.0))),
-      head_flit_ps_((flit_time_fs_ + 500) / 1000) {
+      head_flit_ps_((flit_time_fs_ + 500) / 1000),
+      header_flits_(link.header_flits_per_packet) {
   require_picosecond_resolution(this->name());
   SC_METHOD(serve);
   sensitive << wake_;
@@ -83,10 +81,12 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
     record.packets = count;
     record.unstarted = multicast ? count : 0;
     record.copies.clear();
+    record.refusal = kNoMessage;
   }
   ++in_flight_;
   const uint32_t first_link = gpu * links_per_gpu_;
   const MulticastGroup* group = nullptr;
+  uint32_t shares = 0, refused = 0;
   for (uint32_t k = 0; k < count; ++k) {
     const FastPacket& packet = packets[k];
     uint32_t& share_index = share_of_link_[packet.link];
@@ -102,17 +102,20 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
       share.first_of_message = k == 0;
       share.multicast = multicast;
       share.addresses.clear();
+      share.refusal = multicast ? 0 : partition_refusal(first_link + packet.link, ext);
       links_used_.push_back(packet.link);
-      refuse_across_partitions(first_link + packet.link, ext);
     }
     const LinkWiring& wiring = wiring_[first_link + packet.link];
     Share& share = shares_[share_index];
     if (multicast) {
       // Each chip the message reaches copies its packets to the same members (checked here: the
-      // members' copies are made once, when its first packet starts).
-      const MulticastGroup& on_chip = group_of(wiring.chip, wiring.port, packet.target_address, ext);
-      if (group == nullptr) group = &on_chip;
-      if (!(on_chip.members == group->members)) {
+      // members' copies are made once, when its first packet starts), or refuses them.
+      const MulticastGroup* on_chip = nullptr;
+      const uint32_t refusal = multicast_refusal(wiring.chip, wiring.port, packet.target_address, ext, on_chip);
+      if (share.packets.empty()) share.refusal = refusal;
+      if (refusal != share.refusal) SC_REPORT_FATAL(name(), "a multicast refused for some of its packets on one chip");
+      if (refusal == 0 && group == nullptr) group = on_chip;
+      if (refusal == 0 && !(on_chip->members == group->members)) {
         SC_REPORT_FATAL(name(), "a multicast whose packets reach groups of different members on different chips");
       }
       share.addresses.push_back(packet.target_address);
@@ -121,6 +124,17 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
       const uint16_t output = chips_[wiring.chip]->output_for(ext.target_gpu, packet.target_address);
       share.packets.push_back(SharePacket{packet.bytes, packet.wire_flits, k, output});
     }
+    if (share.packets.size() == 1) {
+      shares++;
+      if (share.refusal != 0) refused++;
+    }
+  }
+  if (refused > 0) {
+    // The chips refuse it: an error response per packet goes back to the issuer, which gathers them.
+    if (refused != shares) SC_REPORT_FATAL(name(), "a request refused by some of the chips it reaches and not by others");
+    messages_[slot].packets_left = 0;
+    messages_[slot].unstarted = count;
+    make_refusal(slot);
   }
   for (const uint32_t link : links_used_) {
     Link& queue_link = links_[first_link + link];
@@ -130,74 +144,6 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
   }
   for (const uint32_t link : links_used_) advance_link(first_link + link, horizon_ps_ + latency_ps_);
   links_used_.clear();
-}
-
-void FastFabric::refuse_across_partitions(uint32_t link_index, const NvlinkExtension& ext) {
-  const LinkWiring& wiring = wiring_[link_index];
-  const SwitchCsr& registers = chips_[wiring.chip]->registers();
-  if (!registers.partitioned() || registers.may_reach(wiring.port, ext.target_gpu)) return;
-  const std::string text = "GPU " + std::to_string(ext.source_gpu) + "#" + std::to_string(ext.sequence) +
-                           " writes to GPU " + std::to_string(ext.target_gpu) +
-                           " across partitions: the fast fabric does not refuse it yet (simulation.fabric: packet does)";
-  SC_REPORT_FATAL(name(), text.c_str());
-}
-
-const MulticastGroup& FastFabric::group_of(uint32_t chip, uint32_t port, uint64_t address,
-                                           const NvlinkExtension& ext) const {
-  const SwitchCsr& registers = chips_[chip]->registers();
-  const MulticastGroup* group = registers.group_for(address);
-  const auto crosses_partitions = [&] {
-    if (!registers.partitioned()) return false;
-    for (const uint32_t member : group->members) {
-      if (!registers.may_reach(port, member)) return true;
-    }
-    return false;
-  };
-  const char* refusal = nullptr;
-  if (group == nullptr) {
-    refusal = "no multicast group there";
-  } else if (!group->has_member(ext.source_gpu)) {
-    refusal = "its issuer is not a member";
-  } else if (crosses_partitions()) {
-    refusal = "its group crosses partitions";
-  } else if (ext.opcode == Opcode::multimem_red &&
-             !reduction::op_valid_for_type(static_cast<reduction::ReduceOp>(ext.reduce_op),
-                                           static_cast<reduction::ReduceType>(ext.reduce_type))) {
-    refusal = "its operation does not apply to its type";
-  }
-  if (refusal != nullptr) {
-    std::ostringstream text;
-    text << to_string(ext.opcode) << " GPU " << ext.source_gpu << "#" << ext.sequence << " at 0x" << std::hex
-         << address << std::dec << " on switch chip " << chip << ": " << refusal
-         << "; the fast fabric does not refuse it yet (simulation.fabric: packet does)";
-    SC_REPORT_FATAL(name(), text.str().c_str());
-  }
-  return *group;
-}
-
-void FastFabric::make_copies(uint32_t message, const MulticastGroup& group) {
-  for (const uint32_t gpu : group.members) {
-    const uint32_t slot = messages_.take();
-    const tlm::tlm_generic_payload& request = *messages_[message].payload;
-    const NvlinkExtension& ext = extension_of(request);
-    tlm::tlm_generic_payload& copy = copy_pool_.acquire();
-    const uint64_t local_address = group.local_address(ext.target_address);
-    make_switch_copy(extension_of(copy), ext, ext.opcode == Opcode::multimem_store ? Opcode::write : Opcode::reduce_write,
-                     gpu, local_address);
-    std::memcpy(copy.get_data_ptr(), request.get_data_ptr(), request.get_data_length());
-    copy.set_data_length(request.get_data_length());
-    copy.set_command(tlm::TLM_WRITE_COMMAND);
-    copy.set_address(local_address);
-    Message& record = messages_[slot];
-    record.payload = &copy;
-    record.landing_ps = 0;
-    record.packets_left = messages_[message].packets;
-    record.packets = messages_[message].packets;
-    record.unstarted = 0;
-    record.copies.clear();
-    messages_[message].copies.push_back(slot);
-    ++in_flight_;
-  }
 }
 
 void FastFabric::push_due(const Due& due) {
@@ -299,7 +245,7 @@ int FastFabric::allocate_vc(const Link& link, uint32_t c, uint32_t vcs, int32_t 
   return -1;
 }
 
-uint32_t FastFabric::run_for(uint16_t output, uint32_t link_index, const Share& share, uint32_t message, bool copy,
+uint32_t FastFabric::run_for(uint16_t output, uint32_t link_index, uint8_t traffic_class, uint32_t message, bool copy,
                              uint64_t arrival_ps, uint64_t offset_ps) {
   if (run_of_output_[output] != kNoRun) return run_of_output_[output];
   const uint32_t index = runs_.take();
@@ -310,7 +256,7 @@ uint32_t FastFabric::run_for(uint16_t output, uint32_t link_index, const Share& 
   fresh = Run{};
   fresh.chip = chip;
   fresh.output = output;
-  fresh.traffic_class = share.traffic_class;
+  fresh.traffic_class = traffic_class;
   fresh.message = message;
   fresh.link = link_index;
   fresh.copy = copy;
@@ -342,31 +288,6 @@ void FastFabric::add_to_run(uint32_t run_index, const SharePacket& packet, uint6
   run.payload_bytes += packet.bytes;
   run.serialization_ps += serialization_ps(packet.wire_flits);
   run.first_of_message = run.first_of_message || message_first;
-}
-
-// The chip copies the packet to every member, each copy queued at the member's output as the
-// chip's own; the packet's room is held until its last copy has left.
-void FastFabric::copy_to_members(uint32_t link_index, const Share& share, uint32_t k, const PacketCredits& credits,
-                                 uint64_t arrival_ps, uint64_t offset_ps) {
-  const LinkWiring& wiring = wiring_[link_index];
-  SwitchChip& chip = *chips_[wiring.chip];
-  const MulticastGroup& group =
-      group_of(wiring.chip, wiring.port, share.addresses[k], extension_of(*messages_[share.message].payload));
-  const uint64_t local_address = group.local_address(share.addresses[k]);
-  // The members' messages are made as the first packet starts, not when the request is handed
-  // over: a GPU may hand over far more than its links carry at once.
-  if (messages_[share.message].copies.empty()) make_copies(share.message, group);
-  const uint32_t held = held_.take();
-  held_[held] = HeldPacket{credits, link_index, group.members.count(), 0, share.traffic_class};
-  uint32_t member = 0;
-  for (const uint32_t gpu : group.members) {
-    const uint16_t output = chip.output_for(gpu, local_address);
-    const uint32_t copy_message = messages_[share.message].copies[member++];
-    const uint32_t r = run_for(output, link_index, share, copy_message, true, arrival_ps, offset_ps);
-    run_held_[r].push_back(held);
-    add_to_run(r, share.packets[k], offset_ps, k == 0 && share.first_of_message);
-  }
-  chip.registers().count(SwitchCounter::replications, member);
 }
 
 bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64_t start) {
@@ -401,10 +322,12 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
     busy += up.replay_time_ps(packet.wire_flits, start + busy);
     const uint64_t serialization = serialization_ps(packet.wire_flits);
     const bool message_first = k == 0 && share.first_of_message;
-    if (share.multicast) {
+    if (share.refusal != 0) {
+      refuse_packet(link_index, share, k, credits, start, busy);
+    } else if (share.multicast) {
       copy_to_members(link_index, share, k, credits, head + busy, busy);
     } else {
-      const uint32_t r = run_for(packet.output, link_index, share, share.message, false, head + busy, busy);
+      const uint32_t r = run_for(packet.output, link_index, share.traffic_class, share.message, false, head + busy, busy);
       run_credits_[r].push_back(credits);
       add_to_run(r, packet, busy, message_first);
     }
@@ -435,7 +358,7 @@ bool FastFabric::start_packets(uint32_t link_index, uint32_t share_index, uint64
     push_due(Due{run.arrival_ps, next_order_++, r, 0, DueKind::run});
   }
   outputs_used_.clear();
-  if (share.multicast) {
+  if (share.multicast || share.refusal != 0) {
     // The request itself lands nowhere: its record goes once its last packet has started.
     Message& record = messages_[share.message];
     record.unstarted -= packets;

@@ -165,7 +165,8 @@ void FastFabric::advance_output(uint32_t chip, uint16_t port, uint64_t until_ps)
       }
       // Its room in its VC goes back a hop after it left (a copy's: after the last copy).
       if (generated) {
-        copy_left(run_held_[run_index][run.sent - 1], output.clock_ps);
+        const uint32_t held = run_held_[run_index][run.sent - 1];
+        if (held != kNoHeld) copy_left(held, output.clock_ps);
       } else {
         const PacketCredits& taken = run_credits_[run_index][run.sent - 1];
         return_credits(source, run.traffic_class, CreditReturn{output.clock_ps + latency_ps_, taken.flits, taken.vc});

@@ -23,7 +23,10 @@
 // reds: the chip a packet reaches makes a copy of it for every member of its group, each queued
 // at its output as the chip's own (one input per output, the packet fabric's queue of generated
 // messages), the packet's buffer space held until its last copy has left, and each member's copy
-// of the message landing with its last packet. Anything else ends the run with a message naming it. The GPUs' receive buffers are taken as deep enough (a GPU drains its input at line rate, so
+// of the message landing with its last packet. A request a chip refuses (across partitions, a
+// multicast without its group) gets a header-only error response per packet from the chip's own
+// queue, gathered into one message at its issuer. Anything else ends the run with a message naming
+// it. The GPUs' receive buffers are taken as deep enough (a GPU drains its input at line rate, so
 // their credits never run out on the packet fabric either).
 #pragma once
 
@@ -77,6 +80,8 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
  private:
   static constexpr uint64_t kNever = ~0ull;
   static constexpr uint32_t kNoRun = ~0u;
+  static constexpr uint32_t kNoMessage = ~0u;
+  static constexpr uint32_t kNoHeld = ~0u;  // a refused packet's error response holds no room
 
   // One message's packets from one GPU link to one output of the chip the link reaches.
   struct Run {
@@ -93,7 +98,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     uint32_t last_packet_flits = 0;
     uint32_t link = 0;  // the GPU link it came by (gpu * links + link)
     uint32_t chip = 0;
-    bool copy = false;  // the chip's copies of a multicast's packets: queued as the chip's own, their space held
+    bool copy = false;  // the chip's own (a multicast's copies, refusals' answers): queued as the chip's own
     uint16_t output = 0;
     uint8_t traffic_class = 0;
     bool first_of_message = false;  // holds the message's packet 0
@@ -165,6 +170,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     uint32_t next = 0;
     bool first_of_message = false;  // its packets[0] is the message's packet 0
     bool multicast = false;         // a multimem store or red: the chip copies each packet to its group
+    uint32_t refusal = 0;           // the error bit the chip refuses its packets with (0: none)
     std::vector<uint64_t> addresses;  // a multicast's: each packet's multimem address
   };
   struct Message {
@@ -172,10 +178,12 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     uint64_t landing_ps = 0;
     uint32_t packets_left = 0;  // not yet through their output
     uint32_t packets = 0;       // all of them
-    // A multicast request, which lands nowhere itself: its packets not yet started, and its
-    // members' copies (each a message of its own, made as its first packet starts), in GPU order.
+    // A multicast or refused request, which lands nowhere itself: its packets not yet started;
+    // a multicast's members' copies (each a message of its own, made as its first packet starts),
+    // in GPU order; a refused one's error response to its issuer (the chips' refusals gathered).
     uint32_t unstarted = 0;
     std::vector<uint32_t> copies;
+    uint32_t refusal = kNoMessage;
   };
   // One GPU link: its shares waiting, a queue per executor stream and one for responses served
   // round robin as the link engines serve theirs (a share's packets that start together at a time,
@@ -242,18 +250,26 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   // The wire time of `flits`, rounded to the picosecond as NvlinkPort rounds it.
   uint64_t serialization_ps(uint32_t flits) const { return (flits * flit_time_fs_ + 500) / 1000; }
   void push_due(const Due& due);
-  // A write the chip at the link's end would refuse (partitions) ends the run: not modelled yet.
-  void refuse_across_partitions(uint32_t link_index, const NvlinkExtension& ext);
-  // A multicast's group on `chip` (one it would refuse ends the run: not modelled yet).
-  const MulticastGroup& group_of(uint32_t chip, uint32_t port, uint64_t address, const NvlinkExtension& ext) const;
+  // The error bit the chip at the link's end refuses a request with across partitions (0: none).
+  uint32_t partition_refusal(uint32_t link_index, const NvlinkExtension& ext) const;
+  // The error bit `chip` refuses a multicast at `address` with, arriving on `port` (0: none, and
+  // `group` its group), as MultimemEngine::accept_static checks it.
+  uint32_t multicast_refusal(uint32_t chip, uint32_t port, uint64_t address, const NvlinkExtension& ext,
+                             const MulticastGroup*& group) const;
   // Every member's copy of multicast `message` (its record's copies), each to land as a message.
   void make_copies(uint32_t message, const MulticastGroup& group);
+  // The error response refused request `message` gets (its record's refusal), as the issuer
+  // gathers the chips' refusals of its packets: one message, landing with the last.
+  void make_refusal(uint32_t message);
+  // Packet `k` of a refused share, started `offset_ps` after `start_ps`: refused by its chip.
+  void refuse_packet(uint32_t link_index, const Share& share, uint32_t k, const PacketCredits& credits,
+                     uint64_t start_ps, uint64_t offset_ps);
   // The queue id of the chip's own copies at an output, after every GPU link's.
   uint32_t generated_input(uint32_t traffic_class) const {
     return static_cast<uint32_t>(links_.size()) * kTrafficClasses + traffic_class;
   }
   // The run of the packets starting now for (chip, `output`), taken on first use.
-  uint32_t run_for(uint16_t output, uint32_t link_index, const Share& share, uint32_t message, bool copy,
+  uint32_t run_for(uint16_t output, uint32_t link_index, uint8_t traffic_class, uint32_t message, bool copy,
                    uint64_t arrival_ps, uint64_t offset_ps);
   // A copy of a held packet left at `left_ps`: with its last, the packet's room goes back.
   void copy_left(uint32_t held, uint64_t left_ps);
@@ -301,6 +317,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   uint64_t latency_ps_;
   uint64_t flit_time_fs_;
   uint64_t head_flit_ps_;
+  uint32_t header_flits_;  // a packet's header: an error response's whole size
   uint64_t horizon_ps_ = 0;  // everything due by this time is decided
   std::vector<SwitchChip*> chips_;
   std::vector<uint64_t> chip_latency_ps_;              // [chip]: its internal latency
