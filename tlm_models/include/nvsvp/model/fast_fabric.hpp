@@ -98,7 +98,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
     uint32_t last_packet_flits = 0;
     uint32_t link = 0;  // the GPU link it came by (gpu * links + link)
     uint32_t chip = 0;
-    bool copy = false;  // the chip's own (a multicast's copies, refusals' answers): queued as the chip's own
+    bool copy = false;  // the chip's own message (a multicast's copy, a refusal's answer), in the chip's own queue
     uint16_t output = 0;
     uint8_t traffic_class = 0;
     bool first_of_message = false;  // holds the message's packet 0
@@ -116,7 +116,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   // the oldest head).
   struct InputQueue {
     // (gpu * links + link) * 2 + traffic class: inputs in one order across both classes; the
-    // chip's own copies come after every link (generated_input()).
+    // chip's own queue comes after every link (generated_input()).
     uint32_t link = 0;
     uint32_t head = 0;  // runs, linked by next_in_queue (the chip's own queue: its heap's top)
     uint32_t tail = 0;
@@ -135,7 +135,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   struct Output {
     uint64_t clock_ps = 0;
     std::vector<InputQueue> inputs[kTrafficClasses];  // per class, by link index
-    // Per class, the chip's own queue (multicast copies): its input's head is the heap's top.
+    // Per class, the chip's own queue (copies, refusals' answers): its input's head is the heap's top.
     std::vector<QueuedCopy> own[kTrafficClasses];
     bool empty() const { return inputs[0].empty() && inputs[1].empty(); }
     uint32_t last_input[kTrafficClasses] = {~0u, ~0u};  // per class: the last input served
@@ -264,7 +264,7 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   // Packet `k` of a refused share, started `offset_ps` after `start_ps`: refused by its chip.
   void refuse_packet(uint32_t link_index, const Share& share, uint32_t k, const PacketCredits& credits,
                      uint64_t start_ps, uint64_t offset_ps);
-  // The queue id of the chip's own copies at an output, after every GPU link's.
+  // The queue id of the chip's own queue at an output, after every GPU link's.
   uint32_t generated_input(uint32_t traffic_class) const {
     return static_cast<uint32_t>(links_.size()) * kTrafficClasses + traffic_class;
   }
