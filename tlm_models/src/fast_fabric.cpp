@@ -71,19 +71,9 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
     SC_REPORT_FATAL(name(), "send_message() before catch_up(): its packets may be overwritten");
   }
   const bool multicast = ext.opcode == Opcode::multimem_store || ext.opcode == Opcode::multimem_red;
-  const uint32_t slot = messages_.take();
   message.acquire();
-  {
-    Message& record = messages_[slot];  // a reused record keeps its copies' storage
-    record.payload = &message;
-    record.landing_ps = 0;
-    record.packets_left = multicast ? 0 : count;  // a multicast's packets go through as its copies'
-    record.packets = count;
-    record.unstarted = multicast ? count : 0;
-    record.copies.clear();
-    record.refusal = kNoMessage;
-  }
-  ++in_flight_;
+  // A multicast's packets go through as its copies'.
+  const uint32_t slot = open_message(message, count, multicast ? count : 0);
   const uint32_t first_link = gpu * links_per_gpu_;
   const MulticastGroup* group = nullptr;
   uint32_t shares = 0, refused = 0;
@@ -110,13 +100,16 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
     if (multicast) {
       // Each chip the message reaches copies its packets to the same members (checked here: the
       // members' copies are made once, when its first packet starts), or refuses them.
-      const MulticastGroup* on_chip = nullptr;
-      const uint32_t refusal = multicast_refusal(wiring.chip, wiring.port, packet.target_address, ext, on_chip);
-      if (share.packets.empty()) share.refusal = refusal;
-      if (refusal != share.refusal) SC_REPORT_FATAL(name(), "a multicast refused for some of its packets on one chip");
-      if (refusal == 0 && group == nullptr) group = on_chip;
-      if (refusal == 0 && !(on_chip->members == group->members)) {
-        SC_REPORT_FATAL(name(), "a multicast whose packets reach groups of different members on different chips");
+      // The chip's checks once per share; its other packets must fall in the same group.
+      const MulticastGroup* on_chip = chips_[wiring.chip]->registers().group_for(packet.target_address);
+      if (share.packets.empty()) {
+        share.refusal = multicast_refusal(wiring.chip, wiring.port, packet.target_address, ext, on_chip);
+        if (share.refusal == 0 && group == nullptr) group = on_chip;
+        if (share.refusal == 0 && !(on_chip->members == group->members)) {
+          SC_REPORT_FATAL(name(), "a multicast whose packets reach groups of different members on different chips");
+        }
+      } else if (on_chip != chips_[wiring.chip]->registers().group_for(share.addresses[0])) {
+        SC_REPORT_FATAL(name(), "a multicast whose packets on one chip fall in different groups");
       }
       share.addresses.push_back(packet.target_address);
       share.packets.push_back(SharePacket{packet.bytes, packet.wire_flits, k, 0});
@@ -144,6 +137,20 @@ void FastFabric::send_message(uint32_t gpu, uint32_t stream, tlm::tlm_generic_pa
   }
   for (const uint32_t link : links_used_) advance_link(first_link + link, horizon_ps_ + latency_ps_);
   links_used_.clear();
+}
+
+uint32_t FastFabric::open_message(tlm::tlm_generic_payload& payload, uint32_t packets, uint32_t unstarted) {
+  const uint32_t slot = messages_.take();
+  Message& record = messages_[slot];  // a reused record keeps its copies' storage
+  record.payload = &payload;
+  record.landing_ps = 0;
+  record.packets_left = unstarted > 0 ? 0 : packets;
+  record.packets = packets;
+  record.unstarted = unstarted;
+  record.copies.clear();
+  record.refusal = kNoMessage;
+  ++in_flight_;
+  return slot;
 }
 
 void FastFabric::push_due(const Due& due) {

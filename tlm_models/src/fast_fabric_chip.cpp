@@ -37,7 +37,6 @@ uint32_t FastFabric::multicast_refusal(uint32_t chip, uint32_t port, uint64_t ad
 }
 
 void FastFabric::make_refusal(uint32_t message) {
-  const uint32_t slot = messages_.take();
   const NvlinkExtension& ext = extension_of(*messages_[message].payload);
   tlm::tlm_generic_payload& response = copy_pool_.acquire();
   NvlinkExtension& r = extension_of(response);
@@ -53,21 +52,12 @@ void FastFabric::make_refusal(uint32_t message) {
   response.set_command(tlm::TLM_WRITE_COMMAND);
   response.set_address(r.target_address);
   response.set_data_length(0);
-  Message& record = messages_[slot];
-  record.payload = &response;
-  record.landing_ps = 0;
-  record.packets_left = packets;
-  record.packets = packets;
-  record.unstarted = 0;
-  record.copies.clear();
-  record.refusal = kNoMessage;
+  const uint32_t slot = open_message(response, packets, 0);
   messages_[message].refusal = slot;
-  ++in_flight_;
 }
 
 void FastFabric::make_copies(uint32_t message, const MulticastGroup& group) {
   for (const uint32_t gpu : group.members) {
-    const uint32_t slot = messages_.take();
     const tlm::tlm_generic_payload& request = *messages_[message].payload;
     const NvlinkExtension& ext = extension_of(request);
     tlm::tlm_generic_payload& copy = copy_pool_.acquire();
@@ -78,16 +68,8 @@ void FastFabric::make_copies(uint32_t message, const MulticastGroup& group) {
     copy.set_data_length(request.get_data_length());
     copy.set_command(tlm::TLM_WRITE_COMMAND);
     copy.set_address(local_address);
-    Message& record = messages_[slot];
-    record.payload = &copy;
-    record.landing_ps = 0;
-    record.packets_left = messages_[message].packets;
-    record.packets = messages_[message].packets;
-    record.unstarted = 0;
-    record.copies.clear();
-    record.refusal = kNoMessage;
+    const uint32_t slot = open_message(copy, messages_[message].packets, 0);
     messages_[message].copies.push_back(slot);
-    ++in_flight_;
   }
 }
 
@@ -97,9 +79,8 @@ void FastFabric::copy_to_members(uint32_t link_index, const Share& share, uint32
                                  uint64_t arrival_ps, uint64_t offset_ps) {
   const LinkWiring& wiring = wiring_[link_index];
   SwitchChip& chip = *chips_[wiring.chip];
-  const MulticastGroup* found = nullptr;
-  multicast_refusal(wiring.chip, wiring.port, share.addresses[k], extension_of(*messages_[share.message].payload), found);
-  const MulticastGroup& group = *found;  // not refused: send_message looked
+  // Not refused: send_message checked the share, and its packets fall in one group.
+  const MulticastGroup& group = *chip.registers().group_for(share.addresses[k]);
   const uint64_t local_address = group.local_address(share.addresses[k]);
   // The members' messages are made as the first packet starts, not when the request is handed
   // over: a GPU may hand over far more than its links carry at once.

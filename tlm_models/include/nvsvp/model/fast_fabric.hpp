@@ -256,6 +256,9 @@ class FastFabric final : public sc_core::sc_module, public FastFabricSink {
   // `group` its group), as MultimemEngine::accept_static checks it.
   uint32_t multicast_refusal(uint32_t chip, uint32_t port, uint64_t address, const NvlinkExtension& ext,
                              const MulticastGroup*& group) const;
+  // A record for `payload` (a reference already taken), in flight: landing with its `packets`,
+  // or, with `unstarted` > 0, a request that lands nowhere itself.
+  uint32_t open_message(tlm::tlm_generic_payload& payload, uint32_t packets, uint32_t unstarted);
   // Every member's copy of multicast `message` (its record's copies), each to land as a message.
   void make_copies(uint32_t message, const MulticastGroup& group);
   // The error response refused request `message` gets (its record's refusal), as the issuer
